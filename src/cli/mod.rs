@@ -1,0 +1,72 @@
+//! The command line. The only module that touches the process: exit codes, signals, the thread
+//! pool, progress bars and logging.
+
+pub mod mesh;
+pub mod preview;
+pub mod resume;
+pub mod run;
+
+use clap::{Args, Parser, Subcommand};
+
+/// surge: liquid shot description in, mesh sequence out.
+#[derive(Debug, Parser)]
+#[command(name = "surge", version, about, long_about = None)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Flags every subcommand takes.
+#[derive(Debug, Args, Clone, Default)]
+pub struct GlobalArgs {
+    /// No progress bar, no messages (errors still go to stderr).
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
+    /// More detail: per-frame solver figures.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Simulate a scene (default: the built-in dam break) and write every frame's outputs.
+    Run(run::RunArgs),
+    /// Re-mesh a run's particle frames without re-simulating.
+    Mesh(mesh::MeshArgs),
+    /// Re-render a run's sphere previews without re-simulating.
+    Preview(preview::PreviewArgs),
+    /// Continue a killed or finished run from its newest valid checkpoint.
+    Resume(resume::ResumeArgs),
+}
+
+/// Parses the command line, runs it, prints any error chain, returns the exit code.
+pub fn main() -> i32 {
+    let cli = Cli::parse();
+    match dispatch(cli) {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            1
+        }
+    }
+}
+
+fn dispatch(cli: Cli) -> anyhow::Result<()> {
+    match cli.command {
+        Command::Run(a) => run::run(&cli.global, a),
+        Command::Mesh(a) => mesh::run(&cli.global, a),
+        Command::Preview(a) => preview::run(&cli.global, a),
+        Command::Resume(a) => resume::run(&cli.global, a),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn clap_definition_is_valid() {
+        use clap::CommandFactory;
+        super::Cli::command().debug_assert();
+    }
+}

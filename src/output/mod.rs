@@ -1,0 +1,93 @@
+//! The run directory and every file format surge writes.
+//!
+//! ```text
+//! OUT/scene.json                  the fully resolved scene
+//! OUT/stats.jsonl                 one JSON line per frame
+//! OUT/particles/frame_NNNN.bin    particle frames (see `frame`), read by `mesh`, `preview`, `resume`
+//! OUT/meshes/frame_NNNN.ply       surface meshes
+//! OUT/previews/frame_NNNN.png     sphere previews
+//! OUT/checkpoints/               checkpoints (see `crate::checkpoint`)
+//! OUT/<part_pattern>             the tutorial's text frames, when asked for
+//! ```
+//!
+//! Every file is written atomically: to a temporary name in the same folder, fsynced, then
+//! renamed into place, so a killed run never leaves a half-written file behind.
+
+pub mod frame;
+
+use std::fs;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+/// Paths inside one run's output folder.
+#[derive(Debug, Clone)]
+pub struct RunLayout {
+    pub root: PathBuf,
+}
+
+impl RunLayout {
+    pub fn new(root: impl Into<PathBuf>) -> Self {
+        Self { root: root.into() }
+    }
+    pub fn scene(&self) -> PathBuf {
+        self.root.join("scene.json")
+    }
+    pub fn stats(&self) -> PathBuf {
+        self.root.join("stats.jsonl")
+    }
+    pub fn particles_dir(&self) -> PathBuf {
+        self.root.join("particles")
+    }
+    pub fn meshes_dir(&self) -> PathBuf {
+        self.root.join("meshes")
+    }
+    pub fn previews_dir(&self) -> PathBuf {
+        self.root.join("previews")
+    }
+    pub fn checkpoints_dir(&self) -> PathBuf {
+        self.root.join("checkpoints")
+    }
+    pub fn particles(&self, frame: u32) -> PathBuf {
+        self.particles_dir().join(frame_name(frame, "bin"))
+    }
+    pub fn mesh(&self, frame: u32) -> PathBuf {
+        self.meshes_dir().join(frame_name(frame, "ply"))
+    }
+    pub fn preview(&self, frame: u32) -> PathBuf {
+        self.previews_dir().join(frame_name(frame, "png"))
+    }
+}
+
+/// `frame_0007.ext`.
+pub fn frame_name(frame: u32, ext: &str) -> String {
+    format!("frame_{frame:04}.{ext}")
+}
+
+/// Writes `bytes` to `path` atomically: temporary file in the same folder, fsync, rename,
+/// fsync of the folder. Creates the folder if needed.
+pub fn atomic_write(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    fs::create_dir_all(dir)?;
+    let name = path
+        .file_name()
+        .ok_or_else(|| io::Error::other("path has no file name"))?;
+    let tmp = dir.join(format!(".{}.tmp", name.to_string_lossy()));
+    let result = (|| {
+        let mut f = fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        drop(f);
+        fs::rename(&tmp, path)?;
+        if let Ok(d) = fs::File::open(dir) {
+            let _ = d.sync_all();
+        }
+        Ok(())
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result
+}

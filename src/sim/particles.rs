@@ -1,0 +1,61 @@
+//! Liquid particles as a struct of arrays.
+
+/// Particles as a struct of arrays: `pos[axis][i]`, `vel[axis][i]`.
+///
+/// Order is the particles' identity: every file surge writes keeps the order the particles were
+/// created in (the tutorial's frames never reorder), whatever order the stepper uses inside.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Particles {
+    /// Positions x, y, z, m.
+    pub pos: [Vec<f32>; 3],
+    /// Velocities x, y, z, m/s.
+    pub vel: [Vec<f32>; 3],
+}
+
+impl Particles {
+    /// An empty set with room for `n` particles.
+    pub fn with_capacity(n: usize) -> Self {
+        Self {
+            pos: std::array::from_fn(|_| Vec::with_capacity(n)),
+            vel: std::array::from_fn(|_| Vec::with_capacity(n)),
+        }
+    }
+
+    /// Number of particles.
+    pub fn len(&self) -> usize {
+        self.pos[0].len()
+    }
+
+    /// True when there are no particles.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Appends one particle.
+    pub fn push(&mut self, pos: [f32; 3], vel: [f32; 3]) {
+        for a in 0..3 {
+            self.pos[a].push(pos[a]);
+            self.vel[a].push(vel[a]);
+        }
+    }
+
+    /// Position of particle `i`.
+    pub fn position(&self, i: usize) -> [f32; 3] {
+        [self.pos[0][i], self.pos[1][i], self.pos[2][i]]
+    }
+
+    /// Velocity of particle `i`.
+    pub fn velocity(&self, i: usize) -> [f32; 3] {
+        [self.vel[0][i], self.vel[1][i], self.vel[2][i]]
+    }
+
+    /// Largest particle speed, m/s (0 for no particles).
+    pub fn max_speed(&self) -> f32 {
+        (0..self.len())
+            .map(|i| {
+                let v = self.velocity(i);
+                (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt()
+            })
+            .fold(0.0, f32::max)
+    }
+}
