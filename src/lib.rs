@@ -19,4 +19,5 @@ pub mod output;
 pub mod render;
 pub mod scene;
 pub mod sim;
+pub mod sources;
 pub mod surface;

@@ -263,3 +263,12 @@ fn default_keep_checkpoints() -> u32 {
 fn yes() -> bool {
     true
 }
+
+/// Reads a resolved scene (`OUT/scene.json`, as `surge run` writes it).
+pub fn read_resolved(path: &std::path::Path) -> anyhow::Result<Scene> {
+    use anyhow::Context;
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    serde_json::from_str(&text)
+        .with_context(|| format!("{}: not a valid surge scene", path.display()))
+}
