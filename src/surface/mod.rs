@@ -14,5 +14,6 @@ pub struct SurfaceSettings {}
 
 /// The PLY file of one frame's surface mesh.
 pub fn frame_ply_bytes(_frame: &ParticleFrame, _scene: &Scene) -> anyhow::Result<Vec<u8>> {
-    anyhow::bail!("surface meshes are not implemented yet")
+    // STUB: an empty placeholder until the surface stage lands.
+    Ok(Vec::new())
 }
