@@ -14,6 +14,7 @@
 //! renamed into place, so a killed run never leaves a half-written file behind.
 
 pub mod frame;
+pub mod ply;
 
 use std::fs;
 use std::io::{self, Write};
