@@ -67,11 +67,59 @@ const NO_FRAG: Frag = Frag {
 /// Per pixel: nearest opaque fragment, then the two nearest partial ones in front of it.
 type PixelFrags = [Frag; 3];
 
-/// Reusable per-strip buffers.
-struct Scratch {
-    dirs: Vec<[f32; 3]>,
-    frags: Vec<PixelFrags>,
-    segments: Vec<Segment>,
+/// Adds a fragment in front of the pixel's opaque one. An opaque fragment drops the partial
+/// ones behind it. A third partial fragment merges with the farther of the two kept: the merged
+/// fragment takes the nearer one's distance and sphere and their combined coverage, the sum
+/// when they lie within `adjacent` of each other (neighbouring spheres of one body of liquid
+/// cover complementary parts of the pixel) and `1 - (1 - a)(1 - b)` otherwise; a merged
+/// coverage of 1 makes it opaque. So a pixel inside the liquid never shows the sky through
+/// the seams between spheres.
+#[inline]
+fn insert(px: &mut PixelFrags, f: Frag, adjacent: f32) {
+    if f.cov >= 1.0 {
+        set_opaque(px, f);
+        return;
+    }
+    let (near, a, b) = if f.t < px[1].t {
+        (f, px[1], px[2])
+    } else if f.t < px[2].t {
+        (px[1], f, px[2])
+    } else {
+        (px[1], px[2], f)
+    };
+    px[1] = near;
+    if b.id == u32::MAX {
+        px[2] = a;
+        return;
+    }
+    let cov = if b.t - a.t < adjacent {
+        (a.cov + b.cov).min(1.0)
+    } else {
+        1.0 - (1.0 - a.cov) * (1.0 - b.cov)
+    };
+    let merged = Frag {
+        t: a.t,
+        cov,
+        id: a.id,
+    };
+    if cov >= 1.0 {
+        px[2] = NO_FRAG;
+        set_opaque(px, merged);
+    } else {
+        px[2] = merged;
+    }
+}
+
+/// Makes `f` the pixel's opaque fragment and drops partial fragments behind it.
+#[inline]
+fn set_opaque(px: &mut PixelFrags, f: Frag) {
+    px[0] = f;
+    if px[1].t >= f.t {
+        px[1] = NO_FRAG;
+        px[2] = NO_FRAG;
+    } else if px[2].t >= f.t {
+        px[2] = NO_FRAG;
+    }
 }
 
 /// Projects every particle; returns its pixel box and camera-space centre.
@@ -105,10 +153,11 @@ fn splats(particles: &Particles, view: &View, colour_of: impl Fn(f32) -> u16 + S
             let (xl, xh) = range(cx);
             let (yl, yh) = range(cy);
             let to_px = |v: f32, max: f32| v.clamp(0.0, max) as u16;
-            let x0 = to_px((0.5 * w + f * xl - 1.0).floor(), w);
-            let x1 = to_px((0.5 * w + f * xh + 1.0).ceil(), w);
-            let y0 = to_px((0.5 * h - f * yh - 1.0).floor(), h);
-            let y1 = to_px((0.5 * h - f * yl + 1.0).ceil(), h);
+            // Pixels whose centre lies within half a pixel of the silhouette's box.
+            let x0 = to_px((0.5 * w + f * xl - 1.0).ceil(), w);
+            let x1 = to_px((0.5 * w + f * xh).floor() + 1.0, w);
+            let y0 = to_px((0.5 * h - f * yh - 1.0).ceil(), h);
+            let y1 = to_px((0.5 * h - f * yl).floor() + 1.0, h);
             if x0 >= x1 || y0 >= y1 {
                 return CULLED;
             }
@@ -125,11 +174,46 @@ fn splats(particles: &Particles, view: &View, colour_of: impl Fn(f32) -> u16 + S
         .collect()
 }
 
-/// Stable counting sort of splat indices into strips: `(starts, ids)`, strip `k` owning
-/// `ids[starts[k]..starts[k + 1]]` in increasing particle order.
-fn bin(splats: &[Splat], strips: usize) -> (Vec<usize>, Vec<u32>) {
+/// Buckets of the front-to-back sort.
+const DEPTH_BUCKETS: usize = 1 << 14;
+
+/// Visible splat indices front to back: a stable counting sort on quantised depth, so equal
+/// buckets keep particle order.
+fn front_to_back(splats: &[Splat]) -> Vec<u32> {
+    let visible = |s: &Splat| s.y0 < s.y1;
+    let (lo, hi) = splats
+        .iter()
+        .filter(|s| visible(s))
+        .fold((f32::MAX, f32::MIN), |(a, b), s| {
+            (a.min(s.c[2]), b.max(s.c[2]))
+        });
+    let scale = if hi > lo {
+        (DEPTH_BUCKETS - 1) as f32 / (hi - lo)
+    } else {
+        0.0
+    };
+    let bucket = |s: &Splat| (((s.c[2] - lo) * scale) as usize).min(DEPTH_BUCKETS - 1);
+    let mut starts = vec![0usize; DEPTH_BUCKETS + 1];
+    for s in splats.iter().filter(|s| visible(s)) {
+        starts[bucket(s) + 1] += 1;
+    }
+    for k in 0..DEPTH_BUCKETS {
+        starts[k + 1] += starts[k];
+    }
+    let mut order = vec![0u32; starts[DEPTH_BUCKETS]];
+    for (i, s) in splats.iter().enumerate().filter(|(_, s)| visible(s)) {
+        let b = bucket(s);
+        order[starts[b]] = i as u32;
+        starts[b] += 1;
+    }
+    order
+}
+
+/// Stable counting sort of splat indices (given front to back) into strips: `(starts, ids)`,
+/// strip `k` owning `ids[starts[k]..starts[k + 1]]`, front to back.
+fn bin(splats: &[Splat], order: &[u32], strips: usize) -> (Vec<usize>, Vec<u32>) {
     let mut starts = vec![0usize; strips + 1];
-    for s in splats {
+    for s in order.iter().map(|&i| &splats[i as usize]) {
         if s.y0 < s.y1 {
             for k in s.y0 as usize / STRIP_ROWS..=(s.y1 as usize - 1) / STRIP_ROWS {
                 starts[k + 1] += 1;
@@ -141,10 +225,11 @@ fn bin(splats: &[Splat], strips: usize) -> (Vec<usize>, Vec<u32>) {
     }
     let mut fill = starts.clone();
     let mut ids = vec![0u32; starts[strips]];
-    for (i, s) in splats.iter().enumerate() {
+    for &i in order {
+        let s = &splats[i as usize];
         if s.y0 < s.y1 {
             for k in s.y0 as usize / STRIP_ROWS..=(s.y1 as usize - 1) / STRIP_ROWS {
-                ids[fill[k]] = i as u32;
+                ids[fill[k]] = i;
                 fill[k] += 1;
             }
         }
@@ -171,7 +256,8 @@ pub fn render(particles: &Particles, view: &View) -> Image {
         .collect();
     let splats = splats(particles, view, colour_of);
     let strips = h.div_ceil(STRIP_ROWS);
-    let (starts, ids) = bin(&splats, strips);
+    let order = front_to_back(&splats);
+    let (starts, ids) = bin(&splats, &order, strips);
     let backdrop = Backdrop::new(view);
     let lut = LinearToSrgb::new();
     let ctx = Ctx {
@@ -181,18 +267,27 @@ pub fn render(particles: &Particles, view: &View) -> Image {
         backdrop: &backdrop,
         lut: &lut,
     };
+
+    // Pass 1: sphere fragments and the depth of the liquid's front surface, per strip.
+    let mut frags = vec![[NO_FRAG; 3]; w * h];
+    let mut depth = vec![f32::INFINITY; w * h];
+    frags
+        .par_chunks_mut(w * STRIP_ROWS)
+        .zip(depth.par_chunks_mut(w * STRIP_ROWS))
+        .enumerate()
+        .for_each(|(k, (fr, dp))| ctx.fragments(k, &ids[starts[k]..starts[k + 1]], fr, dp));
+
+    // Pass 2: the smoothed front surface, for body normals.
+    let smooth = smooth_depth(&depth, w, h, view, &splats, &order);
+
+    // Pass 3: shade and compose.
     let mut img = Image::new(cam.width, cam.height);
     img.rgb
         .par_chunks_mut(w * 3 * STRIP_ROWS)
         .enumerate()
-        .for_each_init(
-            || Scratch {
-                dirs: Vec::with_capacity(w * STRIP_ROWS),
-                frags: Vec::with_capacity(w * STRIP_ROWS),
-                segments: Vec::new(),
-            },
-            |scratch, (k, rows)| ctx.strip(k, &ids[starts[k]..starts[k + 1]], rows, scratch),
-        );
+        .for_each_init(Vec::new, |segments, (k, rows)| {
+            ctx.compose(k, &frags, &smooth, rows, segments)
+        });
     if view.legend {
         draw_legend(&mut img);
     }
@@ -213,32 +308,107 @@ fn dot3(a: [f32; 3], b: [f32; 3]) -> f32 {
     a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 }
 
+#[inline]
 fn normalize3(a: [f32; 3]) -> [f32; 3] {
     let l = dot3(a, a).sqrt();
     [a[0] / l, a[1] / l, a[2] / l]
 }
 
+#[inline]
+fn cross3(a: [f32; 3], b: [f32; 3]) -> [f32; 3] {
+    [
+        a[1] * b[2] - a[2] * b[1],
+        a[2] * b[0] - a[0] * b[2],
+        a[0] * b[1] - a[1] * b[0],
+    ]
+}
+
+/// Camera-space ray direction through the centre of pixel `(x, y)`, scaled to unit depth
+/// (`z = 1`).
+#[inline]
+fn ray_at_unit_depth(cam: &super::Camera, x: usize, y: usize) -> [f32; 3] {
+    let inv_f = 1.0 / cam.focal_px as f32;
+    [
+        (x as f32 + 0.5 - 0.5 * cam.width as f32) * inv_f,
+        (0.5 * cam.height as f32 - y as f32 - 0.5) * inv_f,
+        1.0,
+    ]
+}
+
+/// Radius, pixels, of the depth smoothing: about two and a half sphere radii at the median
+/// depth of the visible spheres, between 1 and 12.
+fn smoothing_radius(view: &View, splats: &[Splat], order: &[u32]) -> usize {
+    if order.is_empty() {
+        return 1;
+    }
+    let z = splats[order[order.len() / 2] as usize].c[2];
+    let r_px = view.sphere_radius * view.camera.focal_px as f32 / z;
+    (2.5 * r_px).round().clamp(1.0, 12.0) as usize
+}
+
+/// The liquid's front depth smoothed by a separable box filter of [`smoothing_radius`] that
+/// only averages samples within four sphere radii of the centre's depth (a bilateral filter
+/// in the spirit of screen-space fluid rendering, van der Laan, Green and Sainz 2009), so
+/// separate bodies of liquid stay separate. Infinite where there is no liquid.
+fn smooth_depth(
+    depth: &[f32],
+    w: usize,
+    h: usize,
+    view: &View,
+    splats: &[Splat],
+    order: &[u32],
+) -> Vec<f32> {
+    let rad = smoothing_radius(view, splats, order) as isize;
+    let tol = 4.0 * view.sphere_radius;
+    let pass = |src: &[f32], reference: &[f32], horizontal: bool| -> Vec<f32> {
+        let mut out = vec![f32::INFINITY; w * h];
+        out.par_chunks_mut(w).enumerate().for_each(|(y, row)| {
+            for (x, o) in row.iter_mut().enumerate() {
+                let z0 = reference[y * w + x];
+                if !z0.is_finite() {
+                    continue;
+                }
+                let (mut sum, mut n) = (0.0f32, 0u32);
+                for k in -rad..=rad {
+                    let (xs, ys) = if horizontal {
+                        (x as isize + k, y as isize)
+                    } else {
+                        (x as isize, y as isize + k)
+                    };
+                    if xs < 0 || ys < 0 || xs >= w as isize || ys >= h as isize {
+                        continue;
+                    }
+                    let i = ys as usize * w + xs as usize;
+                    let z = src[i];
+                    if (reference[i] - z0).abs() < tol && z.is_finite() {
+                        sum += z;
+                        n += 1;
+                    }
+                }
+                *o = sum / n as f32;
+            }
+        });
+        out
+    };
+    let across = pass(depth, depth, true);
+    pass(&across, depth, false)
+}
+
+/// Weight of the sphere's own normal against the body normal in the lighting.
+const SPHERE_NORMAL_WEIGHT: f32 = 0.45;
+
 impl Ctx<'_> {
-    /// Renders strip `k` (rows `k * STRIP_ROWS ..`) into `out` (its RGB bytes).
-    fn strip(&self, k: usize, ids: &[u32], out: &mut [u8], s: &mut Scratch) {
+    /// Sphere fragments of strip `k` (rows `k * STRIP_ROWS ..`) into `frags`, and the camera
+    /// depth of each pixel's front liquid fragment (at least half covered) into `depth`.
+    fn fragments(&self, k: usize, ids: &[u32], frags: &mut [PixelFrags], depth: &mut [f32]) {
         let cam = &self.view.camera;
         let w = cam.width as usize;
-        let rows = out.len() / (3 * w);
+        let rows = frags.len() / w;
         let y_begin = k * STRIP_ROWS;
-        let f = cam.focal_px as f32;
-        let inv_f = 1.0 / f;
-        let (half_w, half_h) = (0.5 * cam.width as f32, 0.5 * cam.height as f32);
-
-        s.dirs.clear();
-        for j in 0..rows {
-            let yn = (half_h - (y_begin + j) as f32 - 0.5) * inv_f;
-            for x in 0..w {
-                let xn = (x as f32 + 0.5 - half_w) * inv_f;
-                s.dirs.push(normalize3([xn, yn, 1.0]));
-            }
-        }
-        s.frags.clear();
-        s.frags.resize(rows * w, [NO_FRAG; 3]);
+        let inv_f = 1.0 / cam.focal_px as f32;
+        let dirs: Vec<[f32; 3]> = (0..rows * w)
+            .map(|p| normalize3(ray_at_unit_depth(cam, p % w, y_begin + p / w)))
+            .collect();
 
         let r = self.view.sphere_radius;
         let r2 = r * r;
@@ -263,13 +433,18 @@ impl Ctx<'_> {
                 let row = (y - y_begin) * w;
                 for x in sp.x0 as usize..sp.x1 as usize {
                     let p = row + x;
-                    let d = s.dirs[p];
+                    let d = dirs[p];
                     let b = dot3(d, c);
                     let h2 = cc - b * b;
                     if h2 >= r_out2 {
                         continue;
                     }
-                    let px = &mut s.frags[p];
+                    let px = &mut frags[p];
+                    // Cheap early rejection: the sphere's nearest point on this ray is at
+                    // least b - r away.
+                    if b - r >= px[0].t {
+                        continue;
+                    }
                     let (t, cov) = if h2 <= r_in2 {
                         (b - (r2 - h2).sqrt(), peak)
                     } else {
@@ -281,57 +456,110 @@ impl Ctx<'_> {
                     if t >= px[0].t || cov <= 0.0 {
                         continue;
                     }
-                    let frag = Frag { t, cov, id };
-                    if cov >= 1.0 {
-                        px[0] = frag;
-                        if px[1].t >= t {
-                            px[1] = NO_FRAG;
-                            px[2] = NO_FRAG;
-                        } else if px[2].t >= t {
-                            px[2] = NO_FRAG;
-                        }
-                    } else if t < px[1].t {
-                        px[2] = px[1];
-                        px[1] = frag;
-                    } else if t < px[2].t {
-                        px[2] = frag;
-                    }
+                    insert(px, Frag { t, cov, id }, 2.0 * r);
                 }
             }
         }
+        for (p, (px, z)) in frags.iter().zip(depth.iter_mut()).enumerate() {
+            let front = px
+                .iter()
+                .filter(|f| f.id != u32::MAX && f.cov >= 0.5)
+                .fold(f32::INFINITY, |m, f| m.min(f.t));
+            *z = front * dirs[p][2];
+        }
+    }
 
+    /// The body normal (camera space, facing the eye) at pixel `(x, y)` from the smoothed
+    /// depth, using the one-sided differences with the smaller depth step.
+    fn body_normal(&self, smooth: &[f32], x: usize, y: usize) -> Option<[f32; 3]> {
+        let cam = &self.view.camera;
+        let (w, h) = (cam.width as usize, cam.height as usize);
+        let z = smooth[y * w + x];
+        if !z.is_finite() {
+            return None;
+        }
+        let at = |x: usize, y: usize| -> Option<[f32; 3]> {
+            let z = smooth[y * w + x];
+            z.is_finite()
+                .then(|| ray_at_unit_depth(cam, x, y).map(|v| v * z))
+        };
+        let p = ray_at_unit_depth(cam, x, y).map(|v| v * z);
+        let diff = |a: Option<[f32; 3]>, b: Option<[f32; 3]>| -> Option<[f32; 3]> {
+            // a is the forward neighbour, b the backward one.
+            let fwd = a.map(|a| [a[0] - p[0], a[1] - p[1], a[2] - p[2]]);
+            let bwd = b.map(|b| [p[0] - b[0], p[1] - b[1], p[2] - b[2]]);
+            match (fwd, bwd) {
+                (Some(f), Some(b)) => Some(if f[2].abs() <= b[2].abs() { f } else { b }),
+                (f, b) => f.or(b),
+            }
+        };
+        let dx = diff(
+            (x + 1 < w).then(|| at(x + 1, y)).flatten(),
+            (x > 0).then(|| at(x - 1, y)).flatten(),
+        )?;
+        let dy = diff(
+            (y + 1 < h).then(|| at(x, y + 1)).flatten(),
+            (y > 0).then(|| at(x, y - 1)).flatten(),
+        )?;
+        let n = cross3(dx, dy);
+        let l = dot3(n, n).sqrt();
+        if !(l > 0.0) {
+            return None;
+        }
+        // Face the eye (camera looks along +z).
+        let s = if n[2] > 0.0 { -1.0 / l } else { 1.0 / l };
+        Some(n.map(|v| v * s))
+    }
+
+    /// Shades and composes strip `k` into `out` (its RGB bytes).
+    fn compose(
+        &self,
+        k: usize,
+        frags: &[PixelFrags],
+        smooth: &[f32],
+        out: &mut [u8],
+        segments: &mut Vec<Segment>,
+    ) {
+        let cam = &self.view.camera;
+        let w = cam.width as usize;
+        let rows = out.len() / (3 * w);
+        let y_begin = k * STRIP_ROWS;
         self.backdrop.segments_in_rows(
             y_begin as f32 - 1.0,
             (y_begin + rows) as f32 + 1.0,
-            &mut s.segments,
+            segments,
         );
         let key = normalize3(KEY);
         for j in 0..rows {
             let y = y_begin + j;
             for x in 0..w {
                 let p = j * w + x;
-                let d = s.dirs[p];
+                let d = normalize3(ray_at_unit_depth(cam, x, y));
                 let mut layers = [Layer {
                     t: 0.0,
                     alpha: 0.0,
                     rgb: [0.0; 3],
                 }; 5];
                 let mut n = 0;
-                for fr in s.frags[p] {
-                    if fr.id != u32::MAX {
-                        layers[n] = Layer {
-                            t: fr.t,
-                            alpha: fr.cov,
-                            rgb: self.shade(fr.id, d, key),
-                        };
-                        n += 1;
+                let px = frags[y * w + x];
+                if px.iter().any(|f| f.id != u32::MAX) {
+                    let body = self.body_normal(smooth, x, y);
+                    for fr in px {
+                        if fr.id != u32::MAX {
+                            layers[n] = Layer {
+                                t: fr.t,
+                                alpha: fr.cov,
+                                rgb: self.shade(fr.id, d, key, body),
+                            };
+                            n += 1;
+                        }
                     }
                 }
                 if let Some(l) = self.backdrop.floor(d) {
                     layers[n] = l;
                     n += 1;
                 }
-                if let Some(l) = Backdrop::line(&s.segments, x as f32 + 0.5, y as f32 + 0.5, d[2]) {
+                if let Some(l) = Backdrop::line(segments, x as f32 + 0.5, y as f32 + 0.5, d[2]) {
                     layers[n] = l;
                     n += 1;
                 }
@@ -360,9 +588,10 @@ impl Ctx<'_> {
         }
     }
 
-    /// Linear colour of sphere `id` seen along unit ray `d`.
+    /// Linear colour of sphere `id` seen along unit ray `d`, lit with a blend of its own
+    /// normal and the liquid body's normal `body` (when known).
     #[inline]
-    fn shade(&self, id: u32, d: [f32; 3], key: [f32; 3]) -> [f32; 3] {
+    fn shade(&self, id: u32, d: [f32; 3], key: [f32; 3], body: Option<[f32; 3]>) -> [f32; 3] {
         let sp = &self.splats[id as usize];
         let c = sp.c;
         let r = self.view.sphere_radius;
@@ -373,17 +602,27 @@ impl Ctx<'_> {
         } else {
             (b, h2.sqrt().max(f32::MIN_POSITIVE))
         };
-        let n = [
+        let own = [
             (t * d[0] - c[0]) / len,
             (t * d[1] - c[1]) / len,
             (t * d[2] - c[2]) / len,
         ];
+        let n = match body {
+            Some(nb) => normalize3(std::array::from_fn(|k| {
+                SPHERE_NORMAL_WEIGHT * own[k] + (1.0 - SPHERE_NORMAL_WEIGHT) * nb[k]
+            })),
+            None => own,
+        };
         let diffuse = dot3(n, key).max(0.0);
         let fill = 0.22 + 0.16 * (0.5 + 0.5 * n[1]);
-        let facing = (-dot3(n, d)).max(0.0);
+        // Rim darkening from the sphere's own normal separates touching spheres.
+        let facing = (-dot3(own, d)).max(0.0);
         let rim = 0.55 + 0.45 * facing;
         let half = normalize3([key[0] - d[0], key[1] - d[1], key[2] - d[2]]);
-        let spec = 0.3 * dot3(n, half).max(0.0).powi(32);
+        // Highlights fade out on spheres under a few pixels across, where they would only
+        // sparkle.
+        let r_px = r * self.view.camera.focal_px as f32 / c[2];
+        let spec = 0.3 * ((r_px - 1.5) / 2.5).clamp(0.0, 1.0) * dot3(own, half).max(0.0).powi(32);
         let base = self.colours[sp.colour as usize];
         let light = (fill + 0.85 * diffuse) * rim;
         [
