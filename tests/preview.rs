@@ -413,3 +413,23 @@ fn surge_preview_renders_a_runs_frames_into_previews() {
     .unwrap_err();
     assert!(format!("{e:#}").contains("scene.json"));
 }
+
+#[test]
+fn unusable_particles_are_skipped_not_drawn_or_panicking() {
+    let sc = scene(FRONT_CAMERA);
+    let empty = render::render_scene(&Particles::default(), &sc).unwrap();
+    let bad = particles(&[
+        ([f32::NAN, 0.0, 0.0], [0.0; 3]),
+        ([f32::INFINITY, 0.0, 0.0], [0.0; 3]),
+        ([0.0, -5.0, 0.0], [0.0; 3]),  // at the eye
+        ([0.0, -9.0, 0.0], [0.0; 3]),  // behind the eye
+        ([0.0, -4.95, 0.0], [0.0; 3]), // the eye is inside it
+        ([50.0, 0.0, 0.0], [0.0; 3]),  // far outside the view
+    ]);
+    let img = render::render_scene(&bad, &sc).unwrap();
+    assert!(img == empty, "unusable particles changed the image");
+    // A NaN speed still draws the sphere (at the fast end of the map).
+    let odd = particles(&[([0.0, 0.0, 0.0], [f32::NAN, 0.0, 0.0])]);
+    let img = render::render_scene(&odd, &sc).unwrap();
+    assert!(diff(img.pixel(200, 150), empty.pixel(200, 150)) > 40);
+}

@@ -201,8 +201,18 @@ fn default_eye(
         DEFAULT_AZIMUTH_DEGREES.to_radians(),
         DEFAULT_ELEVATION_DEGREES.to_radians(),
     );
-    // Looking at the long side from its -short face, turned by the azimuth.
-    let h0 = add(scale(unit(short), -az.cos()), scale(unit(long), az.sin()));
+    // Looking at the long side from the face of the short axis that puts the long axis
+    // increasing to the right (the -y face for z up, the +z face for y up), turned by the
+    // azimuth.
+    let side = if dot(cross(unit(short), up), unit(long)) >= 0.0 {
+        -1.0
+    } else {
+        1.0
+    };
+    let h0 = add(
+        scale(unit(short), side * az.cos()),
+        scale(unit(long), az.sin()),
+    );
     let h = normalize(sub(h0, scale(up, dot(h0, up))));
     let dir = normalize(add(scale(h, el.cos()), scale(up, el.sin())));
     let forward = scale(dir, -1.0);
@@ -270,5 +280,35 @@ mod tests {
     fn parallel_up_is_an_error() {
         let e = Camera::look_at([0.0, 0.0, 5.0], [0.0; 3], [0.0, 0.0, 1.0], 40.0, 64, 64);
         assert_eq!(e.unwrap_err().field, "up");
+    }
+
+    #[test]
+    fn default_view_has_up_against_gravity_and_the_long_axis_to_the_right() {
+        let region = [[0.0, 0.0, 0.0], [2.0, 1.0, 0.5]];
+        for gravity in [[0.0, 0.0, -9.8], [0.0, -9.8, 0.0]] {
+            let c = Camera::from_settings(&RenderSettings::default(), region, gravity).unwrap();
+            let up = scale(gravity, -1.0 / 9.8);
+            let p0 = c.project([1.0, 0.5, 0.25]).unwrap();
+            let pu = c.project(add([1.0, 0.5, 0.25], scale(up, 0.1))).unwrap();
+            let px = c.project([1.1, 0.5, 0.25]).unwrap();
+            assert!(pu[1] < p0[1], "up is not up for gravity {gravity:?}");
+            assert!(
+                px[0] > p0[0],
+                "+x is not to the right for gravity {gravity:?}"
+            );
+            // Every corner is inside the image.
+            for k in 0..8 {
+                let q = [
+                    region[k & 1][0],
+                    region[(k >> 1) & 1][1],
+                    region[(k >> 2) & 1][2],
+                ];
+                let p = c.project(q).unwrap();
+                assert!(
+                    p[0] > 0.0 && p[0] < 960.0 && p[1] > 0.0 && p[1] < 540.0,
+                    "{p:?}"
+                );
+            }
+        }
     }
 }

@@ -503,7 +503,7 @@ impl Ctx<'_> {
         )?;
         let n = cross3(dx, dy);
         let l = dot3(n, n).sqrt();
-        if !(l > 0.0) {
+        if l.is_nan() || l <= 0.0 {
             return None;
         }
         // Face the eye (camera looks along +z).
