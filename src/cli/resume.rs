@@ -1,4 +1,4 @@
-//! `surge resume`. STUB (skeleton).
+//! `surge resume`. (In progress: the checkpoint issue.)
 
 use super::GlobalArgs;
 use clap::Args;
