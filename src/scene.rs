@@ -455,7 +455,7 @@ fn json_syntax_error(file: &Path, text: &str, e: serde_json::Error) -> InputErro
         })
     };
     if has_word("nan") || has_word("inf") {
-        let key = last_key_before(text, line);
+        let key = last_key_before(text, line, col);
         return InputError {
             file: file.to_path_buf(),
             at: Some(match key {
@@ -471,6 +471,18 @@ fn json_syntax_error(file: &Path, text: &str, e: serde_json::Error) -> InputErro
     }
     let msg = e.to_string();
     let msg = msg.split(" at line ").next().unwrap_or(&msg).to_string();
+    if msg.contains("out of range") {
+        let key = last_key_before(text, line, col);
+        return InputError {
+            file: file.to_path_buf(),
+            at: Some(match key {
+                Some(k) => format!("line {line}, column {col}, key `{k}`"),
+                None => format!("line {line}, column {col}"),
+            }),
+            problem: "a number is out of range: beyond 1.8e308 it would be infinite, and surge needs every number finite".into(),
+            fix: "write a finite number".into(),
+        };
+    }
     InputError {
         file: file.to_path_buf(),
         at: Some(format!("line {line}, column {col}")),
@@ -479,17 +491,23 @@ fn json_syntax_error(file: &Path, text: &str, e: serde_json::Error) -> InputErro
     }
 }
 
-/// The last `"key":` at or before 1-based `line`.
-fn last_key_before(text: &str, line: usize) -> Option<String> {
-    let upto: Vec<&str> = text.lines().take(line).collect();
-    for l in upto.iter().rev() {
-        let t = l.trim_start();
-        if let Some(rest) = t.strip_prefix('"')
-            && let Some(end) = rest.find('"')
-            && rest[end + 1..].trim_start().starts_with(':')
+/// The last `"key":` before 1-based `line`, `col` (the key a value at that position belongs to).
+fn last_key_before(text: &str, line: usize, col: usize) -> Option<String> {
+    let offset: usize = text
+        .split_inclusive('\n')
+        .take(line.saturating_sub(1))
+        .map(str::len)
+        .sum::<usize>()
+        + col.saturating_sub(1);
+    let mut head = text.get(..offset.min(text.len()))?;
+    while let Some(colon) = head.rfind(':') {
+        let before = head[..colon].trim_end();
+        if let Some(inner) = before.strip_suffix('"')
+            && let Some(open) = inner.rfind('"')
         {
-            return Some(rest[..end].to_string());
+            return Some(inner[open + 1..].to_string());
         }
+        head = &head[..colon];
     }
     None
 }
