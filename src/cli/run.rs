@@ -261,7 +261,7 @@ impl Pipeline {
             .map_err(|e| self.with_recovery_hint(e, f))?;
             let due = f == last
                 || (self.scene.output.checkpoint_every > 0
-                    && f % self.scene.output.checkpoint_every == 0);
+                    && f.is_multiple_of(self.scene.output.checkpoint_every));
             if due || interrupted() {
                 self.write_checkpoint(f, sim.particles())
                     .map_err(|e| self.with_recovery_hint(e, f))?;
