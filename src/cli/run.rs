@@ -225,6 +225,7 @@ impl Pipeline {
 
     /// Writes frame 0 (the initial state) and its checkpoint, then simulates to the end.
     pub fn start_fresh(&self, particles: Particles) -> anyhow::Result<()> {
+        install_signal_handler();
         let mut stats = StatsLog::new(self.layout.stats());
         let sim = Simulation::new(&self.scene, particles, 0)?;
         let t = Instant::now();
@@ -246,6 +247,20 @@ impl Pipeline {
         let last = self.scene.time.frames;
         let bar = self.progress_bar(sim.frame(), last, sim.particles().len());
         while sim.frame() < last {
+            if interrupted() {
+                // Stopped between frames (e.g. during frame 0's outputs): make sure the state
+                // of the last finished frame is checkpointed.
+                let f = sim.frame();
+                if !checkpoint::path(&self.layout, f).is_file() {
+                    self.write_checkpoint(f, sim.particles())?;
+                }
+                bar.abandon();
+                return Err(Interrupted {
+                    frame: f,
+                    out: self.layout.root.clone(),
+                }
+                .into());
+            }
             let t_frame = Instant::now();
             let report = sim.advance_frame();
             let sim_seconds = t_frame.elapsed().as_secs_f64();
@@ -288,14 +303,6 @@ impl Pipeline {
                 } else {
                     bar.println(line);
                 }
-            }
-            if interrupted() && f < last {
-                bar.abandon();
-                return Err(Interrupted {
-                    frame: f,
-                    out: self.layout.root.clone(),
-                }
-                .into());
             }
         }
         bar.finish();
