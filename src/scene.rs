@@ -388,6 +388,7 @@ pub fn load(path: &Path) -> Result<LoadedScene, InputError> {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
     };
+    let base = std::path::absolute(&base).unwrap_or(base);
     load_str(&text, path, &base)
 }
 
@@ -738,8 +739,12 @@ fn tutorial_scene(text: &str, file: &Path, base_dir: &Path) -> Result<Scene, Inp
             "simulate at least 1/15 s",
         ));
     }
+    // As the tutorial: relative to the working directory. Also relative to the json's folder
+    // and its parents, so `surge run /elsewhere/inputs/fluid.json` finds `inputs/particles.in`.
     let cwd = PathBuf::from(".");
-    let path = resolve_input_path(file, "particles", &t.particles, &[&cwd, base_dir])?;
+    let mut bases: Vec<&Path> = vec![&cwd];
+    bases.extend(base_dir.ancestors().take(3));
+    let path = resolve_input_path(file, "particles", &t.particles, &bases)?;
     Ok(Scene {
         name: file
             .file_stem()

@@ -321,3 +321,47 @@ fn clap_rejects_zero_frames() {
     assert_eq!(o.status.code(), Some(2));
     assert!(!dir.path().join("out").exists());
 }
+
+#[test]
+fn tutorial_input_found_from_another_working_directory() {
+    // `particles` is relative to the working directory in the tutorial; from elsewhere it is
+    // found relative to the json's folder's parents.
+    let dir = tempfile::tempdir().unwrap();
+    let json = root().join("inputs/fluid_incremental1.json");
+    let o = surge(
+        dir.path(),
+        &[
+            "-q",
+            "run",
+            json.to_str().unwrap(),
+            "--frames",
+            "1",
+            "-o",
+            "o",
+        ],
+        None,
+    );
+    ok(&o);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("o/fluid.000.part")).unwrap(),
+        std::fs::read_to_string(root().join("inputs/test_particles.in")).unwrap()
+    );
+}
+
+#[test]
+fn default_scene_runs_without_arguments() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = surge(dir.path(), &["-q", "run", "--frames", "1"], None);
+    ok(&o);
+    let out = dir.path().join("out/dam_break");
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("scene.json")).unwrap()).unwrap();
+    assert_eq!(s["name"], "dam_break");
+    assert_eq!(s["time"]["frames"], 1);
+    let f1 = surge::output::frame::read(&out.join("particles/frame_0001.bin")).unwrap();
+    let shipped = surge::scene::load(&root().join("scenes/dam_break.json")).unwrap();
+    assert_eq!(f1.particles.len(), shipped.particles.len());
+    // Running again refuses to overwrite.
+    let o = surge(dir.path(), &["-q", "run", "--frames", "1"], None);
+    assert_eq!(o.status.code(), Some(1));
+}
