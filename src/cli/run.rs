@@ -199,6 +199,14 @@ fn interrupted() -> bool {
     SIGNALS.load(Ordering::SeqCst) > 0
 }
 
+/// A simulated frame on its way to the writer thread.
+struct FrameJob {
+    frame: u32,
+    particles: Particles,
+    report: FrameReport,
+    sim_seconds: f64,
+}
+
 /// One run's outputs and settings: what `run` and `resume` share.
 pub(crate) struct Pipeline {
     pub layout: RunLayout,
@@ -242,68 +250,63 @@ impl Pipeline {
     }
 
     /// Simulates from `sim.frame()` (whose outputs exist) to the scene's last frame.
-    pub fn simulate(&self, mut sim: Simulation, mut stats: StatsLog) -> anyhow::Result<()> {
+    ///
+    /// The simulation runs on this thread; a writer thread makes and writes each finished
+    /// frame's outputs (mesh, preview, files, stats, checkpoint) in frame order while the next
+    /// frame is simulated. At most one frame waits between them. A checkpoint is written only
+    /// after its frame's outputs, so the files on disk are always a prefix of the run.
+    pub fn simulate(&self, mut sim: Simulation, stats: StatsLog) -> anyhow::Result<()> {
         install_signal_handler();
         let last = self.scene.time.frames;
         let bar = self.progress_bar(sim.frame(), last, sim.particles().len());
-        while sim.frame() < last {
-            if interrupted() {
-                // Stopped between frames (e.g. during frame 0's outputs): make sure the state
-                // of the last finished frame is checkpointed.
-                let f = sim.frame();
-                if !checkpoint::path(&self.layout, f).is_file() {
-                    self.write_checkpoint(f, sim.particles())?;
+        let stopped = std::thread::scope(|scope| -> anyhow::Result<Option<u32>> {
+            let (tx, rx) = std::sync::mpsc::sync_channel::<FrameJob>(1);
+            let writer = scope.spawn(|| -> anyhow::Result<()> {
+                let mut stats = stats;
+                for job in rx {
+                    let f = job.frame;
+                    self.finish_frame(job, &mut stats, &bar)
+                        .map_err(|e| self.with_recovery_hint(e, f))?;
                 }
-                bar.abandon();
-                return Err(Interrupted {
-                    frame: f,
-                    out: self.layout.root.clone(),
+                Ok(())
+            });
+            let mut stopped = None;
+            while sim.frame() < last {
+                if interrupted() {
+                    stopped = Some(sim.frame());
+                    break;
                 }
-                .into());
-            }
-            let t_frame = Instant::now();
-            let report = sim.advance_frame();
-            let sim_seconds = t_frame.elapsed().as_secs_f64();
-            let f = sim.frame();
-            self.write_frame(
-                f,
-                sim.particles(),
-                &report,
-                sim_seconds,
-                &mut stats,
-                t_frame,
-            )
-            .map_err(|e| self.with_recovery_hint(e, f))?;
-            let due = f == last
-                || (self.scene.output.checkpoint_every > 0
-                    && f.is_multiple_of(self.scene.output.checkpoint_every));
-            if due || interrupted() {
-                self.write_checkpoint(f, sim.particles())
-                    .map_err(|e| self.with_recovery_hint(e, f))?;
-            }
-            bar.set_position(f as u64);
-            bar.set_message(format!(
-                "{} particles, {} substeps",
-                sim.particles().len(),
-                report.substeps
-            ));
-            if self.verbose > 0 && !self.quiet {
-                let line = format!(
-                    "frame {f}: t = {:.4} s, {} substeps, pressure iterations max {} total {}, residual {:.2e}, max speed {:.3} m/s, {:.3} s",
-                    self.scene.frame_time(f),
-                    report.substeps,
-                    report.pressure_iterations_max,
-                    report.pressure_iterations_total,
-                    report.pressure_residual_max,
-                    report.max_speed,
-                    t_frame.elapsed().as_secs_f64()
-                );
-                if bar.is_hidden() {
-                    eprintln!("{line}");
-                } else {
-                    bar.println(line);
+                let t = Instant::now();
+                let report = sim.advance_frame();
+                let job = FrameJob {
+                    frame: sim.frame(),
+                    particles: sim.particles().clone(),
+                    report,
+                    sim_seconds: t.elapsed().as_secs_f64(),
+                };
+                if tx.send(job).is_err() {
+                    break; // the writer failed; its error is returned below
                 }
             }
+            drop(tx);
+            writer
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
+            Ok(stopped)
+        })?;
+        if let Some(f) = stopped {
+            // Ctrl-C or SIGTERM: the state of the last finished frame must be checkpointed
+            // (the writer does so once it sees the signal; this covers a signal that came
+            // between frames).
+            if !checkpoint::path(&self.layout, f).is_file() {
+                self.write_checkpoint(f, sim.particles())?;
+            }
+            bar.abandon();
+            return Err(Interrupted {
+                frame: f,
+                out: self.layout.root.clone(),
+            }
+            .into());
         }
         bar.finish();
         if !self.quiet {
@@ -311,6 +314,54 @@ impl Pipeline {
                 "surge: done, frames 0..={last} in {}",
                 self.layout.root.display()
             );
+        }
+        Ok(())
+    }
+
+    /// Writes one simulated frame's outputs, its stats line and (when due) its checkpoint.
+    fn finish_frame(
+        &self,
+        job: FrameJob,
+        stats: &mut StatsLog,
+        bar: &ProgressBar,
+    ) -> anyhow::Result<()> {
+        let FrameJob {
+            frame: f,
+            particles,
+            report,
+            sim_seconds,
+        } = job;
+        let last = self.scene.time.frames;
+        let t = Instant::now();
+        self.write_frame(f, &particles, &report, sim_seconds, stats, t)?;
+        let every = self.scene.output.checkpoint_every;
+        let due = f == last || (every > 0 && f.is_multiple_of(every));
+        if due || interrupted() {
+            self.write_checkpoint(f, &particles)?;
+        }
+        bar.set_position(f as u64);
+        bar.set_message(format!(
+            "{} particles, {} substeps",
+            particles.len(),
+            report.substeps
+        ));
+        if self.verbose > 0 && !self.quiet {
+            let line = format!(
+                "frame {f}: t = {:.4} s, {} substeps, pressure iterations max {} total {}, residual {:.2e}, max speed {:.3} m/s, simulate {:.3} s, outputs {:.3} s",
+                self.scene.frame_time(f),
+                report.substeps,
+                report.pressure_iterations_max,
+                report.pressure_iterations_total,
+                report.pressure_residual_max,
+                report.max_speed,
+                sim_seconds,
+                t.elapsed().as_secs_f64()
+            );
+            if bar.is_hidden() {
+                eprintln!("{line}");
+            } else {
+                bar.println(line);
+            }
         }
         Ok(())
     }
@@ -408,7 +459,7 @@ impl Pipeline {
                 ("mesh", mesh),
                 ("preview", preview),
                 ("io", io),
-                ("total", t_frame.elapsed().as_secs_f64()),
+                ("total", sim_seconds + t_frame.elapsed().as_secs_f64()),
             ],
         );
         stats.record(frame, line)
