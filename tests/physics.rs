@@ -500,6 +500,8 @@ fn deterministic_across_threads_and_resume() {
             .unwrap();
         pool.install(|| {
             let mut sim = Simulation::new(&s, p, from).unwrap();
+            // Small preconditioner blocks, so the parallel block solves run here too.
+            sim.set_preconditioner_block_rows(64);
             let mut substeps = 0;
             while sim.frame() < to {
                 substeps += sim.advance_frame().substeps;

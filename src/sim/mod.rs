@@ -239,6 +239,13 @@ impl Simulation {
         (fluid, ws.last_solve)
     }
 
+    /// Fewest rows per block of the block-Jacobi MIC(0) preconditioner (for tests: a small
+    /// value exercises the parallel blocks on small scenes).
+    #[doc(hidden)]
+    pub fn set_preconditioner_block_rows(&mut self, rows: usize) {
+        self.ws.pressure.block_rows = rows;
+    }
+
     /// Apply the density correction (default true; false for benchmarks and comparisons).
     #[doc(hidden)]
     pub fn set_density_correction(&mut self, on: bool) {

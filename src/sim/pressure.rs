@@ -14,7 +14,9 @@
 //! scaling by `dt`, `rho` and `h` is thus exact and the solver works on O(1) numbers.
 //!
 //! The solver (Bridson fig. 5.5 / 5.7): modified incomplete Cholesky MIC(0) with `tau = 0.97`,
-//! safety `sigma = 0.25`, conjugate gradient stopping when `max|r| <= tol * max|b|` or after
+//! safety `sigma = 0.25`, applied block-Jacobi style on [`BLOCKS`] slabs of whole z-planes (so
+//! the triangular solves run in parallel; the couplings between slabs are left to CG), conjugate
+//! gradient stopping when `max|r| <= tol * max|b|` or after
 //! the iteration cap. Vectors and dot products are f64 (f32 stalls around 1e-5 relative
 //! residual on these systems); dot products use fixed chunks ([`super::reduce`]) and the
 //! triangular solves run in a fixed lexicographic order, so results are thread-independent.
@@ -33,6 +35,25 @@ const TAU: f64 = 0.97;
 const SIGMA: f64 = 0.25;
 /// Row number meaning "not a fluid cell" in the per-cell row index (before the dummy is known).
 const NONE: u32 = u32::MAX;
+/// Independent blocks of the MIC(0) preconditioner (a constant, so results do not depend on
+/// the thread count).
+pub const BLOCKS: usize = 8;
+/// Fewest rows per preconditioner block.
+pub const BLOCK_ROWS: usize = 32 * 1024;
+
+/// A raw pointer shared by tasks that touch disjoint index ranges (see each use).
+#[derive(Clone, Copy)]
+struct SyncPtr(*mut f64);
+// SAFETY: every use writes disjoint ranges from concurrently running tasks.
+unsafe impl Send for SyncPtr {}
+unsafe impl Sync for SyncPtr {}
+impl SyncPtr {
+    /// Pointer to element `i`. Callers guarantee exclusive access to it.
+    #[inline(always)]
+    unsafe fn get(self, i: usize) -> *mut f64 {
+        unsafe { self.0.add(i) }
+    }
+}
 
 /// Outcome of one pressure solve.
 #[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
@@ -72,8 +93,12 @@ pub struct PressureSolver {
     partials: Vec<f64>,
     /// Number of fluid rows of the current system.
     nf: usize,
+    /// First row of each preconditioner block, then `nf`.
+    blocks: [u32; BLOCKS + 1],
     /// Use the MIC(0) preconditioner (false: plain CG, for benchmarks).
     pub precondition: bool,
+    /// Fewest rows per preconditioner block (default [`BLOCK_ROWS`]; tests lower it).
+    pub block_rows: usize,
 }
 
 impl PressureSolver {
@@ -82,6 +107,7 @@ impl PressureSolver {
         Self {
             row_of: vec![NONE; cells],
             precondition: true,
+            block_rows: BLOCK_ROWS,
             ..Default::default()
         }
     }
@@ -257,49 +283,87 @@ impl PressureSolver {
         }
     }
 
-    /// MIC(0) preconditioner values (Bridson fig. 5.7), in row (lexicographic) order.
-    fn build_precon(&mut self) {
-        let nf = self.nf;
-        let (nb, dg, pc) = (&self.nb, &self.diag, &mut self.precon);
-        let fl = |r: u32| ((r as usize) < nf) as u32 as f64;
-        for r in 0..nf {
-            let [xm, _, ym, _, zm, _] = nb[r];
-            let (pi, pj, pk) = (pc[xm as usize], pc[ym as usize], pc[zm as usize]);
-            let (pi2, pj2, pk2) = (pi * pi, pj * pj, pk * pk);
-            let diag = dg[r];
-            let mut e = diag - pi2 - pj2 - pk2;
-            // A_plus products: the -x neighbour's +y and +z neighbours being fluid, etc.
-            let ex = if (xm as usize) < nf {
-                let q = nb[xm as usize];
-                fl(q[3]) + fl(q[5])
-            } else {
-                0.0
-            };
-            let ey = if (ym as usize) < nf {
-                let q = nb[ym as usize];
-                fl(q[1]) + fl(q[5])
-            } else {
-                0.0
-            };
-            let ez = if (zm as usize) < nf {
-                let q = nb[zm as usize];
-                fl(q[1]) + fl(q[3])
-            } else {
-                0.0
-            };
-            e -= TAU * (pi2 * ex + pj2 * ey + pk2 * ez);
-            if e < SIGMA * diag {
-                e = diag;
+    /// Splits the rows into up to [`BLOCKS`] contiguous blocks of whole z-planes, about equal
+    /// in rows and at least [`BLOCK_ROWS`] rows each (fewer, larger blocks converge faster).
+    fn build_blocks(&mut self) {
+        let nf = self.nf as u32;
+        let starts = &self.plane_rows;
+        let used = (nf as usize / self.block_rows.max(1)).clamp(1, BLOCKS);
+        self.blocks[0] = 0;
+        let mut k = 0;
+        for b in 1..BLOCKS {
+            let target = (b.min(used) as u64 * nf as u64 / used as u64) as u32;
+            while k + 1 < starts.len() && starts[k] < target {
+                k += 1;
             }
-            pc[r] = 1.0 / e.sqrt();
+            self.blocks[b] = starts[k].max(self.blocks[b - 1]);
         }
-        pc[nf] = 0.0;
+        self.blocks[BLOCKS] = nf;
     }
 
-    /// `z = M^-1 r` (or `z = r` without preconditioning).
+    /// MIC(0) preconditioner values (Bridson fig. 5.7), in row (lexicographic) order within
+    /// each block; couplings between blocks are dropped (block-Jacobi MIC(0)).
+    fn build_precon(&mut self) {
+        self.build_blocks();
+        let nf = self.nf;
+        let (nb, dg, blocks) = (&self.nb, &self.diag, &self.blocks);
+        let pc = SyncPtr(self.precon.as_mut_ptr());
+        (0..BLOCKS).into_par_iter().for_each(|b| {
+            let (s, e) = (blocks[b] as usize, blocks[b + 1] as usize);
+            let inb = |r: u32| (r as usize) >= s && (r as usize) < e;
+            let fl = |r: u32| inb(r) as u32 as f64;
+            // SAFETY: this task reads and writes only rows s..e of `precon` (neighbours outside
+            // the block are skipped), disjoint from every other block's rows.
+            let get = |r: u32| {
+                if inb(r) {
+                    unsafe { *pc.get(r as usize) }
+                } else {
+                    0.0
+                }
+            };
+            for r in s..e {
+                let [xm, _, ym, _, zm, _] = nb[r];
+                let (pi, pj, pk) = (get(xm), get(ym), get(zm));
+                let (pi2, pj2, pk2) = (pi * pi, pj * pj, pk * pk);
+                let diag = dg[r];
+                let mut e_ = diag - pi2 - pj2 - pk2;
+                // A_plus products: the -x neighbour's +y and +z neighbours being fluid (and in
+                // the block), etc.
+                let ex = if inb(xm) {
+                    let q = nb[xm as usize];
+                    fl(q[3]) + fl(q[5])
+                } else {
+                    0.0
+                };
+                let ey = if inb(ym) {
+                    let q = nb[ym as usize];
+                    fl(q[1]) + fl(q[5])
+                } else {
+                    0.0
+                };
+                let ez = if inb(zm) {
+                    let q = nb[zm as usize];
+                    fl(q[1]) + fl(q[3])
+                } else {
+                    0.0
+                };
+                e_ -= TAU * (pi2 * ex + pj2 * ey + pk2 * ez);
+                if e_ < SIGMA * diag {
+                    e_ = diag;
+                }
+                unsafe { *pc.get(r) = 1.0 / e_.sqrt() };
+            }
+        });
+        self.precon[nf] = 0.0;
+    }
+
+    /// `z = M^-1 r` (or `z = r` without preconditioning): one forward and one backward
+    /// triangular solve per block, blocks in parallel.
+    #[allow(clippy::too_many_arguments)]
     fn apply_precon(
         nf: usize,
         precondition: bool,
+        blocks: &[u32; BLOCKS + 1],
         nb: &[[u32; 6]],
         pc: &[f64],
         r: &[f64],
@@ -314,19 +378,33 @@ impl PressureSolver {
                 .for_each(|(z, r)| *z = *r);
             return;
         }
-        // Forward: L t = r.
-        for i in 0..nf {
-            let [xm, _, ym, _, zm, _] = nb[i];
-            let (xm, ym, zm) = (xm as usize, ym as usize, zm as usize);
-            let t = r[i] + pc[xm] * tmp[xm] + pc[ym] * tmp[ym] + pc[zm] * tmp[zm];
-            tmp[i] = t * pc[i];
-        }
-        // Backward: L^T z = t.
-        for i in (0..nf).rev() {
-            let [_, xp, _, yp, _, zp] = nb[i];
-            let t = tmp[i] + pc[i] * (z[xp as usize] + z[yp as usize] + z[zp as usize]);
-            z[i] = t * pc[i];
-        }
+        let (tp, zp_) = (SyncPtr(tmp.as_mut_ptr()), SyncPtr(z.as_mut_ptr()));
+        (0..BLOCKS).into_par_iter().for_each(|b| {
+            let (s, e) = (blocks[b] as usize, blocks[b + 1] as usize);
+            // SAFETY: rows s..e of `tmp` and `z` belong to this block only; neighbours outside
+            // it are skipped (x and y neighbours share the plane, hence the block).
+            unsafe {
+                // Forward: L t = r.
+                for i in s..e {
+                    let [xm, _, ym, _, zm, _] = nb[i];
+                    let (xm, ym, zm) = (xm as usize, ym as usize, zm as usize);
+                    let mut t = r[i] + pc[xm] * *tp.get(xm) + pc[ym] * *tp.get(ym);
+                    if zm >= s && zm < e {
+                        t += pc[zm] * *tp.get(zm);
+                    }
+                    *tp.get(i) = t * pc[i];
+                }
+                // Backward: L^T z = t.
+                for i in (s..e).rev() {
+                    let [_, xp, _, yp, _, zp] = nb[i];
+                    let mut acc = *zp_.get(xp as usize) + *zp_.get(yp as usize);
+                    if (zp as usize) < e {
+                        acc += *zp_.get(zp as usize);
+                    }
+                    *zp_.get(i) = (*tp.get(i) + pc[i] * acc) * pc[i];
+                }
+            }
+        });
     }
 
     /// `out = A s` on the fluid rows.
@@ -366,7 +444,7 @@ impl PressureSolver {
         if bmax == 0.0 {
             return stats;
         }
-        let (nb, dg, pc) = (&self.nb, &self.diag, &self.precon);
+        let (nb, dg, pc, blocks) = (&self.nb, &self.diag, &self.precon, &self.blocks);
         let (q, r, z, s, tmp) = (
             &mut self.q[..n1],
             &mut self.r[..n1],
@@ -376,7 +454,7 @@ impl PressureSolver {
         );
         let partials = &mut self.partials;
         r.copy_from_slice(&self.rhs[..n1]);
-        Self::apply_precon(nf, self.precondition, nb, pc, r, tmp, z);
+        Self::apply_precon(nf, self.precondition, blocks, nb, pc, r, tmp, z);
         s.copy_from_slice(z);
         let mut sigma = reduce::dot(z, r, partials);
         let mut rmax = bmax;
@@ -400,7 +478,7 @@ impl PressureSolver {
             if rmax <= tol * bmax {
                 break;
             }
-            Self::apply_precon(nf, self.precondition, nb, pc, r, tmp, z);
+            Self::apply_precon(nf, self.precondition, blocks, nb, pc, r, tmp, z);
             let sigma_new = reduce::dot(z, r, partials);
             let beta = sigma_new / sigma;
             s.par_iter_mut()
