@@ -60,12 +60,20 @@ use std::time::Instant;
 /// Seconds spent per stage during one frame (wall-clock; the only non-deterministic output).
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct StageSeconds {
+    /// Advection. Since the advection runs fused with the grid-to-particle transfer, its time
+    /// is counted under `transfer` and this stays 0 (kept for the stats format).
     pub advect: f64,
+    /// Particle-to-grid splat of the velocities.
     pub splat: f64,
+    /// Cell labels, face classification, gravity and wall conditions.
     pub forces: f64,
+    /// Pressure projection (building the system, MIC(0), CG, velocity update).
     pub pressure: f64,
+    /// FLIP change and velocity extrapolation.
     pub extrapolate: f64,
+    /// Grid-to-particle PIC/FLIP blend and RK2 advection.
     pub transfer: f64,
+    /// Cell sort of the particles, and restoring creation order at the end of the frame.
     pub sort: f64,
     /// Density correction (its splat, solve and particle displacement).
     pub density: f64,
@@ -185,6 +193,18 @@ impl Simulation {
             "too many particles ({})",
             particles.len()
         );
+        for a in 0..3 {
+            let bad = (0..particles.len())
+                .find(|&i| !(particles.pos[a][i].is_finite() && particles.vel[a][i].is_finite()));
+            if let Some(i) = bad {
+                anyhow::bail!(
+                    "particle {i} has a non-finite position or velocity ({:?}, {:?}): every \
+                     particle needs finite numbers",
+                    particles.position(i),
+                    particles.velocity(i)
+                );
+            }
+        }
         if let Some(dt) = scene.solver.fixed_dt {
             anyhow::ensure!(
                 dt.is_finite() && dt > 0.0,
