@@ -500,6 +500,8 @@ fn deterministic_across_threads_and_resume() {
             .unwrap();
         pool.install(|| {
             let mut sim = Simulation::new(&s, p, from).unwrap();
+            // Small preconditioner blocks, so the parallel block solves run here too.
+            sim.set_preconditioner_block_rows(64);
             let mut substeps = 0;
             while sim.frame() < to {
                 substeps += sim.advance_frame().substeps;
@@ -520,4 +522,25 @@ fn deterministic_across_threads_and_resume() {
         bytes(&one) == bytes(&resumed),
         "resume from frame 4 differs"
     );
+}
+
+/// A particle with a NaN coordinate is refused with an error naming it, not simulated.
+#[test]
+fn non_finite_particle_is_an_error() {
+    let mut s = scene([0.0; 3], 0.1, [5, 5, 5], 30.0, 1);
+    let mut p = seeded(
+        &mut s,
+        vec![Source::Box {
+            min: [0.1; 3],
+            max: [0.2; 3],
+            velocity: [0.0; 3],
+        }],
+    );
+    assert!(Simulation::new(&s, p.clone(), 0).is_ok());
+    p.vel[2][3] = f32::NAN;
+    let err = Simulation::new(&s, p, 0)
+        .err()
+        .expect("NaN accepted")
+        .to_string();
+    assert!(err.contains("particle 3"), "{err}");
 }

@@ -26,7 +26,9 @@ pub struct SortedParticles {
     /// `cell_start[c]..cell_start[c+1]` are the slots of cell `c` (length cells + 1).
     pub cell_start: Vec<u32>,
     key: Vec<u32>,
-    tmp_f: Vec<f32>,
+    tmp_pos: [Vec<f32>; 3],
+    tmp_vel: [Vec<f32>; 3],
+    tmp_ids: Vec<u32>,
     tmp_u: Vec<u32>,
 }
 
@@ -53,7 +55,11 @@ impl SortedParticles {
         self.ids.clear();
         self.ids.extend(0..n as u32);
         self.key.resize(n, 0);
-        self.tmp_f.resize(n, 0.0);
+        for a in 0..3 {
+            self.tmp_pos[a].resize(n, 0.0);
+            self.tmp_vel[a].resize(n, 0.0);
+        }
+        self.tmp_ids.resize(n, 0);
         self.tmp_u.resize(n.max(cells + 1), 0);
         self.cell_start.resize(cells + 1, 0);
     }
@@ -61,10 +67,18 @@ impl SortedParticles {
     /// Writes the particles back in creation order into `out` (same length).
     pub fn store(&self, out: &mut super::Particles) {
         let ids = &self.ids;
-        for a in 0..3 {
-            scatter(&mut out.pos[a], &self.pos[a], ids);
-            scatter(&mut out.vel[a], &self.vel[a], ids);
-        }
+        let [p0, p1, p2] = &mut out.pos;
+        let [v0, v1, v2] = &mut out.vel;
+        let jobs: [(&mut Vec<f32>, &Vec<f32>); 6] = [
+            (p0, &self.pos[0]),
+            (p1, &self.pos[1]),
+            (p2, &self.pos[2]),
+            (v0, &self.vel[0]),
+            (v1, &self.vel[1]),
+            (v2, &self.vel[2]),
+        ];
+        jobs.into_par_iter()
+            .for_each(|(out, src)| scatter(out, src, ids));
     }
 
     /// Stable counting sort by cell; fills `cell_start`.
@@ -94,17 +108,31 @@ impl SortedParticles {
             *k = cursor[c];
             cursor[c] += 1;
         }
-        // Permute every array by dest = key.
-        let dest = &self.key;
+        // Source slot of each destination, then every array gathered in parallel.
+        let src = &mut self.tmp_u[..n];
+        for (s, &dst) in self.key.iter().enumerate() {
+            src[dst as usize] = s as u32;
+        }
+        let src = &self.tmp_u[..n];
+        let gather = |out: &mut [f32], v: &[f32]| {
+            out.par_iter_mut()
+                .zip(src.par_iter())
+                .with_min_len(8192)
+                .for_each(|(o, &s)| *o = v[s as usize]);
+        };
         for a in 0..3 {
-            permute(&mut self.pos[a], &mut self.tmp_f, dest);
-            permute(&mut self.vel[a], &mut self.tmp_f, dest);
+            gather(&mut self.tmp_pos[a], &self.pos[a]);
+            gather(&mut self.tmp_vel[a], &self.vel[a]);
+            std::mem::swap(&mut self.pos[a], &mut self.tmp_pos[a]);
+            std::mem::swap(&mut self.vel[a], &mut self.tmp_vel[a]);
         }
-        let tmp = &mut self.tmp_u[..n];
-        for s in 0..n {
-            tmp[dest[s] as usize] = self.ids[s];
-        }
-        self.ids.copy_from_slice(tmp);
+        let ids = &self.ids;
+        self.tmp_ids
+            .par_iter_mut()
+            .zip(src.par_iter())
+            .with_min_len(8192)
+            .for_each(|(o, &s)| *o = ids[s as usize]);
+        std::mem::swap(&mut self.ids, &mut self.tmp_ids);
     }
 }
 
@@ -113,12 +141,4 @@ fn scatter(out: &mut [f32], src: &[f32], ids: &[u32]) {
     for (s, &id) in ids.iter().enumerate() {
         out[id as usize] = src[s];
     }
-}
-
-/// Reorders `v` so that element `s` moves to `dest[s]` (via `tmp`).
-fn permute(v: &mut Vec<f32>, tmp: &mut Vec<f32>, dest: &[u32]) {
-    for (s, &d) in dest.iter().enumerate() {
-        tmp[d as usize] = v[s];
-    }
-    std::mem::swap(v, tmp);
 }

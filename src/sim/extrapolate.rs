@@ -113,20 +113,23 @@ impl Extrapolator {
                             }
                         }
                     });
-                let mut any = false;
-                for (((ok, nx), (v, dl)), (tv, td)) in valid
-                    .iter_mut()
-                    .zip(next.iter())
-                    .zip(v.iter_mut().zip(dl.iter_mut()))
-                    .zip(tv.iter().zip(td.iter()))
-                {
-                    if *nx == 2 {
-                        *v = *tv;
-                        *dl = *td;
-                        *ok = 1;
-                        any = true;
-                    }
-                }
+                let any = valid
+                    .par_iter_mut()
+                    .zip(next.par_iter())
+                    .zip(v.par_iter_mut().zip(dl.par_iter_mut()))
+                    .zip(tv.par_iter().zip(td.par_iter()))
+                    .with_min_len(8192)
+                    .map(|(((ok, nx), (v, dl)), (tv, td))| {
+                        if *nx == 2 {
+                            *v = *tv;
+                            *dl = *td;
+                            *ok = 1;
+                            true
+                        } else {
+                            false
+                        }
+                    })
+                    .reduce(|| false, |a, b| a || b);
                 if !any {
                     break;
                 }

@@ -6,22 +6,50 @@
 //! Computer Graphics*, 2nd ed., sec. 5.1). Tangential velocity is left free; faces inside the
 //! wall layer are filled by extrapolation so particles next to a wall interpolate slip velocity.
 
-use super::mac_grid::{CellLabel, FaceKind, GridDims, face_kind};
+use super::mac_grid::{CellLabel, FaceKind, GridDims};
 use rayon::prelude::*;
 
 /// Classifies every face of every component from the cell labels (plane-parallel).
 pub fn classify_faces(d: &GridDims, labels: &[CellLabel], kinds: &mut [Vec<FaceKind>; 3]) {
+    let n = d.n;
     for (a, kind) in kinds.iter_mut().enumerate() {
         let m = d.face_n(a);
+        let stride = [1, n[0], n[0] * n[1]][a];
         kind.par_chunks_mut(m[0] * m[1])
             .enumerate()
             .for_each(|(k, kp)| {
                 for j in 0..m[1] {
-                    for i in 0..m[0] {
-                        kp[i + m[0] * j] = face_kind(d, labels, a, i, j, k);
+                    let row = &mut kp[m[0] * j..m[0] * (j + 1)];
+                    let ijk_in = |i: usize| {
+                        let c = [i, j, k];
+                        (c[a] >= 1, c[a] < n[a])
+                    };
+                    for (i, out) in row.iter_mut().enumerate() {
+                        let (lo_in, hi_in) = ijk_in(i);
+                        if !(lo_in && hi_in) {
+                            // Faces on the box boundary lie between a wall cell and the outside.
+                            *out = FaceKind::Free;
+                            continue;
+                        }
+                        let c = d.cell(i, j, k);
+                        *out = kind_between(labels[c - stride], labels[c]);
                     }
                 }
             });
+    }
+}
+
+/// Kind of the face between cells labelled `la` and `lb`.
+#[inline(always)]
+fn kind_between(la: CellLabel, lb: CellLabel) -> FaceKind {
+    let sa = la == CellLabel::Solid;
+    let sb = lb == CellLabel::Solid;
+    if sa != sb {
+        FaceKind::Wall
+    } else if !sa && (la == CellLabel::Fluid || lb == CellLabel::Fluid) {
+        FaceKind::Fluid
+    } else {
+        FaceKind::Free
     }
 }
 

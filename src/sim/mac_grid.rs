@@ -100,50 +100,85 @@ impl GridDims {
     pub fn cell_of(&self, p: [f32; 3]) -> usize {
         let inv = 1.0 / self.h;
         let c: [usize; 3] = std::array::from_fn(|a| {
-            let g = ((p[a] - self.lower[a]) * inv).floor();
-            (g.max(0.0) as usize).min(self.n[a] - 1)
+            // Saturating float-to-int cast: negative (and NaN) give 0, i.e. floor after clamping.
+            let g = ((p[a] - self.lower[a]) * inv) as usize;
+            g.min(self.n[a] - 1)
         });
         self.cell(c[0], c[1], c[2])
+    }
+
+    /// Interpolation weights of point `p` on all three face grids (clamped into the grid).
+    #[inline(always)]
+    pub fn stencil(&self, p: [f32; 3]) -> Stencil {
+        let inv = 1.0 / self.h;
+        let mut own = [(0usize, 0f32); 3];
+        let mut across = [(0usize, 0f32); 3];
+        for b in 0..3 {
+            let g = (p[b] - self.lower[b]) * inv;
+            let n = self.n[b];
+            // Along its own axis a component has n + 1 nodes at offset 0.
+            let go = g.clamp(0.0, n as f32 - 1e-3);
+            let io = (go as usize).min(n - 1);
+            own[b] = (io, go - io as f32);
+            // Across, n nodes at offset 1/2.
+            let ga = (g - 0.5).clamp(0.0, n as f32 - 1.0 - 1e-3);
+            let ia = (ga as usize).min(n - 2);
+            across[b] = (ia, ga - ia as f32);
+        }
+        let mut st = Stencil {
+            base: [0; 3],
+            frac: [[0.0; 3]; 3],
+        };
+        for a in 0..3 {
+            let m = self.face_n(a);
+            let mut idx = [0usize; 3];
+            for b in 0..3 {
+                let (i, f) = if a == b { own[b] } else { across[b] };
+                idx[b] = i;
+                st.frac[a][b] = f;
+            }
+            st.base[a] = idx[0] + m[0] * (idx[1] + m[1] * idx[2]);
+        }
+        st
+    }
+
+    /// Trilinear interpolation of face component `a` (values `f`) with stencil `st`.
+    #[inline(always)]
+    pub fn interp(&self, st: &Stencil, a: usize, f: &[f32]) -> f32 {
+        let m = self.face_n(a);
+        let (sy, sz) = (m[0], m[0] * m[1]);
+        let b = st.base[a];
+        let [fx, fy, fz] = st.frac[a];
+        let lerp = |a0: f32, a1: f32, t: f32| a0 + (a1 - a0) * t;
+        let c00 = lerp(f[b], f[b + 1], fx);
+        let c10 = lerp(f[b + sy], f[b + sy + 1], fx);
+        let c01 = lerp(f[b + sz], f[b + sz + 1], fx);
+        let c11 = lerp(f[b + sz + sy], f[b + sz + sy + 1], fx);
+        lerp(lerp(c00, c10, fy), lerp(c01, c11, fy), fz)
     }
 
     /// Trilinear interpolation of face component `a` (values `f`) at `p`.
     #[inline]
     pub fn sample(&self, a: usize, f: &[f32], p: [f32; 3]) -> f32 {
-        let m = self.face_n(a);
-        let off = Self::face_offset(a);
-        let inv = 1.0 / self.h;
-        let mut idx = [0usize; 3];
-        let mut fr = [0f32; 3];
-        for b in 0..3 {
-            let g = (p[b] - self.lower[b]) * inv - off[b];
-            let g = g.clamp(0.0, (m[b] - 1) as f32 - 1e-4);
-            let i0 = (g as usize).min(m[b] - 2);
-            idx[b] = i0;
-            fr[b] = g - i0 as f32;
-        }
-        let sx = 1;
-        let sy = m[0];
-        let sz = m[0] * m[1];
-        let base = idx[0] + m[0] * (idx[1] + m[1] * idx[2]);
-        let lerp = |a0: f32, a1: f32, t: f32| a0 + (a1 - a0) * t;
-        let c00 = lerp(f[base], f[base + sx], fr[0]);
-        let c10 = lerp(f[base + sy], f[base + sy + sx], fr[0]);
-        let c01 = lerp(f[base + sz], f[base + sz + sx], fr[0]);
-        let c11 = lerp(f[base + sz + sy], f[base + sz + sy + sx], fr[0]);
-        let c0 = lerp(c00, c10, fr[1]);
-        let c1 = lerp(c01, c11, fr[1]);
-        lerp(c0, c1, fr[2])
+        self.interp(&self.stencil(p), a, f)
     }
 
     /// Velocity at `p` from the three face grids.
     #[inline]
     pub fn sample_velocity(&self, vel: &[Vec<f32>; 3], p: [f32; 3]) -> [f32; 3] {
-        [
-            self.sample(0, &vel[0], p),
-            self.sample(1, &vel[1], p),
-            self.sample(2, &vel[2], p),
-        ]
+        let st = self.stencil(p);
+        std::array::from_fn(|a| self.interp(&st, a, &vel[a]))
     }
+}
+
+/// Where a point falls on the three face grids: per component, the flat index of the lower
+/// corner node and the fractions along x, y, z.
+#[derive(Debug, Clone, Copy)]
+pub struct Stencil {
+    /// Flat index of the lower corner node, per component.
+    pub base: [usize; 3],
+    /// Fractions `[fx, fy, fz]` in [0, 1), per component.
+    pub frac: [[f32; 3]; 3],
 }
 
 /// How a face takes part in the pressure projection and extrapolation.
@@ -156,43 +191,4 @@ pub enum FaceKind {
     Wall = 1,
     /// Anything else (both sides empty, or both solid): filled by extrapolation.
     Free = 2,
-}
-
-/// Classifies face `(i, j, k)` of component `a` from the cell labels.
-#[inline]
-pub fn face_kind(
-    d: &GridDims,
-    labels: &[CellLabel],
-    a: usize,
-    i: usize,
-    j: usize,
-    k: usize,
-) -> FaceKind {
-    let c = [i, j, k];
-    // Cells on either side along `a`: c - e_a and c. Outside the grid counts as solid.
-    let hi_in = c[a] < d.n[a];
-    let lo_in = c[a] >= 1;
-    let mut lo = c;
-    if lo_in {
-        lo[a] -= 1;
-    }
-    let la = if lo_in {
-        labels[d.cell(lo[0], lo[1], lo[2])]
-    } else {
-        CellLabel::Solid
-    };
-    let lb = if hi_in {
-        labels[d.cell(c[0], c[1], c[2])]
-    } else {
-        CellLabel::Solid
-    };
-    let sa = la == CellLabel::Solid;
-    let sb = lb == CellLabel::Solid;
-    if sa != sb {
-        FaceKind::Wall
-    } else if !sa && (la == CellLabel::Fluid || lb == CellLabel::Fluid) {
-        FaceKind::Fluid
-    } else {
-        FaceKind::Free
-    }
 }

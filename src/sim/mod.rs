@@ -12,10 +12,11 @@
 //! 4. [`pressure`]: 7-point Poisson projection solved by MIC(0)-preconditioned CG;
 //! 5. [`extrapolate`]: the projected velocity and the FLIP change `v_new - v_old` spread into
 //!    air and wall faces, enough layers for the substep's CFL number;
-//! 6. [`transfer::gather`]: grid to particle, `v_p = f (v_p - v_old) + v_new`;
-//! 7. [`advect`]: RK3 through `v_new`, clamped inside the wall layer;
-//! 8. [`density`]: a position correction that spreads over-dense particles back to the seeding
-//!    density (a second Poisson solve with the same matrix), keeping the liquid's volume.
+//! 6. [`transfer::gather_and_advect`]: grid to particle, `v_p = f (v_p - v_old) + v_new`, and
+//!    in the same pass [`advect`]ion by RK2 through `v_new`, clamped inside the wall layer;
+//! 8. [`density`] (last substep of each frame only): a position correction that spreads
+//!    over-dense particles back to the seeding density (a second Poisson solve with the same
+//!    matrix), keeping the liquid's volume.
 //!
 //! Advection comes last rather than first so that the particles are the whole state between
 //! substeps (no grid velocity outlives a substep): a simulation rebuilt from a frame's particles
@@ -59,12 +60,20 @@ use std::time::Instant;
 /// Seconds spent per stage during one frame (wall-clock; the only non-deterministic output).
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct StageSeconds {
+    /// Advection. Since the advection runs fused with the grid-to-particle transfer, its time
+    /// is counted under `transfer` and this stays 0 (kept for the stats format).
     pub advect: f64,
+    /// Particle-to-grid splat of the velocities.
     pub splat: f64,
+    /// Cell labels, face classification, gravity and wall conditions.
     pub forces: f64,
+    /// Pressure projection (building the system, MIC(0), CG, velocity update).
     pub pressure: f64,
+    /// FLIP change and velocity extrapolation.
     pub extrapolate: f64,
+    /// Grid-to-particle PIC/FLIP blend and RK2 advection.
     pub transfer: f64,
+    /// Cell sort of the particles, and restoring creation order at the end of the frame.
     pub sort: f64,
     /// Density correction (its splat, solve and particle displacement).
     pub density: f64,
@@ -184,6 +193,18 @@ impl Simulation {
             "too many particles ({})",
             particles.len()
         );
+        for a in 0..3 {
+            let bad = (0..particles.len())
+                .find(|&i| !(particles.pos[a][i].is_finite() && particles.vel[a][i].is_finite()));
+            if let Some(i) = bad {
+                anyhow::bail!(
+                    "particle {i} has a non-finite position or velocity ({:?}, {:?}): every \
+                     particle needs finite numbers",
+                    particles.position(i),
+                    particles.velocity(i)
+                );
+            }
+        }
         if let Some(dt) = scene.solver.fixed_dt {
             anyhow::ensure!(
                 dt.is_finite() && dt > 0.0,
@@ -238,6 +259,13 @@ impl Simulation {
         (fluid, ws.last_solve)
     }
 
+    /// Fewest rows per block of the block-Jacobi MIC(0) preconditioner (for tests: a small
+    /// value exercises the parallel blocks on small scenes).
+    #[doc(hidden)]
+    pub fn set_preconditioner_block_rows(&mut self, rows: usize) {
+        self.ws.pressure.block_rows = rows;
+    }
+
     /// Apply the density correction (default true; false for benchmarks and comparisons).
     #[doc(hidden)]
     pub fn set_density_correction(&mut self, on: bool) {
@@ -264,9 +292,17 @@ impl Simulation {
         let g = self.scene.gravity.map(|x| x as f32);
         let gnorm = (g[0] * g[0] + g[1] * g[1] + g[2] * g[2]).sqrt() as f64;
         if let Some(dt) = solver.fixed_dt {
-            for _ in 0..self.scene.steps_per_frame() {
+            let steps = self.scene.steps_per_frame();
+            for i in 0..steps {
                 let umax = max_speed(&ws.sorted) as f64;
-                substep(ws, &self.scene, dt as f32, umax, &mut report);
+                substep(
+                    ws,
+                    &self.scene,
+                    dt as f32,
+                    umax,
+                    i + 1 == steps,
+                    &mut report,
+                );
             }
         } else {
             let t0 = self.scene.frame_time(self.frame);
@@ -294,7 +330,7 @@ impl Simulation {
                     // Split what is left in two equal substeps rather than leave a sliver.
                     dt = 0.5 * remaining;
                 }
-                substep(ws, &self.scene, dt as f32, umax, &mut report);
+                substep(ws, &self.scene, dt as f32, umax, last, &mut report);
                 elapsed += dt;
                 n += 1;
                 if last {
@@ -323,8 +359,16 @@ fn max_speed(sp: &SortedParticles) -> f32 {
         .reduce(|| 0.0, f32::max)
 }
 
-/// One substep of length `dt`; `umax` is the largest particle speed at its start.
-fn substep(ws: &mut Workspace, scene: &Scene, dt: f32, umax: f64, report: &mut FrameReport) {
+/// One substep of length `dt`; `umax` is the largest particle speed at its start; `last`: the
+/// frame's last substep, which also applies the density correction.
+fn substep(
+    ws: &mut Workspace,
+    scene: &Scene,
+    dt: f32,
+    umax: f64,
+    last: bool,
+    report: &mut FrameReport,
+) {
     let d = ws.dims;
     let secs = &mut report.seconds;
 
@@ -334,12 +378,14 @@ fn substep(ws: &mut Workspace, scene: &Scene, dt: f32, umax: f64, report: &mut F
 
     let t = Instant::now();
     transfer::splat(&d, &ws.sorted, &mut ws.vel, &mut ws.weight);
+    secs.splat += t.elapsed().as_secs_f64();
+    let t = Instant::now();
     transfer::label_cells(&d, &ws.sorted, &mut ws.labels);
     forces::classify_faces(&d, &ws.labels, &mut ws.kinds);
     for a in 0..3 {
         ws.old[a].copy_from_slice(&ws.vel[a]);
     }
-    secs.splat += t.elapsed().as_secs_f64();
+    secs.forces += t.elapsed().as_secs_f64();
 
     let t = Instant::now();
     let g = scene.gravity.map(|x| x as f32);
@@ -370,32 +416,23 @@ fn substep(ws: &mut Workspace, scene: &Scene, dt: f32, umax: f64, report: &mut F
     let gn = (g[0] * g[0] + g[1] * g[1] + g[2] * g[2]).sqrt() as f64;
     let reach = (umax + gn * dt as f64) * dt as f64 / d.h as f64;
     let max_layers = d.n.iter().copied().max().unwrap_or(1) as f64;
-    let layers = (reach.ceil() + 2.0).min(max_layers) as u32;
+    let layers = (reach.ceil() + 1.0).min(max_layers) as u32;
     ws.extrapolator
         .extrapolate(&d, &ws.kinds, &mut ws.vel, &mut ws.old, layers);
     secs.extrapolate += t.elapsed().as_secs_f64();
 
     let t = Instant::now();
-    transfer::gather(
-        &d,
-        &mut ws.sorted,
-        &ws.vel,
-        &ws.old,
-        scene.solver.flip_ratio as f32,
-    );
-    secs.transfer += t.elapsed().as_secs_f64();
-
-    let t = Instant::now();
     // Density is measured where the particles were splatted (the sort is still valid there).
-    let correct = ws.density_correction;
+    let correct = ws.density_correction && last;
     if correct {
         density::splat_density(&d, &ws.sorted, &mut ws.rho);
     }
     secs.density += t.elapsed().as_secs_f64();
 
     let t = Instant::now();
-    advect::advect(&d, &mut ws.sorted, &ws.vel, dt);
-    secs.advect += t.elapsed().as_secs_f64();
+    let flip = scene.solver.flip_ratio as f32;
+    transfer::gather_and_advect(&d, &mut ws.sorted, &ws.vel, &ws.old, flip, dt);
+    secs.transfer += t.elapsed().as_secs_f64();
 
     let t = Instant::now();
     let mut density_iterations = 0;
