@@ -258,7 +258,7 @@ pub fn render(particles: &Particles, view: &View) -> Image {
     let strips = h.div_ceil(STRIP_ROWS);
     let order = front_to_back(&splats);
     let (starts, ids) = bin(&splats, &order, strips);
-    let backdrop = Backdrop::new(view);
+    let backdrop = Backdrop::new(view, particles);
     let lut = LinearToSrgb::new();
     let ctx = Ctx {
         view,
