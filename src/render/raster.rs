@@ -614,7 +614,7 @@ impl Ctx<'_> {
             None => own,
         };
         let diffuse = dot3(n, key).max(0.0);
-        let fill = 0.22 + 0.16 * (0.5 + 0.5 * n[1]);
+        let fill = 0.3 + 0.2 * (0.5 + 0.5 * n[1]);
         // Rim darkening from the sphere's own normal separates touching spheres.
         let facing = (-dot3(own, d)).max(0.0);
         let rim = 0.55 + 0.45 * facing;
