@@ -85,6 +85,17 @@ fn frame(target: usize) -> Particles {
     p
 }
 
+/// CPU time this process has used (user + system), from `/proc/self/stat`; `None` off Linux.
+/// On a shared machine wall time includes waiting for a core, CPU time does not.
+fn cpu_time() -> Option<Duration> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: u64 = f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?;
+    Some(Duration::from_millis(ticks * 10)) // USER_HZ is 100 on Linux
+}
+
 fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();
     v[v.len() / 2]
@@ -111,9 +122,10 @@ fn main() {
         view.sphere_radius
     );
 
-    let time = |pool: Option<&rayon::ThreadPool>| -> (Duration, render::Image) {
+    let time = |pool: Option<&rayon::ThreadPool>| -> (Duration, Option<Duration>, render::Image) {
         let mut times = Vec::new();
         let mut img = None;
+        let cpu0 = cpu_time();
         for _ in 0..repeats {
             let t = Instant::now();
             let i = match pool {
@@ -123,14 +135,17 @@ fn main() {
             times.push(t.elapsed());
             img = Some(i);
         }
-        (median(times), img.expect("one repeat"))
+        let cpu = cpu_time()
+            .zip(cpu0)
+            .map(|(b, a)| b.saturating_sub(a) / repeats as u32);
+        (median(times), cpu, img.expect("one repeat"))
     };
-    let (multi, img) = time(None);
+    let (multi, multi_cpu, img) = time(None);
     let one_pool = rayon::ThreadPoolBuilder::new()
         .num_threads(1)
         .build()
         .expect("pool");
-    let (single, img1) = time(Some(&one_pool));
+    let (single, single_cpu, img1) = time(Some(&one_pool));
     assert!(img == img1, "1-thread and {threads}-thread images differ");
 
     let t = Instant::now();
@@ -144,6 +159,14 @@ fn main() {
         "  speed-up           : {:8.2} x  ({threads} threads vs 1, same bytes)",
         single.as_secs_f64() / multi.as_secs_f64()
     );
+    if let (Some(m), Some(s)) = (multi_cpu, single_cpu) {
+        println!(
+            "  CPU time per frame : {:8.1} ms with {threads} threads, {:.1} ms with 1 (wall time \
+             above also counts waiting for a core on a busy machine)",
+            ms(m),
+            ms(s)
+        );
+    }
     println!(
         "  PNG encode         : {:8.1} ms  ({} KiB)",
         ms(encode),

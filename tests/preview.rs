@@ -433,3 +433,44 @@ fn unusable_particles_are_skipped_not_drawn_or_panicking() {
     let img = render::render_scene(&odd, &sc).unwrap();
     assert!(diff(img.pixel(200, 150), empty.pixel(200, 150)) > 40);
 }
+
+#[test]
+fn preview_command_line_parses() {
+    use clap::Parser;
+    use surge::cli::{Cli, Command};
+    let cli = Cli::try_parse_from([
+        "surge",
+        "preview",
+        "out/dam",
+        "--frames",
+        "0..4",
+        "--width",
+        "640",
+        "--height",
+        "360",
+        "--eye",
+        "-1,-2.5,1.5",
+        "--target=0,0,0.2",
+        "--up",
+        "0,0,1",
+        "--fov",
+        "40",
+        "--radius",
+        "0.003",
+        "--speed-max",
+        "3",
+    ])
+    .unwrap();
+    let Command::Preview(a) = cli.command else {
+        panic!("not the preview command")
+    };
+    assert_eq!(a.frames.as_deref(), Some("0..4"));
+    assert_eq!((a.width, a.height), (Some(640), Some(360)));
+    assert_eq!(a.eye, Some([-1.0, -2.5, 1.5]));
+    assert_eq!(a.target, Some([0.0, 0.0, 0.2]));
+    assert_eq!(
+        (a.fov, a.radius, a.speed_max),
+        (Some(40.0), Some(0.003), Some(3.0))
+    );
+    assert!(Cli::try_parse_from(["surge", "preview", "out", "--eye", "1,2"]).is_err());
+}

@@ -27,13 +27,13 @@ pub struct PreviewArgs {
     #[arg(long)]
     pub height: Option<u32>,
     /// Camera position, m. (default: the scene's, else a three-quarter view of the domain)
-    #[arg(long, value_name = "X,Y,Z", value_parser = parse_vec3)]
+    #[arg(long, value_name = "X,Y,Z", value_parser = parse_vec3, allow_hyphen_values = true)]
     pub eye: Option<[f64; 3]>,
     /// Point the camera looks at, m. (default: the scene's, else the domain's centre)
-    #[arg(long, value_name = "X,Y,Z", value_parser = parse_vec3)]
+    #[arg(long, value_name = "X,Y,Z", value_parser = parse_vec3, allow_hyphen_values = true)]
     pub target: Option<[f64; 3]>,
     /// Up direction in the image. (default: the scene's, else opposite to gravity)
-    #[arg(long, value_name = "X,Y,Z", value_parser = parse_vec3)]
+    #[arg(long, value_name = "X,Y,Z", value_parser = parse_vec3, allow_hyphen_values = true)]
     pub up: Option<[f64; 3]>,
     /// Vertical field of view, degrees. (default: the scene's, 35)
     #[arg(long, value_name = "DEGREES")]

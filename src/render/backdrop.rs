@@ -8,11 +8,20 @@
 //! affine in screen space). Grid lines on the floor are anti-aliased by their distance in pixels
 //! (world distance over the pixel's footprint on the floor) and fade out where grid cells get
 //! smaller than a few pixels, so the far floor does not shimmer.
+//!
+//! The floor also carries a soft contact shadow: particles are counted on a grid over the floor
+//! (looking along gravity), each weighted by `exp(-height / (H/4))` with `H` the region's height,
+//! the counts are blurred (three box passes of [`SHADOW_BLUR_CELLS`] cells, close to a Gaussian),
+//! and the floor darkens by up to [`SHADOW_STRENGTH`] as `1 - exp(-density)`. Liquid resting on
+//! the floor shadows it fully, spray high above it barely, so heights read at a glance. Weights
+//! are fixed-point integers, so the sum, and the image, does not depend on the thread count.
 
 use super::View;
 use super::camera::{V3, dot, sub};
 use super::colormap::{srgb_to_linear, viridis};
 use super::image::Image;
+use crate::sim::Particles;
+use rayon::prelude::*;
 
 /// Width of the region's edge lines, pixels.
 pub const LINE_WIDTH_PX: f32 = 1.3;
@@ -25,6 +34,14 @@ const FLOOR_RGB: [f32; 3] = [0.42, 0.42, 0.40];
 const FLOOR_ALPHA: f32 = 0.7;
 /// Grid line colour on the floor, linear.
 const GRID_RGB: [f32; 3] = [0.16, 0.16, 0.16];
+/// Largest darkening of the floor under liquid.
+pub const SHADOW_STRENGTH: f32 = 0.6;
+/// Half-width of each box pass of the shadow blur, grid cells.
+pub const SHADOW_BLUR_CELLS: usize = 2;
+/// Most shadow grid cells along a floor side.
+const SHADOW_MAX_CELLS: usize = 512;
+/// Fixed-point unit of shadow weights.
+const SHADOW_ONE: f32 = 256.0;
 /// Sky colours (sRGB) at the top and bottom of the image.
 const SKY_TOP: [f32; 3] = [0.80, 0.84, 0.89];
 const SKY_BOTTOM: [f32; 3] = [0.97, 0.97, 0.98];
@@ -74,6 +91,18 @@ struct Floor {
     lo: [f32; 2],
     hi: [f32; 2],
     step: f32,
+    /// Contact shadow, see the module docs.
+    shadow: Option<Shadow>,
+}
+
+/// Blurred particle density on a grid over the floor: `cells[i + n[0] * j]`, cell `(i, j)`
+/// centred at `lo + (i + 0.5, j + 0.5) * cell`.
+#[derive(Debug, Clone)]
+struct Shadow {
+    n: [usize; 2],
+    cell: [f32; 2],
+    /// Darkening factor per cell, `[1 - SHADOW_STRENGTH, 1]`.
+    factor: Vec<f32>,
 }
 
 /// Everything but the spheres, precomputed for one view.
@@ -92,7 +121,7 @@ fn f32x3(v: V3) -> [f32; 3] {
 }
 
 impl Backdrop {
-    pub fn new(view: &View) -> Self {
+    pub fn new(view: &View, particles: &Particles) -> Self {
         let cam = &view.camera;
         let mut segments = Vec::new();
         let mut floor = None;
@@ -120,7 +149,7 @@ impl Backdrop {
             if let Some((axis, side)) = view.floor {
                 let (a, b) = ((axis + 1) % 3, (axis + 2) % 3);
                 let span = (hi[a] - lo[a]).max(hi[b] - lo[b]);
-                floor = Some(Floor {
+                let mut fl = Floor {
                     axis,
                     level: if side == 0 { lo[axis] } else { hi[axis] } as f32,
                     a,
@@ -128,7 +157,11 @@ impl Backdrop {
                     lo: [lo[a] as f32, lo[b] as f32],
                     hi: [hi[a] as f32, hi[b] as f32],
                     step: grid_step(span) as f32,
-                });
+                    shadow: None,
+                };
+                let height = (hi[axis] - lo[axis]) as f32;
+                fl.shadow = shadow(&fl, height, view.sphere_radius, particles);
+                floor = Some(fl);
             }
         }
         let lin = |c: [f32; 3]| c.map(srgb_to_linear);
@@ -179,10 +212,14 @@ impl Backdrop {
             }
         }
         let g = 0.55 * grid * fade;
+        let dark = f
+            .shadow
+            .as_ref()
+            .map_or(1.0, |s| s.factor_at(ua - f.lo[0], ub - f.lo[1]));
         Some(Layer {
             t,
             alpha: FLOOR_ALPHA,
-            rgb: std::array::from_fn(|c| FLOOR_RGB[c] + (GRID_RGB[c] - FLOOR_RGB[c]) * g),
+            rgb: std::array::from_fn(|c| dark * (FLOOR_RGB[c] + (GRID_RGB[c] - FLOOR_RGB[c]) * g)),
         })
     }
 
@@ -233,6 +270,96 @@ impl Backdrop {
                 .filter(|s| s.y_max >= y0 && s.y_min <= y1)
                 .copied(),
         );
+    }
+}
+
+impl Shadow {
+    /// Bilinear darkening factor at floor coordinates `(u, v)` from the floor's lower corner, m.
+    #[inline]
+    fn factor_at(&self, u: f32, v: f32) -> f32 {
+        let [nx, ny] = self.n;
+        let fx = (u / self.cell[0] - 0.5).clamp(0.0, (nx - 1) as f32);
+        let fy = (v / self.cell[1] - 0.5).clamp(0.0, (ny - 1) as f32);
+        let (i, j) = ((fx as usize).min(nx - 1), (fy as usize).min(ny - 1));
+        let (i1, j1) = ((i + 1).min(nx - 1), (j + 1).min(ny - 1));
+        let (sx, sy) = (fx - i as f32, fy - j as f32);
+        let at = |i: usize, j: usize| self.factor[i + nx * j];
+        let top = at(i, j) + (at(i1, j) - at(i, j)) * sx;
+        let bottom = at(i, j1) + (at(i1, j1) - at(i, j1)) * sx;
+        top + (bottom - top) * sy
+    }
+}
+
+/// The floor's contact shadow (see the module docs); `None` without particles.
+fn shadow(f: &Floor, height: f32, radius: f32, particles: &Particles) -> Option<Shadow> {
+    if particles.is_empty() {
+        return None;
+    }
+    let span = [f.hi[0] - f.lo[0], f.hi[1] - f.lo[1]];
+    // Cells of about one particle diameter, at most SHADOW_MAX_CELLS along a side.
+    let n: [usize; 2] = std::array::from_fn(|k| {
+        ((span[k] / (2.0 * radius)).ceil() as usize).clamp(1, SHADOW_MAX_CELLS)
+    });
+    let cell = [span[0] / n[0] as f32, span[1] / n[1] as f32];
+    let falloff = 1.0 / (0.25 * height).max(f32::MIN_POSITIVE);
+    let (pa, pb, ph) = (
+        &particles.pos[f.a],
+        &particles.pos[f.b],
+        &particles.pos[f.axis],
+    );
+    let counts = (0..particles.len())
+        .into_par_iter()
+        .with_min_len(1 << 16)
+        .fold(
+            || vec![0u32; n[0] * n[1]],
+            |mut acc, i| {
+                let (u, v) = ((pa[i] - f.lo[0]) / cell[0], (pb[i] - f.lo[1]) / cell[1]);
+                let h = (ph[i] - f.level).abs();
+                if u >= 0.0 && v >= 0.0 && h.is_finite() {
+                    let (iu, iv) = (u as usize, v as usize);
+                    if iu < n[0] && iv < n[1] {
+                        acc[iu + n[0] * iv] += ((-h * falloff).exp() * SHADOW_ONE) as u32;
+                    }
+                }
+                acc
+            },
+        )
+        .reduce(
+            || vec![0u32; n[0] * n[1]],
+            |mut a, b| {
+                for (x, y) in a.iter_mut().zip(b) {
+                    *x = x.saturating_add(y);
+                }
+                a
+            },
+        );
+    let mut density: Vec<f32> = counts.iter().map(|&c| c as f32 / SHADOW_ONE).collect();
+    let mut tmp = vec![0.0f32; density.len()];
+    for _ in 0..3 {
+        box_blur(&density, &mut tmp, n, [n[0], 1], n[0], SHADOW_BLUR_CELLS);
+        box_blur(&tmp, &mut density, n, [1, n[0]], n[1], SHADOW_BLUR_CELLS);
+    }
+    // A cell holding about one particle diameter of liquid is fully shadowed.
+    let factor = density
+        .iter()
+        .map(|&d| 1.0 - SHADOW_STRENGTH * (1.0 - (-1.5 * d).exp()))
+        .collect();
+    Some(Shadow { n, cell, factor })
+}
+
+/// One box-filter pass of half-width `r` along lines of `len` cells: `stride[0]` steps between
+/// lines, `stride[1]` between cells of a line. Zero outside the grid.
+fn box_blur(src: &[f32], dst: &mut [f32], n: [usize; 2], stride: [usize; 2], len: usize, r: usize) {
+    let lines = n[0] * n[1] / len;
+    let norm = 1.0 / (2 * r + 1) as f32;
+    for line in 0..lines {
+        let base = line * stride[0];
+        for i in 0..len {
+            let lo = i.saturating_sub(r);
+            let hi = (i + r).min(len - 1);
+            let sum: f32 = (lo..=hi).map(|k| src[base + k * stride[1]]).sum();
+            dst[base + i * stride[1]] = sum * norm;
+        }
     }
 }
 

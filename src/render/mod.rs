@@ -8,19 +8,27 @@
 //! 1. **Project** ([`camera`]): every sphere's exact screen bounding box comes from the tangent
 //!    lines of its silhouette, which under perspective is an ellipse (Mara and McGuire, *2D
 //!    Polyhedral Bounds of a Clipped, Perspective-Projected 3D Sphere*, JCGT 2013).
-//! 2. **Bin** ([`raster`]): boxes are sorted into horizontal strips of [`raster::STRIP_ROWS`]
-//!    rows with a stable counting sort, so each strip lists its spheres in particle order.
+//! 2. **Bin** ([`raster`]): spheres are ordered front to back (a stable counting sort on
+//!    quantised depth) and then sorted, stably, into horizontal strips of
+//!    [`raster::STRIP_ROWS`] rows, so each strip lists its spheres front to back.
 //! 3. **Ray-cast** ([`raster`]): strips run in parallel (rayon). For each pixel of a sphere's box
 //!    the ray through the pixel centre is intersected with the sphere. The distance `h` from the
 //!    sphere centre to the ray gives an analytic coverage `0.5 + (r - h) / pixel size`, clamped
 //!    to `[0, 1]`, which anti-aliases silhouettes without supersampling. Each pixel keeps its
-//!    nearest opaque hit and the two nearest partial (edge) hits in front of it, so occlusion
-//!    is exact and edges blend over whatever is behind them.
-//! 4. **Shade and compose** ([`raster`], [`backdrop`]): spheres are lit in linear light (a key
-//!    light, a hemisphere fill, a Blinn-Phong highlight and a slight rim darkening that separates
-//!    touching spheres), coloured by speed with [`colormap`]; the fragments of a pixel (up to
-//!    three sphere fragments, the floor, a box edge) are sorted by ray distance and composed
-//!    front to back over a sky gradient, then converted to sRGB.
+//!    nearest opaque hit and the two nearest partial (edge) hits in front of it (further edge
+//!    hits merge into the second), so occlusion is exact and edges blend over whatever is
+//!    behind them; front-to-back order lets most hidden spheres fail the depth test early.
+//! 4. **Body normals** ([`raster`]): the depth of the liquid's front surface is smoothed with a
+//!    depth-aware filter a few sphere radii wide (as in screen-space fluid rendering, van der
+//!    Laan, Green and Sainz, I3D 2009) and differentiated into a normal per pixel. Lighting
+//!    blends it with each sphere's own normal, so the faces of a body of liquid made of
+//!    thousands of tiny spheres still read as lit or shaded surfaces.
+//! 5. **Shade and compose** ([`raster`], [`backdrop`]): spheres are lit in linear light (a key
+//!    light from the upper left, a hemisphere fill, a Blinn-Phong highlight on spheres more than
+//!    a few pixels wide and a rim darkening that separates touching spheres), coloured by speed
+//!    with [`colormap`]; the fragments of a pixel (up to three sphere fragments, the floor with
+//!    its soft contact shadow, a box edge) are sorted by ray distance and composed front to
+//!    back over a sky gradient, then converted to sRGB.
 //!
 //! Each strip is computed by one thread from data that does not depend on the thread count, in
 //! a fixed order, so the image is byte-identical for any number of threads.

@@ -174,50 +174,14 @@ fn splats(particles: &Particles, view: &View, colour_of: impl Fn(f32) -> u16 + S
         .collect()
 }
 
-/// Buckets of the front-to-back sort.
-const DEPTH_BUCKETS: usize = 1 << 14;
-
-/// Visible splat indices front to back: a stable counting sort on quantised depth, so equal
-/// buckets keep particle order.
-fn front_to_back(splats: &[Splat]) -> Vec<u32> {
-    let visible = |s: &Splat| s.y0 < s.y1;
-    let (lo, hi) = splats
-        .iter()
-        .filter(|s| visible(s))
-        .fold((f32::MAX, f32::MIN), |(a, b), s| {
-            (a.min(s.c[2]), b.max(s.c[2]))
-        });
-    let scale = if hi > lo {
-        (DEPTH_BUCKETS - 1) as f32 / (hi - lo)
-    } else {
-        0.0
-    };
-    let bucket = |s: &Splat| (((s.c[2] - lo) * scale) as usize).min(DEPTH_BUCKETS - 1);
-    let mut starts = vec![0usize; DEPTH_BUCKETS + 1];
-    for s in splats.iter().filter(|s| visible(s)) {
-        starts[bucket(s) + 1] += 1;
-    }
-    for k in 0..DEPTH_BUCKETS {
-        starts[k + 1] += starts[k];
-    }
-    let mut order = vec![0u32; starts[DEPTH_BUCKETS]];
-    for (i, s) in splats.iter().enumerate().filter(|(_, s)| visible(s)) {
-        let b = bucket(s);
-        order[starts[b]] = i as u32;
-        starts[b] += 1;
-    }
-    order
-}
-
-/// Stable counting sort of splat indices (given front to back) into strips: `(starts, ids)`,
-/// strip `k` owning `ids[starts[k]..starts[k + 1]]`, front to back.
-fn bin(splats: &[Splat], order: &[u32], strips: usize) -> (Vec<usize>, Vec<u32>) {
+/// Stable counting sort of splat indices into strips: `(starts, ids)`, strip `k` owning
+/// `ids[starts[k]..starts[k + 1]]`, in particle order.
+fn bin(splats: &[Splat], strips: usize) -> (Vec<usize>, Vec<u32>) {
+    let strip_range = |s: &Splat| s.y0 as usize / STRIP_ROWS..=(s.y1 as usize - 1) / STRIP_ROWS;
     let mut starts = vec![0usize; strips + 1];
-    for s in order.iter().map(|&i| &splats[i as usize]) {
-        if s.y0 < s.y1 {
-            for k in s.y0 as usize / STRIP_ROWS..=(s.y1 as usize - 1) / STRIP_ROWS {
-                starts[k + 1] += 1;
-            }
+    for s in splats.iter().filter(|s| s.y0 < s.y1) {
+        for k in strip_range(s) {
+            starts[k + 1] += 1;
         }
     }
     for k in 0..strips {
@@ -225,16 +189,38 @@ fn bin(splats: &[Splat], order: &[u32], strips: usize) -> (Vec<usize>, Vec<u32>)
     }
     let mut fill = starts.clone();
     let mut ids = vec![0u32; starts[strips]];
-    for &i in order {
-        let s = &splats[i as usize];
-        if s.y0 < s.y1 {
-            for k in s.y0 as usize / STRIP_ROWS..=(s.y1 as usize - 1) / STRIP_ROWS {
-                ids[fill[k]] = i;
-                fill[k] += 1;
-            }
+    for (i, s) in splats.iter().enumerate().filter(|(_, s)| s.y0 < s.y1) {
+        for k in strip_range(s) {
+            ids[fill[k]] = i as u32;
+            fill[k] += 1;
         }
     }
     (starts, ids)
+}
+
+/// Each strip's spheres, copied out of the splat array and sorted front to back, in parallel.
+/// The key is the centre's depth bits (monotone for positive floats) then the particle index,
+/// so it is unique and the order does not depend on the sort algorithm or the thread count.
+/// (Depths are positive: spheres not entirely in front of the eye are culled.)
+/// The copies keep the ray-casting loop's reads sequential.
+fn strip_lists(splats: &[Splat], starts: &[usize], ids: &[u32]) -> Vec<Vec<(u32, Splat)>> {
+    (0..starts.len() - 1)
+        .into_par_iter()
+        .map(|k| {
+            let list: Vec<(u32, Splat)> = ids[starts[k]..starts[k + 1]]
+                .iter()
+                .map(|&i| (i, splats[i as usize]))
+                .collect();
+            // The list is in particle order, so its positions break ties like the indices.
+            let mut keys: Vec<u64> = list
+                .iter()
+                .enumerate()
+                .map(|(p, (_, s))| ((s.c[2].to_bits() as u64) << 32) | p as u64)
+                .collect();
+            keys.sort_unstable();
+            keys.iter().map(|&key| list[key as u32 as usize]).collect()
+        })
+        .collect()
 }
 
 /// Renders particles as lit spheres (see the module docs of [`crate::render`]).
@@ -256,9 +242,10 @@ pub fn render(particles: &Particles, view: &View) -> Image {
         .collect();
     let splats = splats(particles, view, colour_of);
     let strips = h.div_ceil(STRIP_ROWS);
-    let order = front_to_back(&splats);
-    let (starts, ids) = bin(&splats, &order, strips);
-    let backdrop = Backdrop::new(view);
+    let (starts, ids) = bin(&splats, strips);
+    let lists = strip_lists(&splats, &starts, &ids);
+    drop(ids);
+    let backdrop = Backdrop::new(view, particles);
     let lut = LinearToSrgb::new();
     let ctx = Ctx {
         view,
@@ -275,10 +262,10 @@ pub fn render(particles: &Particles, view: &View) -> Image {
         .par_chunks_mut(w * STRIP_ROWS)
         .zip(depth.par_chunks_mut(w * STRIP_ROWS))
         .enumerate()
-        .for_each(|(k, (fr, dp))| ctx.fragments(k, &ids[starts[k]..starts[k + 1]], fr, dp));
+        .for_each(|(k, (fr, dp))| ctx.fragments(k, &lists[k], fr, dp));
 
     // Pass 2: the smoothed front surface, for body normals.
-    let smooth = smooth_depth(&depth, w, h, view, &splats, &order);
+    let smooth = smooth_depth(&depth, w, h, view, &splats);
 
     // Pass 3: shade and compose.
     let mut img = Image::new(cam.width, cam.height);
@@ -335,13 +322,18 @@ fn ray_at_unit_depth(cam: &super::Camera, x: usize, y: usize) -> [f32; 3] {
     ]
 }
 
-/// Radius, pixels, of the depth smoothing: about two and a half sphere radii at the median
+/// Radius, pixels, of the depth smoothing: about two and a half sphere radii at the mean
 /// depth of the visible spheres, between 1 and 12.
-fn smoothing_radius(view: &View, splats: &[Splat], order: &[u32]) -> usize {
-    if order.is_empty() {
+fn smoothing_radius(view: &View, splats: &[Splat]) -> usize {
+    // Mean depth in f64 over a fixed order: the same for any thread count.
+    let (sum, n) = splats
+        .iter()
+        .filter(|s| s.y0 < s.y1)
+        .fold((0.0f64, 0usize), |(a, n), s| (a + s.c[2] as f64, n + 1));
+    if n == 0 {
         return 1;
     }
-    let z = splats[order[order.len() / 2] as usize].c[2];
+    let z = (sum / n as f64) as f32;
     let r_px = view.sphere_radius * view.camera.focal_px as f32 / z;
     (2.5 * r_px).round().clamp(1.0, 12.0) as usize
 }
@@ -350,15 +342,8 @@ fn smoothing_radius(view: &View, splats: &[Splat], order: &[u32]) -> usize {
 /// only averages samples within four sphere radii of the centre's depth (a bilateral filter
 /// in the spirit of screen-space fluid rendering, van der Laan, Green and Sainz 2009), so
 /// separate bodies of liquid stay separate. Infinite where there is no liquid.
-fn smooth_depth(
-    depth: &[f32],
-    w: usize,
-    h: usize,
-    view: &View,
-    splats: &[Splat],
-    order: &[u32],
-) -> Vec<f32> {
-    let rad = smoothing_radius(view, splats, order) as isize;
+fn smooth_depth(depth: &[f32], w: usize, h: usize, view: &View, splats: &[Splat]) -> Vec<f32> {
+    let rad = smoothing_radius(view, splats) as isize;
     let tol = 4.0 * view.sphere_radius;
     let pass = |src: &[f32], reference: &[f32], horizontal: bool| -> Vec<f32> {
         let mut out = vec![f32::INFINITY; w * h];
@@ -400,7 +385,13 @@ const SPHERE_NORMAL_WEIGHT: f32 = 0.45;
 impl Ctx<'_> {
     /// Sphere fragments of strip `k` (rows `k * STRIP_ROWS ..`) into `frags`, and the camera
     /// depth of each pixel's front liquid fragment (at least half covered) into `depth`.
-    fn fragments(&self, k: usize, ids: &[u32], frags: &mut [PixelFrags], depth: &mut [f32]) {
+    fn fragments(
+        &self,
+        k: usize,
+        list: &[(u32, Splat)],
+        frags: &mut [PixelFrags],
+        depth: &mut [f32],
+    ) {
         let cam = &self.view.camera;
         let w = cam.width as usize;
         let rows = frags.len() / w;
@@ -412,8 +403,7 @@ impl Ctx<'_> {
 
         let r = self.view.sphere_radius;
         let r2 = r * r;
-        for &id in ids {
-            let sp = &self.splats[id as usize];
+        for &(id, ref sp) in list {
             let c = sp.c;
             let cc = dot3(c, c);
             let ps = c[2] * inv_f;
@@ -614,7 +604,7 @@ impl Ctx<'_> {
             None => own,
         };
         let diffuse = dot3(n, key).max(0.0);
-        let fill = 0.22 + 0.16 * (0.5 + 0.5 * n[1]);
+        let fill = 0.3 + 0.2 * (0.5 + 0.5 * n[1]);
         // Rim darkening from the sphere's own normal separates touching spheres.
         let facing = (-dot3(own, d)).max(0.0);
         let rim = 0.55 + 0.45 * facing;
