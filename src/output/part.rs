@@ -35,47 +35,68 @@ pub fn push_g(out: &mut String, v: f64) {
         return;
     }
     // The exponent X that `%e` with precision P-1 would print (after rounding). Rust's
-    // formatting rounds the exact binary value half-to-even, like glibc's printf.
-    let e_form = format!("{:.*e}", (P - 1) as usize, v);
-    let (mantissa, exp) = e_form
-        .split_once('e')
-        .expect("LowerExp always has an exponent");
-    let x: i32 = exp.parse().expect("LowerExp exponent is an integer");
+    // formatting rounds the exact binary value half-to-even, like glibc's printf. Written
+    // straight into `out` (no allocation), then rewritten in the form %g picks.
+    let start = out.len();
+    let _ = write!(out, "{:.*e}", (P - 1) as usize, v);
+    let e_pos = start + out[start..].rfind('e').expect("LowerExp has an exponent");
+    let x: i32 = out[e_pos + 1..]
+        .parse()
+        .expect("LowerExp exponent is an integer");
     if (-4..P).contains(&x) {
-        let fixed = format!("{:.*}", (P - 1 - x) as usize, v);
-        out.push_str(strip_zeros(&fixed));
+        out.truncate(start);
+        let _ = write!(out, "{:.*}", (P - 1 - x) as usize, v);
+        strip_zeros_in_place(out, start);
     } else {
-        out.push_str(strip_zeros(mantissa));
+        out.truncate(e_pos);
+        strip_zeros_in_place(out, start);
         out.push('e');
         out.push(if x < 0 { '-' } else { '+' });
         let _ = write!(out, "{:02}", x.unsigned_abs());
     }
 }
 
-/// Removes trailing zeros after a decimal point, and the point itself if nothing follows it.
-fn strip_zeros(s: &str) -> &str {
-    if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.')
-    } else {
-        s
+/// Removes trailing zeros after a decimal point in `out[start..]`, and the point itself if
+/// nothing follows it.
+fn strip_zeros_in_place(out: &mut String, start: usize) {
+    if out[start..].contains('.') {
+        while out.ends_with('0') {
+            out.pop();
+        }
+        if out.ends_with('.') {
+            out.pop();
+        }
     }
 }
 
 /// The text of a `.part` frame (or `.in` file) holding `particles`, in their order.
+/// Blocks of particles are formatted in parallel and joined in order.
 pub fn encode(particles: &Particles) -> String {
+    use rayon::prelude::*;
+    const BLOCK: usize = 4096;
     let n = particles.len();
-    let mut out = String::with_capacity(16 + n * 48);
-    let _ = writeln!(out, "{n}");
-    for i in 0..n {
-        let p = particles.position(i);
-        let v = particles.velocity(i);
-        for (k, value) in p.iter().chain(v.iter()).enumerate() {
-            if k > 0 {
-                out.push(' ');
+    let blocks: Vec<String> = (0..n.div_ceil(BLOCK))
+        .into_par_iter()
+        .map(|b| {
+            let mut out = String::with_capacity(BLOCK * 48);
+            for i in b * BLOCK..((b + 1) * BLOCK).min(n) {
+                let p = particles.position(i);
+                let v = particles.velocity(i);
+                for (k, value) in p.iter().chain(v.iter()).enumerate() {
+                    if k > 0 {
+                        out.push(' ');
+                    }
+                    push_g(&mut out, *value as f64);
+                }
+                out.push('\n');
             }
-            push_g(&mut out, *value as f64);
-        }
-        out.push('\n');
+            out
+        })
+        .collect();
+    let mut out = String::with_capacity(16 + blocks.iter().map(String::len).sum::<usize>());
+    let _ = writeln!(out, "{n}");
+    for b in &blocks {
+        out.push_str(b);
     }
     out
 }
