@@ -269,6 +269,48 @@ mod tests {
         }
     }
 
+    unsafe extern "C" {
+        fn snprintf(
+            buf: *mut std::ffi::c_char,
+            n: usize,
+            fmt: *const std::ffi::c_char,
+            ...
+        ) -> std::ffi::c_int;
+    }
+
+    /// The C library's own `%g`.
+    fn c_g(v: f64) -> String {
+        let mut buf = [0 as std::ffi::c_char; 64];
+        // SAFETY: the buffer is 64 bytes, `%g` of a double needs at most 13; the format string
+        // is NUL-terminated and takes exactly one double.
+        let n = unsafe { snprintf(buf.as_mut_ptr(), buf.len(), c"%g".as_ptr(), v) };
+        let bytes: Vec<u8> = buf[..n as usize].iter().map(|&c| c as u8).collect();
+        String::from_utf8(bytes).unwrap()
+    }
+
+    #[test]
+    fn g_format_matches_the_c_library_on_random_floats() {
+        let mut state = 0x9e3779b97f4a7c15u64;
+        let mut checked = 0;
+        for i in 0..200_000u32 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            // Alternate raw f32 bit patterns (every exponent) and values near round decimals.
+            let v = if i % 2 == 0 {
+                f32::from_bits(state as u32)
+            } else {
+                ((state >> 40) as f32 / 1e3).round() / 1e3 * if state & 1 == 0 { 1.0 } else { -1.0 }
+            };
+            if !v.is_finite() {
+                continue;
+            }
+            assert_eq!(format_g(v as f64), c_g(v as f64), "bits {:#x}", v.to_bits());
+            checked += 1;
+        }
+        assert!(checked > 150_000);
+    }
+
     #[test]
     fn name_patterns() {
         let p = NamePattern::parse("fluid.%03d.part").unwrap();
