@@ -78,7 +78,7 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> anyhow::Result<()> {
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from("out").join(&scene.name));
-    prepare_output_dir(&out, args.overwrite, &scene)?;
+    let _lock = prepare_output_dir(&out, args.overwrite, &scene)?;
     let layout = RunLayout::new(&out);
     write_scene(&layout, &scene)?;
     if !global.quiet {
@@ -105,7 +105,38 @@ pub(crate) fn write_scene(layout: &RunLayout, scene: &Scene) -> anyhow::Result<(
 
 /// Checks the output folder before anything is written: it must be a folder (or not exist) and
 /// be empty unless `overwrite`, in which case the previous run's outputs (only those) are removed.
-fn prepare_output_dir(out: &Path, overwrite: bool, scene: &Scene) -> anyhow::Result<()> {
+/// The lock file of a run folder: one surge process writes a folder at a time.
+pub(crate) const LOCK_NAME: &str = ".surge.lock";
+
+/// Takes the run folder's lock (released when the returned file is dropped or the process ends,
+/// however it ends), or says which folder is busy.
+pub(crate) fn lock_run_folder(out: &Path) -> anyhow::Result<std::fs::File> {
+    let path = out.join(LOCK_NAME);
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .with_context(|| {
+            format!(
+                "cannot create {} (is the output folder writable?)\n  fix: pick a writable output folder",
+                path.display()
+            )
+        })?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(std::fs::TryLockError::WouldBlock) => bail!(
+            "another surge process is writing {}\n  fix: wait for it to finish (or stop it with Ctrl-C, then `surge resume {}`)",
+            out.display(),
+            out.display()
+        ),
+        Err(std::fs::TryLockError::Error(e)) => {
+            Err(anyhow::Error::new(e).context(format!("locking {}", path.display())))
+        }
+    }
+}
+
+fn prepare_output_dir(out: &Path, overwrite: bool, scene: &Scene) -> anyhow::Result<std::fs::File> {
     if out.exists() && !out.is_dir() {
         bail!(
             "output folder {} exists and is not a folder\n  fix: pick another path with -o",
@@ -116,16 +147,18 @@ fn prepare_output_dir(out: &Path, overwrite: bool, scene: &Scene) -> anyhow::Res
         Ok(rd) => rd
             .flatten()
             .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n != LOCK_NAME)
             .collect(),
         Err(_) => Vec::new(),
     };
     if entries.is_empty() {
-        return std::fs::create_dir_all(out).with_context(|| {
+        std::fs::create_dir_all(out).with_context(|| {
             format!(
                 "cannot create the output folder {}\n  fix: pick a writable path with -o",
                 out.display()
             )
-        });
+        })?;
+        return lock_run_folder(out);
     }
     if !overwrite {
         let mut shown = entries.clone();
@@ -140,6 +173,7 @@ fn prepare_output_dir(out: &Path, overwrite: bool, scene: &Scene) -> anyhow::Res
             out.display()
         );
     }
+    let lock = lock_run_folder(out)?;
     // Only surge's own outputs are removed, never other files a user keeps there.
     let layout = RunLayout::new(out);
     let mut patterns: Vec<NamePattern> = Vec::new();
@@ -172,7 +206,7 @@ fn prepare_output_dir(out: &Path, overwrite: bool, scene: &Scene) -> anyhow::Res
             }
         }
     }
-    Ok(())
+    Ok(lock)
 }
 
 /// Temporary names of `atomic_write` (`.NAME.tmp`), left behind only by a killed process.
