@@ -431,6 +431,8 @@ pub fn load_str(text: &str, file: &Path, base_dir: &Path) -> Result<LoadedScene,
 /// Blanks lines whose first non-blank characters are `//` (the tutorial's reader skips them),
 /// keeping line numbers.
 fn strip_comment_lines(text: &str) -> String {
+    // A UTF-8 byte order mark (some Windows editors write one) is not JSON.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut out = String::with_capacity(text.len());
     for line in text.split_inclusive('\n') {
         if line.trim_start().starts_with("//") {

@@ -150,6 +150,7 @@ fn line_of_particle(text: &str, i: usize) -> usize {
 
 /// Parses a particle file's text; `path` names it in errors.
 pub fn parse_particle_text(text: &str, path: &Path) -> Result<Particles, InputError> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut lines = text
         .lines()
         .enumerate()
