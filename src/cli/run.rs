@@ -1,9 +1,13 @@
 //! `surge run`: read a scene, simulate every frame, write every output.
 //!
-//! Per frame, in this order: particle frame `.bin`, tutorial `.part` (if asked for), mesh `.ply`,
-//! preview `.png`, the stats line, then the checkpoint when one is due. Every file is written
-//! atomically, so a kill at any moment leaves whole files only; `surge resume` continues from the
-//! newest checkpoint and rewrites whatever came after it, byte-identically.
+//! The simulation runs on the main thread; a writer thread turns each finished frame into its
+//! outputs while the next frame is simulated. Per frame, in this order: particle frame `.bin`,
+//! tutorial `.part` (if asked for), mesh `.ply`, preview `.png`, the stats line, then the
+//! checkpoint when one is due. Every file is written atomically, so a kill at any moment leaves
+//! whole files only, and the files on disk are always a prefix of the run; `surge resume`
+//! continues from the newest checkpoint and rewrites whatever came after it, byte-identically.
+//! The whole scene is validated before the output folder is touched, and the folder is locked
+//! (`OUT/.surge.lock`) while a process writes it.
 
 use super::GlobalArgs;
 use crate::checkpoint;
@@ -103,8 +107,6 @@ pub(crate) fn write_scene(layout: &RunLayout, scene: &Scene) -> anyhow::Result<(
         .with_context(|| format!("writing {}", layout.scene().display()))
 }
 
-/// Checks the output folder before anything is written: it must be a folder (or not exist) and
-/// be empty unless `overwrite`, in which case the previous run's outputs (only those) are removed.
 /// The lock file of a run folder: one surge process writes a folder at a time.
 pub(crate) const LOCK_NAME: &str = ".surge.lock";
 
@@ -136,6 +138,9 @@ pub(crate) fn lock_run_folder(out: &Path) -> anyhow::Result<std::fs::File> {
     }
 }
 
+/// Checks the output folder before anything is written: it must be a folder (or not exist) and
+/// be empty unless `overwrite`, in which case the previous run's outputs (only those) are
+/// removed. Returns the folder's lock, held for the whole run.
 fn prepare_output_dir(out: &Path, overwrite: bool, scene: &Scene) -> anyhow::Result<std::fs::File> {
     if out.exists() && !out.is_dir() {
         bail!(
