@@ -15,6 +15,7 @@
 
 pub mod checkpoint;
 pub mod cli;
+pub mod mesh;
 pub mod output;
 pub mod render;
 pub mod scene;

@@ -15,6 +15,7 @@
 
 pub mod frame;
 pub mod part;
+pub mod ply;
 pub mod stats;
 
 use std::fs;

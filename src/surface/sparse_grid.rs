@@ -1,0 +1,192 @@
+//! Sparse blocks of a world-aligned sampling grid.
+//!
+//! Grid point `g = [i, j, k]` (global integer index) sits at `g * cell` in world coordinates, so
+//! the sampling lattice never moves between frames (no flicker from a grid that follows the
+//! particles' bounding box). Points are grouped in cubic blocks of [`B`]^3 points; a dense table
+//! over the domain's block range maps a block to its slot in the list of *allocated* blocks, or
+//! to [`NONE`]. Only blocks near particles are allocated, so memory follows the liquid, not the
+//! box. A point inside a block has local index `x + B * (y + B * z)`.
+//!
+//! Particles are binned into blocks by a stable counting sort (creation order inside a block),
+//! which makes every per-block sum run in an order that does not depend on the thread count.
+
+use rayon::prelude::*;
+
+/// Points per block edge.
+pub const B: usize = 8;
+/// Points per block.
+pub const BP: usize = B * B * B;
+/// "No block" in the dense table.
+pub const NONE: u32 = u32::MAX;
+
+/// The block layout of one frame's sampling grid plus the binned particles.
+#[derive(Debug, Clone)]
+pub struct SparseGrid {
+    /// Grid spacing, m.
+    pub cell: f64,
+    /// Global index of the first point of dense block `[0, 0, 0]`.
+    pub origin: [i64; 3],
+    /// Dense block table size per axis.
+    pub dims: [usize; 3],
+    /// Dense block index -> slot in `blocks`, or [`NONE`].
+    pub slot: Vec<u32>,
+    /// Allocated blocks, as dense indices in ascending order.
+    pub blocks: Vec<u32>,
+    /// Binned particles: position in grid units relative to `origin` (`x / cell - origin`).
+    pub pos: [Vec<f32>; 3],
+    /// Binned particles' velocities, m/s.
+    pub vel: [Vec<f32>; 3],
+    /// Dense block index -> range `start[b]..start[b + 1]` of its particles in `pos`/`vel`.
+    pub start: Vec<u32>,
+}
+
+impl SparseGrid {
+    /// Bins `particles` and allocates every block within `reach` (m) + 2 cells of a particle.
+    /// `lo`/`hi` bound the region of interest (m); particles farther than `reach` from it, or
+    /// with non-finite coordinates, are ignored.
+    pub fn new(
+        pos: &[Vec<f32>; 3],
+        vel: &[Vec<f32>; 3],
+        cell: f64,
+        lo: [f64; 3],
+        hi: [f64; 3],
+        reach: f64,
+    ) -> Self {
+        let margin = reach + 3.0 * cell;
+        let bi = B as i64;
+        let origin: [i64; 3] = std::array::from_fn(|a| ((lo[a] - margin) / cell).floor() as i64)
+            .map(|g| g.div_euclid(bi) * bi);
+        let end: [i64; 3] = std::array::from_fn(|a| ((hi[a] + margin) / cell).ceil() as i64 + 1);
+        let dims: [usize; 3] =
+            std::array::from_fn(|a| ((end[a] - origin[a] + bi - 1) / bi).max(1) as usize);
+        let nd = dims[0] * dims[1] * dims[2];
+
+        // Keys of kept particles (NONE for ignored ones).
+        let n = pos[0].len();
+        let inv = 1.0 / cell;
+        let keys: Vec<u32> = (0..n)
+            .into_par_iter()
+            .map(|i| {
+                let p = [pos[0][i] as f64, pos[1][i] as f64, pos[2][i] as f64];
+                let ok = (0..3)
+                    .all(|a| p[a].is_finite() && p[a] >= lo[a] - reach && p[a] <= hi[a] + reach);
+                if !ok {
+                    return NONE;
+                }
+                let b: [usize; 3] = std::array::from_fn(|a| {
+                    let g = p[a] * inv - origin[a] as f64;
+                    ((g / B as f64).floor().max(0.0) as usize).min(dims[a] - 1)
+                });
+                (b[0] + dims[0] * (b[1] + dims[1] * b[2])) as u32
+            })
+            .collect();
+        let mut start = vec![0u32; nd + 1];
+        for &k in &keys {
+            if k != NONE {
+                start[k as usize + 1] += 1;
+            }
+        }
+        for b in 0..nd {
+            start[b + 1] += start[b];
+        }
+        let kept = start[nd] as usize;
+        let mut order = vec![0u32; kept];
+        let mut fill = start.clone();
+        for (i, &k) in keys.iter().enumerate() {
+            if k != NONE {
+                order[fill[k as usize] as usize] = i as u32;
+                fill[k as usize] += 1;
+            }
+        }
+        let spos: [Vec<f32>; 3] = std::array::from_fn(|a| {
+            let o = origin[a] as f64;
+            order
+                .par_iter()
+                .map(|&i| (pos[a][i as usize] as f64 * inv - o) as f32)
+                .collect()
+        });
+        let svel: [Vec<f32>; 3] =
+            std::array::from_fn(|a| order.par_iter().map(|&i| vel[a][i as usize]).collect());
+
+        // Allocate blocks within `d` blocks of an occupied one.
+        let d = ((reach / cell + 2.0) / B as f64).ceil() as i64;
+        let mut mark = vec![false; nd];
+        for bz in 0..dims[2] {
+            for by in 0..dims[1] {
+                for bx in 0..dims[0] {
+                    let b = bx + dims[0] * (by + dims[1] * bz);
+                    if start[b + 1] == start[b] {
+                        continue;
+                    }
+                    let c = [bx as i64, by as i64, bz as i64];
+                    let r: [(i64, i64); 3] = std::array::from_fn(|a| {
+                        ((c[a] - d).max(0), (c[a] + d).min(dims[a] as i64 - 1))
+                    });
+                    for z in r[2].0..=r[2].1 {
+                        for y in r[1].0..=r[1].1 {
+                            let row = dims[0] as i64 * (y + dims[1] as i64 * z);
+                            for x in r[0].0..=r[0].1 {
+                                mark[(row + x) as usize] = true;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        let mut slot = vec![NONE; nd];
+        let mut blocks = Vec::new();
+        for (b, m) in mark.iter().enumerate() {
+            if *m {
+                slot[b] = blocks.len() as u32;
+                blocks.push(b as u32);
+            }
+        }
+        Self {
+            cell,
+            origin,
+            dims,
+            slot,
+            blocks,
+            pos: spos,
+            vel: svel,
+            start,
+        }
+    }
+
+    /// Block coordinates of dense index `b`.
+    pub fn coords(&self, b: u32) -> [i64; 3] {
+        let b = b as usize;
+        [
+            (b % self.dims[0]) as i64,
+            ((b / self.dims[0]) % self.dims[1]) as i64,
+            (b / (self.dims[0] * self.dims[1])) as i64,
+        ]
+    }
+
+    /// Dense index of block coordinates `c`, if inside the table.
+    pub fn dense(&self, c: [i64; 3]) -> Option<u32> {
+        if (0..3).all(|a| c[a] >= 0 && c[a] < self.dims[a] as i64) {
+            Some(
+                (c[0] as usize + self.dims[0] * (c[1] as usize + self.dims[1] * c[2] as usize))
+                    as u32,
+            )
+        } else {
+            None
+        }
+    }
+
+    /// Slot of the block at coordinates `c`, or [`NONE`].
+    pub fn slot_at(&self, c: [i64; 3]) -> u32 {
+        self.dense(c).map_or(NONE, |d| self.slot[d as usize])
+    }
+
+    /// Particle index range of dense block `b`.
+    pub fn particles_of(&self, b: u32) -> std::ops::Range<usize> {
+        self.start[b as usize] as usize..self.start[b as usize + 1] as usize
+    }
+
+    /// Number of binned particles.
+    pub fn particle_count(&self) -> usize {
+        self.pos[0].len()
+    }
+}
