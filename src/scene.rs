@@ -13,6 +13,10 @@
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
+/// Most particles a scene may seed (2^28, 6 GB of particle state): a guard against a typo
+/// that would exhaust memory.
+pub const MAX_PARTICLES: usize = 1 << 28;
+
 /// Standard gravity, m/s^2.
 pub const STANDARD_GRAVITY: f64 = 9.80665;
 
@@ -431,6 +435,8 @@ pub fn load_str(text: &str, file: &Path, base_dir: &Path) -> Result<LoadedScene,
 /// Blanks lines whose first non-blank characters are `//` (the tutorial's reader skips them),
 /// keeping line numbers.
 fn strip_comment_lines(text: &str) -> String {
+    // A UTF-8 byte order mark (some Windows editors write one) is not JSON.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut out = String::with_capacity(text.len());
     for line in text.split_inclusive('\n') {
         if line.trim_start().starts_with("//") {
@@ -866,6 +872,7 @@ pub fn validate(scene: &Scene, file: &Path) -> Result<(), InputError> {
         std::array::from_fn(|a| up[a] - h),
     );
     let region = format!("[{:?}, {:?}]", lo_in, hi_in);
+    let mut seeded_estimate = 0.0f64;
     for (i, src) in scene.sources.iter().enumerate() {
         let f = format!("sources[{i}]");
         let (lo, hi) = match src {
@@ -926,6 +933,24 @@ pub fn validate(scene: &Scene, file: &Path) -> Result<(), InputError> {
                     "the source [{lo:?}, {hi:?}] lies outside the domain's liquid region {region} (the domain minus its one-cell wall layer)"
                 ),
                 "move the source inside the domain or enlarge the domain",
+            ));
+        }
+        // Upper bound of the particles it seeds: 8 per covered interior cell.
+        let cells: f64 = (0..3)
+            .map(|a| {
+                let c0 = ((lo[a].max(lo_in[a]) - d.lower[a]) / h).floor();
+                let c1 = ((hi[a].min(hi_in[a]) - d.lower[a]) / h).ceil();
+                (c1 - c0).max(0.0)
+            })
+            .product();
+        seeded_estimate += 8.0 * cells;
+        if seeded_estimate > MAX_PARTICLES as f64 {
+            return Err(err(
+                &f,
+                format!(
+                    "the sources would seed about {seeded_estimate:.3e} particles, more than surge handles ({MAX_PARTICLES})"
+                ),
+                "use a larger domain.cell_size or smaller sources",
             ));
         }
     }

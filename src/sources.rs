@@ -150,6 +150,7 @@ fn line_of_particle(text: &str, i: usize) -> usize {
 
 /// Parses a particle file's text; `path` names it in errors.
 pub fn parse_particle_text(text: &str, path: &Path) -> Result<Particles, InputError> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut lines = text
         .lines()
         .enumerate()
@@ -170,6 +171,17 @@ pub fn parse_particle_text(text: &str, path: &Path) -> Result<Particles, InputEr
             "write the particle count on the first line",
         )
     })?;
+    if n > crate::scene::MAX_PARTICLES {
+        return Err(InputError::line(
+            path,
+            count_line,
+            format!(
+                "{n} particles is more than surge handles ({})",
+                crate::scene::MAX_PARTICLES
+            ),
+            "use fewer particles",
+        ));
+    }
     let mut p = Particles::with_capacity(n.min(1 << 24));
     let mut last_line = count_line;
     for (line, l) in lines {

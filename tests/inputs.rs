@@ -518,3 +518,71 @@ fn shipped_scenes_load() {
         assert!(loaded.particles.len() > 100, "{name}");
     }
 }
+
+/// xorshift64: a fixed sequence, so a failure replays.
+fn next(state: &mut u64) -> u64 {
+    *state ^= *state << 13;
+    *state ^= *state >> 7;
+    *state ^= *state << 17;
+    *state
+}
+
+/// Mutates `text` with up to two substitutions or deletions and at most one insertion, drawing
+/// bytes from JSON's and numbers' alphabets.
+fn mutate(text: &str, state: &mut u64) -> Vec<u8> {
+    const ALPHABET: &[u8] = b"0123456789-+.eE,:[]{}\" naNfItrul/\n";
+    let mut bytes = text.as_bytes().to_vec();
+    let edits = 1 + next(state) % 3;
+    for e in 0..edits {
+        if bytes.is_empty() {
+            break;
+        }
+        let at = (next(state) % bytes.len() as u64) as usize;
+        let c = ALPHABET[(next(state) % ALPHABET.len() as u64) as usize];
+        match (e, next(state) % 3) {
+            (0, 0) => bytes.insert(at, c),
+            (_, 1) => {
+                bytes.remove(at);
+            }
+            _ => bytes[at] = c,
+        }
+    }
+    bytes
+}
+
+#[test]
+fn mutated_scenes_and_particle_files_never_panic() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let scene = std::fs::read_to_string(root.join("scenes/tiny.json")).unwrap();
+    let tutorial = std::fs::read_to_string(root.join("inputs/fluid.json")).unwrap();
+    let particles = "3\n0.2 0.2 0.2 0 0 0\n0.3 0.3 0.3 1 0 -1.5e-3\n0.25 0.2 0.3 0 0 0\n";
+    let mut state = 0x2545f4914f6cdd1d_u64;
+    let (mut ok, mut err) = (0, 0);
+    for i in 0..4000 {
+        let (base, is_particles) = match i % 3 {
+            0 => (scene.as_str(), false),
+            1 => (tutorial.as_str(), false),
+            _ => (particles, true),
+        };
+        let Ok(text) = String::from_utf8(mutate(base, &mut state)) else {
+            continue;
+        };
+        let result = std::panic::catch_unwind(|| {
+            if is_particles {
+                surge::sources::parse_particle_text(&text, Path::new("m.in")).map(|_| ())
+            } else {
+                surge::scene::load_str(&text, Path::new("m.json"), root).map(|_| ())
+            }
+        });
+        match result {
+            Ok(Ok(())) => ok += 1,
+            Ok(Err(e)) => {
+                let msg = e.to_string();
+                assert!(msg.contains(": ") && msg.contains("fix:"), "{msg}");
+                err += 1;
+            }
+            Err(_) => panic!("panic on input:\n{text}"),
+        }
+    }
+    assert!(ok > 100 && err > 1000, "{ok} loaded, {err} refused");
+}

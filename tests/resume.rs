@@ -534,3 +534,32 @@ fn resume_of_a_folder_that_is_not_a_run() {
         "{err}"
     );
 }
+
+#[test]
+fn a_second_process_on_the_same_folder_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(SURGE)
+        .current_dir(dir.path())
+        .args(["-q", "run", &tiny(), "-o", "l", "--frames", "400"])
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let probe = dir.path().join("l/particles/frame_0001.bin");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !probe.exists() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let o = surge(dir.path(), &["resume", "l"]);
+    let still_running = child.try_wait().unwrap().is_none();
+    child.kill().ok();
+    child.wait().unwrap();
+    if still_running {
+        assert_eq!(o.status.code(), Some(1));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("another surge process is writing"), "{err}");
+    }
+    // Once the first process is gone (killed), the lock is free again.
+    ok(&surge(dir.path(), &["-q", "resume", "l", "--frames", "3"]));
+    let f3 = dir.path().join("l/particles/frame_0003.bin");
+    assert!(surge::output::frame::read(&f3).is_ok());
+}

@@ -60,6 +60,7 @@ pub fn run(global: &GlobalArgs, args: ResumeArgs) -> anyhow::Result<()> {
             args.out.display()
         );
     }
+    let _lock = super::run::lock_run_folder(&args.out)?;
     let (mut scene, scene_file) = match &args.scene {
         Some(p) => (scene::load(p)?.scene, p.clone()),
         None => (scene::read_resolved(&layout.scene())?, layout.scene()),

@@ -1,9 +1,13 @@
 //! `surge run`: read a scene, simulate every frame, write every output.
 //!
-//! Per frame, in this order: particle frame `.bin`, tutorial `.part` (if asked for), mesh `.ply`,
-//! preview `.png`, the stats line, then the checkpoint when one is due. Every file is written
-//! atomically, so a kill at any moment leaves whole files only; `surge resume` continues from the
-//! newest checkpoint and rewrites whatever came after it, byte-identically.
+//! The simulation runs on the main thread; a writer thread turns each finished frame into its
+//! outputs while the next frame is simulated. Per frame, in this order: particle frame `.bin`,
+//! tutorial `.part` (if asked for), mesh `.ply`, preview `.png`, the stats line, then the
+//! checkpoint when one is due. Every file is written atomically, so a kill at any moment leaves
+//! whole files only, and the files on disk are always a prefix of the run; `surge resume`
+//! continues from the newest checkpoint and rewrites whatever came after it, byte-identically.
+//! The whole scene is validated before the output folder is touched, and the folder is locked
+//! (`OUT/.surge.lock`) while a process writes it.
 
 use super::GlobalArgs;
 use crate::checkpoint;
@@ -78,7 +82,7 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> anyhow::Result<()> {
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from("out").join(&scene.name));
-    prepare_output_dir(&out, args.overwrite, &scene)?;
+    let _lock = prepare_output_dir(&out, args.overwrite, &scene)?;
     let layout = RunLayout::new(&out);
     write_scene(&layout, &scene)?;
     if !global.quiet {
@@ -103,9 +107,41 @@ pub(crate) fn write_scene(layout: &RunLayout, scene: &Scene) -> anyhow::Result<(
         .with_context(|| format!("writing {}", layout.scene().display()))
 }
 
+/// The lock file of a run folder: one surge process writes a folder at a time.
+pub(crate) const LOCK_NAME: &str = ".surge.lock";
+
+/// Takes the run folder's lock (released when the returned file is dropped or the process ends,
+/// however it ends), or says which folder is busy.
+pub(crate) fn lock_run_folder(out: &Path) -> anyhow::Result<std::fs::File> {
+    let path = out.join(LOCK_NAME);
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .with_context(|| {
+            format!(
+                "cannot create {} (is the output folder writable?)\n  fix: pick a writable output folder",
+                path.display()
+            )
+        })?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(std::fs::TryLockError::WouldBlock) => bail!(
+            "another surge process is writing {}\n  fix: wait for it to finish (or stop it with Ctrl-C, then `surge resume {}`)",
+            out.display(),
+            out.display()
+        ),
+        Err(std::fs::TryLockError::Error(e)) => {
+            Err(anyhow::Error::new(e).context(format!("locking {}", path.display())))
+        }
+    }
+}
+
 /// Checks the output folder before anything is written: it must be a folder (or not exist) and
-/// be empty unless `overwrite`, in which case the previous run's outputs (only those) are removed.
-fn prepare_output_dir(out: &Path, overwrite: bool, scene: &Scene) -> anyhow::Result<()> {
+/// be empty unless `overwrite`, in which case the previous run's outputs (only those) are
+/// removed. Returns the folder's lock, held for the whole run.
+fn prepare_output_dir(out: &Path, overwrite: bool, scene: &Scene) -> anyhow::Result<std::fs::File> {
     if out.exists() && !out.is_dir() {
         bail!(
             "output folder {} exists and is not a folder\n  fix: pick another path with -o",
@@ -116,16 +152,18 @@ fn prepare_output_dir(out: &Path, overwrite: bool, scene: &Scene) -> anyhow::Res
         Ok(rd) => rd
             .flatten()
             .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n != LOCK_NAME)
             .collect(),
         Err(_) => Vec::new(),
     };
     if entries.is_empty() {
-        return std::fs::create_dir_all(out).with_context(|| {
+        std::fs::create_dir_all(out).with_context(|| {
             format!(
                 "cannot create the output folder {}\n  fix: pick a writable path with -o",
                 out.display()
             )
-        });
+        })?;
+        return lock_run_folder(out);
     }
     if !overwrite {
         let mut shown = entries.clone();
@@ -140,6 +178,7 @@ fn prepare_output_dir(out: &Path, overwrite: bool, scene: &Scene) -> anyhow::Res
             out.display()
         );
     }
+    let lock = lock_run_folder(out)?;
     // Only surge's own outputs are removed, never other files a user keeps there.
     let layout = RunLayout::new(out);
     let mut patterns: Vec<NamePattern> = Vec::new();
@@ -172,7 +211,7 @@ fn prepare_output_dir(out: &Path, overwrite: bool, scene: &Scene) -> anyhow::Res
             }
         }
     }
-    Ok(())
+    Ok(lock)
 }
 
 /// Temporary names of `atomic_write` (`.NAME.tmp`), left behind only by a killed process.
