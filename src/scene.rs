@@ -1017,6 +1017,20 @@ pub fn validate(scene: &Scene, file: &Path) -> Result<(), InputError> {
             "set the iteration cap, e.g. 1000",
         ));
     }
+    if let Err(e) = scene.surface.validate() {
+        return Err(err(
+            "surface",
+            format!("{e:#}"),
+            "see the surface section of README.md",
+        ));
+    }
+    if let Err(e) = scene.render.validate() {
+        return Err(err(
+            "render",
+            e.to_string(),
+            "see the preview section of README.md",
+        ));
+    }
     let o = &scene.output;
     if o.keep_checkpoints < 1 {
         return Err(err(

@@ -323,6 +323,30 @@ fn bad_part_pattern() {
     );
 }
 
+#[test]
+fn bad_surface_setting() {
+    expect_failure(
+        "s.json",
+        &native(&format!(
+            "\"sources\": [{BOX}], \"surface\": {{\"kernel_radius_factor\": 20}}"
+        )),
+        &[],
+        &["field `surface`", "kernel_radius_factor", "20"],
+    );
+}
+
+#[test]
+fn bad_render_setting() {
+    expect_failure(
+        "s.json",
+        &native(&format!(
+            "\"sources\": [{BOX}], \"render\": {{\"width\": 0}}"
+        )),
+        &[],
+        &["field `render`", "width"],
+    );
+}
+
 // ---- particle files (tutorial input and native particle_file sources) ----
 
 fn tutorial(particles: &str) -> String {
