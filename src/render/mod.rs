@@ -48,7 +48,8 @@
 //! range is fixed for a whole sequence (default `[0, sqrt(2 |g| H)]`, the speed of a free fall
 //! over the liquid region's height `H`, or the fastest source velocity if larger) so a colour
 //! means the same speed in every frame. A small text-free legend bar in the bottom-right corner
-//! shows the map, slow on the left.
+//! shows the map, slow on the left, with a small triangle above it marking the frame's top
+//! speed (at the right end when it is off the scale).
 
 pub mod backdrop;
 pub mod camera;

@@ -276,7 +276,15 @@ pub fn render(particles: &Particles, view: &View) -> Image {
             ctx.compose(k, &frags, &smooth, rows, segments)
         });
     if view.legend {
-        draw_legend(&mut img);
+        // The frame's top speed, in a fixed order (max is exact, so any order would do).
+        let peak = (0..particles.len())
+            .map(|i| {
+                let [vx, vy, vz] = particles.velocity(i);
+                (vx * vx + vy * vy + vz * vz).sqrt()
+            })
+            .filter(|v| !v.is_nan())
+            .fold(None, |m: Option<f32>, v| Some(m.map_or(v, |m| m.max(v))));
+        draw_legend(&mut img, peak.map(|v| (v - lo) * inv_span));
     }
     img
 }
