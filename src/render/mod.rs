@@ -8,9 +8,9 @@
 //! 1. **Project** ([`camera`]): every sphere's exact screen bounding box comes from the tangent
 //!    lines of its silhouette, which under perspective is an ellipse (Mara and McGuire, *2D
 //!    Polyhedral Bounds of a Clipped, Perspective-Projected 3D Sphere*, JCGT 2013).
-//! 2. **Bin** ([`raster`]): spheres are ordered front to back (a stable counting sort on
-//!    quantised depth) and then sorted, stably, into horizontal strips of
-//!    [`raster::STRIP_ROWS`] rows, so each strip lists its spheres front to back.
+//! 2. **Bin** ([`raster`]): boxes are sorted into horizontal strips of [`raster::STRIP_ROWS`]
+//!    rows (a stable counting sort), then each strip's spheres are sorted front to back by
+//!    (depth, particle index), a unique key.
 //! 3. **Ray-cast** ([`raster`]): strips run in parallel (rayon). For each pixel of a sphere's box
 //!    the ray through the pixel centre is intersected with the sphere. The distance `h` from the
 //!    sphere centre to the ray gives an analytic coverage `0.5 + (r - h) / pixel size`, clamped

@@ -8,8 +8,10 @@
 //! to the sphere's projected area `pi (r/p)^2` for spheres smaller than a pixel); pixels whose
 //! ray misses but passes within half a pixel get a partial fragment at `t = b` whose normal is
 //! the silhouette's. A pixel keeps its nearest opaque fragment and the two nearest partial
-//! fragments in front of it; ties go to the lower particle index, and each strip visits its
-//! spheres in particle order, so the result does not depend on scheduling.
+//! fragments in front of it (see `insert` for how further partial fragments merge). Each
+//! strip visits its spheres front to back, ordered by (depth, particle index), a unique key,
+//! and ties in distance keep the earlier fragment, so the result does not depend on
+//! scheduling or thread count.
 
 use super::View;
 use super::backdrop::{Backdrop, Layer, Segment, draw_legend};
