@@ -9,8 +9,8 @@
 //!    lines of its silhouette, which under perspective is an ellipse (Mara and McGuire, *2D
 //!    Polyhedral Bounds of a Clipped, Perspective-Projected 3D Sphere*, JCGT 2013).
 //! 2. **Bin** ([`raster`]): boxes are sorted into horizontal strips of [`raster::STRIP_ROWS`]
-//!    rows (a stable counting sort), then each strip's spheres are sorted front to back by
-//!    (depth, particle index), a unique key.
+//!    rows (a stable counting sort), then each strip's spheres are ordered front to back by a
+//!    stable counting sort on quantised depth (ties keep particle order).
 //! 3. **Ray-cast** ([`raster`]): strips run in parallel (rayon). For each pixel of a sphere's box
 //!    the ray through the pixel centre is intersected with the sphere. The distance `h` from the
 //!    sphere centre to the ray gives an analytic coverage `0.5 + (r - h) / pixel size`, clamped
