@@ -10,7 +10,7 @@
 //!
 //! Environment: `BENCH_TUTORIAL_FRAMES` (default 3), `BENCH_DAM_FRAMES` (default 6),
 //! `BENCH_DAM_CELL` (cell size of the dam break, m, default 0.0125: about 1.02M particles),
-//! `BENCH_SKIP_DAM=1`.
+//! `BENCH_SKIP_DAM=1`, `BENCH_DAM_PEER=0` (skip the 1-thread dam-break peer).
 
 use std::time::Instant;
 use surge::scene::{Domain, Scene, SolverSettings, Source, TimeSettings};
@@ -232,6 +232,22 @@ fn main() {
     );
     let base = run(&s, &p, frames, None, true);
     base.print(&format!("surge, {threads} threads"));
+    for (i, r) in base.reports.iter().enumerate() {
+        println!(
+            "    frame {}: {} substeps, {:.0} ms, pressure iterations max {}",
+            i + 1,
+            r.substeps,
+            1e3 * r.seconds.total(),
+            r.pressure_iterations_max
+        );
+    }
+    if env("BENCH_DAM_PEER", 1u32) == 0 {
+        println!(
+            "target 1000 ms/frame / surge = {:.2}x",
+            1000.0 / base.ms_per_frame()
+        );
+        return;
+    }
     let one = run(&s, &p, frames, Some(1), true);
     one.print("surge, 1 thread");
     println!(

