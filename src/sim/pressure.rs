@@ -109,13 +109,30 @@ pub struct PressureSolver {
 }
 
 impl PressureSolver {
-    /// Buffers for a grid of `cells` cells (vectors grow to the fluid size on first use).
+    /// Buffers for a grid of `cells` cells, sized for every cell being fluid, so that no
+    /// substep allocates.
     pub fn new(cells: usize) -> Self {
+        let v = || vec![0.0; cells + 1];
         Self {
             row_of: vec![NONE; cells],
+            cell_of: vec![0; cells],
+            plane_rows: Vec::new(),
+            nb: vec![[0; 6]; cells],
+            diag: v(),
+            q: v(),
+            rhs: v(),
+            r: v(),
+            z: v(),
+            s: v(),
+            tmp: v(),
+            precon: v(),
+            partials: vec![0.0; reduce::partials_len(cells + 1)],
+            nf: 0,
+            blocks: [0; BLOCKS + 1],
             precondition: true,
             block_rows: BLOCK_ROWS,
-            ..Default::default()
+            warm: vec![0.0; cells],
+            warm_dt: 0.0,
         }
     }
 
@@ -460,6 +477,41 @@ impl PressureSolver {
             });
     }
 
+    /// `out = A s` on the fluid rows and, in the same pass, `out . s` (fixed chunks of
+    /// [`reduce::CHUNK`], as [`reduce::dot`] sums them). Vectors have `nf + 1` entries.
+    fn apply_a_dot(
+        nf: usize,
+        nb: &[[u32; 6]],
+        diag: &[f64],
+        s: &[f64],
+        out: &mut [f64],
+        partials: &mut [f64],
+    ) -> f64 {
+        out.par_chunks_mut(reduce::CHUNK)
+            .zip(partials.par_iter_mut())
+            .enumerate()
+            .for_each(|(ci, (oc, p))| {
+                let r0 = ci * reduce::CHUNK;
+                let mut acc = 0.0;
+                for (l, o) in oc.iter_mut().enumerate() {
+                    let r = r0 + l;
+                    if r < nf {
+                        let m = nb[r];
+                        *o = diag[r] * s[r]
+                            - (s[m[0] as usize]
+                                + s[m[1] as usize]
+                                + s[m[2] as usize]
+                                + s[m[3] as usize]
+                                + s[m[4] as usize]
+                                + s[m[5] as usize]);
+                    }
+                    acc += *o * s[r];
+                }
+                *p = acc;
+            });
+        partials.iter().sum()
+    }
+
     /// (Bridson fig. 5.5.)
     /// Preconditioned CG on `A q = rhs`, from `q = 0` or (`warm`) from the `q` already set.
     fn solve(&mut self, tol: f64, max_iter: u32, warm: bool) -> SolveStats {
@@ -520,22 +572,25 @@ impl PressureSolver {
         s.copy_from_slice(z);
         let mut sigma = reduce::dot(z, r, partials);
         while stats.iterations < max_iter {
-            Self::apply_a(nf, nb, dg, s, z);
-            let zs = reduce::dot(z, s, partials);
+            let zs = Self::apply_a_dot(nf, nb, dg, s, z, partials);
             if zs == 0.0 {
                 break;
             }
             let alpha = sigma / zs;
             stats.iterations += 1;
-            q.par_iter_mut()
+            // q += alpha s, r -= alpha z, and max |r| in the same pass (max is exact in any
+            // order).
+            rmax = q
+                .par_iter_mut()
                 .zip(s.par_iter())
                 .zip(r.par_iter_mut().zip(z.par_iter()))
                 .with_min_len(4096)
-                .for_each(|((q, s), (r, z))| {
+                .map(|((q, s), (r, z))| {
                     *q += alpha * s;
                     *r -= alpha * z;
-                });
-            rmax = reduce::max_abs(r);
+                    r.abs()
+                })
+                .reduce(|| 0.0, f64::max);
             if rmax <= tol * bmax {
                 break;
             }
