@@ -116,13 +116,19 @@ impl GridDims {
         for b in 0..3 {
             let g = (p[b] - self.lower[b]) * inv;
             let n = self.n[b];
-            // Along its own axis a component has n + 1 nodes at offset 0.
-            let go = g.clamp(0.0, n as f32 - 1e-3);
-            let io = (go as usize).min(n - 1);
+            // Along its own axis a component has n + 1 nodes at offset 0; across, n nodes at
+            // offset 1/2. `max` first maps NaN to 0, so both are finite and in range, and the
+            // unchecked conversion (no saturation fix-ups) is sound.
+            let go = g.max(0.0).min(n as f32 - 1e-3);
+            let ga = (g - 0.5).max(0.0).min(n as f32 - 1.0 - 1e-3);
+            // SAFETY: 0 <= go < n and 0 <= ga < n - 1, both far below i32::MAX.
+            let (io, ia) = unsafe {
+                (
+                    go.to_int_unchecked::<i32>() as usize,
+                    ga.to_int_unchecked::<i32>() as usize,
+                )
+            };
             own[b] = (io, go - io as f32);
-            // Across, n nodes at offset 1/2.
-            let ga = (g - 0.5).clamp(0.0, n as f32 - 1.0 - 1e-3);
-            let ia = (ga as usize).min(n - 2);
             across[b] = (ia, ga - ia as f32);
         }
         let mut st = Stencil {

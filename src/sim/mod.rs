@@ -430,7 +430,7 @@ fn substep(
     let max_layers = d.n.iter().copied().max().unwrap_or(1) as f64;
     let layers = (reach.ceil() + 1.0).min(max_layers) as u32;
     ws.extrapolator
-        .extrapolate(&d, &ws.kinds, &mut ws.vel, &mut ws.old, layers);
+        .extrapolate(&d, &ws.labels, &ws.kinds, &mut ws.vel, &mut ws.old, layers);
     secs.extrapolate += t.elapsed().as_secs_f64();
 
     let t = Instant::now();
