@@ -90,7 +90,11 @@ fn thread_cpu_seconds() -> f64 {
     // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
     let rest = &stat[stat.rfind(')').map_or(0, |i| i + 2)..];
     let f: Vec<&str> = rest.split_whitespace().collect();
-    let ticks = |i: usize| f.get(i).and_then(|x| x.parse::<f64>().ok()).unwrap_or(f64::NAN);
+    let ticks = |i: usize| {
+        f.get(i)
+            .and_then(|x| x.parse::<f64>().ok())
+            .unwrap_or(f64::NAN)
+    };
     (ticks(11) + ticks(12)) / 100.0
 }
 

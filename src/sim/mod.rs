@@ -392,15 +392,8 @@ fn substep(
     let t = Instant::now();
     transfer::label_cells(&d, &ws.sorted, &mut ws.labels);
     forces::classify_faces(&d, &ws.labels, &mut ws.kinds);
-    for a in 0..3 {
-        ws.old[a].copy_from_slice(&ws.vel[a]);
-    }
-    secs.forces += t.elapsed().as_secs_f64();
-
-    let t = Instant::now();
     let g = scene.gravity.map(|x| x as f32);
-    forces::apply_gravity(&mut ws.vel, g, dt);
-    forces::enforce_walls(&mut ws.vel, &ws.kinds);
+    forces::apply_forces(&mut ws.vel, &mut ws.old, &ws.kinds, g, dt);
     secs.forces += t.elapsed().as_secs_f64();
 
     let t = Instant::now();

@@ -607,36 +607,49 @@ impl PressureSolver {
         stats
     }
 
-    /// `u_f -= q_c - q_{c - e_a}` on fluid faces (`q = 0` in air).
+    /// `u_f -= q_c - q_{c - e_a}` on fluid faces (`q = 0` in air), visiting the fluid rows:
+    /// each row updates its lower face along each axis (unless it is a wall face) and its upper
+    /// face when the cell above is air, so every fluid face is updated exactly once.
     fn apply(&self, d: &GridDims, kinds: &[Vec<FaceKind>; 3], vel: &mut [Vec<f32>; 3]) {
-        let (q, row_of) = (&self.q, &self.row_of);
-        let qc = |c: usize| {
-            let r = row_of[c];
-            if r == NONE { 0.0 } else { q[r as usize] }
-        };
-        for a in 0..3 {
-            let m = d.face_n(a);
-            let stride = [1, d.n[0], d.n[0] * d.n[1]][a];
-            let kind = &kinds[a];
-            vel[a]
-                .par_chunks_mut(m[0] * m[1])
-                .enumerate()
-                .for_each(|(k, vp)| {
-                    for j in 0..m[1] {
-                        for i in 0..m[0] {
-                            let l = i + m[0] * j;
-                            if kind[l + m[0] * m[1] * k] != FaceKind::Fluid {
-                                continue;
-                            }
-                            // Fluid faces are interior: both cells exist.
-                            let c = d.cell(i, j, k);
-                            vp[l] -= (qc(c) - qc(c - stride)) as f32;
+        let nf = self.nf;
+        let (q, nb, cell_of) = (&self.q, &self.nb, &self.cell_of[..nf]);
+        let n = d.n;
+        let ptr: [SyncPtrF32; 3] = std::array::from_fn(|a| SyncPtrF32(vel[a].as_mut_ptr()));
+        let lens: [usize; 3] = std::array::from_fn(|a| vel[a].len());
+        cell_of
+            .par_iter()
+            .enumerate()
+            .with_min_len(1024)
+            .for_each(|(r, &c)| {
+                let c = c as usize;
+                let ijk = [c % n[0], (c / n[0]) % n[1], c / (n[0] * n[1])];
+                for a in 0..3 {
+                    let m = d.face_n(a);
+                    let lower = ijk[0] + m[0] * (ijk[1] + m[1] * ijk[2]);
+                    let upper = lower + [1, m[0], m[0] * m[1]][a];
+                    assert!(upper < lens[a]);
+                    let (below, above) = (nb[r][2 * a] as usize, nb[r][2 * a + 1] as usize);
+                    // SAFETY: a fluid face is written only by the fluid row above it or, when that
+                    // cell is air, by the fluid row below it: one writer per face.
+                    unsafe {
+                        if kinds[a][lower] == FaceKind::Fluid {
+                            *ptr[a].0.add(lower) -= (q[r] - q[below]) as f32;
+                        }
+                        if above == nf && kinds[a][upper] == FaceKind::Fluid {
+                            *ptr[a].0.add(upper) -= (q[above] - q[r]) as f32;
                         }
                     }
-                });
-        }
+                }
+            });
     }
 }
+
+/// A shared pointer to a face grid written at disjoint faces (see [`PressureSolver::apply`]).
+#[derive(Clone, Copy)]
+struct SyncPtrF32(*mut f32);
+// SAFETY: each face is written by one task only (see `apply`).
+unsafe impl Send for SyncPtrF32 {}
+unsafe impl Sync for SyncPtrF32 {}
 
 /// `sum_a (u_a+ - u_a-)` of cell `(i, j, k)`: the divergence times `h` (velocity units).
 #[inline]
