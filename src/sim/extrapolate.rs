@@ -161,6 +161,7 @@ impl Extrapolator {
 }
 
 /// Inclusive bounding box `(lo, hi)` of the fluid cells, or `None` without fluid.
+#[allow(clippy::needless_range_loop)]
 fn fluid_bounds(d: &GridDims, labels: &[CellLabel]) -> Option<([usize; 3], [usize; 3])> {
     let plane = d.n[0] * d.n[1];
     let none = ([usize::MAX; 3], [0usize; 3]);
