@@ -548,3 +548,35 @@ fn non_finite_particle_is_an_error() {
         .to_string();
     assert!(err.contains("particle 3"), "{err}");
 }
+
+/// CFL-adaptive substeps end each frame exactly at its time (the substep lengths sum to the
+/// frame's length), stay within the substep limits, and get shorter as the liquid speeds up.
+#[test]
+fn adaptive_substeps_cover_each_frame_exactly() {
+    let h = 0.02;
+    for max_substeps in [64, 3] {
+        let mut s = dam_break_scene(h, 24.0, 10);
+        s.solver.max_substeps = max_substeps;
+        let p = dam_break_particles(&mut s, h);
+        let mut sim = Simulation::new(&s, p, 0).unwrap();
+        let mut counts = vec![];
+        run(&mut sim, s.time.frames, |sim, r| {
+            let k = sim.frame();
+            let len = s.frame_time(k) - s.frame_time(k - 1);
+            let sum: f64 = r.substep_reports.iter().map(|x| x.dt as f32 as f64).sum();
+            assert_eq!(r.substep_reports.len() as u32, r.substeps);
+            assert!(r.substeps >= 1 && r.substeps <= max_substeps, "{r:?}");
+            assert!(
+                (sum - len).abs() < 1e-6 * len,
+                "frame {k}: substeps sum to {sum}, frame is {len}"
+            );
+            counts.push(r.substeps);
+        });
+        if max_substeps == 64 {
+            assert!(
+                counts.last() > counts.first(),
+                "substeps did not grow as the column collapsed: {counts:?}"
+            );
+        }
+    }
+}
