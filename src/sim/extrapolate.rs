@@ -2,8 +2,9 @@
 //!
 //! After the projection only faces touching a fluid cell ([`FaceKind::Fluid`]) carry a valid
 //! velocity, and wall faces carry zero normal velocity. Particles near the surface interpolate
-//! from faces beyond it, and advection at CFL number `C` reaches about `C` cells out, so the
-//! valid values are spread outwards layer by layer: each pass sets every still-invalid free face
+//! from faces beyond it, and the RK2 midpoint of a substep at CFL number `C` lies up to `C / 2`
+//! cells out, so `ceil(C / 2) + 1` layers are filled, valid values spreading outwards layer by
+//! layer: each pass sets every still-invalid free face
 //! that has a valid neighbour (six neighbours in its own component's grid) to the mean of those
 //! neighbours (Bridson, *Fluid Simulation for Computer Graphics*, 2nd ed., sec. 4.3; the
 //! breadth-first "layers" of Foster & Fedkiw 2001). Each layer reads the previous layer's mask

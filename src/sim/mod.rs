@@ -427,7 +427,9 @@ fn substep(
     let gn = (g[0] * g[0] + g[1] * g[1] + g[2] * g[2]).sqrt() as f64;
     let reach = (umax + gn * dt as f64) * dt as f64 / d.h as f64;
     let max_layers = d.n.iter().copied().max().unwrap_or(1) as f64;
-    let layers = (reach.ceil() + 1.0).min(max_layers) as u32;
+    // Grid velocity is sampled at the particle (a fluid cell) and at the RK2 midpoint, at most
+    // reach / 2 cells away; one more layer covers the interpolation stencil.
+    let layers = ((0.5 * reach).ceil() + 1.0).min(max_layers) as u32;
     ws.extrapolator
         .extrapolate(&d, &ws.labels, &ws.kinds, &mut ws.vel, &mut ws.old, layers);
     secs.extrapolate += t.elapsed().as_secs_f64();
