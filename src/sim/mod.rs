@@ -140,7 +140,8 @@ struct Workspace {
     kinds: [Vec<FaceKind>; 3],
     vel: [Vec<f32>; 3],
     old: [Vec<f32>; 3],
-    weight: [Vec<f32>; 3],
+    /// Splat accumulators `[sum w v, sum w]` per face.
+    acc: [Vec<[f32; 2]>; 3],
     rho: Vec<f32>,
     density_correction: bool,
     pressure: PressureSolver,
@@ -160,7 +161,7 @@ impl Workspace {
             kinds: std::array::from_fn(|a| vec![FaceKind::Free; faces(a)]),
             vel: fgrid(),
             old: fgrid(),
-            weight: fgrid(),
+            acc: std::array::from_fn(|a| vec![[0.0; 2]; faces(a)]),
             rho: vec![0.0; dims.cells()],
             density_correction: true,
             pressure: PressureSolver::new(dims.cells()),
@@ -393,7 +394,7 @@ fn substep(
     secs.sort += t.elapsed().as_secs_f64();
 
     let t = Instant::now();
-    transfer::splat(&d, &ws.sorted, &mut ws.vel, &mut ws.weight);
+    transfer::splat(&d, &ws.sorted, &mut ws.vel, &mut ws.acc);
     secs.splat += t.elapsed().as_secs_f64();
     let t = Instant::now();
     transfer::label_cells(&d, &ws.sorted, &mut ws.labels);
@@ -454,12 +455,13 @@ fn substep(
             &d,
             &ws.kinds,
             &ws.rho,
-            &mut ws.weight,
+            // The FLIP change grid is free again: it holds the displacement.
+            &mut ws.old,
             density::TOLERANCE,
             scene.solver.pressure_max_iterations,
         );
         density_iterations = st.iterations;
-        advect::displace(&d, &mut ws.sorted, &ws.weight);
+        advect::displace(&d, &mut ws.sorted, &ws.old);
     }
     secs.density += t.elapsed().as_secs_f64();
 
