@@ -79,12 +79,24 @@ struct Run {
     /// CPU seconds of the calling thread (meaningful for the 1-thread pool, where all the work
     /// runs on it): unlike wall time, it does not count waiting for a core on a busy machine.
     cpu: f64,
+    /// CPU seconds of the whole process during the run: `process_cpu / wall` is how many cores
+    /// the run actually got (on a shared machine, fewer than the pool's threads).
+    process_cpu: f64,
     particles: usize,
 }
 
 /// CPU seconds used so far by the current thread (Linux `/proc/thread-self/stat`, 10 ms ticks).
 fn thread_cpu_seconds() -> f64 {
-    let Ok(stat) = std::fs::read_to_string("/proc/thread-self/stat") else {
+    cpu_seconds("/proc/thread-self/stat")
+}
+
+/// CPU seconds used so far by the whole process, all threads.
+fn process_cpu_seconds() -> f64 {
+    cpu_seconds("/proc/self/stat")
+}
+
+fn cpu_seconds(path: &str) -> f64 {
+    let Ok(stat) = std::fs::read_to_string(path) else {
         return f64::NAN;
     };
     // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
@@ -166,10 +178,11 @@ impl Run {
             ms(st.density)
         );
         println!(
-            "    pressure iterations: mean {:.1}, max {}; density-correction iterations: mean {:.1}",
+            "    pressure iterations: mean {:.1}, max {}; density-correction iterations: mean {:.1}; cores used (process CPU / wall) {:.2}",
             its as f64 / n,
             its_max,
-            dens as f64 / n
+            dens as f64 / n,
+            self.process_cpu / self.wall
         );
     }
 }
@@ -186,11 +199,13 @@ fn run(
         sim.set_preconditioner(precondition);
         let t = Instant::now();
         let c = thread_cpu_seconds();
+        let pc = process_cpu_seconds();
         let reports: Vec<FrameReport> = (0..frames).map(|_| sim.advance_frame()).collect();
         Run {
             reports,
             wall: t.elapsed().as_secs_f64(),
             cpu: thread_cpu_seconds() - c,
+            process_cpu: process_cpu_seconds() - pc,
             particles: p.len(),
         }
     };
@@ -276,6 +291,11 @@ fn main() {
     }
     let one = run(&s, &p, frames, Some(1), true);
     one.print("surge, 1 thread");
+    println!(
+        "    1 thread, CPU time of the worker: {:.1} ms/frame, {:.1} ms/substep",
+        1e3 * one.cpu / one.reports.len() as f64,
+        1e3 * one.cpu / one.substeps() as f64
+    );
     println!(
         "ratios: 1 thread / {threads} threads = {:.2}x; target 1000 ms/frame / surge = {:.2}x",
         one.ms_per_frame() / base.ms_per_frame(),
