@@ -580,3 +580,18 @@ fn adaptive_substeps_cover_each_frame_exactly() {
         }
     }
 }
+
+/// Degenerate inputs run without panicking: no particles at all, and a single fast particle
+/// (adaptive substeps hit the cap; the particle stays inside).
+#[test]
+fn empty_and_single_particle_scenes_run() {
+    let s = scene([0.0; 3], 0.1, [6, 6, 6], 30.0, 3);
+    let mut sim = Simulation::new(&s, Particles::default(), 0).unwrap();
+    run(&mut sim, 3, |_, r| assert_eq!(r.max_speed, 0.0));
+    let mut p = Particles::default();
+    p.push([0.3, 0.3, 0.3], [50.0, -20.0, 10.0]);
+    let mut sim = Simulation::new(&s, p, 0).unwrap();
+    run(&mut sim, 3, |_, r| {
+        assert!(r.substeps <= s.solver.max_substeps)
+    });
+}
