@@ -436,9 +436,10 @@ fn dam_break_keeps_volume() {
 
 /// Surge front of the collapsing column against Martin & Moyce (1952), "Part IV. An
 /// experimental study of the collapse of liquid columns on a rigid horizontal plane", Phil.
-/// Trans. R. Soc. Lond. A 244, 312-324, Table 2: square-section column, a = 2.25 in, n^2 = 2;
-/// front Z = x / a against T = t sqrt(2 g / a) (values as tabulated in the paper, Z in steps of
-/// 0.5 in / a).
+/// Trans. R. Soc. Lond. A 244, 312-324, Table 2: the two-dimensional collapse of a column of
+/// width a = 2.25 in and height n^2 a with n^2 = 2 (here a = 0.1 m, 4 cells deep with free-slip
+/// side walls; inviscid flow is scale-free in Z and T); front Z = x / a, x from the back wall,
+/// against T = t sqrt(2 g / a) (Z tabulated in steps of 0.5 in / a).
 ///
 /// Tolerance, asymmetric: the simulated front may lead the measured one by up to
 /// `0.15 Z_exp + 0.1` and lag it by up to `0.05 Z_exp + 0.1`. Justification: `0.1` in Z is one
