@@ -14,12 +14,14 @@
 //! scaling by `dt`, `rho` and `h` is thus exact and the solver works on O(1) numbers.
 //!
 //! The solver (Bridson fig. 5.5 / 5.7): modified incomplete Cholesky MIC(0) with `tau = 0.97`,
-//! safety `sigma = 0.25`, applied block-Jacobi style on [`BLOCKS`] slabs of whole z-planes (so
-//! the triangular solves run in parallel; the couplings between slabs are left to CG), conjugate
-//! gradient stopping when `max|r| <= tol * max|b|` or after
-//! the iteration cap. Vectors and dot products are f64 (f32 stalls around 1e-5 relative
-//! residual on these systems); dot products use fixed chunks ([`super::reduce`]) and the
-//! triangular solves run in a fixed lexicographic order, so results are thread-independent.
+//! safety `sigma = 0.25`, applied block-Jacobi style on up to [`BLOCKS`] slabs of whole
+//! z-planes of at least [`BLOCK_ROWS`] unknowns each (so large systems run their triangular
+//! solves in parallel; the couplings between slabs are left to CG; small systems are one
+//! block, plain MIC(0)), conjugate gradient stopping when `max|r| <= tol * max|b|` or after the
+//! iteration cap. Vectors and dot products are f64 (the default tolerance, 1e-6, is close to
+//! f32's resolution); dot products use fixed chunks ([`super::reduce`]), the blocks depend on
+//! the fluid cells only and each block's triangular solves run in lexicographic order, so
+//! results are thread-independent.
 //! Within a frame each projection starts from the previous substep's pressure scaled by the
 //! ratio of the substeps (the hydrostatic part carries over); the first substep of a frame
 //! starts from zero, so that a frame depends on its particles only (exact resume).
