@@ -356,7 +356,8 @@ impl PressureSolver {
     }
 
     /// MIC(0) preconditioner values (Bridson fig. 5.7), in row (lexicographic) order within
-    /// each block; couplings between blocks are dropped (block-Jacobi MIC(0)).
+    /// each block; couplings between blocks are dropped (block-Jacobi MIC(0)). Stores the
+    /// square of Bridson's `precon`, `1 / e`, which is all the solves need.
     fn build_precon(&mut self) {
         self.build_blocks();
         let nf = self.nf;
@@ -377,8 +378,8 @@ impl PressureSolver {
             };
             for r in s..e {
                 let [xm, _, ym, _, zm, _] = nb[r];
-                let (pi, pj, pk) = (get(xm), get(ym), get(zm));
-                let (pi2, pj2, pk2) = (pi * pi, pj * pj, pk * pk);
+                // Stored values are precon^2 = 1 / e (see `apply_precon`).
+                let (pi2, pj2, pk2) = (get(xm), get(ym), get(zm));
                 let diag = dg[r];
                 let mut e_ = diag - pi2 - pj2 - pk2;
                 // A_plus products: the -x neighbour's +y and +z neighbours being fluid (and in
@@ -405,7 +406,7 @@ impl PressureSolver {
                 if e_ < SIGMA * diag {
                     e_ = diag;
                 }
-                unsafe { *pc.get(r) = 1.0 / e_.sqrt() };
+                unsafe { *pc.get(r) = 1.0 / e_ };
             }
         });
         self.precon[nf] = 0.0;
@@ -438,24 +439,26 @@ impl PressureSolver {
             // SAFETY: rows s..e of `tmp` and `z` belong to this block only; neighbours outside
             // it are skipped (x and y neighbours share the plane, hence the block).
             unsafe {
-                // Forward: L t = r.
+                // Forward: L t = r. With p = precon and u_i = p_i t_i (Bridson's q), his
+                // `t = r_i - sum A_ij p_j u_j` becomes `u_i = (r_i + sum_j p_j^2 ...)`; storing
+                // `w_i = p_i u_i` and `p2 = p^2` leaves one multiply per row:
+                // `w_i = (r_i + w_xm + w_ym + w_zm) p2_i`.
                 for i in s..e {
                     let [xm, _, ym, _, zm, _] = nb[i];
-                    let (xm, ym, zm) = (xm as usize, ym as usize, zm as usize);
-                    let mut t = r[i] + pc[xm] * *tp.get(xm) + pc[ym] * *tp.get(ym);
-                    if zm >= s && zm < e {
-                        t += pc[zm] * *tp.get(zm);
+                    let mut t = r[i] + *tp.get(xm as usize) + *tp.get(ym as usize);
+                    if (zm as usize) >= s && (zm as usize) < e {
+                        t += *tp.get(zm as usize);
                     }
                     *tp.get(i) = t * pc[i];
                 }
-                // Backward: L^T z = t.
+                // Backward: L^T z = u, i.e. z_i = (u_i + p_i sum z_nb) p_i = w_i + p2_i sum z_nb.
                 for i in (s..e).rev() {
                     let [_, xp, _, yp, _, zp] = nb[i];
                     let mut acc = *zp_.get(xp as usize) + *zp_.get(yp as usize);
                     if (zp as usize) < e {
                         acc += *zp_.get(zp as usize);
                     }
-                    *zp_.get(i) = (*tp.get(i) + pc[i] * acc) * pc[i];
+                    *zp_.get(i) = *tp.get(i) + pc[i] * acc;
                 }
             }
         });
