@@ -412,56 +412,64 @@ impl PressureSolver {
         self.precon[nf] = 0.0;
     }
 
-    /// `z = M^-1 r` (or `z = r` without preconditioning): one forward and one backward
-    /// triangular solve per block, blocks in parallel.
+    /// `z = M^-1 r` (or `z = r` without preconditioning); returns `z . r`, summed in the same
+    /// pass (per block in row order, the blocks in order: thread-independent).
     #[allow(clippy::too_many_arguments)]
     fn apply_precon(
         nf: usize,
         precondition: bool,
         blocks: &[u32; BLOCKS + 1],
         nb: &[[u32; 6]],
-        pc: &[f64],
+        p2: &[f64],
         r: &[f64],
         tmp: &mut [f64],
         z: &mut [f64],
-    ) {
+        partials: &mut [f64],
+    ) -> f64 {
         if !precondition {
             z[..nf]
                 .par_iter_mut()
                 .zip(r[..nf].par_iter())
                 .with_min_len(4096)
                 .for_each(|(z, r)| *z = *r);
-            return;
+            return reduce::dot(z, r, partials);
         }
         let (tp, zp_) = (SyncPtr(tmp.as_mut_ptr()), SyncPtr(z.as_mut_ptr()));
-        (0..BLOCKS).into_par_iter().for_each(|b| {
+        let mut sums = [0.0f64; BLOCKS];
+        sums.par_iter_mut().enumerate().for_each(|(b, sum)| {
             let (s, e) = (blocks[b] as usize, blocks[b + 1] as usize);
+            // Bridson's fig. 5.7 with `p` his `precon` and `p2 = p^2` (what is stored):
+            // forward `t_i = r_i + sum_{j<i} p_j q_j`, `q_i = p_i t_i`; backward
+            // `z_i = p_i (q_i + p_i sum_{j>i} z_j)`. With `w_i = p_i q_i = p2_i t_i` kept in
+            // `tmp`: forward `w_i = p2_i (r_i + sum_{j<i} w_j)`, backward
+            // `z_i = w_i + p2_i sum_{j>i} z_j`: one multiply-add per row.
             // SAFETY: rows s..e of `tmp` and `z` belong to this block only; neighbours outside
-            // it are skipped (x and y neighbours share the plane, hence the block).
+            // it are skipped (x and y neighbours share the plane, hence the block); the dummy
+            // row `nf` is only read (it holds 0).
+            let mut dot = 0.0;
             unsafe {
-                // Forward: L t = r. With p = precon and u_i = p_i t_i (Bridson's q), his
-                // `t = r_i - sum A_ij p_j u_j` becomes `u_i = (r_i + sum_j p_j^2 ...)`; storing
-                // `w_i = p_i u_i` and `p2 = p^2` leaves one multiply per row:
-                // `w_i = (r_i + w_xm + w_ym + w_zm) p2_i`.
                 for i in s..e {
                     let [xm, _, ym, _, zm, _] = nb[i];
                     let mut t = r[i] + *tp.get(xm as usize) + *tp.get(ym as usize);
                     if (zm as usize) >= s && (zm as usize) < e {
                         t += *tp.get(zm as usize);
                     }
-                    *tp.get(i) = t * pc[i];
+                    *tp.get(i) = t * p2[i];
                 }
-                // Backward: L^T z = u, i.e. z_i = (u_i + p_i sum z_nb) p_i = w_i + p2_i sum z_nb.
                 for i in (s..e).rev() {
                     let [_, xp, _, yp, _, zp] = nb[i];
                     let mut acc = *zp_.get(xp as usize) + *zp_.get(yp as usize);
                     if (zp as usize) < e {
                         acc += *zp_.get(zp as usize);
                     }
-                    *zp_.get(i) = *tp.get(i) + pc[i] * acc;
+                    let zi = *tp.get(i) + p2[i] * acc;
+                    *zp_.get(i) = zi;
+                    dot += zi * r[i];
                 }
             }
+            *sum = dot;
         });
+        sums.iter().sum()
     }
 
     /// `out = A s` on the fluid rows.
@@ -573,9 +581,9 @@ impl PressureSolver {
                 return stats;
             }
         }
-        Self::apply_precon(nf, self.precondition, blocks, nb, pc, r, tmp, z);
+        let mut sigma =
+            Self::apply_precon(nf, self.precondition, blocks, nb, pc, r, tmp, z, partials);
         s.copy_from_slice(z);
-        let mut sigma = reduce::dot(z, r, partials);
         while stats.iterations < max_iter {
             let zs = Self::apply_a_dot(nf, nb, dg, s, z, partials);
             if zs == 0.0 {
@@ -599,8 +607,8 @@ impl PressureSolver {
             if rmax <= tol * bmax {
                 break;
             }
-            Self::apply_precon(nf, self.precondition, blocks, nb, pc, r, tmp, z);
-            let sigma_new = reduce::dot(z, r, partials);
+            let sigma_new =
+                Self::apply_precon(nf, self.precondition, blocks, nb, pc, r, tmp, z, partials);
             let beta = sigma_new / sigma;
             s.par_iter_mut()
                 .zip(z.par_iter())
