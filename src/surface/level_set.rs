@@ -99,14 +99,19 @@ impl LevelSet {
 /// Samples the level set of `pos`/`vel` (SoA, m and m/s).
 pub fn build(pos: &[Vec<f32>; 3], vel: &[Vec<f32>; 3], p: &Params) -> LevelSet {
     let reach = p.reach();
+    let t0 = std::time::Instant::now();
     let grid = SparseGrid::new(pos, vel, p.cell, p.region_lo, p.region_hi, reach);
+    eprintln!("TIMING grid {:.3}", t0.elapsed().as_secs_f64());
     let nb = grid.blocks.len();
     let mut phi = vec![0f32; nb * BP];
     let mut velo = vec![[0f32; 3]; nb * BP];
     phi.par_chunks_mut(BP)
         .zip(velo.par_chunks_mut(BP))
         .enumerate()
-        .for_each(|(s, (phi, vel))| splat_block(&grid, grid.blocks[s], p, phi, vel));
+        .for_each(|(s, (phi, vel))| match p.kind {
+            Kind::ZhuBridson => splat_block::<true>(&grid, grid.blocks[s], p, phi, vel),
+            Kind::Spheres => splat_block::<false>(&grid, grid.blocks[s], p, phi, vel),
+        });
     LevelSet {
         grid,
         phi,
@@ -115,7 +120,16 @@ pub fn build(pos: &[Vec<f32>; 3], vel: &[Vec<f32>; 3], p: &Params) -> LevelSet {
     }
 }
 
-fn splat_block(
+/// `ceil(v)` for `v >= 0` without a libm call.
+#[inline(always)]
+fn ceil_pos(v: f32) -> usize {
+    let t = v as usize;
+    if (t as f32) < v { t + 1 } else { t }
+}
+
+/// Splats the particles near one block into its points, then turns the sums into `phi` and
+/// velocity. `ZB`: Zhu-Bridson (weighted mean position) instead of union of spheres.
+fn splat_block<const ZB: bool>(
     g: &SparseGrid,
     dense: u32,
     p: &Params,
@@ -129,13 +143,12 @@ fn splat_block(
     let r2 = reach_g * reach_g;
     let inv_r2 = 1.0 / r2;
     let d = (reach_g / B as f32).ceil() as i64;
-    let zb = p.kind == Kind::ZhuBridson;
+    let bmax = (B - 1) as f32;
 
     let mut w = [0f32; BP];
     let mut wx = [[0f32; BP]; 3];
     let mut wv = [[0f32; BP]; 3];
     let mut min2 = [r2; BP];
-    let bmax = (B - 1) as f32;
     for dz in -d..=d {
         for dy in -d..=d {
             for dx in -d..=d {
@@ -148,22 +161,31 @@ fn splat_block(
                         g.pos[1][i] - fo[1],
                         g.pos[2][i] - fo[2],
                     ];
-                    let lo = q.map(|c| (c - reach_g).ceil().max(0.0));
-                    let hi = q.map(|c| (c + reach_g).floor().min(bmax));
-                    if lo[0] > hi[0] || lo[1] > hi[1] || lo[2] > hi[2] {
+                    // Cheap reject: the particle's reach misses this block.
+                    if (0..3).any(|a| q[a] <= -reach_g || q[a] >= bmax + reach_g) {
                         continue;
                     }
                     let v = [g.vel[0][i], g.vel[1][i], g.vel[2][i]];
-                    let (x0, x1) = (lo[0] as usize, hi[0] as usize);
-                    for z in lo[2] as usize..=hi[2] as usize {
+                    let z0 = ceil_pos((q[2] - reach_g).max(0.0));
+                    let z1 = ((q[2] + reach_g) as usize).min(B - 1);
+                    let y0 = ceil_pos((q[1] - reach_g).max(0.0));
+                    let y1 = ((q[1] + reach_g) as usize).min(B - 1);
+                    for z in z0..=z1 {
                         let ddz = z as f32 - q[2];
                         let dz2 = ddz * ddz;
-                        for y in lo[1] as usize..=hi[1] as usize {
+                        for y in y0..=y1 {
                             let ddy = y as f32 - q[1];
                             let dyz2 = dz2 + ddy * ddy;
                             if dyz2 >= r2 {
                                 continue;
                             }
+                            // Exact x extent of the kernel on this row.
+                            let ext = (r2 - dyz2).sqrt();
+                            if q[0] + ext < 0.0 || q[0] - ext > bmax {
+                                continue;
+                            }
+                            let x0 = ceil_pos((q[0] - ext).max(0.0));
+                            let x1 = ((q[0] + ext) as usize).min(B - 1);
                             let row = B * (y + B * z);
                             for x in x0..=x1 {
                                 let ddx = x as f32 - q[0];
@@ -175,7 +197,7 @@ fn splat_block(
                                 let t = 1.0 - d2 * inv_r2;
                                 let wk = t * t * t;
                                 w[k] += wk;
-                                if zb {
+                                if ZB {
                                     wx[0][k] += wk * q[0];
                                     wx[1][k] += wk * q[1];
                                     wx[2][k] += wk * q[2];
@@ -216,7 +238,7 @@ fn splat_block(
                 let (mut phi, v) = if wk > 0.0 {
                     let inv = 1.0 / wk;
                     let vel = [wv[0][k] * inv, wv[1][k] * inv, wv[2][k] * inv];
-                    let phi = if zb {
+                    let phi = if ZB {
                         let dx = x as f32 - wx[0][k] * inv;
                         let dy = y as f32 - wx[1][k] * inv;
                         let dz = z as f32 - wx[2][k] * inv;
