@@ -318,3 +318,41 @@ fn marching_cubes_agrees_with_the_isosurface_crate() {
         "triangle counts differ: {ratio}"
     );
 }
+
+/// Smoothing makes a seeded ball rounder and smoother without changing its volume.
+#[test]
+fn smoothing_reduces_roughness_and_keeps_the_volume() {
+    let s = ball_scene();
+    let p = seed(&s);
+    let measure = |it: u32| {
+        let set = SurfaceSettings {
+            smoothing_iterations: it,
+            ..Default::default()
+        };
+        let m = reconstruct(&p, &set, &s.domain);
+        assert_closed(&m, "smoothed ball");
+        let rad: Vec<f64> = m
+            .positions
+            .iter()
+            .map(|q| {
+                (0..3)
+                    .map(|a| (q[a] as f64 - 0.6).powi(2))
+                    .sum::<f64>()
+                    .sqrt()
+            })
+            .collect();
+        let mean = rad.iter().sum::<f64>() / rad.len() as f64;
+        let rms = (rad.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / rad.len() as f64).sqrt();
+        (m.volume(), rms, m.rms_dihedral_angle())
+    };
+    let (v0, r0, a0) = measure(0);
+    let (v4, r4, a4) = measure(4);
+    eprintln!(
+        "smoothing 0 -> 4: volume {v0:.6} -> {v4:.6}, radius rms {r0:.5} -> {r4:.5} m, dihedral rms {:.2} -> {:.2} deg",
+        a0.to_degrees(),
+        a4.to_degrees()
+    );
+    assert!((v4 - v0).abs() < 0.002 * v0);
+    assert!(r4 < 0.95 * r0);
+    assert!(a4 < 0.8 * a0);
+}
