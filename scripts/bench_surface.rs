@@ -76,13 +76,15 @@ fn read_ply_mesh(path: &Path) -> TriMesh {
 fn describe(m: &TriMesh) -> String {
     let t = m.topology();
     format!(
-        "{} triangles, {} vertices, closed+manifold: {} (boundary edges {}, non-manifold {}), volume {:.5} m^3",
+        "{} triangles, {} vertices, closed+manifold: {} (boundary edges {}, non-manifold {}), volume {:.5} m^3, area {:.3} m^2, RMS dihedral {:.1} deg",
         m.triangles.len(),
         m.positions.len(),
         t.is_closed_manifold(),
         t.boundary_edges,
         t.non_manifold_edges,
-        m.volume()
+        m.volume(),
+        m.area(),
+        m.rms_dihedral_angle().to_degrees()
     )
 }
 

@@ -99,9 +99,7 @@ impl LevelSet {
 /// Samples the level set of `pos`/`vel` (SoA, m and m/s).
 pub fn build(pos: &[Vec<f32>; 3], vel: &[Vec<f32>; 3], p: &Params) -> LevelSet {
     let reach = p.reach();
-    let t0 = std::time::Instant::now();
     let grid = SparseGrid::new(pos, vel, p.cell, p.region_lo, p.region_hi, reach);
-    eprintln!("TIMING grid {:.3}", t0.elapsed().as_secs_f64());
     let nb = grid.blocks.len();
     let mut phi = vec![0f32; nb * BP];
     let mut velo = vec![[0f32; 3]; nb * BP];
