@@ -13,6 +13,10 @@
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
+/// Most particles a scene may seed (2^28, 6 GB of particle state): a guard against a typo
+/// that would exhaust memory.
+pub const MAX_PARTICLES: usize = 1 << 28;
+
 /// Standard gravity, m/s^2.
 pub const STANDARD_GRAVITY: f64 = 9.80665;
 
@@ -264,11 +268,833 @@ fn yes() -> bool {
     true
 }
 
-/// Reads a resolved scene (`OUT/scene.json`, as `surge run` writes it).
-pub fn read_resolved(path: &std::path::Path) -> anyhow::Result<Scene> {
-    use anyhow::Context;
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    serde_json::from_str(&text)
-        .with_context(|| format!("{}: not a valid surge scene", path.display()))
+// ---------------------------------------------------------------------------------------------
+// Loading and validation
+// ---------------------------------------------------------------------------------------------
+
+/// A bad input: which file, where in it, what is wrong, and how to fix it.
+///
+/// Displayed as `FILE: field `a.b`: PROBLEM` then `  fix: FIX` on a second line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InputError {
+    /// The file at fault.
+    pub file: PathBuf,
+    /// Where in it: `field `domain.cell_size`` or `line 12`; none for the whole file.
+    pub at: Option<String>,
+    /// What is wrong.
+    pub problem: String,
+    /// What to do about it.
+    pub fix: String,
+}
+
+impl std::fmt::Display for InputError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: ", self.file.display())?;
+        if let Some(at) = &self.at {
+            write!(f, "{at}: ")?;
+        }
+        write!(f, "{}\n  fix: {}", self.problem, self.fix)
+    }
+}
+
+impl std::error::Error for InputError {}
+
+impl InputError {
+    /// An error about the field at JSON path `field` (e.g. `domain.cell_size`, `sources[1]`).
+    pub fn field(
+        file: &Path,
+        field: &str,
+        problem: impl Into<String>,
+        fix: impl Into<String>,
+    ) -> Self {
+        Self {
+            file: file.to_path_buf(),
+            at: (!field.is_empty()).then(|| format!("field `{field}`")),
+            problem: problem.into(),
+            fix: fix.into(),
+        }
+    }
+    /// An error about line `line` (1-based) of a text file.
+    pub fn line(
+        file: &Path,
+        line: usize,
+        problem: impl Into<String>,
+        fix: impl Into<String>,
+    ) -> Self {
+        Self {
+            file: file.to_path_buf(),
+            at: Some(format!("line {line}")),
+            problem: problem.into(),
+            fix: fix.into(),
+        }
+    }
+    /// An error about the whole file.
+    pub fn file(file: &Path, problem: impl Into<String>, fix: impl Into<String>) -> Self {
+        Self {
+            file: file.to_path_buf(),
+            at: None,
+            problem: problem.into(),
+            fix: fix.into(),
+        }
+    }
+}
+
+/// Which input format a scene file was in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SceneFormat {
+    /// A native scene (`scenes/*.json`).
+    Native,
+    /// The tutorial's `fluid.json`.
+    Tutorial,
+}
+
+/// A scene read, resolved, validated and seeded: everything a run needs to start.
+#[derive(Debug, Clone)]
+pub struct LoadedScene {
+    /// The resolved scene: defaults filled in, particle file paths absolute.
+    pub scene: Scene,
+    /// The initial particles, in creation order (source order, then seeding order).
+    pub particles: Particles,
+    /// The file it came from.
+    pub file: PathBuf,
+    /// Its format.
+    pub format: SceneFormat,
+}
+
+use crate::sim::Particles;
+use std::path::Path;
+
+/// Keys of the tutorial's `fluid.json`.
+const TUTORIAL_KEYS: [&str; 9] = [
+    "dt",
+    "total_time",
+    "density",
+    "res",
+    "h",
+    "lc",
+    "flipRatio",
+    "particles",
+    "output_fname",
+];
+
+/// Reads a scene file (native or the tutorial's `fluid.json`, told apart by their keys),
+/// validates every field and seeds its particles. Nothing is written.
+pub fn load(path: &Path) -> Result<LoadedScene, InputError> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        let fix = if e.kind() == std::io::ErrorKind::NotFound {
+            "check the path; shipped scenes are in `scenes/`, the tutorial's input is `inputs/fluid.json`"
+        } else {
+            "make the file readable, as UTF-8 JSON text"
+        };
+        InputError::file(path, format!("cannot read the scene file: {e}"), fix)
+    })?;
+    let base = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let base = std::path::absolute(&base).unwrap_or(base);
+    load_str(&text, path, &base)
+}
+
+/// [`load`] from text: `file` names it in errors (and gives the default name), relative particle
+/// file paths of native scenes are taken from `base_dir`.
+pub fn load_str(text: &str, file: &Path, base_dir: &Path) -> Result<LoadedScene, InputError> {
+    let clean = strip_comment_lines(text);
+    let value: serde_json::Value =
+        serde_json::from_str(&clean).map_err(|e| json_syntax_error(file, &clean, e))?;
+    let Some(obj) = value.as_object() else {
+        return Err(InputError::file(
+            file,
+            "the top level is not a JSON object `{ ... }`",
+            "write the scene as one JSON object; see README.md's scene reference",
+        ));
+    };
+    let is_tutorial = !obj.contains_key("domain")
+        && !obj.contains_key("sources")
+        && TUTORIAL_KEYS
+            .iter()
+            .any(|k| *k != "density" && obj.contains_key(*k));
+    let (scene, format) = if is_tutorial {
+        (
+            tutorial_scene(&clean, file, base_dir)?,
+            SceneFormat::Tutorial,
+        )
+    } else {
+        (native_scene(&clean, file, base_dir)?, SceneFormat::Native)
+    };
+    validate(&scene, file)?;
+    let particles = initial_particles(&scene, file)?;
+    Ok(LoadedScene {
+        scene,
+        particles,
+        file: file.to_path_buf(),
+        format,
+    })
+}
+
+/// Blanks lines whose first non-blank characters are `//` (the tutorial's reader skips them),
+/// keeping line numbers.
+fn strip_comment_lines(text: &str) -> String {
+    // A UTF-8 byte order mark (some Windows editors write one) is not JSON.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        if line.trim_start().starts_with("//") {
+            if line.ends_with('\n') {
+                out.push('\n');
+            }
+        } else {
+            out.push_str(line);
+        }
+    }
+    out
+}
+
+/// A JSON syntax error, with a special word for `NaN` and `Infinity`, which JSON lacks.
+fn json_syntax_error(file: &Path, text: &str, e: serde_json::Error) -> InputError {
+    let (line, col) = (e.line(), e.column());
+    let line_text = text.lines().nth(line.saturating_sub(1)).unwrap_or("");
+    let lower = line_text.to_ascii_lowercase();
+    let has_word = |w: &str| {
+        lower.match_indices(w).any(|(i, _)| {
+            let before = lower[..i].chars().last();
+            !before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == '"')
+        })
+    };
+    if has_word("nan") || has_word("inf") {
+        let key = last_key_before(text, line, col);
+        return InputError {
+            file: file.to_path_buf(),
+            at: Some(match key {
+                Some(k) => format!("line {line}, key `{k}`"),
+                None => format!("line {line}"),
+            }),
+            problem: format!(
+                "`{}` is not a number: JSON has no NaN or infinity, and surge needs every number finite",
+                line_text.trim()
+            ),
+            fix: "write a finite number".into(),
+        };
+    }
+    let msg = e.to_string();
+    let msg = msg.split(" at line ").next().unwrap_or(&msg).to_string();
+    if msg.contains("out of range") {
+        let key = last_key_before(text, line, col);
+        return InputError {
+            file: file.to_path_buf(),
+            at: Some(match key {
+                Some(k) => format!("line {line}, column {col}, key `{k}`"),
+                None => format!("line {line}, column {col}"),
+            }),
+            problem: "a number is out of range: beyond 1.8e308 it would be infinite, and surge needs every number finite".into(),
+            fix: "write a finite number".into(),
+        };
+    }
+    InputError {
+        file: file.to_path_buf(),
+        at: Some(format!("line {line}, column {col}")),
+        problem: format!("JSON syntax error: {msg}"),
+        fix: "fix the JSON there (a missing comma, quote or bracket is the usual cause; `//` comments must be on their own line)".into(),
+    }
+}
+
+/// The last `"key":` before 1-based `line`, `col` (the key a value at that position belongs to).
+fn last_key_before(text: &str, line: usize, col: usize) -> Option<String> {
+    let offset: usize = text
+        .split_inclusive('\n')
+        .take(line.saturating_sub(1))
+        .map(str::len)
+        .sum::<usize>()
+        + col.saturating_sub(1);
+    let mut head = text.get(..offset.min(text.len()))?;
+    while let Some(colon) = head.rfind(':') {
+        let before = head[..colon].trim_end();
+        if let Some(inner) = before.strip_suffix('"')
+            && let Some(open) = inner.rfind('"')
+        {
+            return Some(inner[open + 1..].to_string());
+        }
+        head = &head[..colon];
+    }
+    None
+}
+
+/// Deserialises `text` as `T`, turning errors into [`InputError`]s naming the JSON path.
+fn typed<T: serde::de::DeserializeOwned>(text: &str, file: &Path) -> Result<T, InputError> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        let msg = inner.to_string();
+        let fix = if msg.starts_with("unknown field") {
+            "remove the key or correct its spelling (the valid keys are listed above)"
+        } else if msg.starts_with("missing field") {
+            "add the field; README.md's scene reference lists every field with its units"
+        } else if msg.starts_with("invalid type") {
+            "give the value the type named above (numbers without quotes, vectors as [x, y, z])"
+        } else if msg.starts_with("unknown variant") {
+            "use one of the values listed above"
+        } else if msg.starts_with("invalid length") {
+            "vectors have exactly three entries: [x, y, z]"
+        } else if msg.contains("out of range") {
+            "write a finite number in range (JSON numbers beyond 1.8e308 would be infinite)"
+        } else if msg.starts_with("invalid value") {
+            "give a value in the range named above"
+        } else {
+            "see README.md's scene reference"
+        };
+        let path = if path == "." { String::new() } else { path };
+        InputError::field(file, &path, msg, fix)
+    })
+}
+
+fn native_scene(text: &str, file: &Path, base_dir: &Path) -> Result<Scene, InputError> {
+    let mut scene: Scene = typed(text, file)?;
+    if scene.name.is_empty() {
+        scene.name = file
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "scene".into());
+    }
+    for (i, src) in scene.sources.iter_mut().enumerate() {
+        if let Source::ParticleFile { path } = src {
+            let field = format!("sources[{i}].path");
+            *path = resolve_input_path(file, &field, path, &[base_dir])?;
+        }
+    }
+    Ok(scene)
+}
+
+/// Finds an input file: absolute as it is, relative tried against each of `bases` in order.
+/// Returns an absolute path.
+fn resolve_input_path(
+    file: &Path,
+    field: &str,
+    path: &Path,
+    bases: &[&Path],
+) -> Result<PathBuf, InputError> {
+    if path.as_os_str().is_empty() {
+        return Err(InputError::field(
+            file,
+            field,
+            "the particle file path is empty",
+            "give the path of a particle file (`N`, then N lines `x y z vx vy vz`)",
+        ));
+    }
+    let candidates: Vec<PathBuf> = if path.is_absolute() {
+        vec![path.to_path_buf()]
+    } else {
+        bases.iter().map(|b| b.join(path)).collect()
+    };
+    for c in &candidates {
+        if c.is_file() {
+            return std::path::absolute(c).map_err(|e| {
+                InputError::field(
+                    file,
+                    field,
+                    format!("{}: {e}", c.display()),
+                    "check the path",
+                )
+            });
+        }
+    }
+    let tried: Vec<String> = candidates
+        .iter()
+        .map(|c| format!("`{}`", c.display()))
+        .collect();
+    Err(InputError::field(
+        file,
+        field,
+        format!(
+            "particle file `{}` not found (tried {})",
+            path.display(),
+            tried.join(", ")
+        ),
+        "correct the path or create the file",
+    ))
+}
+
+/// The tutorial's `fluid.json`, every key optional where the tutorial has a default.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TutorialFile {
+    #[serde(default = "tutorial_default_dt")]
+    dt: f64,
+    #[serde(default = "tutorial_default_total_time")]
+    total_time: f64,
+    #[serde(default = "tutorial_default_density")]
+    density: f64,
+    res: [u32; 3],
+    h: f64,
+    lc: [f64; 3],
+    #[serde(rename = "flipRatio", default = "default_flip_ratio")]
+    flip_ratio: f64,
+    particles: PathBuf,
+    #[serde(default = "tutorial_default_output_fname")]
+    output_fname: String,
+}
+
+fn tutorial_default_dt() -> f64 {
+    1.0 / 300.0
+}
+fn tutorial_default_total_time() -> f64 {
+    1.0
+}
+fn tutorial_default_density() -> f64 {
+    1.0 / 300.0
+}
+fn tutorial_default_output_fname() -> String {
+    "output.%04d.txt".into()
+}
+
+/// Frames per second of the tutorial's output (one frame every 1/30 s).
+pub const TUTORIAL_FPS: f64 = 30.0;
+
+/// The last frame index the tutorial writes: its loop `for (t = 0; t < total_time; t += dt)`
+/// takes `ceil(total_time / dt)` steps and writes a frame before every `steps_per_frame`-th
+/// step, frame 0 being the initial state.
+pub fn tutorial_last_frame(total_time: f64, dt: f64) -> u64 {
+    let steps = (total_time / dt).ceil().max(0.0) as u64;
+    let spf = ((1.0 / (TUTORIAL_FPS * dt)).round() as u64).max(1);
+    steps.saturating_sub(1) / spf
+}
+
+fn tutorial_scene(text: &str, file: &Path, base_dir: &Path) -> Result<Scene, InputError> {
+    let t: TutorialFile = typed(text, file)?;
+    let err =
+        |field: &str, problem: String, fix: &str| InputError::field(file, field, problem, fix);
+    if !(t.dt.is_finite() && t.dt > 0.0) {
+        return Err(err(
+            "dt",
+            format!("the time step must be > 0, got {}", t.dt),
+            "set `dt` to the fixed step in seconds, e.g. 0.001111112",
+        ));
+    }
+    if !(t.total_time.is_finite() && t.total_time > 0.0) {
+        return Err(err(
+            "total_time",
+            format!("must be > 0, got {}", t.total_time),
+            "set the simulated duration in seconds, e.g. 5.0",
+        ));
+    }
+    if t.total_time / t.dt > 1e9 {
+        return Err(err(
+            "dt",
+            format!(
+                "{} s over {} s is more than a billion steps",
+                t.dt, t.total_time
+            ),
+            "use a larger `dt` or a shorter `total_time`",
+        ));
+    }
+    if !(t.density.is_finite() && t.density > 0.0) {
+        return Err(err(
+            "density",
+            format!("must be > 0, got {}", t.density),
+            "set the liquid density in kg/m^3, e.g. 1000",
+        ));
+    }
+    if !(t.h.is_finite() && t.h > 0.0) {
+        return Err(err(
+            "h",
+            format!("the cell width must be > 0, got {}", t.h),
+            "set `h` to the cell edge length in metres, e.g. 0.01",
+        ));
+    }
+    for a in 0..3 {
+        if t.res[a] < 3 {
+            return Err(err(
+                &format!("res[{a}]"),
+                format!(
+                    "{} cells: at least 3 are needed (one wall layer each side, one for liquid)",
+                    t.res[a]
+                ),
+                "give at least 3 cells per axis",
+            ));
+        }
+        if !t.lc[a].is_finite() {
+            return Err(err(
+                &format!("lc[{a}]"),
+                format!("not a finite number: {}", t.lc[a]),
+                "give the lower corner as three finite numbers in metres",
+            ));
+        }
+    }
+    if !(0.0..=1.0).contains(&t.flip_ratio) {
+        return Err(err(
+            "flipRatio",
+            format!("must be within [0, 1], got {}", t.flip_ratio),
+            "use 0 for PIC, 1 for FLIP, e.g. 0.95",
+        ));
+    }
+    if let Err(e) = crate::output::part::NamePattern::parse(&t.output_fname) {
+        return Err(err(
+            "output_fname",
+            e,
+            "use a file name with one `%d`-style conversion, e.g. `fluid.%03d.part`",
+        ));
+    }
+    let frames = tutorial_last_frame(t.total_time, t.dt);
+    if frames < 1 {
+        return Err(err(
+            "total_time",
+            format!(
+                "{} s is shorter than two output frames (frame 1 is at 1/30 s)",
+                t.total_time
+            ),
+            "simulate at least 1/15 s",
+        ));
+    }
+    // As the tutorial: relative to the working directory. Also relative to the json's folder
+    // and its parents, so `surge run /elsewhere/inputs/fluid.json` finds `inputs/particles.in`.
+    let cwd = PathBuf::from(".");
+    let mut bases: Vec<&Path> = vec![&cwd];
+    bases.extend(base_dir.ancestors().take(3));
+    let path = resolve_input_path(file, "particles", &t.particles, &bases)?;
+    Ok(Scene {
+        name: file
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "fluid".into()),
+        domain: Domain {
+            lower: t.lc,
+            cell_size: t.h,
+            resolution: t.res,
+        },
+        gravity: default_gravity(),
+        density: t.density,
+        sources: vec![Source::ParticleFile { path }],
+        seed: 0,
+        time: TimeSettings {
+            fps: TUTORIAL_FPS,
+            frames: frames.min(u32::MAX as u64) as u32,
+        },
+        solver: SolverSettings {
+            flip_ratio: t.flip_ratio,
+            fixed_dt: Some(t.dt),
+            ..SolverSettings::default()
+        },
+        surface: Default::default(),
+        render: Default::default(),
+        output: OutputSettings {
+            part_pattern: Some(t.output_fname),
+            ..OutputSettings::default()
+        },
+    })
+}
+
+/// Checks every field of a resolved scene; the first problem found is returned.
+pub fn validate(scene: &Scene, file: &Path) -> Result<(), InputError> {
+    let err =
+        |field: &str, problem: String, fix: &str| InputError::field(file, field, problem, fix);
+    let finite3 = |field: &str, v: &[f64; 3], fix: &str| -> Result<(), InputError> {
+        for (a, x) in v.iter().enumerate() {
+            if !x.is_finite() {
+                return Err(err(
+                    &format!("{field}[{a}]"),
+                    format!("not a finite number: {x}"),
+                    fix,
+                ));
+            }
+        }
+        Ok(())
+    };
+    let positive = |field: &str, v: f64, fix: &str| -> Result<(), InputError> {
+        if v.is_finite() && v > 0.0 {
+            Ok(())
+        } else {
+            Err(err(
+                field,
+                format!("must be a finite number > 0, got {v}"),
+                fix,
+            ))
+        }
+    };
+    if scene.name.contains('/') || scene.name.contains('\\') || scene.name == ".." {
+        return Err(err(
+            "name",
+            format!("`{}` is not a plain name", scene.name),
+            "use a name without path separators; it names the default output folder out/<name>/",
+        ));
+    }
+    let d = &scene.domain;
+    finite3(
+        "domain.lower",
+        &d.lower,
+        "give the lower corner as three finite numbers in metres",
+    )?;
+    positive(
+        "domain.cell_size",
+        d.cell_size,
+        "set the edge length of one grid cell in metres, e.g. 0.02",
+    )?;
+    for a in 0..3 {
+        if d.resolution[a] < 3 {
+            return Err(err(
+                &format!("domain.resolution[{a}]"),
+                format!(
+                    "{} cells: at least 3 are needed (one wall layer each side, one for liquid)",
+                    d.resolution[a]
+                ),
+                "give at least 3 cells per axis",
+            ));
+        }
+    }
+    let cells: u64 = d.resolution.iter().map(|&n| n as u64).product();
+    if cells > 1 << 30 {
+        return Err(err(
+            "domain.resolution",
+            format!("{cells} cells is more than surge handles (2^30)"),
+            "use fewer or larger cells",
+        ));
+    }
+    finite3(
+        "gravity",
+        &scene.gravity,
+        "give gravity as three finite numbers in m/s^2, e.g. [0, 0, -9.80665]",
+    )?;
+    positive(
+        "density",
+        scene.density,
+        "set the liquid density in kg/m^3, e.g. 1000",
+    )?;
+    if scene.sources.is_empty() {
+        return Err(err(
+            "sources",
+            "no fluid sources: the scene would be empty".into(),
+            "add at least one source, e.g. {\"type\": \"box\", \"min\": [...], \"max\": [...]}",
+        ));
+    }
+    let h = d.cell_size;
+    let up = d.upper();
+    let (lo_in, hi_in): ([f64; 3], [f64; 3]) = (
+        std::array::from_fn(|a| d.lower[a] + h),
+        std::array::from_fn(|a| up[a] - h),
+    );
+    let region = format!("[{:?}, {:?}]", lo_in, hi_in);
+    let mut seeded_estimate = 0.0f64;
+    for (i, src) in scene.sources.iter().enumerate() {
+        let f = format!("sources[{i}]");
+        let (lo, hi) = match src {
+            Source::Box { min, max, velocity } => {
+                finite3(
+                    &format!("{f}.min"),
+                    min,
+                    "give three finite numbers in metres",
+                )?;
+                finite3(
+                    &format!("{f}.max"),
+                    max,
+                    "give three finite numbers in metres",
+                )?;
+                finite3(
+                    &format!("{f}.velocity"),
+                    velocity,
+                    "give three finite numbers in m/s",
+                )?;
+                for a in 0..3 {
+                    if min[a] >= max[a] {
+                        return Err(err(
+                            &format!("{f}.max[{a}]"),
+                            format!(
+                                "the box is empty: max {} is not above min {}",
+                                max[a], min[a]
+                            ),
+                            "make every max coordinate larger than the min one",
+                        ));
+                    }
+                }
+                (*min, *max)
+            }
+            Source::Sphere {
+                center,
+                radius,
+                velocity,
+            } => {
+                finite3(
+                    &format!("{f}.center"),
+                    center,
+                    "give three finite numbers in metres",
+                )?;
+                positive(&format!("{f}.radius"), *radius, "give the radius in metres")?;
+                finite3(
+                    &format!("{f}.velocity"),
+                    velocity,
+                    "give three finite numbers in m/s",
+                )?;
+                (center.map(|c| c - radius), center.map(|c| c + radius))
+            }
+            Source::ParticleFile { .. } => continue,
+        };
+        if (0..3).any(|a| hi[a] <= lo_in[a] || lo[a] >= hi_in[a]) {
+            return Err(err(
+                &f,
+                format!(
+                    "the source [{lo:?}, {hi:?}] lies outside the domain's liquid region {region} (the domain minus its one-cell wall layer)"
+                ),
+                "move the source inside the domain or enlarge the domain",
+            ));
+        }
+        // Upper bound of the particles it seeds: 8 per covered interior cell.
+        let cells: f64 = (0..3)
+            .map(|a| {
+                let c0 = ((lo[a].max(lo_in[a]) - d.lower[a]) / h).floor();
+                let c1 = ((hi[a].min(hi_in[a]) - d.lower[a]) / h).ceil();
+                (c1 - c0).max(0.0)
+            })
+            .product();
+        seeded_estimate += 8.0 * cells;
+        if seeded_estimate > MAX_PARTICLES as f64 {
+            return Err(err(
+                &f,
+                format!(
+                    "the sources would seed about {seeded_estimate:.3e} particles, more than surge handles ({MAX_PARTICLES})"
+                ),
+                "use a larger domain.cell_size or smaller sources",
+            ));
+        }
+    }
+    let t = &scene.time;
+    positive("time.fps", t.fps, "set the frames per second, e.g. 30")?;
+    if t.frames < 1 {
+        return Err(err(
+            "time.frames",
+            "must be at least 1 (frame 0 is the initial state)".into(),
+            "set the index of the last frame, e.g. 90",
+        ));
+    }
+    let s = &scene.solver;
+    if !(0.0..=1.0).contains(&s.flip_ratio) {
+        return Err(err(
+            "solver.flip_ratio",
+            format!("must be within [0, 1], got {}", s.flip_ratio),
+            "use 0 for PIC, 1 for FLIP, e.g. 0.95",
+        ));
+    }
+    positive(
+        "solver.cfl",
+        s.cfl,
+        "set the CFL number (cells per substep), e.g. 3",
+    )?;
+    if s.min_substeps < 1 {
+        return Err(err(
+            "solver.min_substeps",
+            "must be at least 1".into(),
+            "set it to 1 or more",
+        ));
+    }
+    if s.max_substeps < s.min_substeps {
+        return Err(err(
+            "solver.max_substeps",
+            format!(
+                "{} is below solver.min_substeps ({})",
+                s.max_substeps, s.min_substeps
+            ),
+            "make max_substeps at least min_substeps",
+        ));
+    }
+    if let Some(dt) = s.fixed_dt {
+        positive(
+            "solver.fixed_dt",
+            dt,
+            "set the fixed step in seconds, or remove the key for adaptive substeps",
+        )?;
+    }
+    if !(s.pressure_tolerance.is_finite()
+        && s.pressure_tolerance > 0.0
+        && s.pressure_tolerance < 1.0)
+    {
+        return Err(err(
+            "solver.pressure_tolerance",
+            format!("must be within (0, 1), got {}", s.pressure_tolerance),
+            "set the relative residual to reach, e.g. 1e-6",
+        ));
+    }
+    if s.pressure_max_iterations < 1 {
+        return Err(err(
+            "solver.pressure_max_iterations",
+            "must be at least 1".into(),
+            "set the iteration cap, e.g. 1000",
+        ));
+    }
+    if let Err(e) = scene.surface.validate() {
+        return Err(err(
+            "surface",
+            format!("{e:#}"),
+            "see the surface section of README.md",
+        ));
+    }
+    if let Err(e) = scene.render.validate() {
+        return Err(err(
+            "render",
+            e.to_string(),
+            "see the preview section of README.md",
+        ));
+    }
+    let o = &scene.output;
+    if o.keep_checkpoints < 1 {
+        return Err(err(
+            "output.keep_checkpoints",
+            "must be at least 1".into(),
+            "keep at least one checkpoint, e.g. 2",
+        ));
+    }
+    if let Some(p) = &o.part_pattern
+        && let Err(e) = crate::output::part::NamePattern::parse(p)
+    {
+        return Err(err(
+            "output.part_pattern",
+            e,
+            "use a file name with one `%d`-style conversion, e.g. `fluid.%03d.part`",
+        ));
+    }
+    Ok(())
+}
+
+/// Seeds the initial particles of a validated scene: box and sphere sources are seeded, particle
+/// files read (their paths relative to the working directory unless absolute). Checks that every
+/// source gives particles and that every particle lies in the liquid region.
+pub fn initial_particles(scene: &Scene, file: &Path) -> Result<Particles, InputError> {
+    let mut files = Vec::new();
+    for src in &scene.sources {
+        if let Source::ParticleFile { path } = src {
+            files.push(crate::sources::read_particle_file(path, &scene.domain)?);
+        }
+    }
+    let (particles, counts) = crate::sources::seed_sources(scene, &files);
+    for (i, (n, src)) in counts.iter().zip(&scene.sources).enumerate() {
+        if *n == 0 {
+            let fix = match src {
+                Source::ParticleFile { .. } => "put at least one particle in the file".to_string(),
+                _ => format!(
+                    "make it cover at least one particle spacing ({} m, half a cell) inside the domain's liquid region",
+                    scene.domain.particle_spacing()
+                ),
+            };
+            return Err(InputError::field(
+                file,
+                &format!("sources[{i}]"),
+                "this source seeds no particles",
+                fix,
+            ));
+        }
+    }
+    Ok(particles)
+}
+
+/// Reads a resolved scene (`OUT/scene.json`, as `surge run` writes it) and validates it.
+pub fn read_resolved(path: &Path) -> Result<Scene, InputError> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        InputError::file(
+            path,
+            format!("cannot read the resolved scene: {e}"),
+            "give the output folder of a `surge run`; it holds scene.json",
+        )
+    })?;
+    let clean = strip_comment_lines(&text);
+    serde_json::from_str::<serde_json::Value>(&clean)
+        .map_err(|e| json_syntax_error(path, &clean, e))?;
+    let scene: Scene = typed(&clean, path)?;
+    validate(&scene, path)?;
+    Ok(scene)
 }

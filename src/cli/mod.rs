@@ -48,7 +48,11 @@ pub fn main() -> i32 {
         Ok(()) => 0,
         Err(e) => {
             eprintln!("error: {e:#}");
-            1
+            if e.downcast_ref::<run::Interrupted>().is_some() {
+                130
+            } else {
+                1
+            }
         }
     }
 }

@@ -1,22 +1,506 @@
-//! `surge run`. STUB (skeleton).
+//! `surge run`: read a scene, simulate every frame, write every output.
+//!
+//! The simulation runs on the main thread; a writer thread turns each finished frame into its
+//! outputs while the next frame is simulated. Per frame, in this order: particle frame `.bin`,
+//! tutorial `.part` (if asked for), mesh `.ply`, preview `.png`, the stats line, then the
+//! checkpoint when one is due. Every file is written atomically, so a kill at any moment leaves
+//! whole files only, and the files on disk are always a prefix of the run; `surge resume`
+//! continues from the newest checkpoint and rewrites whatever came after it, byte-identically.
+//! The whole scene is validated before the output folder is touched, and the folder is locked
+//! (`OUT/.surge.lock`) while a process writes it.
 
 use super::GlobalArgs;
+use crate::checkpoint;
+use crate::output::frame::{self, ParticleFrame};
+use crate::output::part::{self, NamePattern};
+use crate::output::stats::{self, StatsLog};
+use crate::output::{RunLayout, atomic_write};
+use crate::scene::{self, LoadedScene, Scene};
+use crate::sim::{FrameReport, Particles, Simulation};
+use anyhow::{Context, bail};
 use clap::Args;
-use std::path::PathBuf;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Instant;
+
+/// The built-in default shot, `scenes/dam_break.json`.
+pub const DEFAULT_SCENE: &str = include_str!("../../scenes/dam_break.json");
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// Scene file: a native scene (`scenes/*.json`) or the tutorial's `fluid.json`.
-    /// (default: the built-in dam break)
+    /// (default: the built-in dam break, `scenes/dam_break.json`)
     pub scene: Option<PathBuf>,
     /// Output folder. (default: `out/<scene name>/`)
     #[arg(short, long)]
     pub out: Option<PathBuf>,
-    /// Write into a non-empty output folder, replacing what is there.
+    /// Write into a non-empty output folder, replacing the previous run's outputs there.
     #[arg(long)]
     pub overwrite: bool,
+    /// Index of the last frame to simulate (overrides the scene's `time.frames`).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub frames: Option<u32>,
+    /// Write a checkpoint every N frames (overrides `output.checkpoint_every`; 0: only at the end).
+    #[arg(long, value_name = "N")]
+    pub checkpoint_every: Option<u32>,
 }
 
-pub fn run(_global: &GlobalArgs, _args: RunArgs) -> anyhow::Result<()> {
-    anyhow::bail!("surge run is not implemented yet")
+/// The error a run ends with when Ctrl-C or SIGTERM stopped it (exit code 130).
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "interrupted after frame {frame}; its checkpoint is written. Continue with: surge resume {}",
+    out.display()
+)]
+pub struct Interrupted {
+    pub frame: u32,
+    pub out: PathBuf,
+}
+
+pub fn run(global: &GlobalArgs, args: RunArgs) -> anyhow::Result<()> {
+    let LoadedScene {
+        mut scene,
+        particles,
+        file,
+        ..
+    } = match &args.scene {
+        Some(path) => scene::load(path)?,
+        None => scene::load_str(
+            DEFAULT_SCENE,
+            Path::new("scenes/dam_break.json (built in)"),
+            Path::new("."),
+        )?,
+    };
+    if let Some(f) = args.frames {
+        scene.time.frames = f;
+    }
+    if let Some(n) = args.checkpoint_every {
+        scene.output.checkpoint_every = n;
+    }
+    scene::validate(&scene, &file)?;
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("out").join(&scene.name));
+    let _lock = prepare_output_dir(&out, args.overwrite, &scene)?;
+    let layout = RunLayout::new(&out);
+    write_scene(&layout, &scene)?;
+    if !global.quiet {
+        eprintln!(
+            "surge: {} -> {}: {} particles, frames 0..={} at {} fps",
+            file.display(),
+            out.display(),
+            particles.len(),
+            scene.time.frames,
+            scene.time.fps
+        );
+    }
+    let pipeline = Pipeline::new(layout, scene, global)?;
+    pipeline.start_fresh(particles)
+}
+
+/// Writes the resolved scene as pretty JSON.
+pub(crate) fn write_scene(layout: &RunLayout, scene: &Scene) -> anyhow::Result<()> {
+    let text =
+        crate::output::pretty_json(&serde_json::to_value(scene).context("serialising the scene")?);
+    atomic_write(&layout.scene(), text.as_bytes())
+        .with_context(|| format!("writing {}", layout.scene().display()))
+}
+
+/// The lock file of a run folder: one surge process writes a folder at a time.
+pub(crate) const LOCK_NAME: &str = ".surge.lock";
+
+/// Takes the run folder's lock (released when the returned file is dropped or the process ends,
+/// however it ends), or says which folder is busy.
+pub(crate) fn lock_run_folder(out: &Path) -> anyhow::Result<std::fs::File> {
+    let path = out.join(LOCK_NAME);
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .with_context(|| {
+            format!(
+                "cannot create {} (is the output folder writable?)\n  fix: pick a writable output folder",
+                path.display()
+            )
+        })?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(std::fs::TryLockError::WouldBlock) => bail!(
+            "another surge process is writing {}\n  fix: wait for it to finish (or stop it with Ctrl-C, then `surge resume {}`)",
+            out.display(),
+            out.display()
+        ),
+        Err(std::fs::TryLockError::Error(e)) => {
+            Err(anyhow::Error::new(e).context(format!("locking {}", path.display())))
+        }
+    }
+}
+
+/// Checks the output folder before anything is written: it must be a folder (or not exist) and
+/// be empty unless `overwrite`, in which case the previous run's outputs (only those) are
+/// removed. Returns the folder's lock, held for the whole run.
+fn prepare_output_dir(out: &Path, overwrite: bool, scene: &Scene) -> anyhow::Result<std::fs::File> {
+    if out.exists() && !out.is_dir() {
+        bail!(
+            "output folder {} exists and is not a folder\n  fix: pick another path with -o",
+            out.display()
+        );
+    }
+    let entries: Vec<String> = match std::fs::read_dir(out) {
+        Ok(rd) => rd
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n != LOCK_NAME)
+            .collect(),
+        Err(_) => Vec::new(),
+    };
+    if entries.is_empty() {
+        std::fs::create_dir_all(out).with_context(|| {
+            format!(
+                "cannot create the output folder {}\n  fix: pick a writable path with -o",
+                out.display()
+            )
+        })?;
+        return lock_run_folder(out);
+    }
+    if !overwrite {
+        let mut shown = entries.clone();
+        shown.sort();
+        shown.truncate(3);
+        bail!(
+            "output folder {} is not empty (it holds {} entries: {}{})\n  fix: pass --overwrite to replace a previous run there, pick another folder with -o, or continue an interrupted run with `surge resume {}`",
+            out.display(),
+            entries.len(),
+            shown.join(", "),
+            if entries.len() > 3 { ", ..." } else { "" },
+            out.display()
+        );
+    }
+    let lock = lock_run_folder(out)?;
+    // Only surge's own outputs are removed, never other files a user keeps there.
+    let layout = RunLayout::new(out);
+    let mut patterns: Vec<NamePattern> = Vec::new();
+    if let Some(p) = &scene.output.part_pattern {
+        patterns.extend(NamePattern::parse(p).ok());
+    }
+    if let Ok(old) = scene::read_resolved(&layout.scene())
+        && let Some(p) = &old.output.part_pattern
+    {
+        patterns.extend(NamePattern::parse(p).ok());
+    }
+    for dir in [
+        layout.particles_dir(),
+        layout.meshes_dir(),
+        layout.previews_dir(),
+        layout.checkpoints_dir(),
+    ] {
+        if dir.is_dir() {
+            std::fs::remove_dir_all(&dir)
+                .with_context(|| format!("--overwrite: removing {}", dir.display()))?;
+        }
+    }
+    for name in entries {
+        let is_part = patterns.iter().any(|p| p.frame_of(&name).is_some());
+        if is_part || name == "scene.json" || name == "stats.jsonl" || is_temp_name(&name) {
+            let p = out.join(&name);
+            if p.is_file() {
+                std::fs::remove_file(&p)
+                    .with_context(|| format!("--overwrite: removing {}", p.display()))?;
+            }
+        }
+    }
+    Ok(lock)
+}
+
+/// Temporary names of `atomic_write` (`.NAME.tmp`), left behind only by a killed process.
+pub(crate) fn is_temp_name(name: &str) -> bool {
+    name.starts_with('.') && name.ends_with(".tmp")
+}
+
+/// Ctrl-C / SIGTERM count (a second one exits at once).
+static SIGNALS: AtomicU32 = AtomicU32::new(0);
+
+fn install_signal_handler() {
+    // Fails only if a handler is already set (a second pipeline in the same process): the first
+    // one keeps counting, which is all we need.
+    let _ = ctrlc::set_handler(|| {
+        if SIGNALS.fetch_add(1, Ordering::SeqCst) >= 1 {
+            // Every output is written atomically; the last checkpoint is intact.
+            eprintln!("\nsurge: second interrupt, stopping now");
+            std::process::exit(130);
+        }
+    });
+}
+
+fn interrupted() -> bool {
+    SIGNALS.load(Ordering::SeqCst) > 0
+}
+
+/// A simulated frame on its way to the writer thread.
+struct FrameJob {
+    frame: u32,
+    particles: Particles,
+    report: FrameReport,
+    sim_seconds: f64,
+}
+
+/// One run's outputs and settings: what `run` and `resume` share.
+pub(crate) struct Pipeline {
+    pub layout: RunLayout,
+    pub scene: Scene,
+    part: Option<NamePattern>,
+    quiet: bool,
+    verbose: u8,
+}
+
+impl Pipeline {
+    pub fn new(layout: RunLayout, scene: Scene, global: &GlobalArgs) -> anyhow::Result<Self> {
+        let part = match &scene.output.part_pattern {
+            Some(p) => Some(NamePattern::parse(p).map_err(anyhow::Error::msg)?),
+            None => None,
+        };
+        Ok(Self {
+            layout,
+            scene,
+            part,
+            quiet: global.quiet,
+            verbose: global.verbose,
+        })
+    }
+
+    /// Writes frame 0 (the initial state) and its checkpoint, then simulates to the end.
+    pub fn start_fresh(&self, particles: Particles) -> anyhow::Result<()> {
+        install_signal_handler();
+        let mut stats = StatsLog::new(self.layout.stats());
+        let sim = Simulation::new(&self.scene, particles, 0)?;
+        let t = Instant::now();
+        self.write_frame(
+            0,
+            sim.particles(),
+            &FrameReport::default(),
+            0.0,
+            &mut stats,
+            t,
+        )?;
+        self.write_checkpoint(0, sim.particles())?;
+        self.simulate(sim, stats)
+    }
+
+    /// Simulates from `sim.frame()` (whose outputs exist) to the scene's last frame.
+    ///
+    /// The simulation runs on this thread; a writer thread makes and writes each finished
+    /// frame's outputs (mesh, preview, files, stats, checkpoint) in frame order while the next
+    /// frame is simulated. At most one frame waits between them. A checkpoint is written only
+    /// after its frame's outputs, so the files on disk are always a prefix of the run.
+    pub fn simulate(&self, mut sim: Simulation, stats: StatsLog) -> anyhow::Result<()> {
+        install_signal_handler();
+        let last = self.scene.time.frames;
+        let bar = self.progress_bar(sim.frame(), last, sim.particles().len());
+        let stopped = std::thread::scope(|scope| -> anyhow::Result<Option<u32>> {
+            let (tx, rx) = std::sync::mpsc::sync_channel::<FrameJob>(1);
+            let writer = scope.spawn(|| -> anyhow::Result<()> {
+                let mut stats = stats;
+                for job in rx {
+                    let f = job.frame;
+                    self.finish_frame(job, &mut stats, &bar)
+                        .map_err(|e| self.with_recovery_hint(e, f))?;
+                }
+                Ok(())
+            });
+            let mut stopped = None;
+            while sim.frame() < last {
+                if interrupted() {
+                    stopped = Some(sim.frame());
+                    break;
+                }
+                let t = Instant::now();
+                let report = sim.advance_frame();
+                let job = FrameJob {
+                    frame: sim.frame(),
+                    particles: sim.particles().clone(),
+                    report,
+                    sim_seconds: t.elapsed().as_secs_f64(),
+                };
+                if tx.send(job).is_err() {
+                    break; // the writer failed; its error is returned below
+                }
+            }
+            drop(tx);
+            writer
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
+            Ok(stopped)
+        })?;
+        if let Some(f) = stopped {
+            // Ctrl-C or SIGTERM: the state of the last finished frame must be checkpointed
+            // (the writer does so once it sees the signal; this covers a signal that came
+            // between frames).
+            if !checkpoint::path(&self.layout, f).is_file() {
+                self.write_checkpoint(f, sim.particles())?;
+            }
+            bar.abandon();
+            return Err(Interrupted {
+                frame: f,
+                out: self.layout.root.clone(),
+            }
+            .into());
+        }
+        bar.finish();
+        if !self.quiet {
+            eprintln!(
+                "surge: done, frames 0..={last} in {}",
+                self.layout.root.display()
+            );
+        }
+        Ok(())
+    }
+
+    /// Writes one simulated frame's outputs, its stats line and (when due) its checkpoint.
+    fn finish_frame(
+        &self,
+        job: FrameJob,
+        stats: &mut StatsLog,
+        bar: &ProgressBar,
+    ) -> anyhow::Result<()> {
+        let FrameJob {
+            frame: f,
+            particles,
+            report,
+            sim_seconds,
+        } = job;
+        let last = self.scene.time.frames;
+        let t = Instant::now();
+        self.write_frame(f, &particles, &report, sim_seconds, stats, t)?;
+        let every = self.scene.output.checkpoint_every;
+        let due = f == last || (every > 0 && f.is_multiple_of(every));
+        if due || interrupted() {
+            self.write_checkpoint(f, &particles)?;
+        }
+        bar.set_position(f as u64);
+        bar.set_message(format!(
+            "{} particles, {} substeps",
+            particles.len(),
+            report.substeps
+        ));
+        if self.verbose > 0 && !self.quiet {
+            let line = format!(
+                "frame {f}: t = {:.4} s, {} substeps, pressure iterations max {} total {}, residual {:.2e}, max speed {:.3} m/s, simulate {:.3} s, outputs {:.3} s",
+                self.scene.frame_time(f),
+                report.substeps,
+                report.pressure_iterations_max,
+                report.pressure_iterations_total,
+                report.pressure_residual_max,
+                report.max_speed,
+                sim_seconds,
+                t.elapsed().as_secs_f64()
+            );
+            if bar.is_hidden() {
+                eprintln!("{line}");
+            } else {
+                bar.println(line);
+            }
+        }
+        Ok(())
+    }
+
+    fn progress_bar(&self, pos: u32, last: u32, particles: usize) -> ProgressBar {
+        let target = if self.quiet {
+            ProgressDrawTarget::hidden()
+        } else {
+            ProgressDrawTarget::stderr()
+        };
+        let bar = ProgressBar::with_draw_target(Some(last as u64), target);
+        bar.set_style(
+            ProgressStyle::with_template(
+                "frame {pos}/{len} [{bar:30}] {elapsed_precise} ETA {eta} {msg}",
+            )
+            .expect("valid template")
+            .progress_chars("=> "),
+        );
+        bar.set_position(pos as u64);
+        bar.set_message(format!("{particles} particles"));
+        bar
+    }
+
+    /// Adds what is safe and what to do to an output error in the middle of a run.
+    fn with_recovery_hint(&self, e: anyhow::Error, frame: u32) -> anyhow::Error {
+        let last_ckpt = checkpoint::list(&self.layout).last().map(|c| c.0);
+        e.context(format!(
+            "frame {frame} could not be written (disk full or folder not writable?). Frames up to {} and the checkpoint of frame {} are intact; free space or fix permissions, then run `surge resume {}`",
+            frame.saturating_sub(1),
+            last_ckpt.map_or("-".into(), |c| c.to_string()),
+            self.layout.root.display()
+        ))
+    }
+
+    pub fn write_checkpoint(&self, frame: u32, particles: &Particles) -> anyhow::Result<()> {
+        checkpoint::write(&self.layout, &self.scene, frame, particles).map(|_| ())
+    }
+
+    /// Writes every output of `frame` and its stats line.
+    fn write_frame(
+        &self,
+        frame: u32,
+        particles: &Particles,
+        report: &FrameReport,
+        sim_seconds: f64,
+        stats: &mut StatsLog,
+        t_frame: Instant,
+    ) -> anyhow::Result<()> {
+        let o = &self.scene.output;
+        let pf = ParticleFrame {
+            frame,
+            time: self.scene.frame_time(frame),
+            particles: particles.clone(),
+        };
+        let mut io = 0.0;
+        let t = Instant::now();
+        if o.particles {
+            frame::write(&self.layout.particles(frame), &pf)?;
+        }
+        if let Some(p) = &self.part {
+            let path = self.layout.root.join(p.name(frame));
+            atomic_write(&path, part::encode(particles).as_bytes())
+                .with_context(|| format!("writing {}", path.display()))?;
+        }
+        io += t.elapsed().as_secs_f64();
+        let mut mesh = 0.0;
+        if o.meshes {
+            let t = Instant::now();
+            let bytes = crate::surface::frame_ply_bytes(&pf, &self.scene)
+                .with_context(|| format!("meshing frame {frame}"))?;
+            mesh = t.elapsed().as_secs_f64();
+            let t = Instant::now();
+            let path = self.layout.mesh(frame);
+            atomic_write(&path, &bytes).with_context(|| format!("writing {}", path.display()))?;
+            io += t.elapsed().as_secs_f64();
+        }
+        let mut preview = 0.0;
+        if o.previews {
+            let t = Instant::now();
+            let bytes = crate::render::frame_png_bytes(&pf, &self.scene)
+                .with_context(|| format!("rendering the preview of frame {frame}"))?;
+            preview = t.elapsed().as_secs_f64();
+            let t = Instant::now();
+            let path = self.layout.preview(frame);
+            atomic_write(&path, &bytes).with_context(|| format!("writing {}", path.display()))?;
+            io += t.elapsed().as_secs_f64();
+        }
+        let line = stats::frame_line(
+            frame,
+            pf.time,
+            particles.len(),
+            report,
+            &[
+                ("simulate", sim_seconds),
+                ("mesh", mesh),
+                ("preview", preview),
+                ("io", io),
+                ("total", sim_seconds + t_frame.elapsed().as_secs_f64()),
+            ],
+        );
+        stats.record(frame, line)
+    }
 }

@@ -14,7 +14,9 @@
 //! renamed into place, so a killed run never leaves a half-written file behind.
 
 pub mod frame;
+pub mod part;
 pub mod ply;
+pub mod stats;
 
 use std::fs;
 use std::io::{self, Write};
@@ -91,4 +93,55 @@ pub fn atomic_write(path: &Path, bytes: &[u8]) -> io::Result<()> {
         let _ = fs::remove_file(&tmp);
     }
     result
+}
+
+/// Pretty JSON for files people read (`scene.json`): two-space indents, one key per line, and
+/// arrays of plain values (vectors like `[0.0, 0.0, -9.80665]`) kept on one line.
+pub fn pretty_json(value: &serde_json::Value) -> String {
+    let mut out = String::new();
+    write_pretty(value, 0, &mut out);
+    out.push('\n');
+    out
+}
+
+fn write_pretty(v: &serde_json::Value, indent: usize, out: &mut String) {
+    use serde_json::Value;
+    let pad = |n: usize| "  ".repeat(n);
+    match v {
+        Value::Object(m) if !m.is_empty() => {
+            out.push_str("{\n");
+            for (i, (k, x)) in m.iter().enumerate() {
+                out.push_str(&pad(indent + 1));
+                out.push_str(&Value::String(k.clone()).to_string());
+                out.push_str(": ");
+                write_pretty(x, indent + 1, out);
+                if i + 1 < m.len() {
+                    out.push(',');
+                }
+                out.push('\n');
+            }
+            out.push_str(&pad(indent));
+            out.push('}');
+        }
+        Value::Array(a) if a.iter().any(|x| x.is_object() || x.is_array()) => {
+            out.push_str("[\n");
+            for (i, x) in a.iter().enumerate() {
+                out.push_str(&pad(indent + 1));
+                write_pretty(x, indent + 1, out);
+                if i + 1 < a.len() {
+                    out.push(',');
+                }
+                out.push('\n');
+            }
+            out.push_str(&pad(indent));
+            out.push(']');
+        }
+        Value::Array(a) => {
+            let items: Vec<String> = a.iter().map(|x| x.to_string()).collect();
+            out.push('[');
+            out.push_str(&items.join(", "));
+            out.push(']');
+        }
+        other => out.push_str(&other.to_string()),
+    }
 }

@@ -1,24 +1,111 @@
-//! The PIC/FLIP stepper.
+//! The PIC/FLIP stepper: one [`Simulation::advance_frame`] per video frame.
 //!
-//! STUB (skeleton): the real stepper replaces this file's `Simulation` internals. The public API
-//! below is what the pipeline, checkpoints and tests use; keep it.
+//! Method: PIC/FLIP on a MAC grid (Zhu & Bridson 2005, "Animating sand as a fluid", ACM TOG
+//! 24(3); Bridson, *Fluid Simulation for Computer Graphics*, 2nd ed., 2015). One substep of
+//! length `dt`, each stage in its own module:
+//!
+//! 1. [`cell_sort`]: stable counting sort of the particles by cell;
+//! 2. [`transfer::splat`]: particle to grid, trilinear with weight normalisation; cell labels
+//!    solid (wall layer) / fluid (holds a particle) / empty; the splatted grid is kept as
+//!    `v_old`;
+//! 3. [`forces`]: gravity `u += g dt`, then zero normal velocity on wall faces;
+//! 4. [`pressure`]: 7-point Poisson projection solved by MIC(0)-preconditioned CG;
+//! 5. [`extrapolate`]: the projected velocity and the FLIP change `v_new - v_old` spread into
+//!    air and wall faces, enough layers for the substep's CFL number;
+//! 6. [`transfer::gather_and_advect`]: grid to particle, `v_p = f (v_p - v_old) + v_new`, and
+//!    in the same pass [`advect`]ion by RK2 through `v_new`, clamped inside the wall layer;
+//! 8. [`density`] (last substep of each frame only): a position correction that spreads
+//!    over-dense particles back to the seeding density (a second Poisson solve with the same
+//!    matrix), keeping the liquid's volume.
+//!
+//! Advection comes last rather than first so that the particles are the whole state between
+//! substeps (no grid velocity outlives a substep): a simulation rebuilt from a frame's particles
+//! continues bit for bit (exact resume). Cyclically it is the same sequence as
+//! "advect, splat, ..., blend".
+//!
+//! Substeps: with `solver.fixed_dt` a frame is exactly `scene.steps_per_frame()` steps of that
+//! length (the tutorial's mode). Otherwise `dt = cfl h / (u_max + sqrt(5 h |g|))` (Bridson
+//! sec. 3.2: the second term bounds the speed gravity adds within the step), clamped to
+//! `[T / max_substeps, T / min_substeps]` for a frame of length `T = t(frame+1) - t(frame)`,
+//! and the frame's last substeps are stretched or split so the frame ends exactly at
+//! `scene.frame_time(frame + 1)`; the frame's times are derived from its index, never
+//! accumulated across frames.
+//!
+//! Determinism: every parallel stage either writes disjoint outputs computed in a fixed order
+//! (the splat gathers per z-plane from cell-sorted particles) or reduces in fixed chunks
+//! ([`reduce`]). The result of a frame depends only on the scene, the particles in creation
+//! order and the frame index, for any thread count.
 
+pub mod advect;
+pub mod cell_sort;
+pub mod density;
+pub mod extrapolate;
+pub mod forces;
+pub mod mac_grid;
 pub mod particles;
+pub mod pressure;
+pub mod reduce;
+pub mod transfer;
 
 pub use particles::Particles;
 
 use crate::scene::Scene;
+use cell_sort::SortedParticles;
+use extrapolate::Extrapolator;
+use mac_grid::{CellLabel, FaceKind, GridDims};
+use pressure::PressureSolver;
+use rayon::prelude::*;
+use std::time::Instant;
 
 /// Seconds spent per stage during one frame (wall-clock; the only non-deterministic output).
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct StageSeconds {
+    /// Advection. Since the advection runs fused with the grid-to-particle transfer, its time
+    /// is counted under `transfer` and this stays 0 (kept for the stats format).
     pub advect: f64,
+    /// Particle-to-grid splat of the velocities.
     pub splat: f64,
+    /// Cell labels, face classification, gravity and wall conditions.
     pub forces: f64,
+    /// Pressure projection (building the system, MIC(0), CG, velocity update).
     pub pressure: f64,
+    /// FLIP change and velocity extrapolation.
     pub extrapolate: f64,
+    /// Grid-to-particle PIC/FLIP blend and RK2 advection.
     pub transfer: f64,
+    /// Cell sort of the particles, and restoring creation order at the end of the frame.
     pub sort: f64,
+    /// Density correction (its splat, solve and particle displacement).
+    pub density: f64,
+}
+
+impl StageSeconds {
+    /// Sum of all stages.
+    pub fn total(&self) -> f64 {
+        self.advect
+            + self.splat
+            + self.forces
+            + self.pressure
+            + self.extrapolate
+            + self.transfer
+            + self.sort
+            + self.density
+    }
+}
+
+/// What happened in one substep.
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
+pub struct SubstepReport {
+    /// Substep length, s.
+    pub dt: f64,
+    /// Pressure-solve iterations.
+    pub pressure_iterations: u32,
+    /// Final relative residual `max|r| / max|b|` of the pressure solve.
+    pub pressure_residual: f64,
+    /// Fluid cells (pressure unknowns).
+    pub fluid_cells: u32,
+    /// Iterations of the density correction's solve (0 when it is off).
+    pub density_iterations: u32,
 }
 
 /// What happened while advancing one frame.
@@ -36,6 +123,46 @@ pub struct FrameReport {
     pub max_speed: f32,
     /// Wall-clock seconds per stage.
     pub seconds: StageSeconds,
+    /// One entry per substep, in order.
+    pub substep_reports: Vec<SubstepReport>,
+}
+
+/// Grid state and scratch of a substep (workspace only: nothing here outlives a substep).
+struct Workspace {
+    dims: GridDims,
+    labels: Vec<CellLabel>,
+    kinds: [Vec<FaceKind>; 3],
+    vel: [Vec<f32>; 3],
+    old: [Vec<f32>; 3],
+    weight: [Vec<f32>; 3],
+    rho: Vec<f32>,
+    density_correction: bool,
+    pressure: PressureSolver,
+    extrapolator: Extrapolator,
+    sorted: SortedParticles,
+    last_solve: pressure::SolveStats,
+}
+
+impl Workspace {
+    fn new(dims: GridDims) -> Self {
+        let faces = |a: usize| dims.faces(a);
+        let fgrid = || std::array::from_fn(|a| vec![0.0f32; faces(a)]);
+        let max_faces = (0..3).map(faces).max().unwrap_or(0);
+        Self {
+            dims,
+            labels: vec![CellLabel::Empty; dims.cells()],
+            kinds: std::array::from_fn(|a| vec![FaceKind::Free; faces(a)]),
+            vel: fgrid(),
+            old: fgrid(),
+            weight: fgrid(),
+            rho: vec![0.0; dims.cells()],
+            density_correction: true,
+            pressure: PressureSolver::new(dims.cells()),
+            extrapolator: Extrapolator::new(max_faces),
+            sorted: SortedParticles::default(),
+            last_solve: Default::default(),
+        }
+    }
 }
 
 /// A running simulation. Its whole state is the scene, the particles and the frame index: it
@@ -44,15 +171,52 @@ pub struct Simulation {
     scene: Scene,
     particles: Particles,
     frame: u32,
+    ws: Workspace,
 }
 
 impl Simulation {
     /// A simulation of `scene` whose particles are at the state of the end of `frame`.
     pub fn new(scene: &Scene, particles: Particles, frame: u32) -> anyhow::Result<Self> {
+        let d = &scene.domain;
+        anyhow::ensure!(
+            d.cell_size.is_finite() && d.cell_size > 0.0,
+            "domain.cell_size must be a positive number of metres, got {}",
+            d.cell_size
+        );
+        anyhow::ensure!(
+            d.resolution.iter().all(|&r| r >= 3),
+            "domain.resolution must be at least 3 cells per axis (one wall layer each side), got {:?}",
+            d.resolution
+        );
+        anyhow::ensure!(
+            particles.len() < u32::MAX as usize,
+            "too many particles ({})",
+            particles.len()
+        );
+        for a in 0..3 {
+            let bad = (0..particles.len())
+                .find(|&i| !(particles.pos[a][i].is_finite() && particles.vel[a][i].is_finite()));
+            if let Some(i) = bad {
+                anyhow::bail!(
+                    "particle {i} has a non-finite position or velocity ({:?}, {:?}): every \
+                     particle needs finite numbers",
+                    particles.position(i),
+                    particles.velocity(i)
+                );
+            }
+        }
+        if let Some(dt) = scene.solver.fixed_dt {
+            anyhow::ensure!(
+                dt.is_finite() && dt > 0.0,
+                "solver.fixed_dt must be positive, got {dt}"
+            );
+        }
+        let dims = GridDims::new(d);
         Ok(Self {
             scene: scene.clone(),
             particles,
             frame,
+            ws: Workspace::new(dims),
         })
     }
 
@@ -66,26 +230,236 @@ impl Simulation {
         &self.particles
     }
 
+    /// The scene being simulated.
+    pub fn scene(&self) -> &Scene {
+        &self.scene
+    }
+
+    /// Use the MIC(0) preconditioner in the pressure solve (default true; false gives plain CG,
+    /// for benchmarks).
+    #[doc(hidden)]
+    pub fn set_preconditioner(&mut self, on: bool) {
+        self.ws.pressure.precondition = on;
+    }
+
+    /// Divergence times `h` (m/s) of every fluid cell after the last substep's projection,
+    /// with that solve's statistics (`rhs_max` is the same measure before the solve). For tests.
+    #[doc(hidden)]
+    pub fn last_projection(&self) -> (Vec<f64>, pressure::SolveStats) {
+        let ws = &self.ws;
+        let mut div = vec![0.0; ws.dims.cells()];
+        pressure::divergence(&ws.dims, &ws.labels, &ws.vel, &mut div);
+        let h = ws.dims.h as f64;
+        let fluid = div
+            .iter()
+            .zip(&ws.labels)
+            .filter(|(_, l)| **l == CellLabel::Fluid)
+            .map(|(x, _)| x * h)
+            .collect();
+        (fluid, ws.last_solve)
+    }
+
+    /// Fewest rows per block of the block-Jacobi MIC(0) preconditioner (for tests: a small
+    /// value exercises the parallel blocks on small scenes).
+    #[doc(hidden)]
+    pub fn set_preconditioner_block_rows(&mut self, rows: usize) {
+        self.ws.pressure.block_rows = rows;
+    }
+
+    /// Apply the density correction (default true; false for benchmarks and comparisons).
+    #[doc(hidden)]
+    pub fn set_density_correction(&mut self, on: bool) {
+        self.ws.density_correction = on;
+    }
+
     /// Advances to the end of the next frame, `self.frame() + 1`, at time
     /// `scene.frame_time(frame)`.
     pub fn advance_frame(&mut self) -> FrameReport {
-        // STUB: ballistic motion, so the pipeline can be built before the stepper lands.
-        let t0 = self.scene.frame_time(self.frame);
-        let t1 = self.scene.frame_time(self.frame + 1);
-        let dt = (t1 - t0) as f32;
-        let g = self.scene.gravity;
-        let p = &mut self.particles;
-        for a in 0..3 {
-            for i in 0..p.pos[a].len() {
-                p.pos[a][i] += p.vel[a][i] * dt + 0.5 * g[a] as f32 * dt * dt;
-                p.vel[a][i] += g[a] as f32 * dt;
+        let mut report = FrameReport::default();
+        let most = self
+            .scene
+            .steps_per_frame()
+            .max(self.scene.solver.max_substeps);
+        report.substep_reports.reserve(most as usize);
+        let ws = &mut self.ws;
+        let d = ws.dims;
+        let t = Instant::now();
+        ws.sorted.load(&self.particles, d.cells());
+        advect::clamp_inside(&d, &mut ws.sorted);
+        report.seconds.sort += t.elapsed().as_secs_f64();
+
+        let solver = &self.scene.solver;
+        let g = self.scene.gravity.map(|x| x as f32);
+        let gnorm = (g[0] * g[0] + g[1] * g[1] + g[2] * g[2]).sqrt() as f64;
+        if let Some(dt) = solver.fixed_dt {
+            let steps = self.scene.steps_per_frame();
+            for i in 0..steps {
+                let umax = max_speed(&ws.sorted) as f64;
+                substep(
+                    ws,
+                    &self.scene,
+                    dt as f32,
+                    umax,
+                    i + 1 == steps,
+                    &mut report,
+                );
+            }
+        } else {
+            let t0 = self.scene.frame_time(self.frame);
+            let t1 = self.scene.frame_time(self.frame + 1);
+            let len = t1 - t0;
+            let dt_min = len / solver.max_substeps.max(1) as f64;
+            let dt_max = len / solver.min_substeps.max(1) as f64;
+            let h = d.h as f64;
+            let mut elapsed = 0.0f64;
+            let mut n = 0u32;
+            loop {
+                let remaining = len - elapsed;
+                let umax = max_speed(&ws.sorted) as f64;
+                let speed = umax + (5.0 * h * gnorm).sqrt();
+                let mut dt = if speed > 0.0 {
+                    solver.cfl * h / speed
+                } else {
+                    dt_max
+                };
+                dt = dt.min(dt_max).max(dt_min);
+                let last = n + 1 >= solver.max_substeps.max(1) || dt >= remaining * (1.0 - 1e-9);
+                if last {
+                    dt = remaining;
+                } else if 2.0 * dt > remaining {
+                    // Split what is left in two equal substeps rather than leave a sliver.
+                    dt = 0.5 * remaining;
+                }
+                substep(ws, &self.scene, dt as f32, umax, last, &mut report);
+                elapsed += dt;
+                n += 1;
+                if last {
+                    break;
+                }
             }
         }
+
+        let t = Instant::now();
+        ws.sorted.store(&mut self.particles);
+        report.seconds.sort += t.elapsed().as_secs_f64();
+        report.max_speed = max_speed(&ws.sorted);
         self.frame += 1;
-        FrameReport {
-            substeps: 1,
-            max_speed: p.max_speed(),
-            ..Default::default()
-        }
+        report
     }
+}
+
+/// Largest particle speed, m/s (exact in any reduction order).
+fn max_speed(sp: &SortedParticles) -> f32 {
+    let [vx, vy, vz] = &sp.vel;
+    vx.par_iter()
+        .zip(vy.par_iter())
+        .zip(vz.par_iter())
+        .with_min_len(4096)
+        .map(|((x, y), z)| (x * x + y * y + z * z).sqrt())
+        .reduce(|| 0.0, f32::max)
+}
+
+/// One substep of length `dt`; `umax` is the largest particle speed at its start; `last`: the
+/// frame's last substep, which also applies the density correction.
+fn substep(
+    ws: &mut Workspace,
+    scene: &Scene,
+    dt: f32,
+    umax: f64,
+    last: bool,
+    report: &mut FrameReport,
+) {
+    let d = ws.dims;
+    let secs = &mut report.seconds;
+
+    let t = Instant::now();
+    ws.sorted.sort(&d);
+    secs.sort += t.elapsed().as_secs_f64();
+
+    let t = Instant::now();
+    transfer::splat(&d, &ws.sorted, &mut ws.vel, &mut ws.weight);
+    secs.splat += t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    transfer::label_cells(&d, &ws.sorted, &mut ws.labels);
+    forces::classify_faces(&d, &ws.labels, &mut ws.kinds);
+    for a in 0..3 {
+        ws.old[a].copy_from_slice(&ws.vel[a]);
+    }
+    secs.forces += t.elapsed().as_secs_f64();
+
+    let t = Instant::now();
+    let g = scene.gravity.map(|x| x as f32);
+    forces::apply_gravity(&mut ws.vel, g, dt);
+    forces::enforce_walls(&mut ws.vel, &ws.kinds);
+    secs.forces += t.elapsed().as_secs_f64();
+
+    let t = Instant::now();
+    let stats = ws.pressure.project(
+        &d,
+        &ws.labels,
+        &ws.kinds,
+        &mut ws.vel,
+        scene.solver.pressure_tolerance,
+        scene.solver.pressure_max_iterations,
+    );
+    secs.pressure += t.elapsed().as_secs_f64();
+
+    let t = Instant::now();
+    // The FLIP change, then both grids extrapolated by enough layers for this substep's reach.
+    for a in 0..3 {
+        ws.old[a]
+            .par_iter_mut()
+            .zip(ws.vel[a].par_iter())
+            .with_min_len(4096)
+            .for_each(|(o, v)| *o = v - *o);
+    }
+    let gn = (g[0] * g[0] + g[1] * g[1] + g[2] * g[2]).sqrt() as f64;
+    let reach = (umax + gn * dt as f64) * dt as f64 / d.h as f64;
+    let max_layers = d.n.iter().copied().max().unwrap_or(1) as f64;
+    let layers = (reach.ceil() + 1.0).min(max_layers) as u32;
+    ws.extrapolator
+        .extrapolate(&d, &ws.kinds, &mut ws.vel, &mut ws.old, layers);
+    secs.extrapolate += t.elapsed().as_secs_f64();
+
+    let t = Instant::now();
+    // Density is measured where the particles were splatted (the sort is still valid there).
+    let correct = ws.density_correction && last;
+    if correct {
+        density::splat_density(&d, &ws.sorted, &mut ws.rho);
+    }
+    secs.density += t.elapsed().as_secs_f64();
+
+    let t = Instant::now();
+    let flip = scene.solver.flip_ratio as f32;
+    transfer::gather_and_advect(&d, &mut ws.sorted, &ws.vel, &ws.old, flip, dt);
+    secs.transfer += t.elapsed().as_secs_f64();
+
+    let t = Instant::now();
+    let mut density_iterations = 0;
+    if correct {
+        let st = ws.pressure.density_displacement(
+            &d,
+            &ws.kinds,
+            &ws.rho,
+            &mut ws.weight,
+            density::TOLERANCE,
+            scene.solver.pressure_max_iterations,
+        );
+        density_iterations = st.iterations;
+        advect::displace(&d, &mut ws.sorted, &ws.weight);
+    }
+    secs.density += t.elapsed().as_secs_f64();
+
+    ws.last_solve = stats;
+    report.substeps += 1;
+    report.pressure_iterations_max = report.pressure_iterations_max.max(stats.iterations);
+    report.pressure_iterations_total += stats.iterations;
+    report.pressure_residual_max = report.pressure_residual_max.max(stats.residual);
+    report.substep_reports.push(SubstepReport {
+        dt: dt as f64,
+        pressure_iterations: stats.iterations,
+        pressure_residual: stats.residual,
+        fluid_cells: stats.unknowns,
+        density_iterations,
+    });
 }

@@ -1,0 +1,242 @@
+//! Stepper benchmark: `cargo bench --bench bench_stepper`.
+//!
+//! Prints ms per substep per stage, pressure iterations and particles per second for
+//!
+//! 1. the tutorial input (`inputs/particles.in`, 33,389 particles, 25 x 50 x 25 cells, fixed
+//!    dt 0.001111112 s) with the default rayon pool, and two peers measured in the same run:
+//!    the same with 1 thread, and with unpreconditioned CG (what the tutorial's C++ uses);
+//!    plus the tutorial C++'s own 31 ms per step on this machine kind, for reference;
+//! 2. a ~1M-particle dam break at CFL 3 (30 fps), ms per frame, against the same with 1 thread.
+//!
+//! Environment: `BENCH_TUTORIAL_FRAMES` (default 3), `BENCH_DAM_FRAMES` (default 6),
+//! `BENCH_DAM_CELL` (cell size of the dam break, m, default 0.0125: about 1.02M particles),
+//! `BENCH_SKIP_DAM=1`.
+
+use std::time::Instant;
+use surge::scene::{Domain, Scene, SolverSettings, Source, TimeSettings};
+use surge::sim::{FrameReport, Particles, Simulation, StageSeconds};
+
+/// The tutorial's C++ (incremental7, unpreconditioned CG), ms per step on this machine kind.
+const TUTORIAL_CPP_MS_PER_STEP: f64 = 31.0;
+
+fn scene(lower: [f64; 3], h: f64, resolution: [u32; 3]) -> Scene {
+    Scene {
+        name: "bench".into(),
+        domain: Domain {
+            lower,
+            cell_size: h,
+            resolution,
+        },
+        gravity: [0.0, 0.0, -surge::scene::STANDARD_GRAVITY],
+        density: 1000.0,
+        sources: vec![],
+        seed: 1,
+        time: TimeSettings {
+            fps: 30.0,
+            frames: 100,
+        },
+        solver: SolverSettings::default(),
+        surface: Default::default(),
+        render: Default::default(),
+        output: Default::default(),
+    }
+}
+
+fn tutorial() -> (Scene, Particles) {
+    let mut s = scene([-0.125, -0.25, -0.125], 0.01, [25, 50, 25]);
+    s.solver.fixed_dt = Some(0.001111112);
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/inputs/particles.in");
+    let text = std::fs::read_to_string(path).expect("inputs/particles.in");
+    let mut lines = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with("//"));
+    let n: usize = lines.next().unwrap().parse().unwrap();
+    let mut p = Particles::with_capacity(n);
+    for l in lines {
+        let v: Vec<f32> = l.split_whitespace().map(|x| x.parse().unwrap()).collect();
+        p.push([v[0], v[1], v[2]], [v[3], v[4], v[5]]);
+    }
+    (s, p)
+}
+
+fn dam_break(h: f64) -> (Scene, Particles) {
+    // Tank 2.0 x 0.5 x 1.2 m; column 0.5 x 0.5 x 1.0 m against the back wall.
+    let res = [2.0 / h, 0.5 / h, 1.2 / h].map(|c: f64| c.round() as u32 + 2);
+    let mut s = scene([0.0, 0.0, 0.0], h, res);
+    s.sources = vec![Source::Box {
+        min: [h, h, h],
+        max: [h + 0.5, h + 0.5, h + 1.0],
+        velocity: [0.0; 3],
+    }];
+    let p = surge::sources::seed_particles(&s, &[]);
+    (s, p)
+}
+
+struct Run {
+    reports: Vec<FrameReport>,
+    wall: f64,
+    particles: usize,
+}
+
+impl Run {
+    fn substeps(&self) -> u32 {
+        self.reports.iter().map(|r| r.substeps).sum()
+    }
+    fn ms_per_substep(&self) -> f64 {
+        1e3 * self.wall / self.substeps() as f64
+    }
+    fn ms_per_frame(&self) -> f64 {
+        1e3 * self.wall / self.reports.len() as f64
+    }
+    fn particles_per_second(&self) -> f64 {
+        self.particles as f64 * self.substeps() as f64 / self.wall
+    }
+    fn stages(&self) -> StageSeconds {
+        let mut s = StageSeconds::default();
+        for r in &self.reports {
+            let t = &r.seconds;
+            s.sort += t.sort;
+            s.splat += t.splat;
+            s.forces += t.forces;
+            s.pressure += t.pressure;
+            s.extrapolate += t.extrapolate;
+            s.transfer += t.transfer;
+            s.advect += t.advect;
+            s.density += t.density;
+        }
+        s
+    }
+    fn print(&self, label: &str) {
+        let n = self.substeps() as f64;
+        let st = self.stages();
+        let its: u32 = self
+            .reports
+            .iter()
+            .map(|r| r.pressure_iterations_total)
+            .sum();
+        let its_max = self
+            .reports
+            .iter()
+            .map(|r| r.pressure_iterations_max)
+            .max()
+            .unwrap_or(0);
+        let dens: u32 = self
+            .reports
+            .iter()
+            .flat_map(|r| r.substep_reports.iter().map(|s| s.density_iterations))
+            .sum();
+        println!(
+            "{label}: {} frames, {} substeps, {:.3} ms/substep, {:.1} ms/frame, {:.2} M particle-steps/s",
+            self.reports.len(),
+            n,
+            self.ms_per_substep(),
+            self.ms_per_frame(),
+            self.particles_per_second() / 1e6
+        );
+        let ms = |x: f64| 1e3 * x / n;
+        println!(
+            "    per substep, ms: sort {:.3}  splat {:.3}  forces {:.3}  pressure {:.3}  extrapolate {:.3}  transfer {:.3}  advect {:.3}  density {:.3}",
+            ms(st.sort),
+            ms(st.splat),
+            ms(st.forces),
+            ms(st.pressure),
+            ms(st.extrapolate),
+            ms(st.transfer),
+            ms(st.advect),
+            ms(st.density)
+        );
+        println!(
+            "    pressure iterations: mean {:.1}, max {}; density-correction iterations: mean {:.1}",
+            its as f64 / n,
+            its_max,
+            dens as f64 / n
+        );
+    }
+}
+
+fn run(
+    scene: &Scene,
+    p: &Particles,
+    frames: u32,
+    threads: Option<usize>,
+    precondition: bool,
+) -> Run {
+    let go = || {
+        let mut sim = Simulation::new(scene, p.clone(), 0).unwrap();
+        sim.set_preconditioner(precondition);
+        let t = Instant::now();
+        let reports: Vec<FrameReport> = (0..frames).map(|_| sim.advance_frame()).collect();
+        Run {
+            reports,
+            wall: t.elapsed().as_secs_f64(),
+            particles: p.len(),
+        }
+    };
+    match threads {
+        Some(n) => rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .build()
+            .unwrap()
+            .install(go),
+        None => go(),
+    }
+}
+
+fn env<T: std::str::FromStr>(name: &str, default: T) -> T {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn main() {
+    let threads = rayon::current_num_threads();
+    println!("surge stepper benchmark, rayon pool of {threads} threads\n");
+
+    let (s, p) = tutorial();
+    let frames = env("BENCH_TUTORIAL_FRAMES", 3u32);
+    println!(
+        "== tutorial input: {} particles, {:?} cells, fixed dt {} s ({} steps/frame)",
+        p.len(),
+        s.domain.resolution,
+        s.solver.fixed_dt.unwrap(),
+        s.steps_per_frame()
+    );
+    let _warm = run(&s, &p, 1, None, true);
+    let base = run(&s, &p, frames, None, true);
+    base.print(&format!("surge, {threads} threads"));
+    let one = run(&s, &p, frames, Some(1), true);
+    one.print("surge, 1 thread");
+    let plain = run(&s, &p, frames, None, false);
+    plain.print(&format!("surge, {threads} threads, unpreconditioned CG"));
+    println!(
+        "ratios: 1 thread / {threads} threads = {:.2}x; plain CG / MIC(0)-PCG = {:.2}x; tutorial C++ ({TUTORIAL_CPP_MS_PER_STEP} ms/step) / surge = {:.1}x\n",
+        one.ms_per_substep() / base.ms_per_substep(),
+        plain.ms_per_substep() / base.ms_per_substep(),
+        TUTORIAL_CPP_MS_PER_STEP / base.ms_per_substep()
+    );
+
+    if env("BENCH_SKIP_DAM", 0u32) == 1 {
+        return;
+    }
+    let h = env("BENCH_DAM_CELL", 0.0125f64);
+    let (s, p) = dam_break(h);
+    let frames = env("BENCH_DAM_FRAMES", 6u32);
+    println!(
+        "== dam break: {} particles, {:?} cells, CFL {}, {} fps, first {frames} frames",
+        p.len(),
+        s.domain.resolution,
+        s.solver.cfl,
+        s.time.fps
+    );
+    let base = run(&s, &p, frames, None, true);
+    base.print(&format!("surge, {threads} threads"));
+    let one = run(&s, &p, frames, Some(1), true);
+    one.print("surge, 1 thread");
+    println!(
+        "ratios: 1 thread / {threads} threads = {:.2}x; target 1000 ms/frame / surge = {:.2}x",
+        one.ms_per_frame() / base.ms_per_frame(),
+        1000.0 / base.ms_per_frame()
+    );
+}

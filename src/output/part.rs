@@ -1,0 +1,341 @@
+//! The tutorial's text particle files: `.in` inputs and `.part` frames.
+//!
+//! Layout: line 1 is the particle count N, then N lines `x y z vx vy vz`, single spaces, `\n`
+//! line ends, each number printed like C's `printf("%g")` (6 significant digits, trailing zeros
+//! removed, exponent form `1.56125e-17` below 1e-4 or from 1e6 up). surge keeps particles as f32;
+//! a value is widened to f64 before formatting, exactly as C's varargs promotion does, so a file
+//! the tutorial wrote and the same particles written by surge are byte-identical.
+//!
+//! File names come from a printf pattern with one integer conversion (`fluid.%03d.part`,
+//! `output.%04d.txt`, `f%d`, `%5d`, `%-4d`, `%%` for a literal percent sign).
+
+use crate::sim::Particles;
+use std::fmt::Write as _;
+
+/// Formats `v` like C's `printf("%g", v)` (precision 6).
+pub fn format_g(v: f64) -> String {
+    let mut s = String::new();
+    push_g(&mut s, v);
+    s
+}
+
+/// Appends `v` formatted like C's `printf("%g", v)` (precision 6).
+pub fn push_g(out: &mut String, v: f64) {
+    const P: i32 = 6;
+    if v.is_nan() {
+        out.push_str(if v.is_sign_negative() { "-nan" } else { "nan" });
+        return;
+    }
+    if v.is_infinite() {
+        out.push_str(if v < 0.0 { "-inf" } else { "inf" });
+        return;
+    }
+    if v == 0.0 {
+        out.push_str(if v.is_sign_negative() { "-0" } else { "0" });
+        return;
+    }
+    // The exponent X that `%e` with precision P-1 would print (after rounding). Rust's
+    // formatting rounds the exact binary value half-to-even, like glibc's printf. Written
+    // straight into `out` (no allocation), then rewritten in the form %g picks.
+    let start = out.len();
+    let _ = write!(out, "{:.*e}", (P - 1) as usize, v);
+    let e_pos = start + out[start..].rfind('e').expect("LowerExp has an exponent");
+    let x: i32 = out[e_pos + 1..]
+        .parse()
+        .expect("LowerExp exponent is an integer");
+    if (-4..P).contains(&x) {
+        out.truncate(start);
+        let _ = write!(out, "{:.*}", (P - 1 - x) as usize, v);
+        strip_zeros_in_place(out, start);
+    } else {
+        out.truncate(e_pos);
+        strip_zeros_in_place(out, start);
+        out.push('e');
+        out.push(if x < 0 { '-' } else { '+' });
+        let _ = write!(out, "{:02}", x.unsigned_abs());
+    }
+}
+
+/// Removes trailing zeros after a decimal point in `out[start..]`, and the point itself if
+/// nothing follows it.
+fn strip_zeros_in_place(out: &mut String, start: usize) {
+    if out[start..].contains('.') {
+        while out.ends_with('0') {
+            out.pop();
+        }
+        if out.ends_with('.') {
+            out.pop();
+        }
+    }
+}
+
+/// The text of a `.part` frame (or `.in` file) holding `particles`, in their order.
+/// Blocks of particles are formatted in parallel and joined in order.
+pub fn encode(particles: &Particles) -> String {
+    use rayon::prelude::*;
+    const BLOCK: usize = 4096;
+    let n = particles.len();
+    let blocks: Vec<String> = (0..n.div_ceil(BLOCK))
+        .into_par_iter()
+        .map(|b| {
+            let mut out = String::with_capacity(BLOCK * 48);
+            for i in b * BLOCK..((b + 1) * BLOCK).min(n) {
+                let p = particles.position(i);
+                let v = particles.velocity(i);
+                for (k, value) in p.iter().chain(v.iter()).enumerate() {
+                    if k > 0 {
+                        out.push(' ');
+                    }
+                    push_g(&mut out, *value as f64);
+                }
+                out.push('\n');
+            }
+            out
+        })
+        .collect();
+    let mut out = String::with_capacity(16 + blocks.iter().map(String::len).sum::<usize>());
+    let _ = writeln!(out, "{n}");
+    for b in &blocks {
+        out.push_str(b);
+    }
+    out
+}
+
+/// One integer conversion of a printf pattern: flags, width.
+#[derive(Debug, Clone, PartialEq)]
+struct IntSpec {
+    left: bool,
+    zero: bool,
+    plus: bool,
+    space: bool,
+    width: usize,
+}
+
+/// A validated printf file-name pattern with exactly one integer conversion.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NamePattern {
+    prefix: String,
+    spec: IntSpec,
+    suffix: String,
+}
+
+impl NamePattern {
+    /// Parses `pattern`; the error says what is wrong in words a user can act on.
+    pub fn parse(pattern: &str) -> Result<Self, String> {
+        if pattern.is_empty() {
+            return Err("the pattern is empty".into());
+        }
+        if pattern.contains('/') || pattern.contains('\\') {
+            return Err(format!(
+                "`{pattern}` contains a path separator; it must be a plain file name (frames are written into the output folder)"
+            ));
+        }
+        let mut prefix = String::new();
+        let mut suffix = String::new();
+        let mut spec = None;
+        let mut chars = pattern.chars().peekable();
+        while let Some(c) = chars.next() {
+            let target = if spec.is_none() {
+                &mut prefix
+            } else {
+                &mut suffix
+            };
+            if c != '%' {
+                target.push(c);
+                continue;
+            }
+            if chars.peek() == Some(&'%') {
+                chars.next();
+                target.push('%');
+                continue;
+            }
+            let mut s = IntSpec {
+                left: false,
+                zero: false,
+                plus: false,
+                space: false,
+                width: 0,
+            };
+            while let Some(&f) = chars.peek() {
+                match f {
+                    '-' => s.left = true,
+                    '0' => s.zero = true,
+                    '+' => s.plus = true,
+                    ' ' => s.space = true,
+                    _ => break,
+                }
+                chars.next();
+            }
+            while let Some(d) = chars.peek().and_then(|c| c.to_digit(10)) {
+                s.width = s.width * 10 + d as usize;
+                if s.width > 64 {
+                    return Err(format!("`{pattern}`: field width above 64"));
+                }
+                chars.next();
+            }
+            match chars.next() {
+                Some('d' | 'i' | 'u') => {}
+                Some(other) => {
+                    return Err(format!(
+                        "`{pattern}`: conversion `%{other}` is not an integer conversion; use `%d` (or `%03d`, `%4d`...) for the frame number"
+                    ));
+                }
+                None => return Err(format!("`{pattern}` ends inside a `%` conversion")),
+            }
+            if spec.is_some() {
+                return Err(format!(
+                    "`{pattern}` has more than one `%d` conversion; it takes exactly one, the frame number"
+                ));
+            }
+            spec = Some(s);
+        }
+        match spec {
+            Some(spec) => Ok(Self {
+                prefix,
+                spec,
+                suffix,
+            }),
+            None => Err(format!(
+                "`{pattern}` has no `%d` conversion for the frame number (e.g. `fluid.%03d.part`)"
+            )),
+        }
+    }
+
+    /// The file name of `frame`.
+    pub fn name(&self, frame: u32) -> String {
+        let s = &self.spec;
+        let mut digits = frame.to_string();
+        if s.plus {
+            digits.insert(0, '+');
+        } else if s.space {
+            digits.insert(0, ' ');
+        }
+        let pad = s.width.saturating_sub(digits.len());
+        let mut out = self.prefix.clone();
+        if s.left {
+            out.push_str(&digits);
+            out.extend(std::iter::repeat_n(' ', pad));
+        } else if s.zero {
+            let sign_len = usize::from(s.plus || s.space);
+            out.push_str(&digits[..sign_len]);
+            out.extend(std::iter::repeat_n('0', pad));
+            out.push_str(&digits[sign_len..]);
+        } else {
+            out.extend(std::iter::repeat_n(' ', pad));
+            out.push_str(&digits);
+        }
+        out.push_str(&self.suffix);
+        out
+    }
+
+    /// True when `file_name` is this pattern's name of some frame; returns that frame.
+    pub fn frame_of(&self, file_name: &str) -> Option<u32> {
+        let rest = file_name.strip_prefix(&self.prefix)?;
+        let mid = rest.strip_suffix(&self.suffix)?;
+        let f: u32 = mid.trim().trim_start_matches('+').parse().ok()?;
+        (self.name(f) == file_name).then_some(f)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn g_format_matches_c() {
+        // Expected strings are C's printf("%g") output (glibc), widened from f32 where noted.
+        let cases: &[(f64, &str)] = &[
+            (0.0, "0"),
+            (-0.0, "-0"),
+            (1.0, "1"),
+            (-0.095f32 as f64, "-0.095"),
+            (1.56125e-17f32 as f64, "1.56125e-17"),
+            (0.0001, "0.0001"),
+            (0.00001, "1e-05"),
+            (123456.0, "123456"),
+            (1234567.0, "1.23457e+06"),
+            (999999.5, "1e+06"),
+            (0.30000001192092896, "0.3"),
+            (-9.80665, "-9.80665"),
+            (1e100, "1e+100"),
+            (2.5e-5, "2.5e-05"),
+            (0.000099999, "9.9999e-05"),
+            (f64::INFINITY, "inf"),
+            (f64::NEG_INFINITY, "-inf"),
+            (f64::NAN, "nan"),
+        ];
+        for &(v, want) in cases {
+            assert_eq!(format_g(v), want, "value {v:e}");
+        }
+    }
+
+    unsafe extern "C" {
+        fn snprintf(
+            buf: *mut std::ffi::c_char,
+            n: usize,
+            fmt: *const std::ffi::c_char,
+            ...
+        ) -> std::ffi::c_int;
+    }
+
+    /// The C library's own `%g`.
+    fn c_g(v: f64) -> String {
+        let mut buf = [0 as std::ffi::c_char; 64];
+        // SAFETY: the buffer is 64 bytes, `%g` of a double needs at most 13; the format string
+        // is NUL-terminated and takes exactly one double.
+        let n = unsafe { snprintf(buf.as_mut_ptr(), buf.len(), c"%g".as_ptr(), v) };
+        let bytes: Vec<u8> = buf[..n as usize].iter().map(|&c| c as u8).collect();
+        String::from_utf8(bytes).unwrap()
+    }
+
+    #[test]
+    fn g_format_matches_the_c_library_on_random_floats() {
+        let mut state = 0x9e3779b97f4a7c15u64;
+        let mut checked = 0;
+        for i in 0..200_000u32 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            // Alternate raw f32 bit patterns (every exponent) and values near round decimals.
+            let v = if i % 2 == 0 {
+                f32::from_bits(state as u32)
+            } else {
+                ((state >> 40) as f32 / 1e3).round() / 1e3 * if state & 1 == 0 { 1.0 } else { -1.0 }
+            };
+            if !v.is_finite() {
+                continue;
+            }
+            assert_eq!(format_g(v as f64), c_g(v as f64), "bits {:#x}", v.to_bits());
+            checked += 1;
+        }
+        assert!(checked > 150_000);
+    }
+
+    #[test]
+    fn name_patterns() {
+        let p = NamePattern::parse("fluid.%03d.part").unwrap();
+        assert_eq!(p.name(7), "fluid.007.part");
+        assert_eq!(p.name(1234), "fluid.1234.part");
+        assert_eq!(p.frame_of("fluid.012.part"), Some(12));
+        assert_eq!(p.frame_of("fluid.12.part"), None);
+        assert_eq!(NamePattern::parse("o%4d").unwrap().name(5), "o   5");
+        assert_eq!(NamePattern::parse("o%-4d.").unwrap().name(5), "o5   .");
+        assert_eq!(NamePattern::parse("%d%%").unwrap().name(5), "5%");
+        assert_eq!(
+            NamePattern::parse("output.%04d.txt").unwrap().name(3),
+            "output.0003.txt"
+        );
+        assert!(NamePattern::parse("fluid.part").is_err());
+        assert!(NamePattern::parse("%d_%d").is_err());
+        assert!(NamePattern::parse("%s").is_err());
+        assert!(NamePattern::parse("a/%d").is_err());
+        assert!(NamePattern::parse("a%").is_err());
+    }
+
+    #[test]
+    fn encode_layout() {
+        let mut p = Particles::default();
+        p.push([-0.095, -0.03, 1.56125e-17], [0.0, 0.0, -1.5]);
+        assert_eq!(encode(&p), "1\n-0.095 -0.03 1.56125e-17 0 0 -1.5\n");
+    }
+}

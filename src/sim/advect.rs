@@ -1,0 +1,48 @@
+//! Particle advection through the grid velocity.
+//!
+//! Second-order Runge-Kutta (midpoint rule, Bridson, *Fluid Simulation for Computer Graphics*,
+//! 2nd ed., sec. 3.1): `x* = x + dt/2 u(x)`, `x' = x + dt u(x*)`, with `u` the projected and
+//! extrapolated grid velocity interpolated trilinearly. (Ralston's RK3 was tried: it changed
+//! neither the volume drift nor the dam-break front measurably, at 50% more interpolation.) The
+//! stepping itself runs fused with the grid-to-particle transfer,
+//! [`super::transfer::gather_and_advect`], which shares the first stage's interpolation. Both stages are clamped into the
+//! interior box, `margin` inside the wall layer (the tutorial uses `h + 1e-4` m from the outer
+//! box; surge uses `h + 0.01 h`), so no particle ever ends inside a solid cell or outside the
+//! domain. The particle's own velocity is not used here: with PIC/FLIP the grid carries the
+//! motion and the particle velocity only its FLIP memory.
+
+use super::cell_sort::SortedParticles;
+use super::mac_grid::GridDims;
+use rayon::prelude::*;
+
+/// Fraction of a cell particles keep from the wall layer.
+pub const WALL_MARGIN: f32 = 0.01;
+
+/// Clamps every particle into the interior box (used once when a simulation starts, so input
+/// particles on a wall are moved off it).
+pub fn clamp_inside(d: &GridDims, sp: &mut SortedParticles) {
+    let (lo, hi) = d.interior_bounds(WALL_MARGIN * d.h);
+    for a in 0..3 {
+        sp.pos[a]
+            .par_iter_mut()
+            .with_min_len(4096)
+            .for_each(|x| *x = x.clamp(lo[a], hi[a]));
+    }
+}
+
+/// Moves every particle by the displacement field `disp` (m, on the faces), clamped inside.
+pub fn displace(d: &GridDims, sp: &mut SortedParticles, disp: &[Vec<f32>; 3]) {
+    let (lo, hi) = d.interior_bounds(WALL_MARGIN * d.h);
+    let [px, py, pz] = &mut sp.pos;
+    px.par_iter_mut()
+        .zip(py.par_iter_mut())
+        .zip(pz.par_iter_mut())
+        .with_min_len(1024)
+        .for_each(|((x, y), z)| {
+            let p = [*x, *y, *z];
+            let u = d.sample_velocity(disp, p);
+            *x = (p[0] + u[0]).clamp(lo[0], hi[0]);
+            *y = (p[1] + u[1]).clamp(lo[1], hi[1]);
+            *z = (p[2] + u[2]).clamp(lo[2], hi[2]);
+        });
+}

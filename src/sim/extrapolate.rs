@@ -1,0 +1,139 @@
+//! Velocity extrapolation from the fluid faces into the air and into the wall layer.
+//!
+//! After the projection only faces touching a fluid cell ([`FaceKind::Fluid`]) carry a valid
+//! velocity, and wall faces carry zero normal velocity. Particles near the surface interpolate
+//! from faces beyond it, and advection at CFL number `C` reaches about `C` cells out, so the
+//! valid values are spread outwards layer by layer: each pass sets every still-invalid free face
+//! that has a valid neighbour (six neighbours in its own component's grid) to the mean of those
+//! neighbours (Bridson, *Fluid Simulation for Computer Graphics*, 2nd ed., sec. 4.3; the
+//! breadth-first "layers" of Foster & Fedkiw 2001). Each layer reads the previous layer's mask
+//! only (Jacobi style), so the result does not depend on the order of evaluation or the threads.
+//! The FLIP change `dv = v_new - v_old` is extrapolated with the same weights. Wall faces are
+//! never written (zero normal velocity); faces no layer reaches get zero.
+
+use super::mac_grid::{FaceKind, GridDims};
+use rayon::prelude::*;
+
+/// Scratch for extrapolation (one component at a time).
+#[derive(Default)]
+pub struct Extrapolator {
+    valid: Vec<u8>,
+    next: Vec<u8>,
+    tmp_v: Vec<f32>,
+    tmp_d: Vec<f32>,
+}
+
+impl Extrapolator {
+    /// Buffers for up to `faces` faces per component.
+    pub fn new(faces: usize) -> Self {
+        Self {
+            valid: vec![0; faces],
+            next: vec![0; faces],
+            tmp_v: vec![0.0; faces],
+            tmp_d: vec![0.0; faces],
+        }
+    }
+
+    /// Extrapolates `vel` and `delta` (all three components) by `layers` layers.
+    pub fn extrapolate(
+        &mut self,
+        d: &GridDims,
+        kinds: &[Vec<FaceKind>; 3],
+        vel: &mut [Vec<f32>; 3],
+        delta: &mut [Vec<f32>; 3],
+        layers: u32,
+    ) {
+        for a in 0..3 {
+            let nf = d.faces(a);
+            let m = d.face_n(a);
+            let plane = m[0] * m[1];
+            let kind = &kinds[a][..nf];
+            let (v, dl) = (&mut vel[a][..nf], &mut delta[a][..nf]);
+            let valid = &mut self.valid[..nf];
+            let next = &mut self.next[..nf];
+            let (tv, td) = (&mut self.tmp_v[..nf], &mut self.tmp_d[..nf]);
+            valid
+                .par_iter_mut()
+                .zip(v.par_iter_mut().zip(dl.par_iter_mut()))
+                .zip(kind.par_iter())
+                .with_min_len(4096)
+                .for_each(|((ok, (v, dl)), k)| {
+                    *ok = (*k == FaceKind::Fluid) as u8;
+                    if *k == FaceKind::Free {
+                        *v = 0.0;
+                        *dl = 0.0;
+                    }
+                });
+            for _ in 0..layers {
+                let (vr, dr, okr) = (&*v, &*dl, &*valid);
+                next.par_chunks_mut(plane)
+                    .zip(tv.par_chunks_mut(plane).zip(td.par_chunks_mut(plane)))
+                    .enumerate()
+                    .for_each(|(k, (np, (tvp, tdp)))| {
+                        for j in 0..m[1] {
+                            for i in 0..m[0] {
+                                let l = i + m[0] * j;
+                                let f = l + plane * k;
+                                np[l] = okr[f];
+                                if okr[f] != 0 || kind[f] != FaceKind::Free {
+                                    continue;
+                                }
+                                let (mut sv, mut sd, mut cnt) = (0.0f32, 0.0f32, 0u32);
+                                let mut take = |g: usize| {
+                                    if okr[g] != 0 {
+                                        sv += vr[g];
+                                        sd += dr[g];
+                                        cnt += 1;
+                                    }
+                                };
+                                if i > 0 {
+                                    take(f - 1);
+                                }
+                                if i + 1 < m[0] {
+                                    take(f + 1);
+                                }
+                                if j > 0 {
+                                    take(f - m[0]);
+                                }
+                                if j + 1 < m[1] {
+                                    take(f + m[0]);
+                                }
+                                if k > 0 {
+                                    take(f - plane);
+                                }
+                                if k + 1 < m[2] {
+                                    take(f + plane);
+                                }
+                                if cnt > 0 {
+                                    let inv = 1.0 / cnt as f32;
+                                    tvp[l] = sv * inv;
+                                    tdp[l] = sd * inv;
+                                    np[l] = 2;
+                                }
+                            }
+                        }
+                    });
+                let any = valid
+                    .par_iter_mut()
+                    .zip(next.par_iter())
+                    .zip(v.par_iter_mut().zip(dl.par_iter_mut()))
+                    .zip(tv.par_iter().zip(td.par_iter()))
+                    .with_min_len(8192)
+                    .map(|(((ok, nx), (v, dl)), (tv, td))| {
+                        if *nx == 2 {
+                            *v = *tv;
+                            *dl = *td;
+                            *ok = 1;
+                            true
+                        } else {
+                            false
+                        }
+                    })
+                    .reduce(|| false, |a, b| a || b);
+                if !any {
+                    break;
+                }
+            }
+        }
+    }
+}

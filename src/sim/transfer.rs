@@ -1,0 +1,176 @@
+//! Particle <-> grid transfers of PIC/FLIP.
+//!
+//! Zhu & Bridson (2005), "Animating sand as a fluid", ACM TOG 24(3) (PIC/FLIP blend on a MAC
+//! grid); Brackbill & Ruppel (1986), "FLIP: a method for adaptively zoned, particle-in-cell
+//! calculations of fluid flows in two dimensions", J. Comput. Phys. 65.
+//!
+//! **Particle to grid.** Each face value is the trilinear-weighted average of the velocities of
+//! the particles within one cell of it: `u_f = sum_p w_pf v_p / sum_p w_pf`, `w_pf` the product
+//! of hat functions `max(0, 1 - |x_p - x_f| / h)` per axis (weight normalisation), 0 where no
+//! particle reaches. The splat runs one z-plane of cells per task over the cell-sorted particles
+//! (a contiguous range, see [`super::cell_sort`]), each particle adding to all three components
+//! at once; a plane's particles reach three face planes, so tasks are coloured by plane mod 3:
+//! the tasks of one colour write disjoint planes and run in parallel, and the colours run in
+//! turn. So every face's sum has a fixed order (colour, then sorted order) whatever the thread
+//! count.
+//!
+//! **Grid to particle.** `v_p <- f (v_p + dv(x_p)) + (1 - f) v_new(x_p)`, which is
+//! `v_p = f (v_p - v_old) + v_new` with `dv = v_new - v_old` kept as its own (extrapolated) grid,
+//! `f` = `flip_ratio`. It shares its interpolation weights, and its `v_new(x_p)`, with the
+//! first stage of the advection that follows in the same pass.
+
+use super::cell_sort::SortedParticles;
+use super::mac_grid::{CellLabel, GridDims};
+use rayon::prelude::*;
+
+/// A raw pointer to a face grid that splat tasks share; see the safety argument in [`splat`].
+#[derive(Clone, Copy)]
+struct SharedGrid(*mut f32);
+// SAFETY: tasks running at the same time only touch disjoint z-planes through it (see `splat`).
+unsafe impl Send for SharedGrid {}
+unsafe impl Sync for SharedGrid {}
+
+/// Splats particle velocities onto the three face grids (`vel`), with the weight sums in
+/// `weight`.
+pub fn splat(
+    d: &GridDims,
+    sp: &SortedParticles,
+    vel: &mut [Vec<f32>; 3],
+    weight: &mut [Vec<f32>; 3],
+) {
+    for a in 0..3 {
+        vel[a]
+            .par_iter_mut()
+            .with_min_len(4096)
+            .for_each(|x| *x = 0.0);
+        weight[a]
+            .par_iter_mut()
+            .with_min_len(4096)
+            .for_each(|x| *x = 0.0);
+    }
+    let nz = d.n[2];
+    let planes: [usize; 3] = std::array::from_fn(|a| {
+        let m = d.face_n(a);
+        m[0] * m[1]
+    });
+    let sizes: [usize; 3] = std::array::from_fn(|a| vel[a].len());
+    let vp: [SharedGrid; 3] = std::array::from_fn(|a| SharedGrid(vel[a].as_mut_ptr()));
+    let wp: [SharedGrid; 3] = std::array::from_fn(|a| SharedGrid(weight[a].as_mut_ptr()));
+    let (pos, pv) = (&sp.pos, &sp.vel);
+    // Particles of cell plane `kc` reach face planes kc-1..=kc+1 of every component. Planes of
+    // one colour (kc mod 3) are three apart, so their tasks write disjoint face planes and run
+    // in parallel; the colours run one after another. Each face thus receives its particles in
+    // a fixed order (colour, then sorted order) whatever the number of threads.
+    for colour in 0..3 {
+        (0..nz.div_ceil(3)).into_par_iter().for_each(|t| {
+            let kc = colour + 3 * t;
+            if kc >= nz {
+                return;
+            }
+            let s0 = sp.cell_start[d.cell(0, 0, kc)] as usize;
+            let s1 = sp.cell_start[d.cell(0, 0, kc + 1)] as usize;
+            // Writable range of this task: face planes kc-1..=kc+1.
+            let lo: [usize; 3] = std::array::from_fn(|a| kc.saturating_sub(1) * planes[a]);
+            let hi: [usize; 3] = std::array::from_fn(|a| ((kc + 2) * planes[a]).min(sizes[a]));
+            for s in s0..s1 {
+                let st = d.stencil([pos[0][s], pos[1][s], pos[2][s]]);
+                for a in 0..3 {
+                    let m = d.face_n(a);
+                    let (sy, sz) = (m[0], m[0] * m[1]);
+                    let [fx, fy, fz] = st.frac[a];
+                    let v = pv[a][s];
+                    let b = st.base[a];
+                    for (dz, wz) in [(0, 1.0 - fz), (sz, fz)] {
+                        for (dy, wy) in [(0, 1.0 - fy), (sy, fy)] {
+                            for (dx, wx) in [(0, 1.0 - fx), (1, fx)] {
+                                let f = b + dz + dy + dx;
+                                debug_assert!(f >= lo[a] && f < hi[a]);
+                                let w = wx * wy * wz;
+                                // SAFETY: `f` lies in this task's planes kc-1..=kc+1 (the
+                                // particle is in cell plane kc and inside the wall layer), which
+                                // no concurrently running task touches; `f < sizes[a]`.
+                                unsafe {
+                                    *vp[a].0.add(f) += w * v;
+                                    *wp[a].0.add(f) += w;
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            let _ = (lo, hi);
+        });
+    }
+    for a in 0..3 {
+        vel[a]
+            .par_iter_mut()
+            .zip(weight[a].par_iter())
+            .with_min_len(4096)
+            .for_each(|(v, w)| {
+                if *w > 0.0 {
+                    *v /= *w;
+                }
+            });
+    }
+}
+
+/// Cell labels: wall layer solid, a cell holding a particle fluid, the rest empty.
+pub fn label_cells(d: &GridDims, sp: &SortedParticles, labels: &mut [CellLabel]) {
+    let plane = d.n[0] * d.n[1];
+    labels
+        .par_chunks_mut(plane)
+        .enumerate()
+        .for_each(|(k, lp)| {
+            for j in 0..d.n[1] {
+                for i in 0..d.n[0] {
+                    let c = d.cell(i, j, k);
+                    lp[i + d.n[0] * j] = if d.is_wall_cell(i, j, k) {
+                        CellLabel::Solid
+                    } else if sp.cell_start[c + 1] > sp.cell_start[c] {
+                        CellLabel::Fluid
+                    } else {
+                        CellLabel::Empty
+                    };
+                }
+            }
+        });
+}
+
+/// Grid to particle and advection in one pass: the PIC/FLIP blend with FLIP share `flip`, then
+/// the particle moves by one RK2 (midpoint) step of `dt` through `vel_new`, whose first stage
+/// is the `v_new(x_p)` the blend already interpolated (see [`super::advect`]).
+pub fn gather_and_advect(
+    d: &GridDims,
+    sp: &mut SortedParticles,
+    vel_new: &[Vec<f32>; 3],
+    delta: &[Vec<f32>; 3],
+    flip: f32,
+    dt: f32,
+) {
+    let (lo, hi) = d.interior_bounds(super::advect::WALL_MARGIN * d.h);
+    let clamp = |p: [f32; 3]| -> [f32; 3] { std::array::from_fn(|a| p[a].clamp(lo[a], hi[a])) };
+    let [px, py, pz] = &mut sp.pos;
+    let [vx, vy, vz] = &mut sp.vel;
+    px.par_iter_mut()
+        .zip(py.par_iter_mut())
+        .zip(pz.par_iter_mut())
+        .zip(
+            vx.par_iter_mut()
+                .zip(vy.par_iter_mut())
+                .zip(vz.par_iter_mut()),
+        )
+        .with_min_len(1024)
+        .for_each(|(((x, y), z), ((vx, vy), vz))| {
+            let p = [*x, *y, *z];
+            let st = d.stencil(p);
+            let vn: [f32; 3] = std::array::from_fn(|a| d.interp(&st, a, &vel_new[a]));
+            let dv: [f32; 3] = std::array::from_fn(|a| d.interp(&st, a, &delta[a]));
+            *vx = flip * (*vx + dv[0]) + (1.0 - flip) * vn[0];
+            *vy = flip * (*vy + dv[1]) + (1.0 - flip) * vn[1];
+            *vz = flip * (*vz + dv[2]) + (1.0 - flip) * vn[2];
+            let mid = clamp(std::array::from_fn(|a| p[a] + 0.5 * dt * vn[a]));
+            let um = d.sample_velocity(vel_new, mid);
+            let q = clamp(std::array::from_fn(|a| p[a] + dt * um[a]));
+            (*x, *y, *z) = (q[0], q[1], q[2]);
+        });
+}

@@ -1,0 +1,367 @@
+//! `surge run` through the real binary: outputs, determinism across thread counts, the tutorial
+//! input, overwrite refusal.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const SURGE: &str = env!("CARGO_BIN_EXE_surge");
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn surge(cwd: &Path, args: &[&str], threads: Option<&str>) -> Output {
+    let mut c = Command::new(SURGE);
+    c.current_dir(cwd).args(args);
+    if let Some(t) = threads {
+        c.env("RAYON_NUM_THREADS", t);
+    }
+    c.output().expect("surge runs")
+}
+
+fn ok(o: &Output) {
+    assert!(
+        o.status.success(),
+        "surge failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// Every file under `dir`, relative path -> bytes; `stats.jsonl` lines lose their timing part.
+fn outputs(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+                continue;
+            }
+            let rel = p.strip_prefix(dir).unwrap().to_path_buf();
+            let mut bytes = std::fs::read(&p).unwrap();
+            if rel == Path::new("stats.jsonl") {
+                let text = String::from_utf8(bytes).unwrap();
+                let lines: Vec<String> = text
+                    .lines()
+                    .map(|l| {
+                        surge::output::stats::deterministic_part(l)
+                            .expect("stats line is JSON")
+                            .to_string()
+                    })
+                    .collect();
+                bytes = lines.join("\n").into_bytes();
+            }
+            out.insert(rel, bytes);
+        }
+    }
+    out
+}
+
+#[test]
+fn tiny_scene_writes_every_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let scene = root().join("scenes/tiny.json");
+    let o = surge(dir.path(), &["-q", "run", scene.to_str().unwrap()], None);
+    ok(&o);
+    assert!(
+        o.stderr.is_empty(),
+        "-q prints nothing: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    // Default output folder: out/<name>/.
+    let out = dir.path().join("out/tiny");
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("scene.json")).unwrap()).unwrap();
+    let last = s["time"]["frames"].as_u64().unwrap() as u32;
+    assert_eq!(s["solver"]["flip_ratio"], 0.95, "defaults are filled in");
+    let stats = surge::output::stats::read(&out.join("stats.jsonl")).unwrap();
+    assert_eq!(stats.len(), last as usize + 1);
+    let mut count = None;
+    for f in 0..=last {
+        let name = format!("frame_{f:04}");
+        let frame = surge::output::frame::read(&out.join(format!("particles/{name}.bin"))).unwrap();
+        assert_eq!(frame.frame, f);
+        assert_eq!(frame.time, f as f64 / 30.0);
+        assert!(out.join(format!("meshes/{name}.ply")).is_file());
+        assert!(out.join(format!("previews/{name}.png")).is_file());
+        let n = *count.get_or_insert(frame.particles.len());
+        assert_eq!(frame.particles.len(), n, "particle count is constant");
+        let line = &stats[f as usize];
+        assert_eq!(line["frame"], f);
+        assert_eq!(line["particles"], n);
+        for key in ["time", "substeps", "pressure_iterations_max", "max_speed"] {
+            assert!(line.get(key).is_some(), "stats lack {key}");
+        }
+        for key in ["mesh", "preview", "io", "simulate"] {
+            assert!(
+                line["seconds"].get(key).is_some(),
+                "stats lack seconds.{key}"
+            );
+        }
+    }
+    assert!(
+        !out.join(format!("particles/frame_{:04}.bin", last + 1))
+            .exists()
+    );
+    // Frame 0 is the initial state: the seeded scene.
+    let loaded = surge::scene::load(&root().join("scenes/tiny.json")).unwrap();
+    let f0 = surge::output::frame::read(&out.join("particles/frame_0000.bin")).unwrap();
+    assert_eq!(f0.particles, loaded.particles);
+    // No temporary files are left behind.
+    assert!(
+        outputs(&out)
+            .keys()
+            .all(|k| !k.to_string_lossy().contains(".tmp"))
+    );
+}
+
+#[test]
+fn identical_bytes_with_one_and_two_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    let scene = root().join("scenes/tiny.json");
+    for t in ["1", "2"] {
+        let o = surge(
+            dir.path(),
+            &["-q", "run", scene.to_str().unwrap(), "-o", t],
+            Some(t),
+        );
+        ok(&o);
+    }
+    let (a, b) = (
+        outputs(&dir.path().join("1")),
+        outputs(&dir.path().join("2")),
+    );
+    assert!(a.len() > 20, "{} files", a.len());
+    assert_eq!(a.keys().collect::<Vec<_>>(), b.keys().collect::<Vec<_>>());
+    for (k, v) in &a {
+        assert!(
+            v == &b[k],
+            "{} differs between 1 and 2 threads",
+            k.display()
+        );
+    }
+}
+
+#[test]
+fn tutorial_input_writes_part_frames_like_the_tutorial() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("tut");
+    let o = Command::new(SURGE)
+        .current_dir(root())
+        .args(["-q", "run", "inputs/fluid.json", "--frames", "2", "-o"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    ok(&o);
+    // Frame 0 is the initial state, written exactly as the tutorial's input file.
+    let input = std::fs::read_to_string(root().join("inputs/particles.in")).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(out.join("fluid.000.part")).unwrap(),
+        input
+    );
+    for f in 1..=2u32 {
+        let text = std::fs::read_to_string(out.join(format!("fluid.{f:03}.part"))).unwrap();
+        let mut lines = text.lines();
+        assert_eq!(lines.next(), Some("33389"));
+        let bin =
+            surge::output::frame::read(&out.join(format!("particles/frame_{f:04}.bin"))).unwrap();
+        assert_eq!(bin.particles.len(), 33389);
+        assert!((bin.time - f as f64 * 30.0 * 0.001111112).abs() < 1e-12);
+        for (i, l) in lines.enumerate() {
+            let words: Vec<&str> = l.split(' ').collect();
+            assert_eq!(words.len(), 6, "line {}: {l}", i + 2);
+            let values = bin
+                .particles
+                .position(i)
+                .into_iter()
+                .chain(bin.particles.velocity(i));
+            for (w, v) in words.iter().zip(values) {
+                // Each number is C's %g of the f32 value (widened to double).
+                assert_eq!(
+                    *w,
+                    surge::output::part::format_g(v as f64),
+                    "line {}",
+                    i + 2
+                );
+                let back: f32 = w.parse().unwrap();
+                assert!((back - v).abs() <= 1e-5 * v.abs().max(1e-30));
+            }
+        }
+        assert!(text.ends_with('\n'));
+    }
+    assert!(!out.join("fluid.003.part").exists());
+    assert!(out.join("stats.jsonl").is_file() && out.join("meshes").is_dir());
+}
+
+#[test]
+fn refuses_a_non_empty_output_folder_unless_overwrite() {
+    let dir = tempfile::tempdir().unwrap();
+    let scene = root().join("scenes/tiny.json");
+    let scene = scene.to_str().unwrap();
+    let out = dir.path().join("o");
+    std::fs::create_dir_all(&out).unwrap();
+    std::fs::write(out.join("notes.txt"), "mine").unwrap();
+    let o = surge(
+        dir.path(),
+        &["-q", "run", scene, "-o", "o", "--frames", "2"],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("not empty") && err.contains("--overwrite"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_dir(&out).unwrap().count(),
+        1,
+        "nothing written"
+    );
+    // --overwrite writes the run, replaces an earlier run's outputs, keeps other files.
+    ok(&surge(
+        dir.path(),
+        &[
+            "-q",
+            "run",
+            scene,
+            "-o",
+            "o",
+            "--overwrite",
+            "--frames",
+            "3",
+        ],
+        None,
+    ));
+    assert!(out.join("particles/frame_0003.bin").is_file());
+    ok(&surge(
+        dir.path(),
+        &[
+            "-q",
+            "run",
+            scene,
+            "-o",
+            "o",
+            "--overwrite",
+            "--frames",
+            "2",
+        ],
+        None,
+    ));
+    assert!(out.join("particles/frame_0002.bin").is_file());
+    assert!(
+        !out.join("particles/frame_0003.bin").exists(),
+        "old frames removed"
+    );
+    assert_eq!(
+        surge::output::stats::read(&out.join("stats.jsonl"))
+            .unwrap()
+            .len(),
+        3
+    );
+    assert_eq!(
+        std::fs::read_to_string(out.join("notes.txt")).unwrap(),
+        "mine"
+    );
+}
+
+#[test]
+fn output_path_that_cannot_be_a_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("file"), "x").unwrap();
+    let scene = root().join("scenes/tiny.json");
+    let o = surge(
+        dir.path(),
+        &["-q", "run", scene.to_str().unwrap(), "-o", "file/sub"],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("file/sub") && err.contains("fix:"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("file")).unwrap(),
+        "x"
+    );
+}
+
+#[test]
+fn verbose_prints_per_frame_figures() {
+    let dir = tempfile::tempdir().unwrap();
+    let scene = root().join("scenes/tiny.json");
+    let o = surge(
+        dir.path(),
+        &[
+            "-v",
+            "run",
+            scene.to_str().unwrap(),
+            "-o",
+            "o",
+            "--frames",
+            "2",
+        ],
+        None,
+    );
+    ok(&o);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("frame 1:") && err.contains("frame 2:"),
+        "{err}"
+    );
+    assert!(
+        err.contains("substeps") && err.contains("pressure iterations"),
+        "{err}"
+    );
+}
+
+#[test]
+fn clap_rejects_zero_frames() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = surge(dir.path(), &["run", "x.json", "--frames", "0"], None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(!dir.path().join("out").exists());
+}
+
+#[test]
+fn tutorial_input_found_from_another_working_directory() {
+    // `particles` is relative to the working directory in the tutorial; from elsewhere it is
+    // found relative to the json's folder's parents.
+    let dir = tempfile::tempdir().unwrap();
+    let json = root().join("inputs/fluid_incremental1.json");
+    let o = surge(
+        dir.path(),
+        &[
+            "-q",
+            "run",
+            json.to_str().unwrap(),
+            "--frames",
+            "1",
+            "-o",
+            "o",
+        ],
+        None,
+    );
+    ok(&o);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("o/fluid.000.part")).unwrap(),
+        std::fs::read_to_string(root().join("inputs/test_particles.in")).unwrap()
+    );
+}
+
+#[test]
+fn default_scene_runs_without_arguments() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = surge(dir.path(), &["-q", "run", "--frames", "1"], None);
+    ok(&o);
+    let out = dir.path().join("out/dam_break");
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("scene.json")).unwrap()).unwrap();
+    assert_eq!(s["name"], "dam_break");
+    assert_eq!(s["time"]["frames"], 1);
+    let f1 = surge::output::frame::read(&out.join("particles/frame_0001.bin")).unwrap();
+    let shipped = surge::scene::load(&root().join("scenes/dam_break.json")).unwrap();
+    assert_eq!(f1.particles.len(), shipped.particles.len());
+    // Running again refuses to overwrite.
+    let o = surge(dir.path(), &["-q", "run", "--frames", "1"], None);
+    assert_eq!(o.status.code(), Some(1));
+}

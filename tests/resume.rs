@@ -1,0 +1,565 @@
+//! Checkpoints and `surge resume` through the real binary: a resumed run is byte-identical to an
+//! uninterrupted one (every output; stats apart from their `seconds`), whatever stopped it.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const SURGE: &str = env!("CARGO_BIN_EXE_surge");
+
+fn tiny() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("scenes/tiny.json")
+        .to_string_lossy()
+        .into_owned()
+}
+
+fn surge(cwd: &Path, args: &[&str]) -> Output {
+    Command::new(SURGE)
+        .current_dir(cwd)
+        .args(args)
+        .output()
+        .expect("surge runs")
+}
+
+fn ok(o: &Output) -> String {
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(o.status.success(), "surge failed ({:?}): {err}", o.status);
+    err
+}
+
+/// Every file under `dir`, relative path -> bytes; `stats.jsonl` lines lose their timing part.
+fn outputs(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+                continue;
+            }
+            let rel = p.strip_prefix(dir).unwrap().to_path_buf();
+            let mut bytes = std::fs::read(&p).unwrap();
+            if rel == Path::new("stats.jsonl") {
+                let text = String::from_utf8(bytes).unwrap();
+                let lines: Vec<String> = text
+                    .lines()
+                    .map(|l| {
+                        surge::output::stats::deterministic_part(l)
+                            .expect("stats line is JSON")
+                            .to_string()
+                    })
+                    .collect();
+                bytes = lines.join("\n").into_bytes();
+            }
+            out.insert(rel, bytes);
+        }
+    }
+    out
+}
+
+fn assert_same(a: &Path, b: &Path) {
+    assert_same_but(a, b, &[]);
+}
+
+/// [`assert_same`], leaving out files under the `skip` prefixes.
+fn assert_same_but(a: &Path, b: &Path, skip: &[&str]) {
+    let (mut x, mut y) = (outputs(a), outputs(b));
+    x.retain(|k, _| !skip.iter().any(|s| k.starts_with(s)));
+    y.retain(|k, _| !skip.iter().any(|s| k.starts_with(s)));
+    assert_eq!(
+        x.keys().collect::<Vec<_>>(),
+        y.keys().collect::<Vec<_>>(),
+        "different files"
+    );
+    for (k, v) in &x {
+        assert!(v == &y[k], "{} differs", k.display());
+    }
+}
+
+/// An uninterrupted reference run of the tiny scene to `last`.
+fn reference(dir: &Path, last: u32) -> PathBuf {
+    let out = dir.join("reference");
+    ok(&surge(
+        dir,
+        &[
+            "-q",
+            "run",
+            &tiny(),
+            "-o",
+            "reference",
+            "--frames",
+            &last.to_string(),
+        ],
+    ));
+    out
+}
+
+fn checkpoints(out: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(out.join("checkpoints"))
+        .map(|rd| {
+            rd.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+#[test]
+fn three_frames_then_resume_to_six_is_identical() {
+    let dir = tempfile::tempdir().unwrap();
+    let reference = reference(dir.path(), 6);
+    ok(&surge(
+        dir.path(),
+        &["-q", "run", &tiny(), "-o", "r", "--frames", "3"],
+    ));
+    assert!(!dir.path().join("r/particles/frame_0004.bin").exists());
+    let err = ok(&surge(dir.path(), &["resume", "r", "--frames", "6"]));
+    assert!(err.contains("`time.frames`: 3 -> 6"), "{err}");
+    assert!(err.contains("checkpoint of frame 3"), "{err}");
+    assert_same(&reference, &dir.path().join("r"));
+    // Timing fields are the only difference in stats.
+    let a = std::fs::read_to_string(reference.join("stats.jsonl")).unwrap();
+    assert!(a.contains("\"seconds\":{"));
+    // Resuming a finished run does nothing and changes nothing.
+    let before = outputs(&dir.path().join("r"));
+    let err = ok(&surge(dir.path(), &["resume", "r"]));
+    assert!(err.contains("nothing to do"), "{err}");
+    assert_eq!(outputs(&dir.path().join("r")), before);
+}
+
+/// A small deterministic generator for kill times (xorshift), seeded from the clock; the seed is
+/// printed so a failure can be replayed.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> f64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+#[test]
+fn sigkill_at_random_moments_then_resume_is_identical() {
+    let dir = tempfile::tempdir().unwrap();
+    let last = 30;
+    let t0 = Instant::now();
+    let reference = reference(dir.path(), last);
+    let full = t0.elapsed().as_secs_f64();
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64
+        | 1;
+    eprintln!("kill-time seed {seed}, uninterrupted run {full:.3} s");
+    let mut rng = Rng(seed);
+    let out = dir.path().join("k");
+    let mut kills = 0;
+    let mut attempts = 0;
+    while kills < 4 && attempts < 40 {
+        attempts += 1;
+        let complete = std::fs::read_to_string(out.join("stats.jsonl"))
+            .is_ok_and(|s| s.lines().count() == last as usize + 1);
+        if complete {
+            // Finished before a kill landed: start again for more chances.
+            std::fs::remove_dir_all(&out).unwrap();
+        }
+        let args: Vec<String> = if out.join("scene.json").exists() {
+            vec!["-q".into(), "resume".into(), "k".into()]
+        } else {
+            let v = [
+                "-q",
+                "run",
+                &tiny(),
+                "-o",
+                "k",
+                "--frames",
+                &last.to_string(),
+                "--overwrite",
+            ];
+            v.iter().map(|s| s.to_string()).collect()
+        };
+        let mut child = Command::new(SURGE)
+            .current_dir(dir.path())
+            .args(&args)
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_secs_f64(full * rng.next()));
+        match child.try_wait().unwrap() {
+            Some(status) => assert!(
+                status.success(),
+                "attempt {attempt}: {status:?}",
+                attempt = attempts
+            ),
+            None => {
+                child.kill().unwrap(); // SIGKILL
+                child.wait().unwrap();
+                kills += 1;
+            }
+        }
+        // Never a half-written file: every frame file present decodes.
+        for e in std::fs::read_dir(out.join("particles"))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if name.ends_with(".bin") && !name.starts_with('.') {
+                surge::output::frame::read(&e.path()).unwrap();
+            }
+        }
+    }
+    eprintln!("{kills} kills");
+    assert!(kills >= 1, "no kill landed inside the run");
+    ok(&surge(dir.path(), &["-q", "resume", "k"]));
+    assert_same(&reference, &dir.path().join("k"));
+}
+
+#[test]
+fn sigterm_writes_a_checkpoint_and_resume_is_identical() {
+    let dir = tempfile::tempdir().unwrap();
+    let last = 60;
+    let reference = reference(dir.path(), last);
+    let out = dir.path().join("t");
+    // Retried if the run happens to finish before the signal arrives.
+    let mut interrupted = false;
+    for _ in 0..5 {
+        let child = Command::new(SURGE)
+            .current_dir(dir.path())
+            .args([
+                "-q",
+                "run",
+                &tiny(),
+                "-o",
+                "t",
+                "--overwrite",
+                "--frames",
+                &last.to_string(),
+            ])
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let probe = out.join("particles/frame_0003.bin");
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !probe.exists() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let sent = Command::new("kill")
+            .args(["-TERM", &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(sent.success());
+        let o = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        if o.status.success() {
+            continue;
+        }
+        assert_eq!(o.status.code(), Some(130), "{err}");
+        assert!(
+            err.contains("interrupted after frame") && err.contains("surge resume"),
+            "{err}"
+        );
+        // The checkpoint of the last finished frame is there.
+        let newest = (0..=last)
+            .rev()
+            .find(|f| out.join(format!("particles/frame_{f:04}.bin")).exists())
+            .unwrap();
+        assert!(newest < last, "stopped early");
+        assert!(
+            checkpoints(&out).contains(&format!("checkpoint_{newest:04}.bin")),
+            "{:?}",
+            checkpoints(&out)
+        );
+        interrupted = true;
+        break;
+    }
+    assert!(
+        interrupted,
+        "the run always finished before SIGTERM arrived"
+    );
+    ok(&surge(dir.path(), &["-q", "resume", "t"]));
+    assert_same(&reference, &out);
+}
+
+#[test]
+fn truncated_and_bit_flipped_checkpoints_are_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    let reference = reference(dir.path(), 6);
+    ok(&surge(
+        dir.path(),
+        &["-q", "run", &tiny(), "-o", "c", "--frames", "6"],
+    ));
+    let out = dir.path().join("c");
+    assert_eq!(
+        checkpoints(&out),
+        ["checkpoint_0004.bin", "checkpoint_0006.bin"]
+    );
+    let c6 = out.join("checkpoints/checkpoint_0006.bin");
+    let c4 = out.join("checkpoints/checkpoint_0004.bin");
+
+    // Truncated: the newest is skipped, the previous one used, frames 5 and 6 redone.
+    let bytes = std::fs::read(&c6).unwrap();
+    std::fs::write(&c6, &bytes[..bytes.len() - 100]).unwrap();
+    let err = ok(&surge(dir.path(), &["resume", "c"]));
+    assert!(
+        err.contains("checkpoint_0006.bin") && err.contains("truncated"),
+        "{err}"
+    );
+    assert!(err.contains("checkpoint of frame 4"), "{err}");
+    assert_same(&reference, &out);
+
+    // Bit flip in the particle data.
+    let mut bytes = std::fs::read(&c6).unwrap();
+    let n = bytes.len();
+    bytes[n - 7] ^= 0x04;
+    std::fs::write(&c6, &bytes).unwrap();
+    let err = ok(&surge(dir.path(), &["resume", "c"]));
+    assert!(err.contains("checksum"), "{err}");
+    assert!(err.contains("checkpoint of frame 4"), "{err}");
+    assert_same(&reference, &out);
+
+    // Every checkpoint bad: start over from frame 0, saying so.
+    for p in [&c4, &c6] {
+        let mut bytes = std::fs::read(p).unwrap();
+        bytes[40] ^= 0xff;
+        std::fs::write(p, &bytes).unwrap();
+    }
+    let err = ok(&surge(dir.path(), &["resume", "c"]));
+    assert!(
+        err.contains("no valid checkpoint") && err.contains("frame 0"),
+        "{err}"
+    );
+    assert_same(&reference, &out);
+}
+
+#[test]
+fn killed_before_the_first_checkpoint_starts_over_from_scene_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let reference = reference(dir.path(), 6);
+    ok(&surge(
+        dir.path(),
+        &["-q", "run", &tiny(), "-o", "e", "--frames", "6"],
+    ));
+    let out = dir.path().join("e");
+    // What a kill during frame 1 leaves: scene.json, frame 0's outputs, a temporary file.
+    std::fs::remove_dir_all(out.join("checkpoints")).unwrap();
+    for f in 1..=6 {
+        for (d, ext) in [("particles", "bin"), ("meshes", "ply"), ("previews", "png")] {
+            std::fs::remove_file(out.join(format!("{d}/frame_{f:04}.{ext}"))).unwrap();
+        }
+    }
+    std::fs::write(out.join("particles/.frame_0001.bin.tmp"), b"partial").unwrap();
+    let err = ok(&surge(dir.path(), &["resume", "e"]));
+    assert!(
+        err.contains("no checkpoint yet") && err.contains("frame 0"),
+        "{err}"
+    );
+    assert_same(&reference, &out);
+}
+
+#[test]
+fn from_frame_rewinds_and_reproduces_later_frames() {
+    let dir = tempfile::tempdir().unwrap();
+    let reference = reference(dir.path(), 6);
+    ok(&surge(
+        dir.path(),
+        &[
+            "-q",
+            "run",
+            &tiny(),
+            "-o",
+            "f",
+            "--frames",
+            "6",
+            "--checkpoint-every",
+            "1",
+        ],
+    ));
+    let out = dir.path().join("f");
+    // keep_checkpoints is 2: frames 5 and 6.
+    assert_eq!(
+        checkpoints(&out),
+        ["checkpoint_0005.bin", "checkpoint_0006.bin"]
+    );
+    // Make frame 6's outputs wrong, then rewind to 5: they must be recomputed exactly.
+    std::fs::write(out.join("particles/frame_0006.bin"), b"garbage").unwrap();
+    let err = ok(&surge(
+        dir.path(),
+        &[
+            "resume",
+            "f",
+            "--from-frame",
+            "5",
+            "--checkpoint-every",
+            "2",
+        ],
+    ));
+    assert!(err.contains("checkpoint of frame 5"), "{err}");
+    assert!(err.contains("output.checkpoint_every"), "{err}");
+    let particles = |d: &Path| std::fs::read(d.join("particles/frame_0006.bin")).unwrap();
+    assert_eq!(particles(&out), particles(&reference));
+    // Everything else apart from the checkpoint cadence matches too.
+    let mut a = outputs(&reference);
+    let mut b = outputs(&out);
+    a.retain(|k, _| !k.starts_with("checkpoints") && !k.ends_with("scene.json"));
+    b.retain(|k, _| !k.starts_with("checkpoints") && !k.ends_with("scene.json"));
+    assert_eq!(a, b);
+    // A rewind to before every checkpoint starts over from frame 0.
+    let err = ok(&surge(dir.path(), &["resume", "f", "--from-frame", "1"]));
+    assert!(err.contains("frame 0"), "{err}");
+    assert_same(&reference, &out);
+}
+
+#[test]
+fn physics_change_is_refused_output_change_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    ok(&surge(
+        dir.path(),
+        &["-q", "run", &tiny(), "-o", "p", "--frames", "3"],
+    ));
+    let out = dir.path().join("p");
+    let scene_path = out.join("scene.json");
+    let original = std::fs::read_to_string(&scene_path).unwrap();
+    let mut scene: serde_json::Value = serde_json::from_str(&original).unwrap();
+    scene["solver"]["flip_ratio"] = 0.5.into();
+    scene["gravity"][2] = (-3.0).into();
+    std::fs::write(&scene_path, serde_json::to_string_pretty(&scene).unwrap()).unwrap();
+    let before = outputs(&out);
+    let o = surge(dir.path(), &["resume", "p", "--frames", "5"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("`solver.flip_ratio`: 0.95 -> 0.5"), "{err}");
+    assert!(err.contains("`gravity[2]`"), "{err}");
+    assert!(err.contains("fix:"), "{err}");
+    assert_eq!(outputs(&out), before, "a refused resume touches nothing");
+
+    // Output-only change: previews off, run extended.
+    let mut scene: serde_json::Value = serde_json::from_str(&original).unwrap();
+    scene["output"]["previews"] = false.into();
+    std::fs::write(&scene_path, serde_json::to_string_pretty(&scene).unwrap()).unwrap();
+    let err = ok(&surge(dir.path(), &["resume", "p", "--frames", "5"]));
+    assert!(err.contains("`output.previews`: true -> false"), "{err}");
+    assert!(out.join("particles/frame_0005.bin").is_file());
+    assert!(out.join("previews/frame_0003.png").is_file());
+    assert!(!out.join("previews/frame_0004.png").exists());
+}
+
+#[test]
+fn write_failure_mid_resume_loses_nothing() {
+    // Tests run as root, so permissions cannot make a folder unwritable; a file-size limit
+    // (`ulimit -f`, with SIGXFSZ ignored so writes fail with EFBIG) fails every write of a
+    // particle frame, like a full disk.
+    let dir = tempfile::tempdir().unwrap();
+    let reference = reference(dir.path(), 6);
+    ok(&surge(
+        dir.path(),
+        &["-q", "run", &tiny(), "-o", "w", "--frames", "3"],
+    ));
+    let out = dir.path().join("w");
+    let before = outputs(&out);
+    let o = Command::new("bash")
+        .current_dir(dir.path())
+        .arg("-c")
+        .arg(format!(
+            "trap '' XFSZ; ulimit -f 4; exec {SURGE} -q resume w --frames 6"
+        ))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("frame_0004.bin") && err.contains("surge resume"),
+        "{err}"
+    );
+    assert!(err.contains("intact"), "{err}");
+    // Finished frames and the checkpoint are intact (scene.json took the new frame count).
+    let mut after = outputs(&out);
+    let mut before = before;
+    after.remove(Path::new("scene.json"));
+    before.remove(Path::new("scene.json"));
+    assert_eq!(after, before);
+    ok(&surge(dir.path(), &["-q", "resume", "w", "--frames", "6"]));
+    assert_same(&reference, &out);
+}
+
+#[test]
+fn tutorial_input_resumes_from_another_working_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let run = |args: &[&str], out: &str| {
+        let o = Command::new(SURGE)
+            .current_dir(root)
+            .args(args)
+            .arg("-o")
+            .arg(dir.path().join(out))
+            .output()
+            .unwrap();
+        ok(&o);
+    };
+    run(&["-q", "run", "inputs/fluid.json", "--frames", "2"], "ref");
+    run(&["-q", "run", "inputs/fluid.json", "--frames", "1"], "res");
+    // Resume from elsewhere, and once more from scratch (no checkpoint) to exercise start-over.
+    ok(&surge(
+        dir.path(),
+        &["-q", "resume", "res", "--frames", "2"],
+    ));
+    // The checkpoint of the first run's last frame (1) is kept beside frame 2's; the reference
+    // has frames 0 and 2. Everything else is identical.
+    assert_same_but(
+        &dir.path().join("ref"),
+        &dir.path().join("res"),
+        &["checkpoints"],
+    );
+    std::fs::remove_dir_all(dir.path().join("res/checkpoints")).unwrap();
+    ok(&surge(dir.path(), &["-q", "resume", "res"]));
+    assert_same(&dir.path().join("ref"), &dir.path().join("res"));
+    assert!(dir.path().join("res/fluid.002.part").is_file());
+}
+
+#[test]
+fn resume_of_a_folder_that_is_not_a_run() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("x")).unwrap();
+    let o = surge(dir.path(), &["resume", "x"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("not a surge run folder") && err.contains("fix:"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_second_process_on_the_same_folder_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(SURGE)
+        .current_dir(dir.path())
+        .args(["-q", "run", &tiny(), "-o", "l", "--frames", "400"])
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let probe = dir.path().join("l/particles/frame_0001.bin");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !probe.exists() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let o = surge(dir.path(), &["resume", "l"]);
+    let still_running = child.try_wait().unwrap().is_none();
+    child.kill().ok();
+    child.wait().unwrap();
+    if still_running {
+        assert_eq!(o.status.code(), Some(1));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("another surge process is writing"), "{err}");
+    }
+    // Once the first process is gone (killed), the lock is free again.
+    ok(&surge(dir.path(), &["-q", "resume", "l", "--frames", "3"]));
+    let f3 = dir.path().join("l/particles/frame_0003.bin");
+    assert!(surge::output::frame::read(&f3).is_ok());
+}
