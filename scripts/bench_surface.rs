@@ -6,7 +6,8 @@
 //! PLY) and `splashsurf reconstruct` (read, reconstruct, write PLY) with the same particle radius
 //! (`0.62 x` spacing), kernel support (3.2 r) and marching-cubes cell size (the spacing), both on
 //! all cores. Reports the best of `--repeat` runs of each, their ratio, the triangle counts and
-//! whether each mesh is closed and edge-manifold.
+//! whether each mesh is closed and edge-manifold. `--run OUT --frame N` benchmarks a frame of a
+//! real `surge run` instead (e.g. a 1M-particle dam break, see the script).
 
 use std::path::Path;
 use std::process::Command;
@@ -91,8 +92,27 @@ fn describe(m: &TriMesh) -> String {
 fn main() {
     let repeat = arg("--repeat", 3.0) as usize;
     let cell = arg("--cell", 0.01);
-    let s = scene(cell);
-    let particles = surge::sources::seed_particles(&s, &[]);
+    // `--run OUT --frame N`: a real frame of a `surge run` instead of the synthetic one.
+    let argv: Vec<String> = std::env::args().collect();
+    let run_dir = argv
+        .iter()
+        .position(|x| x == "--run")
+        .map(|i| argv[i + 1].clone());
+    let (s, particles) = match &run_dir {
+        Some(d) => {
+            let l = RunLayout::new(d);
+            let f = arg("--frame", 0.0) as u32;
+            let s = surge::scene::read_resolved(&l.scene()).unwrap();
+            let pf = surge::output::frame::read(&l.particles(f)).unwrap();
+            println!("frame {f} of {d}");
+            (s, pf.particles)
+        }
+        None => {
+            let s = scene(cell);
+            let p = surge::sources::seed_particles(&s, &[]);
+            (s, p)
+        }
+    };
     let n = particles.len();
     let spacing = s.domain.particle_spacing();
     let settings = s.surface.clone();
@@ -130,7 +150,7 @@ fn main() {
     // In-process stage timings (no file I/O).
     let t = Instant::now();
     let p = settings.level_set_params(&s.domain);
-    let ls = surge::surface::level_set::build(&particles.pos, &particles.vel, &p);
+    let ls = surge::surface::level_set_of(&particles, &settings, &s.domain);
     let t_ls = t.elapsed().as_secs_f64();
     let blocks = ls.grid.blocks.len();
     let t = Instant::now();
