@@ -318,3 +318,61 @@ fn marching_cubes_agrees_with_the_isosurface_crate() {
         "triangle counts differ: {ratio}"
     );
 }
+
+/// The default smoothing (one level-set blur pass, 4 Taubin iterations) makes a seeded ball
+/// rounder and smoother while keeping its volume.
+#[test]
+fn smoothing_reduces_roughness_and_keeps_the_volume() {
+    let s = ball_scene();
+    let p = seed(&s);
+    let measure = |set: SurfaceSettings| {
+        let m = reconstruct(&p, &set, &s.domain);
+        assert_closed(&m, "smoothed ball");
+        let rad: Vec<f64> = m
+            .positions
+            .iter()
+            .map(|q| {
+                (0..3)
+                    .map(|a| (q[a] as f64 - 0.6).powi(2))
+                    .sum::<f64>()
+                    .sqrt()
+            })
+            .collect();
+        let mean = rad.iter().sum::<f64>() / rad.len() as f64;
+        let rms = (rad.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / rad.len() as f64).sqrt();
+        (m.volume(), rms, m.rms_dihedral_angle())
+    };
+    let raw = SurfaceSettings {
+        level_set_blur: 0,
+        smoothing_iterations: 0,
+        ..Default::default()
+    };
+    let taubin_only = SurfaceSettings {
+        level_set_blur: 0,
+        ..Default::default()
+    };
+    let (v0, r0, a0) = measure(raw);
+    let (vt, rt, at) = measure(taubin_only);
+    let (v1, r1, a1) = measure(SurfaceSettings::default());
+    let vp = particle_volume(&s, &p);
+    eprintln!(
+        "raw / taubin 4 / blur 1 + taubin 4: volume error {:+.2}% / {:+.2}% / {:+.2}%, radius rms {:.2} / {:.2} / {:.2} mm, dihedral rms {:.2} / {:.2} / {:.2} deg",
+        100.0 * (v0 - vp) / vp,
+        100.0 * (vt - vp) / vp,
+        100.0 * (v1 - vp) / vp,
+        1e3 * r0,
+        1e3 * rt,
+        1e3 * r1,
+        a0.to_degrees(),
+        at.to_degrees(),
+        a1.to_degrees()
+    );
+    assert!(
+        (vt - v0).abs() < 0.002 * v0,
+        "Taubin with volume restore changed the volume"
+    );
+    assert!(rt < 0.95 * r0 && at < 0.8 * a0);
+    assert!((v1 - vp).abs() < 0.03 * vp);
+    assert!(r1 < 0.8 * r0, "radius rms {r1} vs raw {r0}");
+    assert!(a1 < 0.6 * a0, "dihedral rms {a1} vs raw {a0}");
+}
