@@ -8,7 +8,12 @@
 //!    plus the tutorial C++'s own 31 ms per step on this machine kind, for reference;
 //! 2. a ~1M-particle dam break at CFL 3 (30 fps), ms per frame, against the same with 1 thread.
 //!
-//! Environment: `BENCH_TUTORIAL_FRAMES` (default 3), `BENCH_DAM_FRAMES` (default 6),
+//! On a shared machine wall-clock times depend on what else runs, so every run also prints the
+//! cores it actually got (process CPU time / wall time), and the 1-thread peers print the CPU
+//! time of their worker thread: a per-substep cost that does not count waiting for a core.
+//!
+//! Environment: `BENCH_TUTORIAL_FRAMES` (default 3), `BENCH_DAM_FRAMES` (default 6; the first
+//! frames have fewer substeps than later ones, 12 covers up to 6 substeps a frame),
 //! `BENCH_DAM_CELL` (cell size of the dam break, m, default 0.0125: about 1.02M particles),
 //! `BENCH_SKIP_DAM=1`, `BENCH_DAM_PEER=0` (skip the 1-thread dam-break peer).
 

@@ -176,6 +176,7 @@ fn tank_at_rest_stays_still() {
     let vmax = max_speed(p);
     assert!(vmax < 5e-3, "max speed after 1 s: {vmax} m/s");
     let surf1 = surface_height(&s, p);
+    eprintln!("rest: max speed {vmax:.2e} m/s, surface {surf0:.5} -> {surf1:.5} m");
     assert!(
         (surf1 - surf0).abs() < 0.25 * h,
         "surface moved from {surf0} to {surf1} (more than a quarter cell)"
