@@ -4,8 +4,8 @@ Run from the repository root with a Python that has the `bpy` module (Blender 4.
 module, Python 3.11; `bash scripts/setup_python.sh` makes `.venv` and prints its python):
 
     cargo build --release
-    .venv/bin/python scripts/bench_mantaflow.py                 # default: 30 frames (1 s)
-    .venv/bin/python scripts/bench_mantaflow.py --frames 90     # the whole 3 s shot
+    .venv/bin/python scripts/bench_mantaflow.py                 # the whole shot (90 frames, 3 s)
+    .venv/bin/python scripts/bench_mantaflow.py --frames 10     # a quick look
     .venv/bin/python scripts/bench_mantaflow.py --frames 5 --keep
 
 What it does, in this order (each timed by wall clock, one after the other, never at once):
@@ -88,9 +88,10 @@ def parse_args():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--scene", default=os.path.join(REPO, "scenes", "dam_break.json"),
                    help="native surge scene with one box source (default: scenes/dam_break.json)")
-    p.add_argument("--frames", type=int, default=30,
-                   help="frames to simulate in both (default 30 = 1 s, about 5 minutes in all "
-                        "on 2 busy cores; the scene's own count is 90)")
+    p.add_argument("--frames", type=int, default=None,
+                   help="frames to simulate in both (default: the scene's `time.frames`, 90 for "
+                        "the dam break: about 8 minutes in all on 2 cores shared with other "
+                        "jobs, about half that on an idle machine)")
     p.add_argument("--surge", default=os.path.join(REPO, "target", "release", "surge"),
                    help="surge binary (default: target/release/surge; `cargo build --release`)")
     p.add_argument("--band", type=float, default=3.0,
@@ -103,7 +104,7 @@ def parse_args():
     p.add_argument("--keep", action="store_true",
                    help="keep the temporary folder (Mantaflow cache, surge outputs) and print it")
     a = p.parse_args()
-    if a.frames < 1:
+    if a.frames is not None and a.frames < 1:
         p.error("--frames must be >= 1")
     return a
 
@@ -494,7 +495,7 @@ def load_note():
 def main():
     a = parse_args()
     sc = read_scene(a.scene)
-    frames = a.frames
+    frames = a.frames if a.frames is not None else int(sc["raw"].get("time", {}).get("frames", 90))
     # Front position compared at 0.2 s (before the wave reaches the far wall), or the last frame.
     front_frame = min(frames, max(1, round(0.2 * sc["fps"])))
     box_vol = float(np.prod(sc["box_max"] - sc["box_min"]))
