@@ -14,9 +14,15 @@ What it does, in this order (each timed by wall clock, one after the other, neve
    (`fluid.bake_mesh`), with the cache in a temporary folder.
 2. surge: `surge run SCENE -o TMP --overwrite -q` (particles, meshes, previews, checkpoints),
    then the same with meshes and previews off (simulate + particle files + checkpoints).
-3. Prints a table: seconds per frame and in total, the ratio surge / Mantaflow, particle counts,
-   grid resolution, and the enclosed volume of the last frame's mesh against the initial liquid
-   box (does either lose liquid?), plus the front position (largest x of the mesh).
+3. Prints a table: seconds per frame and in total (with the slowest and fastest frame, from
+   Mantaflow's cache file times and surge's `stats.jsonl`), the ratios surge / Mantaflow, the
+   time steps each took (Mantaflow's counted through its pressure solves), particle counts, and
+   a volume check: the volume enclosed by the first and last frames' meshes of both, and
+   Mantaflow's own fluid-cell volume (does either lose or gain liquid?), plus the front
+   position (largest x of the mesh) at 0.2 s.
+
+The `bpy` 4.5 wheel cannot bake liquids as shipped (its `manta` module's types lack their
+inherited methods); `fix_manta_module` below explains and works around it.
 
 The two solvers are set up as alike as their settings allow. Every difference that remains
 (and why the chosen setting is the nearest equivalent) is listed in `DIFFERENCES` below and
@@ -26,7 +32,6 @@ printed with the table: read it before quoting a ratio.
 import argparse
 import gzip
 import json
-import math
 import os
 import shutil
 import struct
