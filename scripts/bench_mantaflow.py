@@ -4,8 +4,8 @@ Run from the repository root with a Python that has the `bpy` module (Blender 4.
 module, Python 3.11; `bash scripts/setup_python.sh` makes `.venv` and prints its python):
 
     cargo build --release
-    .venv/bin/python scripts/bench_mantaflow.py                 # default: 30 frames (1 s)
-    .venv/bin/python scripts/bench_mantaflow.py --frames 90     # the whole 3 s shot
+    .venv/bin/python scripts/bench_mantaflow.py                 # the whole shot (90 frames, 3 s)
+    .venv/bin/python scripts/bench_mantaflow.py --frames 10     # a quick look
     .venv/bin/python scripts/bench_mantaflow.py --frames 5 --keep
 
 What it does, in this order (each timed by wall clock, one after the other, never at once):
@@ -14,9 +14,15 @@ What it does, in this order (each timed by wall clock, one after the other, neve
    (`fluid.bake_mesh`), with the cache in a temporary folder.
 2. surge: `surge run SCENE -o TMP --overwrite -q` (particles, meshes, previews, checkpoints),
    then the same with meshes and previews off (simulate + particle files + checkpoints).
-3. Prints a table: seconds per frame and in total, the ratio surge / Mantaflow, particle counts,
-   grid resolution, and the enclosed volume of the last frame's mesh against the initial liquid
-   box (does either lose liquid?), plus the front position (largest x of the mesh).
+3. Prints a table: seconds per frame and in total (with the slowest and fastest frame, from
+   Mantaflow's cache file times and surge's `stats.jsonl`), the ratios surge / Mantaflow, the
+   time steps each took (Mantaflow's counted through its pressure solves), particle counts, and
+   a volume check: the volume enclosed by the first and last frames' meshes of both, and
+   Mantaflow's own fluid-cell volume (does either lose or gain liquid?), plus the front
+   position (largest x of the mesh) at 0.2 s.
+
+The `bpy` 4.5 wheel cannot bake liquids as shipped (its `manta` module's types lack their
+inherited methods); `fix_manta_module` below explains and works around it.
 
 The two solvers are set up as alike as their settings allow. Every difference that remains
 (and why the chosen setting is the nearest equivalent) is listed in `DIFFERENCES` below and
@@ -26,7 +32,6 @@ printed with the table: read it before quoting a ratio.
 import argparse
 import gzip
 import json
-import math
 import os
 import shutil
 import struct
@@ -44,7 +49,8 @@ Settings, surge -> Mantaflow (nearest equivalent, and why):
 - Grid: same cell size and cells per axis; Mantaflow `resolution_max` = the largest axis of
   surge's `resolution` over the same box, so both grids are identical. Both keep one solid
   boundary layer inside the box (surge's wall layer; Mantaflow's closed borders,
-  `use_collision_border_*` all on), so the liquid region is the same.
+  `use_collision_border_*` all on, including the top, which Blender leaves open by default),
+  so the liquid region is the same.
 - Liquid: the scene's box clipped to the liquid region (what surge seeds) is the flow object
   (`flow_type` LIQUID, `flow_behavior` GEOMETRY: emitted once, `use_initial_velocity` off).
   Both seed 2x2x2 jittered particles per cell (Mantaflow `particle_number` 2, randomness 0.1).
@@ -56,20 +62,27 @@ Settings, surge -> Mantaflow (nearest equivalent, and why):
   not equal; the table prints both.
 - Time steps: surge CFL 3, 1..64 substeps per frame, dt = 3 h / (u_max + sqrt(5 h |g|)).
   Mantaflow: `use_adaptive_timesteps` on, `cfl_condition` 3, `timesteps_min` 1,
-  `timesteps_max` 64 (its defaults are CFL 4 and at most 4 steps, which lets a fast frame break
-  the CFL bound; 64 matches surge's cap, so both are limited by the same CFL number). Mantaflow
-  measures the CFL on the grid's largest velocity, surge on the particles' plus a gravity term.
+  `timesteps_max` 64. Its defaults are CFL 2 but at most 4 steps per frame, a cap that lets a
+  fast frame break the CFL bound; with surge's CFL number and cap both solvers are limited by
+  the same rule. Mantaflow measures the CFL on the grid's largest velocity, surge on the
+  particles' plus a gravity term, so the step counts (printed) still differ.
 - FLIP ratio: both 0.95 (Mantaflow's default is 0.97).
 - Pressure: surge MIC(0)-PCG to relative residual 1e-6 (cap 1000); Mantaflow PCG with MIC
   preconditioner at its built-in accuracy 1e-3 (not exposed in Blender). surge also does a
   second Poisson solve per frame (density correction).
 - Advection: surge RK2 particles; Mantaflow RK4 particles plus semi-Lagrangian grid advection.
 - Mesh: surge Zhu-Bridson level set on a grid of half the cell size, marching cubes, Taubin
-  smoothing, binary PLY with normals and velocities. Mantaflow: particle level set at
-  `mesh_scale` 2 (also half the cell size), its default smoothing, `.bobj.gz` cache.
-- Outputs: surge writes particle frames, meshes, previews (PNG) and checkpoints; Mantaflow's data
-  bake writes its grids and particles (OpenVDB, the default) and the mesh bake its meshes; it
-  renders no previews. The `simulate-only` surge row turns meshes and previews off.
+  smoothing, binary PLY with normals and per-vertex velocities. Mantaflow: its default
+  particle level set (`mesh_generator` IMPROVED, default smoothing) at `mesh_scale` 2 (also
+  half the cell size), `use_speed_vectors` on (per-vertex velocities), `.bobj.gz` cache.
+- Outputs: surge writes particle frames, meshes, previews (PNG) and checkpoints. Mantaflow's
+  data bake writes its grids and particles to its cache (`cache_type` MODULAR, format UNI:
+  gzip'd raw arrays, readable here without OpenVDB; Blender's default is OpenVDB) with
+  `cache_resumable` on: its mesh bake rebuilds the surface from the saved level set, and without
+  it the mesh bake sees only the narrow-band particles and makes a hollow shell (measured: 20%
+  of the liquid's volume). Resumable caches are also what lets Mantaflow continue a bake, like
+  surge's checkpoints. Mantaflow renders no previews. The `simulate only` surge run turns
+  meshes and previews off (it still writes particle frames and checkpoints).
 - Gravity and frames: the scene's gravity vector (Blender scene gravity); fps and frame count the
   same; surge frame 0 is the initial state and frames 1..N are simulated, Mantaflow bakes its
   cache frames 1..N (its first frame already includes one frame of motion).
@@ -80,19 +93,23 @@ def parse_args():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--scene", default=os.path.join(REPO, "scenes", "dam_break.json"),
                    help="native surge scene with one box source (default: scenes/dam_break.json)")
-    p.add_argument("--frames", type=int, default=30,
-                   help="frames to simulate in both (default 30 = 1 s, about 5 minutes in all "
-                        "on 2 busy cores; the scene's own count is 90)")
+    p.add_argument("--frames", type=int, default=None,
+                   help="frames to simulate in both (default: the scene's `time.frames`, 90 for "
+                        "the dam break: about 8 minutes in all on 2 cores shared with other "
+                        "jobs, about half that on an idle machine)")
     p.add_argument("--surge", default=os.path.join(REPO, "target", "release", "surge"),
                    help="surge binary (default: target/release/surge; `cargo build --release`)")
     p.add_argument("--band", type=float, default=3.0,
                    help="Mantaflow particle_band_width in cells (default 3, Mantaflow's)")
+    p.add_argument("--blender-defaults", action="store_true",
+                   help="keep Blender's own CFL (2), steps per frame (1..4) and FLIP ratio "
+                        "(0.97) instead of the scene's (what an untuned Blender user gets)")
     p.add_argument("--no-mesh", action="store_true", help="skip Mantaflow's mesh bake")
     p.add_argument("--skip-surge", action="store_true", help="only bake Mantaflow")
     p.add_argument("--keep", action="store_true",
                    help="keep the temporary folder (Mantaflow cache, surge outputs) and print it")
     a = p.parse_args()
-    if a.frames < 1:
+    if a.frames is not None and a.frames < 1:
         p.error("--frames must be >= 1")
     return a
 
@@ -281,6 +298,18 @@ def fix_manta_module():
     sys.modules["manta"] = proxy
 
 
+def uni_fluid_cells(path):
+    """Number of fluid cells in a Mantaflow `.uni` flag grid (gzip; header, then int32 flags)."""
+    with gzip.open(path, "rb") as f:
+        data = f.read()
+    if data[:4] != b"MNT3":
+        return None
+    nx, ny, nz, _, _, size = struct.unpack("<6i", data[4:28])
+    n = nx * ny * nz
+    flags = np.frombuffer(data, np.int32, n, len(data) - n * size)
+    return int(np.count_nonzero(flags & 1))  # FlagFluid = 1
+
+
 def uni_particle_count(path):
     """Particle count in a Mantaflow `.uni` particle file (gzip; 'PB02' + header, dim first)."""
     with gzip.open(path, "rb") as f:
@@ -290,7 +319,7 @@ def uni_particle_count(path):
     return struct.unpack("<i", head[4:8])[0]
 
 
-def run_mantaflow(sc, frames, front_frame, band, tmp, with_mesh):
+def run_mantaflow(sc, frames, front_frame, band, tmp, with_mesh, blender_defaults=False):
     import bpy
 
     fix_manta_module()
@@ -324,15 +353,19 @@ def run_mantaflow(sc, frames, front_frame, band, tmp, with_mesh):
     for side in ("front", "back", "left", "right", "top", "bottom"):
         setattr(ds, "use_collision_border_" + side, True)
     ds.use_adaptive_timesteps = True
-    ds.cfl_condition = float(sc["raw"].get("solver", {}).get("cfl", 3.0))
-    ds.timesteps_min = int(sc["raw"].get("solver", {}).get("min_substeps", 1))
-    ds.timesteps_max = int(sc["raw"].get("solver", {}).get("max_substeps", 64))
-    ds.flip_ratio = float(sc["raw"].get("solver", {}).get("flip_ratio", 0.95))
+    if not blender_defaults:
+        solver = sc["raw"].get("solver", {})
+        ds.cfl_condition = float(solver.get("cfl", 3.0))
+        ds.timesteps_min = int(solver.get("min_substeps", 1))
+        ds.timesteps_max = int(solver.get("max_substeps", 64))
+        ds.flip_ratio = float(solver.get("flip_ratio", 0.95))
+    out = {"cfl": ds.cfl_condition, "timesteps": (ds.timesteps_min, ds.timesteps_max),
+           "flip_ratio": ds.flip_ratio}
     ds.particle_number = 2
     ds.particle_band_width = band
     ds.use_mesh = with_mesh
     ds.mesh_scale = 2
-    ds.use_speed_vectors = False
+    ds.use_speed_vectors = True  # per-vertex velocities, as surge's PLY has (motion blur)
     ds.cache_type = "MODULAR"
     ds.cache_directory = os.path.join(tmp, "mantaflow")
     ds.cache_frame_start, ds.cache_frame_end = 1, frames
@@ -346,7 +379,7 @@ def run_mantaflow(sc, frames, front_frame, band, tmp, with_mesh):
     bpy.context.view_layer.update()
 
     log = os.path.join(tmp, "mantaflow.log")
-    out = {"log": log, "band": band}
+    out.update({"log": log, "band": band})
     with bpy.context.temp_override(active_object=dom, object=dom, scene=scene):
         with redirect_fd_stdout(log):
             MANTA_CALLS["solvePressure"] = 0
@@ -376,11 +409,17 @@ def run_mantaflow(sc, frames, front_frame, band, tmp, with_mesh):
     out["frame_s_minmax"] = (float(steps.min()), float(steps.max())) if len(steps) else None
     mesh_dir = os.path.join(ds.cache_directory, "mesh")
     if with_mesh and os.path.isdir(mesh_dir):
-        ms = sorted(os.stat(os.path.join(mesh_dir, n)).st_mtime_ns for n in os.listdir(mesh_dir))
+        ms = sorted(os.stat(os.path.join(mesh_dir, n)).st_mtime_ns for n in os.listdir(mesh_dir)
+                    if n.startswith("fluid_mesh_"))
         dm = np.diff(np.array(ms, np.float64)) / 1e9
         out["mesh_frame_s_minmax"] = (float(dm.min()), float(dm.max())) if len(dm) else None
     counts = [uni_particle_count(os.path.join(data_dir, n)) for n in (pp[0], pp[-1])]
     out["particles_first"], out["particles_last"] = counts
+    # Mantaflow's own liquid volume: its fluid cells (level set < 0), independent of any mesher.
+    flags = [n for n in names if n.startswith("flags_")]
+    if flags:
+        cells = [uni_fluid_cells(os.path.join(data_dir, n)) for n in (flags[0], flags[-1])]
+        out["fluid_cells"] = cells
     out["grid"] = tuple(int(x) for x in ds.domain_resolution) if hasattr(ds, "domain_resolution") else None
 
     if with_mesh:
@@ -461,7 +500,7 @@ def load_note():
 def main():
     a = parse_args()
     sc = read_scene(a.scene)
-    frames = a.frames
+    frames = a.frames if a.frames is not None else int(sc["raw"].get("time", {}).get("frames", 90))
     # Front position compared at 0.2 s (before the wave reaches the far wall), or the last frame.
     front_frame = min(frames, max(1, round(0.2 * sc["fps"])))
     box_vol = float(np.prod(sc["box_max"] - sc["box_min"]))
@@ -476,7 +515,8 @@ def main():
             sys.exit(f"{a.surge}: no surge binary; run `cargo build --release` first")
         print("baking Mantaflow ...", flush=True)
         t = time.perf_counter()
-        mf = run_mantaflow(sc, frames, front_frame, a.band, tmp, not a.no_mesh)
+        mf = run_mantaflow(sc, frames, front_frame, a.band, tmp, not a.no_mesh,
+                           a.blender_defaults)
         mf_wall = time.perf_counter() - t
         print(f"  done in {mf_wall:.1f} s (set-up and mesh readback included); {load_note()}",
               flush=True)
@@ -505,7 +545,9 @@ def report(sc, frames, front_frame, box_vol, mf, runs):
     print()
     print(f"Dam break, {frames} frames ({frames / sc['fps']:.2f} s), grid "
           f"{'x'.join(str(int(r)) for r in sc['res'])}, cell {sc['h']} m; "
-          f"Mantaflow baked {mf['frames_baked']} frames")
+          f"Mantaflow baked {mf['frames_baked']} frames with CFL {mf['cfl']:g}, "
+          f"{mf['timesteps'][0]}..{mf['timesteps'][1]} steps per frame, FLIP ratio "
+          f"{mf['flip_ratio']:.2f}")
     rows = [("Mantaflow data bake (simulate + cache)", mf_data, mf.get("frame_s_minmax"))]
     if "mesh_s" in mf:
         rows.append(("Mantaflow mesh bake", mf["mesh_s"], mf.get("mesh_frame_s_minmax")))
@@ -562,6 +604,11 @@ def report(sc, frames, front_frame, box_vol, mf, runs):
               f"{last[0] / first[0] - 1:+.2%} since frame {f0}), {last[2]} vertices, "
               f"{last[3]} triangles; front at frame {front_frame} "
               f"(t = {front_frame / sc['fps']:.3f} s): x = {front[1]:.3f} m")
+    if mf.get("fluid_cells") and None not in mf["fluid_cells"]:
+        c0, c1 = mf["fluid_cells"]
+        v0, v1 = c0 * sc["h"] ** 3, c1 * sc["h"] ** 3
+        print(f"  Mantaflow's own fluid cells (level set < 0; no mesher involved): frame 1 {c0} "
+              f"({v0:.5f} m^3), frame {frames} {c1} ({v1:.5f} m^3, {v1 / v0 - 1:+.2%})")
     print("  (Mantaflow's frame 1 already has one frame of motion, surge's frame 0 none; both")
     print("  frames N are at t = N / fps. Each mesh sits slightly outside its particles, so the")
     print("  first frame's volume exceeds the box by each method's surface offset: compare")
