@@ -20,6 +20,25 @@ pub const MAX_PARTICLES: usize = 1 << 28;
 /// Standard gravity, m/s^2.
 pub const STANDARD_GRAVITY: f64 = 9.80665;
 
+/// Largest gravity component and initial speed a scene may give, m/s^2 and m/s. Far beyond any
+/// liquid shot (the speed of sound in water is 1,500 m/s, where incompressible flow stops making
+/// sense) and far below what overflows the f32 particle state (a typo like `-9.8e30` would
+/// turn every particle into NaN within a frame).
+pub const MAX_ACCELERATION_OR_SPEED: f64 = 1e4;
+
+/// Most substeps per frame (`solver.max_substeps`, or the fixed steps a frame takes with
+/// `solver.fixed_dt`): beyond it a typo (a `fixed_dt` of `1e-12`) would run for days and its
+/// per-substep reports would fill memory.
+pub const MAX_SUBSTEPS: u32 = 10_000;
+
+/// Smallest cell, m. Below a micron, FLIP's assumptions (no surface tension) do not hold and
+/// squared lengths leave the f32 range.
+pub const MIN_CELL_SIZE: f64 = 1e-6;
+
+/// Positions are f32: the domain must lie close enough to the origin that f32 resolves this
+/// fraction of a cell everywhere in it.
+pub const POSITION_RESOLUTION_CELLS: f64 = 0.01;
+
 /// A fully described shot.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -422,7 +441,10 @@ pub fn load_str(text: &str, file: &Path, base_dir: &Path) -> Result<LoadedScene,
     } else {
         (native_scene(&clean, file, base_dir)?, SceneFormat::Native)
     };
-    validate(&scene, file)?;
+    validate(&scene, file).map_err(|e| match format {
+        SceneFormat::Tutorial => tutorial_names(e),
+        SceneFormat::Native => e,
+    })?;
     let particles = initial_particles(&scene, file)?;
     Ok(LoadedScene {
         scene,
@@ -430,6 +452,26 @@ pub fn load_str(text: &str, file: &Path, base_dir: &Path) -> Result<LoadedScene,
         file: file.to_path_buf(),
         format,
     })
+}
+
+/// Renames the native fields in an error about a tutorial file to the tutorial's keys.
+fn tutorial_names(mut e: InputError) -> InputError {
+    const NAMES: [(&str, &str); 6] = [
+        ("domain.cell_size", "h"),
+        ("domain.lower", "lc"),
+        ("domain.resolution", "res"),
+        ("solver.fixed_dt", "dt"),
+        ("solver.flip_ratio", "flipRatio"),
+        ("sources[0].path", "particles"),
+    ];
+    if let Some(at) = &mut e.at {
+        for (native, tutorial) in NAMES {
+            if let Some(rest) = at.strip_prefix(&format!("field `{native}")) {
+                *at = format!("field `{tutorial}{rest}");
+            }
+        }
+    }
+    e
 }
 
 /// Blanks lines whose first non-blank characters are `//` (the tutorial's reader skips them),
@@ -804,6 +846,17 @@ fn tutorial_scene(text: &str, file: &Path, base_dir: &Path) -> Result<Scene, Inp
             "use a larger `dt` or a shorter `total_time`",
         ));
     }
+    let steps = (1.0 / (TUTORIAL_FPS * t.dt)).round();
+    if steps > MAX_SUBSTEPS as f64 {
+        return Err(err(
+            "dt",
+            format!(
+                "{} s is {steps:.0} steps per 1/30 s frame, more than surge allows ({MAX_SUBSTEPS})",
+                show(t.dt)
+            ),
+            "check the exponent of `dt`, e.g. 0.001111112",
+        ));
+    }
     if !(t.density.is_finite() && t.density > 0.0) {
         return Err(err(
             "density",
@@ -900,6 +953,17 @@ fn tutorial_scene(text: &str, file: &Path, base_dir: &Path) -> Result<Scene, Inp
     })
 }
 
+/// A number as a person writes it: plain for everyday magnitudes, `1e-30` style beyond them
+/// (Rust's `{}` would print thirty zeros).
+pub fn show(x: f64) -> String {
+    let a = x.abs();
+    if x != 0.0 && a.is_finite() && !(1e-4..1e7).contains(&a) {
+        format!("{x:e}")
+    } else {
+        format!("{x}")
+    }
+}
+
 /// Checks every field of a resolved scene; the first problem found is returned.
 pub fn validate(scene: &Scene, file: &Path) -> Result<(), InputError> {
     let err =
@@ -922,7 +986,7 @@ pub fn validate(scene: &Scene, file: &Path) -> Result<(), InputError> {
         } else {
             Err(err(
                 field,
-                format!("must be a finite number > 0, got {v}"),
+                format!("must be a finite number > 0, got {}", show(v)),
                 fix,
             ))
         }
@@ -945,6 +1009,17 @@ pub fn validate(scene: &Scene, file: &Path) -> Result<(), InputError> {
         d.cell_size,
         "set the edge length of one grid cell in metres, e.g. 0.02",
     )?;
+    if d.cell_size < MIN_CELL_SIZE {
+        return Err(err(
+            "domain.cell_size",
+            format!(
+                "{} m is below the smallest cell surge simulates ({} m)",
+                show(d.cell_size),
+                show(MIN_CELL_SIZE)
+            ),
+            "give the cell size in metres (e.g. 0.02 for 2 cm); scale a miniature scene up",
+        ));
+    }
     for a in 0..3 {
         if d.resolution[a] < 3 {
             return Err(err(
@@ -965,10 +1040,47 @@ pub fn validate(scene: &Scene, file: &Path) -> Result<(), InputError> {
             "use fewer or larger cells",
         ));
     }
+    // f32 positions: the spacing of f32 values at the farthest coordinate must stay well below
+    // a cell, or particles would move in visible steps.
+    let far = (0..3)
+        .map(|a| d.lower[a].abs().max(d.upper()[a].abs()))
+        .fold(0.0f64, f64::max);
+    let f32_spacing = far * f32::EPSILON as f64;
+    if f32_spacing > POSITION_RESOLUTION_CELLS * d.cell_size {
+        return Err(err(
+            "domain.lower",
+            format!(
+                "the domain reaches {far:.6e} m from the origin, where positions (stored as f32) are {f32_spacing:.3e} m apart: more than {}% of a {} m cell",
+                POSITION_RESOLUTION_CELLS * 100.0,
+                d.cell_size
+            ),
+            "simulate near the origin (e.g. lower = [0, 0, 0]) and move the imported meshes into place in Blender",
+        ));
+    }
     finite3(
         "gravity",
         &scene.gravity,
         "give gravity as three finite numbers in m/s^2, e.g. [0, 0, -9.80665]",
+    )?;
+    let bounded = |field: &str, v: &[f64; 3], unit: &str, fix: &str| -> Result<(), InputError> {
+        match v.iter().position(|x| x.abs() > MAX_ACCELERATION_OR_SPEED) {
+            Some(a) => Err(err(
+                &format!("{field}[{a}]"),
+                format!(
+                    "{} {unit} is beyond what a liquid simulation can take (at most {} {unit} per component)",
+                    show(v[a]),
+                    show(MAX_ACCELERATION_OR_SPEED)
+                ),
+                fix,
+            )),
+            None => Ok(()),
+        }
+    };
+    bounded(
+        "gravity",
+        &scene.gravity,
+        "m/s^2",
+        "check the exponent; Earth's gravity is [0, 0, -9.80665] m/s^2",
     )?;
     positive(
         "density",
@@ -1009,6 +1121,12 @@ pub fn validate(scene: &Scene, file: &Path) -> Result<(), InputError> {
                     velocity,
                     "give three finite numbers in m/s",
                 )?;
+                bounded(
+                    &format!("{f}.velocity"),
+                    velocity,
+                    "m/s",
+                    "check the exponent; give the initial velocity in m/s",
+                )?;
                 for a in 0..3 {
                     if min[a] >= max[a] {
                         return Err(err(
@@ -1038,6 +1156,12 @@ pub fn validate(scene: &Scene, file: &Path) -> Result<(), InputError> {
                     &format!("{f}.velocity"),
                     velocity,
                     "give three finite numbers in m/s",
+                )?;
+                bounded(
+                    &format!("{f}.velocity"),
+                    velocity,
+                    "m/s",
+                    "check the exponent; give the initial velocity in m/s",
                 )?;
                 (center.map(|c| c - radius), center.map(|c| c + radius))
             }
@@ -1073,6 +1197,16 @@ pub fn validate(scene: &Scene, file: &Path) -> Result<(), InputError> {
     }
     let t = &scene.time;
     positive("time.fps", t.fps, "set the frames per second, e.g. 30")?;
+    if !(0.01..=1e5).contains(&t.fps) {
+        return Err(err(
+            "time.fps",
+            format!(
+                "{} frames per second is outside [0.01, 100000]",
+                show(t.fps)
+            ),
+            "set the frames per second, e.g. 24, 30 or 60",
+        ));
+    }
     if t.frames < 1 {
         return Err(err(
             "time.frames",
@@ -1100,6 +1234,16 @@ pub fn validate(scene: &Scene, file: &Path) -> Result<(), InputError> {
             "set it to 1 or more",
         ));
     }
+    if s.max_substeps > MAX_SUBSTEPS {
+        return Err(err(
+            "solver.max_substeps",
+            format!(
+                "{} is more than surge allows ({MAX_SUBSTEPS})",
+                s.max_substeps
+            ),
+            "the CFL condition rarely needs more than 64; lower it",
+        ));
+    }
     if s.max_substeps < s.min_substeps {
         return Err(err(
             "solver.max_substeps",
@@ -1116,6 +1260,18 @@ pub fn validate(scene: &Scene, file: &Path) -> Result<(), InputError> {
             dt,
             "set the fixed step in seconds, or remove the key for adaptive substeps",
         )?;
+        let steps = 1.0 / (t.fps * dt);
+        if steps.round() > MAX_SUBSTEPS as f64 {
+            return Err(err(
+                "solver.fixed_dt",
+                format!(
+                    "{} s at {} fps is {steps:.0} steps per frame, more than surge allows ({MAX_SUBSTEPS})",
+                    show(dt),
+                    t.fps
+                ),
+                "check the exponent, or remove the key for CFL-adaptive substeps",
+            ));
+        }
     }
     if !(s.pressure_tolerance.is_finite()
         && s.pressure_tolerance > 0.0

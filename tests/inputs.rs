@@ -393,6 +393,72 @@ fn bad_render_setting() {
     );
 }
 
+#[test]
+fn typo_sized_numbers_are_refused_before_they_overflow_the_simulation() {
+    // Each of these once ran to the end writing NaN particles, or aborted allocating memory.
+    expect_failure(
+        "s.json",
+        &native(&format!(
+            "\"sources\": [{BOX}], \"gravity\": [0, 0, -9.8e30]"
+        )),
+        &[],
+        &["`gravity[2]`", "-9.8e30", "at most 10000"],
+    );
+    expect_failure(
+        "s.json",
+        &native(
+            r#""sources": [{"type": "sphere", "center": [0.3, 0.3, 0.3], "radius": 0.1, "velocity": [1e30, 0, 0]}]"#,
+        ),
+        &[],
+        &["`sources[0].velocity[0]`", "1e30"],
+    );
+    expect_failure(
+        "s.json",
+        &native(&format!(
+            "\"sources\": [{BOX}], \"solver\": {{\"fixed_dt\": 1e-12}}"
+        )),
+        &[],
+        &["`solver.fixed_dt`", "1e-12", "steps per frame"],
+    );
+    expect_failure(
+        "s.json",
+        &native(&format!(
+            "\"sources\": [{BOX}], \"solver\": {{\"max_substeps\": 4000000000}}"
+        )),
+        &[],
+        &["`solver.max_substeps`", "10000"],
+    );
+    expect_failure(
+        "s.json",
+        &native(&format!(
+            "\"sources\": [{BOX}], \"time\": {{\"fps\": 1e-300}}"
+        )),
+        &[],
+        &["`time.fps`", "1e-300"],
+    );
+    expect_failure(
+        "s.json",
+        &format!(
+            r#"{{"domain": {{"lower": [0, 0, 0], "cell_size": 1e-30, "resolution": [6, 6, 6]}}, "sources": [{BOX}]}}"#
+        ),
+        &[],
+        // serde_json's default float parser reads 1e-30 as 9.999999999999999e-31.
+        &["`domain.cell_size`", "e-31", "smallest cell"],
+    );
+}
+
+#[test]
+fn domain_far_from_the_origin_is_refused() {
+    // Georeferenced coordinates: f32 positions cannot resolve a 5 cm cell 100 km out.
+    expect_failure(
+        "s.json",
+        r#"{"domain": {"lower": [100000, 0, 0], "cell_size": 0.05, "resolution": [10, 8, 10]},
+            "sources": [{"type": "box", "min": [100000.1, 0.1, 0.1], "max": [100000.3, 0.3, 0.3]}]}"#,
+        &[],
+        &["`domain.lower`", "f32", "near the origin"],
+    );
+}
+
 // ---- particle files (tutorial input and native particle_file sources) ----
 
 fn tutorial(particles: &str) -> String {
@@ -441,6 +507,32 @@ fn infinity_in_particle_file() {
         &tutorial("p.in"),
         &[("p.in", "2\n0.2 0.2 0.2 0 -inf 0\n0.3 0.3 0.3 0 0 0\n")],
         &["p.in", "line 2", "`-inf`", "finite"],
+    );
+}
+
+#[test]
+fn absurd_velocity_in_particle_file() {
+    expect_failure(
+        "fluid.json",
+        &tutorial("p.in"),
+        &[("p.in", "2\n0.2 0.2 0.2 0 0 0\n0.3 0.3 0.3 0 2e9 0\n")],
+        &["p.in", "line 3", "velocity", "columns"],
+    );
+}
+
+#[test]
+fn tutorial_errors_found_by_the_scene_check_name_the_tutorial_keys() {
+    expect_failure(
+        "fluid.json",
+        r#"{"dt": 0.01, "total_time": 0.1, "res": [6, 6, 6], "h": 1e-9, "lc": [0, 0, 0], "particles": "p.in"}"#,
+        &[("p.in", "1\n0.2 0.2 0.2 0 0 0\n")],
+        &["field `h`", "1e-9"],
+    );
+    expect_failure(
+        "fluid.json",
+        r#"{"dt": 1e-9, "total_time": 0.1, "res": [6, 6, 6], "h": 0.1, "lc": [0, 0, 0], "particles": "p.in"}"#,
+        &[("p.in", "1\n0.2 0.2 0.2 0 0 0\n")],
+        &["field `dt`", "steps per 1/30 s frame"],
     );
 }
 

@@ -160,8 +160,14 @@ pub fn run(global: &GlobalArgs, args: ResumeArgs) -> anyhow::Result<()> {
         ));
     }
     write_scene(&layout, &scene)?;
+    if c >= last {
+        say(format!(
+            "the run is complete at frame {last}; nothing to do (extend it with --frames N)"
+        ));
+        return Ok(());
+    }
     say(format!(
-        "resuming {} from the checkpoint of frame {c} (t = {} s, {} particles){}; frames {}..={last} to go",
+        "resuming {} from the checkpoint of frame {c} (t = {:.4} s, {} particles){}; frames {}..={last} to go",
         layout.root.display(),
         ckpt.meta.time,
         ckpt.particles.len(),
@@ -173,12 +179,6 @@ pub fn run(global: &GlobalArgs, args: ResumeArgs) -> anyhow::Result<()> {
         c + 1
     ));
     let pipeline = Pipeline::new(layout, pipeline_scene, global)?;
-    if c >= last {
-        say(format!(
-            "the run is complete at frame {last}; nothing to do"
-        ));
-        return Ok(());
-    }
     let sim = Simulation::new(&pipeline.scene, ckpt.particles, c)?;
     pipeline.simulate(sim)
 }
