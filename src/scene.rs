@@ -399,14 +399,76 @@ const TUTORIAL_KEYS: [&str; 9] = [
 /// Reads a scene file (native or the tutorial's `fluid.json`, told apart by their keys),
 /// validates every field and seeds its particles. Nothing is written.
 pub fn load(path: &Path) -> Result<LoadedScene, InputError> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
+    if path.is_dir() {
+        let p = path.display();
+        let run_folder = path.join("scene.json").is_file()
+            && ["particles", "checkpoints", "stats"]
+                .iter()
+                .any(|d| path.join(d).is_dir());
+        let jsons: Vec<String> = std::fs::read_dir(path)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".json"))
+            .collect();
+        return Err(if run_folder {
+            InputError::file(
+                path,
+                "is the output folder of a run, not a scene file",
+                format!(
+                    "continue that run with `surge resume {p}`, or run its scene again with `surge run {} -o NEW_FOLDER`",
+                    path.join("scene.json").display()
+                ),
+            )
+        } else if jsons.len() == 1 {
+            InputError::file(
+                path,
+                "is a folder, not a scene file",
+                format!(
+                    "give the scene file itself: `{}`",
+                    path.join(&jsons[0]).display()
+                ),
+            )
+        } else {
+            InputError::file(
+                path,
+                "is a folder, not a scene file",
+                "give the scene's .json file, e.g. scenes/dam_break.json (or inputs/fluid.json)",
+            )
+        });
+    }
+    let bytes = std::fs::read(path).map_err(|e| {
         let fix = if e.kind() == std::io::ErrorKind::NotFound {
             "check the path; shipped scenes are in `scenes/`, the tutorial's input is `inputs/fluid.json`"
         } else {
-            "make the file readable, as UTF-8 JSON text"
+            "make the file readable"
         };
         InputError::file(path, format!("cannot read the scene file: {e}"), fix)
     })?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        let b = e.as_bytes();
+        let utf16 = b.starts_with(&[0xff, 0xfe]) || b.starts_with(&[0xfe, 0xff]);
+        InputError::file(
+            path,
+            if utf16 {
+                "the file is UTF-16 text, not UTF-8".to_string()
+            } else {
+                format!(
+                    "not UTF-8 text (invalid byte at offset {}): is it a scene file?",
+                    e.utf8_error().valid_up_to()
+                )
+            },
+            "save the scene as UTF-8 JSON text (in most editors: Save with Encoding > UTF-8)",
+        )
+    })?;
+    if text.trim_start_matches('\u{feff}').trim().is_empty() {
+        return Err(InputError::file(
+            path,
+            "the file is empty",
+            "write the scene as one JSON object; README.md's scene reference has a minimal example",
+        ));
+    }
     let base = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),

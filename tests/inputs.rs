@@ -87,6 +87,44 @@ fn missing_scene_file() {
 }
 
 #[test]
+fn empty_binary_and_utf16_scene_files() {
+    expect_failure("s.json", " \n", &[], &["s.json", "the file is empty"]);
+    expect_failure("s.json", "\u{0}\u{1}\u{2}", &[], &["s.json", "JSON syntax"]);
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("u.json"), b"\xff\xfe{\x00}\x00").unwrap();
+    std::fs::write(dir.path().join("b.json"), b"{\"a\": \"\xc3\x28\"}").unwrap();
+    for (name, wanted) in [("u.json", "UTF-16"), ("b.json", "not UTF-8")] {
+        let o = surge(dir.path(), &["run", name, "-o", "out"]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{err}");
+        assert!(err.contains(wanted) && err.contains("fix: save"), "{err}");
+        assert!(!dir.path().join("out").exists());
+    }
+}
+
+#[test]
+fn a_folder_given_as_the_scene() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir_all(d.join("run/particles")).unwrap();
+    std::fs::write(d.join("run/scene.json"), "{}").unwrap();
+    std::fs::create_dir_all(d.join("shot")).unwrap();
+    std::fs::write(d.join("shot/pool.json"), "{}").unwrap();
+    std::fs::create_dir_all(d.join("empty")).unwrap();
+    for (arg, wanted) in [
+        ("run", "surge resume run"),
+        ("shot", "shot/pool.json"),
+        ("empty", "is a folder, not a scene file"),
+    ] {
+        let o = surge(d, &["run", arg, "-o", "out"]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{err}");
+        assert!(err.contains(wanted) && err.contains("fix:"), "{arg}: {err}");
+        assert!(!d.join("out").exists());
+    }
+}
+
+#[test]
 fn json_syntax_error_names_line_and_column() {
     let text = format!("{{\n  {DOMAIN},\n  \"sources\": [{BOX}],,\n}}\n");
     expect_failure(

@@ -55,10 +55,19 @@ pub fn run(global: &GlobalArgs, args: ResumeArgs) -> anyhow::Result<()> {
     };
     let layout = RunLayout::new(&args.out);
     if !layout.scene().is_file() {
+        let p = args.out.display();
+        if args.out.is_file() {
+            bail!(
+                "{p} is a file; `surge resume` takes the output folder of a run\n  fix: to start a run of this scene: `surge run {p} -o OUT`; to continue one: `surge resume OUT`"
+            );
+        }
+        if !args.out.exists() {
+            bail!(
+                "{p} does not exist\n  fix: give the output folder of a `surge run` (the default is out/<scene name>), or start a run with `surge run SCENE -o {p}`"
+            );
+        }
         bail!(
-            "{} is not a surge run folder (no scene.json)\n  fix: give the output folder of a `surge run`, or start a run with `surge run SCENE -o {}`",
-            args.out.display(),
-            args.out.display()
+            "{p} is not a surge run folder (no scene.json)\n  fix: give the output folder of a `surge run`, or start a run with `surge run SCENE -o {p}`"
         );
     }
     let _lock = super::run::lock_run_folder(&args.out)?;
