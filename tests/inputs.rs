@@ -486,6 +486,38 @@ fn typo_sized_numbers_are_refused_before_they_overflow_the_simulation() {
 }
 
 #[test]
+fn scene_larger_than_the_machine_is_refused_before_writing() {
+    // 1e9 cells need about 60 GB (more than any test machine here); without the check the
+    // allocation would abort the process mid-run.
+    // Only where the check can refuse: Linux with less memory than the scene needs (a bigger
+    // machine would start the 60 GB run).
+    let total_kb: f64 = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|t| {
+            let l = t.lines().find(|l| l.starts_with("MemTotal:"))?.to_string();
+            l.split_whitespace().nth(1)?.parse().ok()
+        })
+        .unwrap_or(f64::INFINITY);
+    if total_kb > 50.0 * 1024.0 * 1024.0 {
+        eprintln!("skipped: this machine has more memory than the test scene needs");
+        return;
+    }
+    expect_failure(
+        "s.json",
+        &format!(
+            r#"{{"domain": {{"lower": [0, 0, 0], "cell_size": 0.01, "resolution": [1000, 1000, 1000]}}, "sources": [{BOX}]}}"#
+        ),
+        &[],
+        &[
+            "s.json",
+            "GB of memory",
+            "this machine has",
+            "domain.resolution",
+        ],
+    );
+}
+
+#[test]
 fn domain_far_from_the_origin_is_refused() {
     // Georeferenced coordinates: f32 positions cannot resolve a 5 cm cell 100 km out.
     expect_failure(

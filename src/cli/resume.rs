@@ -125,6 +125,7 @@ pub fn run(global: &GlobalArgs, args: ResumeArgs) -> anyhow::Result<()> {
     };
 
     let c = ckpt.meta.frame;
+    super::run::check_memory(&scene, ckpt.particles.len(), &scene_file, global.quiet)?;
     let physics_changes = checkpoint::diff(
         &checkpoint::physics_view(&ckpt.meta.scene),
         &checkpoint::physics_view(&scene_now),
