@@ -1053,7 +1053,12 @@ pub fn validate(scene: &Scene, file: &Path) -> Result<(), InputError> {
             ))
         }
     };
-    if scene.name.contains('/') || scene.name.contains('\\') || scene.name == ".." {
+    if scene.name.contains('/')
+        || scene.name.contains('\\')
+        || scene.name == ".."
+        || scene.name == "."
+        || scene.name.is_empty()
+    {
         return Err(err(
             "name",
             format!("`{}` is not a plain name", scene.name),
