@@ -24,7 +24,7 @@ pub struct GlobalArgs {
     /// No progress bar, no messages (errors still go to stderr).
     #[arg(short, long, global = true)]
     pub quiet: bool,
-    /// More detail: per-frame solver figures.
+    /// More detail: per-frame figures (solver iterations, timings, mesh sizes).
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
 }
