@@ -378,6 +378,8 @@ pub struct LoadedScene {
     pub file: PathBuf,
     /// Its format.
     pub format: SceneFormat,
+    /// Things worth telling the user that are not errors (a source clipped by the walls).
+    pub notes: Vec<String>,
 }
 
 use crate::sim::Particles;
@@ -508,12 +510,47 @@ pub fn load_str(text: &str, file: &Path, base_dir: &Path) -> Result<LoadedScene,
         SceneFormat::Native => e,
     })?;
     let particles = initial_particles(&scene, file)?;
+    let notes = clipped_sources(&scene);
     Ok(LoadedScene {
         scene,
         particles,
         file: file.to_path_buf(),
         format,
+        notes,
     })
+}
+
+/// A note for every box or sphere source that reaches outside the domain: only the part in the
+/// liquid region is filled, so the liquid is smaller than the source says. (Reaching into the
+/// one-cell wall layer is the usual way to fill up to a wall, e.g. `min` at the domain's corner,
+/// and is not noted.)
+fn clipped_sources(scene: &Scene) -> Vec<String> {
+    let d = &scene.domain;
+    let up = d.upper();
+    let tol = 1e-9 * d.cell_size;
+    let mut notes = Vec::new();
+    for (i, src) in scene.sources.iter().enumerate() {
+        let (lo, hi) = match src {
+            Source::Box { min, max, .. } => (*min, *max),
+            Source::Sphere { center, radius, .. } => {
+                (center.map(|c| c - radius), center.map(|c| c + radius))
+            }
+            Source::ParticleFile { .. } => continue,
+        };
+        let axes: Vec<&str> = (0..3)
+            .filter(|&a| lo[a] < d.lower[a] - tol || hi[a] > up[a] + tol)
+            .map(|a| ["x", "y", "z"][a])
+            .collect();
+        if !axes.is_empty() {
+            notes.push(format!(
+                "sources[{i}] reaches outside the domain {:?}..{:?} along {}; only the part inside the walls is filled",
+                d.lower,
+                up.map(|v| (v * 1e9).round() / 1e9),
+                axes.join(", ")
+            ));
+        }
+    }
+    notes
 }
 
 /// Renames the native fields in an error about a tutorial file to the tutorial's keys.

@@ -63,6 +63,7 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> anyhow::Result<()> {
         mut scene,
         particles,
         file,
+        notes,
         ..
     } = match &args.scene {
         Some(path) => scene::load(path)?,
@@ -87,6 +88,11 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> anyhow::Result<()> {
     let _lock = prepare_output_dir(&out, args.overwrite, &scene)?;
     let layout = RunLayout::new(&out);
     write_scene(&layout, &scene)?;
+    if !global.quiet {
+        for n in &notes {
+            eprintln!("surge: note: {}: {n}", file.display());
+        }
+    }
     if !global.quiet
         && let Some(dt) = scene.solver.fixed_dt
     {
