@@ -248,7 +248,7 @@ pub fn decode(bytes: &[u8]) -> Result<Checkpoint, String> {
         return Err(format!(
             "PART section has {} bytes, {n} particles need {}",
             part.len(),
-            n * 24
+            n.saturating_mul(24)
         ));
     }
     let mut arrays: [Vec<f32>; 6] = std::array::from_fn(|_| Vec::with_capacity(n));

@@ -20,6 +20,25 @@ pub const MAX_PARTICLES: usize = 1 << 28;
 /// Standard gravity, m/s^2.
 pub const STANDARD_GRAVITY: f64 = 9.80665;
 
+/// Largest gravity component and initial speed a scene may give, m/s^2 and m/s. Far beyond any
+/// liquid shot (the speed of sound in water is 1,500 m/s, where incompressible flow stops making
+/// sense) and far below what overflows the f32 particle state (a typo like `-9.8e30` would
+/// turn every particle into NaN within a frame).
+pub const MAX_ACCELERATION_OR_SPEED: f64 = 1e4;
+
+/// Most substeps per frame (`solver.max_substeps`, or the fixed steps a frame takes with
+/// `solver.fixed_dt`): beyond it a typo (a `fixed_dt` of `1e-12`) would run for days and its
+/// per-substep reports would fill memory.
+pub const MAX_SUBSTEPS: u32 = 10_000;
+
+/// Smallest cell, m. Below a micron, FLIP's assumptions (no surface tension) do not hold and
+/// squared lengths leave the f32 range.
+pub const MIN_CELL_SIZE: f64 = 1e-6;
+
+/// Positions are f32: the domain must lie close enough to the origin that f32 resolves this
+/// fraction of a cell everywhere in it.
+pub const POSITION_RESOLUTION_CELLS: f64 = 0.01;
+
 /// A fully described shot.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -359,6 +378,8 @@ pub struct LoadedScene {
     pub file: PathBuf,
     /// Its format.
     pub format: SceneFormat,
+    /// Things worth telling the user that are not errors (a source clipped by the walls).
+    pub notes: Vec<String>,
 }
 
 use crate::sim::Particles;
@@ -380,14 +401,76 @@ const TUTORIAL_KEYS: [&str; 9] = [
 /// Reads a scene file (native or the tutorial's `fluid.json`, told apart by their keys),
 /// validates every field and seeds its particles. Nothing is written.
 pub fn load(path: &Path) -> Result<LoadedScene, InputError> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
+    if path.is_dir() {
+        let p = path.display();
+        let run_folder = path.join("scene.json").is_file()
+            && ["particles", "checkpoints", "stats"]
+                .iter()
+                .any(|d| path.join(d).is_dir());
+        let jsons: Vec<String> = std::fs::read_dir(path)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".json"))
+            .collect();
+        return Err(if run_folder {
+            InputError::file(
+                path,
+                "is the output folder of a run, not a scene file",
+                format!(
+                    "continue that run with `surge resume {p}`, or run its scene again with `surge run {} -o NEW_FOLDER`",
+                    path.join("scene.json").display()
+                ),
+            )
+        } else if jsons.len() == 1 {
+            InputError::file(
+                path,
+                "is a folder, not a scene file",
+                format!(
+                    "give the scene file itself: `{}`",
+                    path.join(&jsons[0]).display()
+                ),
+            )
+        } else {
+            InputError::file(
+                path,
+                "is a folder, not a scene file",
+                "give the scene's .json file, e.g. scenes/dam_break.json (or inputs/fluid.json)",
+            )
+        });
+    }
+    let bytes = std::fs::read(path).map_err(|e| {
         let fix = if e.kind() == std::io::ErrorKind::NotFound {
             "check the path; shipped scenes are in `scenes/`, the tutorial's input is `inputs/fluid.json`"
         } else {
-            "make the file readable, as UTF-8 JSON text"
+            "make the file readable"
         };
         InputError::file(path, format!("cannot read the scene file: {e}"), fix)
     })?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        let b = e.as_bytes();
+        let utf16 = b.starts_with(&[0xff, 0xfe]) || b.starts_with(&[0xfe, 0xff]);
+        InputError::file(
+            path,
+            if utf16 {
+                "the file is UTF-16 text, not UTF-8".to_string()
+            } else {
+                format!(
+                    "not UTF-8 text (invalid byte at offset {}): is it a scene file?",
+                    e.utf8_error().valid_up_to()
+                )
+            },
+            "save the scene as UTF-8 JSON text (in most editors: Save with Encoding > UTF-8)",
+        )
+    })?;
+    if text.trim_start_matches('\u{feff}').trim().is_empty() {
+        return Err(InputError::file(
+            path,
+            "the file is empty",
+            "write the scene as one JSON object; README.md's scene reference has a minimal example",
+        ));
+    }
     let base = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
@@ -422,14 +505,72 @@ pub fn load_str(text: &str, file: &Path, base_dir: &Path) -> Result<LoadedScene,
     } else {
         (native_scene(&clean, file, base_dir)?, SceneFormat::Native)
     };
-    validate(&scene, file)?;
+    validate(&scene, file).map_err(|e| match format {
+        SceneFormat::Tutorial => tutorial_names(e),
+        SceneFormat::Native => e,
+    })?;
     let particles = initial_particles(&scene, file)?;
+    let notes = clipped_sources(&scene);
     Ok(LoadedScene {
         scene,
         particles,
         file: file.to_path_buf(),
         format,
+        notes,
     })
+}
+
+/// A note for every box or sphere source that reaches outside the domain: only the part in the
+/// liquid region is filled, so the liquid is smaller than the source says. (Reaching into the
+/// one-cell wall layer is the usual way to fill up to a wall, e.g. `min` at the domain's corner,
+/// and is not noted.)
+fn clipped_sources(scene: &Scene) -> Vec<String> {
+    let d = &scene.domain;
+    let up = d.upper();
+    let tol = 1e-9 * d.cell_size;
+    let mut notes = Vec::new();
+    for (i, src) in scene.sources.iter().enumerate() {
+        let (lo, hi) = match src {
+            Source::Box { min, max, .. } => (*min, *max),
+            Source::Sphere { center, radius, .. } => {
+                (center.map(|c| c - radius), center.map(|c| c + radius))
+            }
+            Source::ParticleFile { .. } => continue,
+        };
+        let axes: Vec<&str> = (0..3)
+            .filter(|&a| lo[a] < d.lower[a] - tol || hi[a] > up[a] + tol)
+            .map(|a| ["x", "y", "z"][a])
+            .collect();
+        if !axes.is_empty() {
+            notes.push(format!(
+                "sources[{i}] reaches outside the domain {:?}..{:?} along {}; only the part inside the walls is filled",
+                d.lower,
+                up.map(|v| (v * 1e9).round() / 1e9),
+                axes.join(", ")
+            ));
+        }
+    }
+    notes
+}
+
+/// Renames the native fields in an error about a tutorial file to the tutorial's keys.
+fn tutorial_names(mut e: InputError) -> InputError {
+    const NAMES: [(&str, &str); 6] = [
+        ("domain.cell_size", "h"),
+        ("domain.lower", "lc"),
+        ("domain.resolution", "res"),
+        ("solver.fixed_dt", "dt"),
+        ("solver.flip_ratio", "flipRatio"),
+        ("sources[0].path", "particles"),
+    ];
+    if let Some(at) = &mut e.at {
+        for (native, tutorial) in NAMES {
+            if let Some(rest) = at.strip_prefix(&format!("field `{native}")) {
+                *at = format!("field `{tutorial}{rest}");
+            }
+        }
+    }
+    e
 }
 
 /// Blanks lines whose first non-blank characters are `//` (the tutorial's reader skips them),
@@ -804,6 +945,17 @@ fn tutorial_scene(text: &str, file: &Path, base_dir: &Path) -> Result<Scene, Inp
             "use a larger `dt` or a shorter `total_time`",
         ));
     }
+    let steps = (1.0 / (TUTORIAL_FPS * t.dt)).round();
+    if steps > MAX_SUBSTEPS as f64 {
+        return Err(err(
+            "dt",
+            format!(
+                "{} s is {steps:.0} steps per 1/30 s frame, more than surge allows ({MAX_SUBSTEPS})",
+                show(t.dt)
+            ),
+            "check the exponent of `dt`, e.g. 0.001111112",
+        ));
+    }
     if !(t.density.is_finite() && t.density > 0.0) {
         return Err(err(
             "density",
@@ -900,6 +1052,17 @@ fn tutorial_scene(text: &str, file: &Path, base_dir: &Path) -> Result<Scene, Inp
     })
 }
 
+/// A number as a person writes it: plain for everyday magnitudes, `1e-30` style beyond them
+/// (Rust's `{}` would print thirty zeros).
+pub fn show(x: f64) -> String {
+    let a = x.abs();
+    if x != 0.0 && a.is_finite() && !(1e-4..1e7).contains(&a) {
+        format!("{x:e}")
+    } else {
+        format!("{x}")
+    }
+}
+
 /// Checks every field of a resolved scene; the first problem found is returned.
 pub fn validate(scene: &Scene, file: &Path) -> Result<(), InputError> {
     let err =
@@ -922,12 +1085,17 @@ pub fn validate(scene: &Scene, file: &Path) -> Result<(), InputError> {
         } else {
             Err(err(
                 field,
-                format!("must be a finite number > 0, got {v}"),
+                format!("must be a finite number > 0, got {}", show(v)),
                 fix,
             ))
         }
     };
-    if scene.name.contains('/') || scene.name.contains('\\') || scene.name == ".." {
+    if scene.name.contains('/')
+        || scene.name.contains('\\')
+        || scene.name == ".."
+        || scene.name == "."
+        || scene.name.is_empty()
+    {
         return Err(err(
             "name",
             format!("`{}` is not a plain name", scene.name),
@@ -945,6 +1113,17 @@ pub fn validate(scene: &Scene, file: &Path) -> Result<(), InputError> {
         d.cell_size,
         "set the edge length of one grid cell in metres, e.g. 0.02",
     )?;
+    if d.cell_size < MIN_CELL_SIZE {
+        return Err(err(
+            "domain.cell_size",
+            format!(
+                "{} m is below the smallest cell surge simulates ({} m)",
+                show(d.cell_size),
+                show(MIN_CELL_SIZE)
+            ),
+            "give the cell size in metres (e.g. 0.02 for 2 cm); scale a miniature scene up",
+        ));
+    }
     for a in 0..3 {
         if d.resolution[a] < 3 {
             return Err(err(
@@ -965,10 +1144,47 @@ pub fn validate(scene: &Scene, file: &Path) -> Result<(), InputError> {
             "use fewer or larger cells",
         ));
     }
+    // f32 positions: the spacing of f32 values at the farthest coordinate must stay well below
+    // a cell, or particles would move in visible steps.
+    let far = (0..3)
+        .map(|a| d.lower[a].abs().max(d.upper()[a].abs()))
+        .fold(0.0f64, f64::max);
+    let f32_spacing = far * f32::EPSILON as f64;
+    if f32_spacing > POSITION_RESOLUTION_CELLS * d.cell_size {
+        return Err(err(
+            "domain.lower",
+            format!(
+                "the domain reaches {far:.6e} m from the origin, where positions (stored as f32) are {f32_spacing:.3e} m apart: more than {}% of a {} m cell",
+                POSITION_RESOLUTION_CELLS * 100.0,
+                d.cell_size
+            ),
+            "simulate near the origin (e.g. lower = [0, 0, 0]) and move the imported meshes into place in Blender",
+        ));
+    }
     finite3(
         "gravity",
         &scene.gravity,
         "give gravity as three finite numbers in m/s^2, e.g. [0, 0, -9.80665]",
+    )?;
+    let bounded = |field: &str, v: &[f64; 3], unit: &str, fix: &str| -> Result<(), InputError> {
+        match v.iter().position(|x| x.abs() > MAX_ACCELERATION_OR_SPEED) {
+            Some(a) => Err(err(
+                &format!("{field}[{a}]"),
+                format!(
+                    "{} {unit} is beyond what a liquid simulation can take (at most {} {unit} per component)",
+                    show(v[a]),
+                    show(MAX_ACCELERATION_OR_SPEED)
+                ),
+                fix,
+            )),
+            None => Ok(()),
+        }
+    };
+    bounded(
+        "gravity",
+        &scene.gravity,
+        "m/s^2",
+        "check the exponent; Earth's gravity is [0, 0, -9.80665] m/s^2",
     )?;
     positive(
         "density",
@@ -1009,6 +1225,12 @@ pub fn validate(scene: &Scene, file: &Path) -> Result<(), InputError> {
                     velocity,
                     "give three finite numbers in m/s",
                 )?;
+                bounded(
+                    &format!("{f}.velocity"),
+                    velocity,
+                    "m/s",
+                    "check the exponent; give the initial velocity in m/s",
+                )?;
                 for a in 0..3 {
                     if min[a] >= max[a] {
                         return Err(err(
@@ -1038,6 +1260,12 @@ pub fn validate(scene: &Scene, file: &Path) -> Result<(), InputError> {
                     &format!("{f}.velocity"),
                     velocity,
                     "give three finite numbers in m/s",
+                )?;
+                bounded(
+                    &format!("{f}.velocity"),
+                    velocity,
+                    "m/s",
+                    "check the exponent; give the initial velocity in m/s",
                 )?;
                 (center.map(|c| c - radius), center.map(|c| c + radius))
             }
@@ -1073,6 +1301,16 @@ pub fn validate(scene: &Scene, file: &Path) -> Result<(), InputError> {
     }
     let t = &scene.time;
     positive("time.fps", t.fps, "set the frames per second, e.g. 30")?;
+    if !(0.01..=1e5).contains(&t.fps) {
+        return Err(err(
+            "time.fps",
+            format!(
+                "{} frames per second is outside [0.01, 100000]",
+                show(t.fps)
+            ),
+            "set the frames per second, e.g. 24, 30 or 60",
+        ));
+    }
     if t.frames < 1 {
         return Err(err(
             "time.frames",
@@ -1100,6 +1338,16 @@ pub fn validate(scene: &Scene, file: &Path) -> Result<(), InputError> {
             "set it to 1 or more",
         ));
     }
+    if s.max_substeps > MAX_SUBSTEPS {
+        return Err(err(
+            "solver.max_substeps",
+            format!(
+                "{} is more than surge allows ({MAX_SUBSTEPS})",
+                s.max_substeps
+            ),
+            "the CFL condition rarely needs more than 64; lower it",
+        ));
+    }
     if s.max_substeps < s.min_substeps {
         return Err(err(
             "solver.max_substeps",
@@ -1116,6 +1364,18 @@ pub fn validate(scene: &Scene, file: &Path) -> Result<(), InputError> {
             dt,
             "set the fixed step in seconds, or remove the key for adaptive substeps",
         )?;
+        let steps = 1.0 / (t.fps * dt);
+        if steps.round() > MAX_SUBSTEPS as f64 {
+            return Err(err(
+                "solver.fixed_dt",
+                format!(
+                    "{} s at {} fps is {steps:.0} steps per frame, more than surge allows ({MAX_SUBSTEPS})",
+                    show(dt),
+                    t.fps
+                ),
+                "check the exponent, or remove the key for CFL-adaptive substeps",
+            ));
+        }
     }
     if !(s.pressure_tolerance.is_finite()
         && s.pressure_tolerance > 0.0

@@ -125,6 +125,23 @@ pub fn read_particle_file(path: &Path, domain: &Domain) -> Result<Particles, Inp
             first.get_or_insert((i, p));
         }
     }
+    let limit = crate::scene::MAX_ACCELERATION_OR_SPEED;
+    if let Some(i) = (0..particles.len()).find(|&i| {
+        particles
+            .velocity(i)
+            .iter()
+            .any(|v| (*v as f64).abs() > limit)
+    }) {
+        return Err(InputError::line(
+            path,
+            line_of_particle(&text, i),
+            format!(
+                "the velocity {:?} is beyond what a liquid simulation can take (at most {limit} m/s per component)",
+                particles.velocity(i)
+            ),
+            "check the columns (`x y z vx vy vz`) and the exponents",
+        ));
+    }
     if let Some((i, p)) = first {
         return Err(InputError::line(
             path,

@@ -373,3 +373,39 @@ fn default_scene_runs_without_arguments() {
     let o = surge(dir.path(), &["-q", "run", "--frames", "1"], None);
     assert_eq!(o.status.code(), Some(1));
 }
+
+#[test]
+fn a_source_reaching_outside_the_domain_is_noted_not_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let domain = r#""domain": {"lower": [0, 0, 0], "cell_size": 0.1, "resolution": [6, 6, 6]}"#;
+    // Up to the wall (min at the domain's corner): the usual way to fill a tank, no note.
+    std::fs::write(
+        dir.path().join("wall.json"),
+        format!(
+            r#"{{{domain}, "sources": [{{"type": "box", "min": [0, 0, 0], "max": [0.3, 0.3, 0.3]}}], "time": {{"frames": 1}}}}"#
+        ),
+    )
+    .unwrap();
+    // A ball half outside the tank: noted, and the run goes on.
+    std::fs::write(
+        dir.path().join("out.json"),
+        format!(
+            r#"{{{domain}, "sources": [{{"type": "sphere", "center": [0.55, 0.3, 0.3], "radius": 0.2}}], "time": {{"frames": 1}}}}"#
+        ),
+    )
+    .unwrap();
+    let o = surge(dir.path(), &["run", "wall.json", "-o", "a"], None);
+    ok(&o);
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("note:"));
+    let o = surge(dir.path(), &["run", "out.json", "-o", "b"], None);
+    ok(&o);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("note: out.json: sources[0] reaches outside the domain")
+            && err.contains("along x"),
+        "{err}"
+    );
+    let o = surge(dir.path(), &["-q", "run", "out.json", "-o", "c"], None);
+    ok(&o);
+    assert!(o.stderr.is_empty());
+}

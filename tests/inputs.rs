@@ -87,6 +87,44 @@ fn missing_scene_file() {
 }
 
 #[test]
+fn empty_binary_and_utf16_scene_files() {
+    expect_failure("s.json", " \n", &[], &["s.json", "the file is empty"]);
+    expect_failure("s.json", "\u{0}\u{1}\u{2}", &[], &["s.json", "JSON syntax"]);
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("u.json"), b"\xff\xfe{\x00}\x00").unwrap();
+    std::fs::write(dir.path().join("b.json"), b"{\"a\": \"\xc3\x28\"}").unwrap();
+    for (name, wanted) in [("u.json", "UTF-16"), ("b.json", "not UTF-8")] {
+        let o = surge(dir.path(), &["run", name, "-o", "out"]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{err}");
+        assert!(err.contains(wanted) && err.contains("fix: save"), "{err}");
+        assert!(!dir.path().join("out").exists());
+    }
+}
+
+#[test]
+fn a_folder_given_as_the_scene() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir_all(d.join("run/particles")).unwrap();
+    std::fs::write(d.join("run/scene.json"), "{}").unwrap();
+    std::fs::create_dir_all(d.join("shot")).unwrap();
+    std::fs::write(d.join("shot/pool.json"), "{}").unwrap();
+    std::fs::create_dir_all(d.join("empty")).unwrap();
+    for (arg, wanted) in [
+        ("run", "surge resume run"),
+        ("shot", "shot/pool.json"),
+        ("empty", "is a folder, not a scene file"),
+    ] {
+        let o = surge(d, &["run", arg, "-o", "out"]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{err}");
+        assert!(err.contains(wanted) && err.contains("fix:"), "{arg}: {err}");
+        assert!(!d.join("out").exists());
+    }
+}
+
+#[test]
 fn json_syntax_error_names_line_and_column() {
     let text = format!("{{\n  {DOMAIN},\n  \"sources\": [{BOX}],,\n}}\n");
     expect_failure(
@@ -393,6 +431,104 @@ fn bad_render_setting() {
     );
 }
 
+#[test]
+fn typo_sized_numbers_are_refused_before_they_overflow_the_simulation() {
+    // Each of these once ran to the end writing NaN particles, or aborted allocating memory.
+    expect_failure(
+        "s.json",
+        &native(&format!(
+            "\"sources\": [{BOX}], \"gravity\": [0, 0, -9.8e30]"
+        )),
+        &[],
+        &["`gravity[2]`", "-9.8e30", "at most 10000"],
+    );
+    expect_failure(
+        "s.json",
+        &native(
+            r#""sources": [{"type": "sphere", "center": [0.3, 0.3, 0.3], "radius": 0.1, "velocity": [1e30, 0, 0]}]"#,
+        ),
+        &[],
+        &["`sources[0].velocity[0]`", "1e30"],
+    );
+    expect_failure(
+        "s.json",
+        &native(&format!(
+            "\"sources\": [{BOX}], \"solver\": {{\"fixed_dt\": 1e-12}}"
+        )),
+        &[],
+        &["`solver.fixed_dt`", "1e-12", "steps per frame"],
+    );
+    expect_failure(
+        "s.json",
+        &native(&format!(
+            "\"sources\": [{BOX}], \"solver\": {{\"max_substeps\": 4000000000}}"
+        )),
+        &[],
+        &["`solver.max_substeps`", "10000"],
+    );
+    expect_failure(
+        "s.json",
+        &native(&format!(
+            "\"sources\": [{BOX}], \"time\": {{\"fps\": 1e-300}}"
+        )),
+        &[],
+        &["`time.fps`", "1e-300"],
+    );
+    expect_failure(
+        "s.json",
+        &format!(
+            r#"{{"domain": {{"lower": [0, 0, 0], "cell_size": 1e-30, "resolution": [6, 6, 6]}}, "sources": [{BOX}]}}"#
+        ),
+        &[],
+        // serde_json's default float parser reads 1e-30 as 9.999999999999999e-31.
+        &["`domain.cell_size`", "e-31", "smallest cell"],
+    );
+}
+
+#[test]
+fn scene_larger_than_the_machine_is_refused_before_writing() {
+    // 1e9 cells need about 60 GB (more than any test machine here); without the check the
+    // allocation would abort the process mid-run.
+    // Only where the check can refuse: Linux with less memory than the scene needs (a bigger
+    // machine would start the 60 GB run).
+    let total_kb: f64 = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|t| {
+            let l = t.lines().find(|l| l.starts_with("MemTotal:"))?.to_string();
+            l.split_whitespace().nth(1)?.parse().ok()
+        })
+        .unwrap_or(f64::INFINITY);
+    if total_kb > 50.0 * 1024.0 * 1024.0 {
+        eprintln!("skipped: this machine has more memory than the test scene needs");
+        return;
+    }
+    expect_failure(
+        "s.json",
+        &format!(
+            r#"{{"domain": {{"lower": [0, 0, 0], "cell_size": 0.01, "resolution": [1000, 1000, 1000]}}, "sources": [{BOX}]}}"#
+        ),
+        &[],
+        &[
+            "s.json",
+            "GB of memory",
+            "this machine has",
+            "domain.resolution",
+        ],
+    );
+}
+
+#[test]
+fn domain_far_from_the_origin_is_refused() {
+    // Georeferenced coordinates: f32 positions cannot resolve a 5 cm cell 100 km out.
+    expect_failure(
+        "s.json",
+        r#"{"domain": {"lower": [100000, 0, 0], "cell_size": 0.05, "resolution": [10, 8, 10]},
+            "sources": [{"type": "box", "min": [100000.1, 0.1, 0.1], "max": [100000.3, 0.3, 0.3]}]}"#,
+        &[],
+        &["`domain.lower`", "f32", "near the origin"],
+    );
+}
+
 // ---- particle files (tutorial input and native particle_file sources) ----
 
 fn tutorial(particles: &str) -> String {
@@ -441,6 +577,32 @@ fn infinity_in_particle_file() {
         &tutorial("p.in"),
         &[("p.in", "2\n0.2 0.2 0.2 0 -inf 0\n0.3 0.3 0.3 0 0 0\n")],
         &["p.in", "line 2", "`-inf`", "finite"],
+    );
+}
+
+#[test]
+fn absurd_velocity_in_particle_file() {
+    expect_failure(
+        "fluid.json",
+        &tutorial("p.in"),
+        &[("p.in", "2\n0.2 0.2 0.2 0 0 0\n0.3 0.3 0.3 0 2e9 0\n")],
+        &["p.in", "line 3", "velocity", "columns"],
+    );
+}
+
+#[test]
+fn tutorial_errors_found_by_the_scene_check_name_the_tutorial_keys() {
+    expect_failure(
+        "fluid.json",
+        r#"{"dt": 0.01, "total_time": 0.1, "res": [6, 6, 6], "h": 1e-9, "lc": [0, 0, 0], "particles": "p.in"}"#,
+        &[("p.in", "1\n0.2 0.2 0.2 0 0 0\n")],
+        &["field `h`", "1e-9"],
+    );
+    expect_failure(
+        "fluid.json",
+        r#"{"dt": 1e-9, "total_time": 0.1, "res": [6, 6, 6], "h": 0.1, "lc": [0, 0, 0], "particles": "p.in"}"#,
+        &[("p.in", "1\n0.2 0.2 0.2 0 0 0\n")],
+        &["field `dt`", "steps per 1/30 s frame"],
     );
 }
 

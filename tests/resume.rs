@@ -535,6 +535,19 @@ fn resume_of_a_folder_that_is_not_a_run() {
         err.contains("not a surge run folder") && err.contains("fix:"),
         "{err}"
     );
+    // A folder that does not exist, and a scene file given by mistake.
+    let o = surge(dir.path(), &["resume", "nowhere"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(err.contains("nowhere does not exist"), "{err}");
+    std::fs::write(dir.path().join("s.json"), "{}").unwrap();
+    let o = surge(dir.path(), &["resume", "s.json"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        err.contains("s.json is a file") && err.contains("surge run s.json"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -24,7 +24,7 @@ pub struct GlobalArgs {
     /// No progress bar, no messages (errors still go to stderr).
     #[arg(short, long, global = true)]
     pub quiet: bool,
-    /// More detail: per-frame solver figures.
+    /// More detail: per-frame figures (solver iterations, timings, mesh sizes).
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
 }
@@ -47,7 +47,7 @@ pub fn main() -> i32 {
     match dispatch(cli) {
         Ok(()) => 0,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("{}", error_text(&e));
             if e.downcast_ref::<run::Interrupted>().is_some() {
                 130
             } else {
@@ -55,6 +55,30 @@ pub fn main() -> i32 {
             }
         }
     }
+}
+
+/// The error chain as `error: A: B: C`, then every `fix:` line of the chain, so that the fix
+/// comes last even when a context that carries it wraps a lower-level cause.
+pub fn error_text(e: &anyhow::Error) -> String {
+    let mut problems: Vec<String> = Vec::new();
+    let mut fixes: Vec<String> = Vec::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        let (problem, fix) = match text.split_once("\n  fix: ") {
+            Some((p, f)) => (p.to_string(), Some(f.to_string())),
+            None => (text, None),
+        };
+        if !problem.is_empty() && problems.last() != Some(&problem) {
+            problems.push(problem);
+        }
+        fixes.extend(fix);
+    }
+    let mut out = format!("error: {}", problems.join(": "));
+    for f in fixes {
+        out.push_str("\n  fix: ");
+        out.push_str(&f);
+    }
+    out
 }
 
 fn dispatch(cli: Cli) -> anyhow::Result<()> {
@@ -68,6 +92,18 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn fix_lines_come_after_the_whole_chain() {
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "No such file");
+        let e = anyhow::Error::new(io).context("cannot create OUT\n  fix: pick a writable path");
+        assert_eq!(
+            super::error_text(&e),
+            "error: cannot create OUT: No such file\n  fix: pick a writable path"
+        );
+        let e = anyhow::anyhow!("plain");
+        assert_eq!(super::error_text(&e), "error: plain");
+    }
+
     #[test]
     fn clap_definition_is_valid() {
         use clap::CommandFactory;

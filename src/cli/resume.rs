@@ -55,10 +55,19 @@ pub fn run(global: &GlobalArgs, args: ResumeArgs) -> anyhow::Result<()> {
     };
     let layout = RunLayout::new(&args.out);
     if !layout.scene().is_file() {
+        let p = args.out.display();
+        if args.out.is_file() {
+            bail!(
+                "{p} is a file; `surge resume` takes the output folder of a run\n  fix: to start a run of this scene: `surge run {p} -o OUT`; to continue one: `surge resume OUT`"
+            );
+        }
+        if !args.out.exists() {
+            bail!(
+                "{p} does not exist\n  fix: give the output folder of a `surge run` (the default is out/<scene name>), or start a run with `surge run SCENE -o {p}`"
+            );
+        }
         bail!(
-            "{} is not a surge run folder (no scene.json)\n  fix: give the output folder of a `surge run`, or start a run with `surge run SCENE -o {}`",
-            args.out.display(),
-            args.out.display()
+            "{p} is not a surge run folder (no scene.json)\n  fix: give the output folder of a `surge run`, or start a run with `surge run SCENE -o {p}`"
         );
     }
     let _lock = super::run::lock_run_folder(&args.out)?;
@@ -116,6 +125,7 @@ pub fn run(global: &GlobalArgs, args: ResumeArgs) -> anyhow::Result<()> {
     };
 
     let c = ckpt.meta.frame;
+    super::run::check_memory(&scene, ckpt.particles.len(), &scene_file, global.quiet)?;
     let physics_changes = checkpoint::diff(
         &checkpoint::physics_view(&ckpt.meta.scene),
         &checkpoint::physics_view(&scene_now),
@@ -160,8 +170,14 @@ pub fn run(global: &GlobalArgs, args: ResumeArgs) -> anyhow::Result<()> {
         ));
     }
     write_scene(&layout, &scene)?;
+    if c >= last {
+        say(format!(
+            "the run is complete at frame {last}; nothing to do (extend it with --frames N)"
+        ));
+        return Ok(());
+    }
     say(format!(
-        "resuming {} from the checkpoint of frame {c} (t = {} s, {} particles){}; frames {}..={last} to go",
+        "resuming {} from the checkpoint of frame {c} (t = {:.4} s, {} particles){}; frames {}..={last} to go",
         layout.root.display(),
         ckpt.meta.time,
         ckpt.particles.len(),
@@ -173,12 +189,6 @@ pub fn run(global: &GlobalArgs, args: ResumeArgs) -> anyhow::Result<()> {
         c + 1
     ));
     let pipeline = Pipeline::new(layout, pipeline_scene, global)?;
-    if c >= last {
-        say(format!(
-            "the run is complete at frame {last}; nothing to do"
-        ));
-        return Ok(());
-    }
     let sim = Simulation::new(&pipeline.scene, ckpt.particles, c)?;
     pipeline.simulate(sim)
 }
