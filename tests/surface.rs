@@ -391,8 +391,14 @@ fn vertex_velocities_follow_the_particles() {
     let m = reconstruct(&p, &SurfaceSettings::default(), &s.domain);
     assert!(!m.velocities.is_empty());
     for (v, x) in m.velocities.iter().zip(&m.positions) {
-        assert!((v[0] - 1.5).abs() < 1e-4 && (v[1] + 0.25).abs() < 1e-4, "{v:?}");
+        assert!(
+            (v[0] - 1.5).abs() < 1e-4 && (v[1] + 0.25).abs() < 1e-4,
+            "{v:?}"
+        );
         // Linear in z: the kernel average sits a little inside the surface, so allow a cell.
-        assert!((v[2] - 2.0 * (x[2] - 0.6)).abs() < 2.0 * 0.05, "{v:?} at {x:?}");
+        assert!(
+            (v[2] - 2.0 * (x[2] - 0.6)).abs() < 2.0 * 0.05,
+            "{v:?} at {x:?}"
+        );
     }
 }

@@ -333,6 +333,29 @@ fn splat_block<const ZB: bool>(
                             let x0 = ceil_pos((q[0] - ext).max(0.0));
                             let x1 = ((q[0] + ext) as usize).min(B - 1);
                             let row = B * (y + B * z);
+                            if ZB {
+                                // Branch-free over the row's exact extent (t clamped at 0 for
+                                // rounding at the ends); equal-length slices, no bounds checks.
+                                let (a, b) = (row + x0, row + x1 + 1);
+                                let [w0, w1, w2] = &mut wx;
+                                let [v0, v1, v2] = &mut wv;
+                                let (ws, w0, w1, w2) =
+                                    (&mut w[a..b], &mut w0[a..b], &mut w1[a..b], &mut w2[a..b]);
+                                let (v0, v1, v2) = (&mut v0[a..b], &mut v1[a..b], &mut v2[a..b]);
+                                for j in 0..ws.len() {
+                                    let ddx = (x0 + j) as f32 - q[0];
+                                    let t = (1.0 - (dyz2 + ddx * ddx) * inv_r2).max(0.0);
+                                    let wk = t * t * t;
+                                    ws[j] += wk;
+                                    w0[j] += wk * q[0];
+                                    w1[j] += wk * q[1];
+                                    w2[j] += wk * q[2];
+                                    v0[j] += wk * v[0];
+                                    v1[j] += wk * v[1];
+                                    v2[j] += wk * v[2];
+                                }
+                                continue;
+                            }
                             for x in x0..=x1 {
                                 let ddx = x as f32 - q[0];
                                 let d2 = dyz2 + ddx * ddx;
@@ -343,11 +366,7 @@ fn splat_block<const ZB: bool>(
                                 let t = 1.0 - d2 * inv_r2;
                                 let wk = t * t * t;
                                 w[k] += wk;
-                                if ZB {
-                                    wx[0][k] += wk * q[0];
-                                    wx[1][k] += wk * q[1];
-                                    wx[2][k] += wk * q[2];
-                                } else if d2 < min2[k] {
+                                if d2 < min2[k] {
                                     min2[k] = d2;
                                 }
                                 wv[0][k] += wk * v[0];
