@@ -47,7 +47,7 @@ fn ball_is_one_closed_mesh_with_the_particles_volume() {
     let p = seed(&s);
     {
         let method = Method::ZhuBridson;
-        for smoothing in [0, 2] {
+        for smoothing in [0, 4] {
             let set = SurfaceSettings {
                 method,
                 smoothing_iterations: smoothing,
@@ -94,7 +94,7 @@ fn resting_pool_is_flat_at_its_fill_height() {
     let s = pool_scene();
     let p = seed(&s);
     let fill = 0.3;
-    for smoothing in [0, 2] {
+    for smoothing in [0, 4] {
         let set = SurfaceSettings {
             smoothing_iterations: smoothing,
             ..Default::default()
