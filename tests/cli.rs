@@ -28,7 +28,8 @@ fn ok(o: &Output) {
     );
 }
 
-/// Every file under `dir`, relative path -> bytes; `stats.jsonl` lines lose their timing part.
+/// Every file under `dir`, relative path -> bytes; stats lines (`stats.jsonl`, `stats/`) lose
+/// their timing part.
 fn outputs(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     let mut out = BTreeMap::new();
     let mut stack = vec![dir.to_path_buf()];
@@ -41,7 +42,8 @@ fn outputs(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
             }
             let rel = p.strip_prefix(dir).unwrap().to_path_buf();
             let mut bytes = std::fs::read(&p).unwrap();
-            if rel == Path::new("stats.jsonl") {
+            if rel == Path::new("stats.jsonl") || rel.starts_with("stats") {
+                // stats.jsonl and stats/frame_NNNN.json: one JSON line per frame.
                 let text = String::from_utf8(bytes).unwrap();
                 let lines: Vec<String> = text
                     .lines()
@@ -89,6 +91,12 @@ fn tiny_scene_writes_every_output() {
         let n = *count.get_or_insert(frame.particles.len());
         assert_eq!(frame.particles.len(), n, "particle count is constant");
         let line = &stats[f as usize];
+        // stats.jsonl is assembled from the per-frame files, line for line.
+        let own = std::fs::read_to_string(out.join(format!("stats/{name}.json"))).unwrap();
+        assert_eq!(
+            &serde_json::from_str::<serde_json::Value>(&own).unwrap(),
+            line
+        );
         assert_eq!(line["frame"], f);
         assert_eq!(line["particles"], n);
         for key in ["time", "substeps", "pressure_iterations_max", "max_speed"] {

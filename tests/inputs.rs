@@ -122,7 +122,53 @@ fn unknown_key_in_a_source() {
             r#""sources": [{"type": "box", "min": [0.1,0.1,0.1], "max": [0.3,0.3,0.3], "radius": 1}]"#,
         ),
         &[],
-        &["sources[0]", "unknown field `radius`", "`min`"],
+        &["`sources[0].radius`", "unknown field `radius`", "`min`"],
+    );
+}
+
+#[test]
+fn wrong_type_inside_a_source_names_the_key() {
+    // serde reads a tagged enum through a buffer; the error must still name the key, and keep
+    // the position in the file.
+    expect_failure(
+        "s.json",
+        &native(&format!(
+            r#""sources": [{BOX}, {{"type": "sphere", "center": [0.3, 0.3, 0.3], "radius": "0.1"}}]"#
+        )),
+        &[],
+        &["`sources[1].radius`", "expected f64", "at line 1 column"],
+    );
+    expect_failure(
+        "s.json",
+        &native(r#""sources": [{"type": "box", "min": [0.1, "a", 0.1], "max": [0.3, 0.3, 0.3]}]"#),
+        &[],
+        &["`sources[0].min[1]`", "expected f64"],
+    );
+    expect_failure(
+        "s.json",
+        &native(r#""sources": [{"type": "box", "min": [0.1, 0.1], "max": [0.3, 0.3, 0.3]}]"#),
+        &[],
+        &["`sources[0].min`", "invalid length 2", "[x, y, z]"],
+    );
+}
+
+#[test]
+fn source_without_a_type() {
+    expect_failure(
+        "s.json",
+        &native(r#""sources": [{"min": [0.1, 0.1, 0.1], "max": [0.3, 0.3, 0.3]}]"#),
+        &[],
+        &[
+            "`sources[0]`",
+            "no `type` key",
+            "`box`, `sphere` or `particle_file`",
+        ],
+    );
+    expect_failure(
+        "s.json",
+        &native(r#""sources": [3]"#),
+        &[],
+        &["`sources[0]`", "expected a source object"],
     );
 }
 

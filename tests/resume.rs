@@ -29,7 +29,8 @@ fn ok(o: &Output) -> String {
     err
 }
 
-/// Every file under `dir`, relative path -> bytes; `stats.jsonl` lines lose their timing part.
+/// Every file under `dir`, relative path -> bytes; stats lines (`stats.jsonl`, `stats/`) lose
+/// their timing part.
 fn outputs(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     let mut out = BTreeMap::new();
     let mut stack = vec![dir.to_path_buf()];
@@ -42,7 +43,8 @@ fn outputs(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
             }
             let rel = p.strip_prefix(dir).unwrap().to_path_buf();
             let mut bytes = std::fs::read(&p).unwrap();
-            if rel == Path::new("stats.jsonl") {
+            if rel == Path::new("stats.jsonl") || rel.starts_with("stats") {
+                // stats.jsonl and stats/frame_NNNN.json: one JSON line per frame.
                 let text = String::from_utf8(bytes).unwrap();
                 let lines: Vec<String> = text
                     .lines()

@@ -7,8 +7,9 @@
 //!    `--from-frame`); unusable ones are reported, skipped and removed.
 //! 3. Compare the checkpoint's scene with the current one: physics changes are refused, naming
 //!    the fields; output-only changes ([`crate::checkpoint::OUTPUT_ONLY_FIELDS`]) are reported.
-//! 4. Remove every output after the checkpoint's frame (frames, meshes, previews, `.part` files,
-//!    later checkpoints, leftover temporary files) and truncate `stats.jsonl` to it.
+//! 4. Remove every output after the checkpoint's frame (frames, meshes, previews, per-frame
+//!    stats, `.part` files, later checkpoints, leftover temporary files) and assemble
+//!    `stats.jsonl` from the per-frame stats up to it.
 //! 5. Continue with the same pipeline and progress bar as `surge run`.
 //!
 //! Without any valid checkpoint (a run killed before its first one) the run starts over from
@@ -148,15 +149,16 @@ pub fn run(global: &GlobalArgs, args: ResumeArgs) -> anyhow::Result<()> {
     }
     let removed = remove_outputs_after(&layout, &patterns, Some(c))?;
     prune_checkpoints(&layout, scene.output.keep_checkpoints)?;
-    let stats = StatsLog::read_up_to(layout.stats(), c);
-    if stats.len() != c as usize + 1 {
+    let stats = StatsLog::new(&layout);
+    stats.split_legacy(c)?;
+    let assembled = stats.assemble()?;
+    if assembled.lines != c as usize + 1 {
         say(format!(
             "stats.jsonl holds {} of the {} lines of frames 0..={c}; the missing ones are not recomputed",
-            stats.len(),
+            assembled.lines,
             c + 1
         ));
     }
-    stats.flush()?;
     write_scene(&layout, &scene)?;
     say(format!(
         "resuming {} from the checkpoint of frame {c} (t = {} s, {} particles){}; frames {}..={last} to go",
@@ -178,7 +180,7 @@ pub fn run(global: &GlobalArgs, args: ResumeArgs) -> anyhow::Result<()> {
         return Ok(());
     }
     let sim = Simulation::new(&pipeline.scene, ckpt.particles, c)?;
-    pipeline.simulate(sim, stats)
+    pipeline.simulate(sim)
 }
 
 /// No usable checkpoint: start over from frame 0 with the resolved scene.
@@ -215,6 +217,8 @@ fn start_over(
     for (_, p) in checkpoint::list(&layout) {
         std::fs::remove_file(&p).ok();
     }
+    // No stats are left: an empty stats.jsonl rather than the stale lines of the removed frames.
+    StatsLog::new(&layout).assemble()?;
     write_scene(&layout, &scene)?;
     Pipeline::new(layout, scene, global)?.start_fresh(particles)
 }
@@ -229,13 +233,9 @@ fn part_patterns(scene: &Scene) -> Vec<NamePattern> {
         .collect()
 }
 
-/// `frame_0012.ext` -> 12.
-fn frame_file_index(name: &str) -> Option<u32> {
-    let rest = name.strip_prefix("frame_")?;
-    let digits = rest.split('.').next()?;
-    (digits.len() >= 4 && digits.bytes().all(|b| b.is_ascii_digit()))
-        .then(|| digits.parse().ok())
-        .flatten()
+/// `frame_0012.ext` -> 12 (the per-frame outputs of `dir`, whose files end in `.ext`).
+fn frame_file_index(name: &str, ext: &str) -> Option<u32> {
+    crate::output::frame_of_name(name, ext)
 }
 
 /// Removes every frame output (and checkpoint) after frame `after` (all of them for `None`).
@@ -257,14 +257,15 @@ fn remove_outputs_after(
         removed += 1;
         Ok(())
     };
-    for dir in [
-        layout.particles_dir(),
-        layout.meshes_dir(),
-        layout.previews_dir(),
+    for (dir, ext) in [
+        (layout.particles_dir(), "bin"),
+        (layout.meshes_dir(), "ply"),
+        (layout.previews_dir(), "png"),
+        (layout.stats_dir(), "json"),
     ] {
         for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
             let name = e.file_name().to_string_lossy().into_owned();
-            if frame_file_index(&name).is_some_and(later) {
+            if frame_file_index(&name, ext).is_some_and(later) {
                 remove(&e.path())?;
             }
         }
@@ -310,6 +311,7 @@ fn remove_temp_files(layout: &RunLayout) -> anyhow::Result<()> {
         layout.particles_dir(),
         layout.meshes_dir(),
         layout.previews_dir(),
+        layout.stats_dir(),
         layout.checkpoints_dir(),
     ] {
         for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {

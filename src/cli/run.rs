@@ -2,8 +2,9 @@
 //!
 //! The simulation runs on the main thread; a writer thread turns each finished frame into its
 //! outputs while the next frame is simulated. Per frame, in this order: particle frame `.bin`,
-//! tutorial `.part` (if asked for), mesh `.ply`, preview `.png`, the stats line, then the
-//! checkpoint when one is due. Every file is written atomically, so a kill at any moment leaves
+//! tutorial `.part` (if asked for), mesh `.ply`, preview `.png`, the stats line
+//! (`stats/frame_NNNN.json`), then the checkpoint when one is due. `stats.jsonl` is assembled
+//! from the per-frame stats files when the run ends, however it ends (see `output::stats`). Every file is written atomically, so a kill at any moment leaves
 //! whole files only, and the files on disk are always a prefix of the run; `surge resume`
 //! continues from the newest checkpoint and rewrites whatever came after it, byte-identically.
 //! The whole scene is validated before the output folder is touched, and the folder is locked
@@ -194,6 +195,7 @@ fn prepare_output_dir(out: &Path, overwrite: bool, scene: &Scene) -> anyhow::Res
         layout.particles_dir(),
         layout.meshes_dir(),
         layout.previews_dir(),
+        layout.stats_dir(),
         layout.checkpoints_dir(),
     ] {
         if dir.is_dir() {
@@ -273,19 +275,17 @@ impl Pipeline {
     /// Writes frame 0 (the initial state) and its checkpoint, then simulates to the end.
     pub fn start_fresh(&self, particles: Particles) -> anyhow::Result<()> {
         install_signal_handler();
-        let mut stats = StatsLog::new(self.layout.stats());
         let sim = Simulation::new(&self.scene, particles, 0)?;
         let t = Instant::now();
-        self.write_frame(
-            0,
-            sim.particles(),
-            &FrameReport::default(),
-            0.0,
-            &mut stats,
-            t,
-        )?;
-        self.write_checkpoint(0, sim.particles())?;
-        self.simulate(sim, stats)
+        let first = self
+            .write_frame(0, sim.particles(), &FrameReport::default(), 0.0, t)
+            .and_then(|()| self.write_checkpoint(0, sim.particles()));
+        if let Err(e) = first {
+            // Whatever was written of frame 0 stays consistent; stats.jsonl shows it.
+            let _ = StatsLog::new(&self.layout).assemble();
+            return Err(e);
+        }
+        self.simulate(sim)
     }
 
     /// Simulates from `sim.frame()` (whose outputs exist) to the scene's last frame.
@@ -294,17 +294,32 @@ impl Pipeline {
     /// frame's outputs (mesh, preview, files, stats, checkpoint) in frame order while the next
     /// frame is simulated. At most one frame waits between them. A checkpoint is written only
     /// after its frame's outputs, so the files on disk are always a prefix of the run.
-    pub fn simulate(&self, mut sim: Simulation, stats: StatsLog) -> anyhow::Result<()> {
+    ///
+    /// However it ends (done, interrupted, failed), `stats.jsonl` is then assembled from the
+    /// per-frame stats files.
+    pub fn simulate(&self, sim: Simulation) -> anyhow::Result<()> {
+        let result = self.simulate_frames(sim);
+        let assembled = StatsLog::new(&self.layout).assemble();
+        match (result, assembled) {
+            (Err(e), _) => Err(e),
+            (Ok(()), Err(e)) => Err(e.context(format!(
+                "every frame is written, but stats.jsonl could not be assembled from stats/; fix the cause, then `surge resume {}` assembles it",
+                self.layout.root.display()
+            ))),
+            (Ok(()), Ok(_)) => Ok(()),
+        }
+    }
+
+    fn simulate_frames(&self, mut sim: Simulation) -> anyhow::Result<()> {
         install_signal_handler();
         let last = self.scene.time.frames;
         let bar = self.progress_bar(sim.frame(), last, sim.particles().len());
         let stopped = std::thread::scope(|scope| -> anyhow::Result<Option<u32>> {
             let (tx, rx) = std::sync::mpsc::sync_channel::<FrameJob>(1);
             let writer = scope.spawn(|| -> anyhow::Result<()> {
-                let mut stats = stats;
                 for job in rx {
                     let f = job.frame;
-                    self.finish_frame(job, &mut stats, &bar)
+                    self.finish_frame(job, &bar)
                         .map_err(|e| self.with_recovery_hint(e, f))?;
                 }
                 Ok(())
@@ -358,12 +373,7 @@ impl Pipeline {
     }
 
     /// Writes one simulated frame's outputs, its stats line and (when due) its checkpoint.
-    fn finish_frame(
-        &self,
-        job: FrameJob,
-        stats: &mut StatsLog,
-        bar: &ProgressBar,
-    ) -> anyhow::Result<()> {
+    fn finish_frame(&self, job: FrameJob, bar: &ProgressBar) -> anyhow::Result<()> {
         let FrameJob {
             frame: f,
             particles,
@@ -372,7 +382,7 @@ impl Pipeline {
         } = job;
         let last = self.scene.time.frames;
         let t = Instant::now();
-        self.write_frame(f, &particles, &report, sim_seconds, stats, t)?;
+        self.write_frame(f, &particles, &report, sim_seconds, t)?;
         let every = self.scene.output.checkpoint_every;
         let due = f == last || (every > 0 && f.is_multiple_of(every));
         if due || interrupted() {
@@ -446,7 +456,6 @@ impl Pipeline {
         particles: &Particles,
         report: &FrameReport,
         sim_seconds: f64,
-        stats: &mut StatsLog,
         t_frame: Instant,
     ) -> anyhow::Result<()> {
         let o = &self.scene.output;
@@ -501,6 +510,6 @@ impl Pipeline {
                 ("total", sim_seconds + t_frame.elapsed().as_secs_f64()),
             ],
         );
-        stats.record(frame, line)
+        StatsLog::new(&self.layout).record(frame, &line)
     }
 }

@@ -2,7 +2,8 @@
 //!
 //! ```text
 //! OUT/scene.json                  the fully resolved scene
-//! OUT/stats.jsonl                 one JSON line per frame
+//! OUT/stats.jsonl                 one JSON line per frame (assembled from stats/, see `stats`)
+//! OUT/stats/frame_NNNN.json      one frame's stats line
 //! OUT/particles/frame_NNNN.bin    particle frames (see `frame`), read by `mesh`, `preview`, `resume`
 //! OUT/meshes/frame_NNNN.ply       surface meshes
 //! OUT/previews/frame_NNNN.png     sphere previews
@@ -38,6 +39,9 @@ impl RunLayout {
     pub fn stats(&self) -> PathBuf {
         self.root.join("stats.jsonl")
     }
+    pub fn stats_dir(&self) -> PathBuf {
+        self.root.join("stats")
+    }
     pub fn particles_dir(&self) -> PathBuf {
         self.root.join("particles")
     }
@@ -64,6 +68,19 @@ impl RunLayout {
 /// `frame_0007.ext`.
 pub fn frame_name(frame: u32, ext: &str) -> String {
     format!("frame_{frame:04}.{ext}")
+}
+
+/// The frame of a `frame_NNNN.EXT` file name (at least four digits), if it is one.
+pub fn frame_of_name(name: &str, ext: &str) -> Option<u32> {
+    let digits = name
+        .strip_prefix("frame_")?
+        .strip_suffix(ext)?
+        .strip_suffix('.')?;
+    if digits.len() >= 4 && digits.bytes().all(|b| b.is_ascii_digit()) {
+        digits.parse().ok()
+    } else {
+        None
+    }
 }
 
 /// Writes `bytes` to `path` atomically: temporary file in the same folder, fsync, rename,
