@@ -39,8 +39,9 @@ pub enum Method {
     /// radius. Smooth surfaces, flat pools.
     #[default]
     ZhuBridson,
-    /// Union of spheres of the particle radius: bumpier (beads at the surface), about 10% more
-    /// volume than the particles', and it may enclose tiny air pockets between particles.
+    /// Union of spheres of the particle radius: bumpier (beads at the surface, sharper
+    /// droplets), about 6% more volume than the particles' on a seeded ball; without the blur
+    /// it may enclose tiny air pockets between particles. About as fast as `zhu_bridson`.
     Spheres,
 }
 
