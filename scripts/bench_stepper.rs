@@ -8,9 +8,14 @@
 //!    plus the tutorial C++'s own 31 ms per step on this machine kind, for reference;
 //! 2. a ~1M-particle dam break at CFL 3 (30 fps), ms per frame, against the same with 1 thread.
 //!
-//! Environment: `BENCH_TUTORIAL_FRAMES` (default 3), `BENCH_DAM_FRAMES` (default 6),
+//! On a shared machine wall-clock times depend on what else runs, so every run also prints the
+//! cores it actually got (process CPU time / wall time), and the 1-thread peers print the CPU
+//! time of their worker thread: a per-substep cost that does not count waiting for a core.
+//!
+//! Environment: `BENCH_TUTORIAL_FRAMES` (default 3), `BENCH_DAM_FRAMES` (default 6; the first
+//! frames have fewer substeps than later ones, 12 covers up to 6 substeps a frame),
 //! `BENCH_DAM_CELL` (cell size of the dam break, m, default 0.0125: about 1.02M particles),
-//! `BENCH_SKIP_DAM=1`.
+//! `BENCH_SKIP_DAM=1`, `BENCH_DAM_PEER=0` (skip the 1-thread dam-break peer).
 
 use std::time::Instant;
 use surge::scene::{Domain, Scene, SolverSettings, Source, TimeSettings};
@@ -76,7 +81,38 @@ fn dam_break(h: f64) -> (Scene, Particles) {
 struct Run {
     reports: Vec<FrameReport>,
     wall: f64,
+    /// CPU seconds of the calling thread (meaningful for the 1-thread pool, where all the work
+    /// runs on it): unlike wall time, it does not count waiting for a core on a busy machine.
+    cpu: f64,
+    /// CPU seconds of the whole process during the run: `process_cpu / wall` is how many cores
+    /// the run actually got (on a shared machine, fewer than the pool's threads).
+    process_cpu: f64,
     particles: usize,
+}
+
+/// CPU seconds used so far by the current thread (Linux `/proc/thread-self/stat`, 10 ms ticks).
+fn thread_cpu_seconds() -> f64 {
+    cpu_seconds("/proc/thread-self/stat")
+}
+
+/// CPU seconds used so far by the whole process, all threads.
+fn process_cpu_seconds() -> f64 {
+    cpu_seconds("/proc/self/stat")
+}
+
+fn cpu_seconds(path: &str) -> f64 {
+    let Ok(stat) = std::fs::read_to_string(path) else {
+        return f64::NAN;
+    };
+    // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
+    let rest = &stat[stat.rfind(')').map_or(0, |i| i + 2)..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| {
+        f.get(i)
+            .and_then(|x| x.parse::<f64>().ok())
+            .unwrap_or(f64::NAN)
+    };
+    (ticks(11) + ticks(12)) / 100.0
 }
 
 impl Run {
@@ -147,10 +183,11 @@ impl Run {
             ms(st.density)
         );
         println!(
-            "    pressure iterations: mean {:.1}, max {}; density-correction iterations: mean {:.1}",
+            "    pressure iterations: mean {:.1}, max {}; density-correction iterations: mean {:.1}; cores used (process CPU / wall) {:.2}",
             its as f64 / n,
             its_max,
-            dens as f64 / n
+            dens as f64 / n,
+            self.process_cpu / self.wall
         );
     }
 }
@@ -166,10 +203,14 @@ fn run(
         let mut sim = Simulation::new(scene, p.clone(), 0).unwrap();
         sim.set_preconditioner(precondition);
         let t = Instant::now();
+        let c = thread_cpu_seconds();
+        let pc = process_cpu_seconds();
         let reports: Vec<FrameReport> = (0..frames).map(|_| sim.advance_frame()).collect();
         Run {
             reports,
             wall: t.elapsed().as_secs_f64(),
+            cpu: thread_cpu_seconds() - c,
+            process_cpu: process_cpu_seconds() - pc,
             particles: p.len(),
         }
     };
@@ -208,6 +249,11 @@ fn main() {
     base.print(&format!("surge, {threads} threads"));
     let one = run(&s, &p, frames, Some(1), true);
     one.print("surge, 1 thread");
+    println!(
+        "    1 thread, CPU time of the worker: {:.3} ms/substep (wall {:.3}: the rest is waiting for a core)",
+        1e3 * one.cpu / one.substeps() as f64,
+        one.ms_per_substep()
+    );
     let plain = run(&s, &p, frames, None, false);
     plain.print(&format!("surge, {threads} threads, unpreconditioned CG"));
     println!(
@@ -232,8 +278,29 @@ fn main() {
     );
     let base = run(&s, &p, frames, None, true);
     base.print(&format!("surge, {threads} threads"));
+    for (i, r) in base.reports.iter().enumerate() {
+        println!(
+            "    frame {}: {} substeps, {:.0} ms, pressure iterations max {}",
+            i + 1,
+            r.substeps,
+            1e3 * r.seconds.total(),
+            r.pressure_iterations_max
+        );
+    }
+    if env("BENCH_DAM_PEER", 1u32) == 0 {
+        println!(
+            "target 1000 ms/frame / surge = {:.2}x",
+            1000.0 / base.ms_per_frame()
+        );
+        return;
+    }
     let one = run(&s, &p, frames, Some(1), true);
     one.print("surge, 1 thread");
+    println!(
+        "    1 thread, CPU time of the worker: {:.1} ms/frame, {:.1} ms/substep",
+        1e3 * one.cpu / one.reports.len() as f64,
+        1e3 * one.cpu / one.substeps() as f64
+    );
     println!(
         "ratios: 1 thread / {threads} threads = {:.2}x; target 1000 ms/frame / surge = {:.2}x",
         one.ms_per_frame() / base.ms_per_frame(),

@@ -144,6 +144,42 @@ impl TriMesh {
     }
 }
 
+impl TriMesh {
+    /// Roughness: root-mean-square angle (radians) between the normals of triangles sharing an
+    /// edge. A sphere of radius `R` meshed at cell `h` has about `h / R`; particle-scale bumps
+    /// raise it.
+    pub fn rms_dihedral_angle(&self) -> f64 {
+        let mut edges: Vec<(u64, u32)> = Vec::with_capacity(self.triangles.len() * 3);
+        for (f, t) in self.triangles.iter().enumerate() {
+            for k in 0..3 {
+                let (a, b) = (t[k] as u64, t[(k + 1) % 3] as u64);
+                edges.push(((a.min(b) << 32) | a.max(b), f as u32));
+            }
+        }
+        edges.sort_unstable();
+        let unit = |f: u32| {
+            let n = face_normal(self.triangles[f as usize].map(|v| self.positions[v as usize]))
+                .map(|x| x as f64);
+            let l = (n[0] * n[0] + n[1] * n[1] + n[2] * n[2]).sqrt().max(1e-300);
+            n.map(|x| x / l)
+        };
+        let (mut sum, mut count) = (0.0, 0usize);
+        for w in edges.windows(2) {
+            if w[0].0 == w[1].0 {
+                let (a, b) = (unit(w[0].1), unit(w[1].1));
+                let d = (a[0] * b[0] + a[1] * b[1] + a[2] * b[2]).clamp(-1.0, 1.0);
+                sum += d.acos().powi(2);
+                count += 1;
+            }
+        }
+        if count == 0 {
+            0.0
+        } else {
+            (sum / count as f64).sqrt()
+        }
+    }
+}
+
 /// Unnormalised normal `(b - a) x (c - a)` of a triangle (length = twice its area).
 pub fn face_normal([a, b, c]: [[f32; 3]; 3]) -> [f32; 3] {
     let u = [b[0] - a[0], b[1] - a[1], b[2] - a[2]];

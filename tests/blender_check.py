@@ -48,7 +48,14 @@ for f in range(scene.frame_start, scene.frame_end + 1):
             dots = (cn.reshape(-1, 3) * nrm[lv]).sum(axis=1)
             rec["normal_min_dot"] = float(dots.min())
     frames.append(rec)
-print(json.dumps({"frames": frames, "start": scene.frame_start, "end": scene.frame_end}))
+start, end = scene.frame_start, scene.frame_end
+# The UI path: the File > Import operator adds a second sequence object.
+bpy.ops.import_scene.surge_sequence(directory=meshes, frame_offset=10)
+ui = [o for o in scene.objects if o.type == "MESH" and o.name != obj.name]
+scene.frame_set(10)
+ui_counts = [len(ui[0].data.vertices), len(ui[0].data.polygons)] if len(ui) == 1 else None
+print(json.dumps({"frames": frames, "start": start, "end": end,
+                  "ui_object_counts_at_frame_10": ui_counts}))
 # bpy-as-a-module's interpreter shutdown can hang when stdout is a pipe: leave at once.
 sys.stdout.flush()
 os._exit(0)

@@ -133,6 +133,15 @@ fn blender_imports_the_sequence_as_one_animated_object() {
         prev = Some(cur);
     }
 
+    // The UI operator, with frame offset 10: Blender frame 10 shows PLY frame 0.
+    let (nv0, nf0) =
+        surge::output::ply::header_counts(&std::fs::read(layout.mesh(0)).unwrap()).unwrap();
+    assert_eq!(
+        doc["ui_object_counts_at_frame_10"],
+        serde_json::json!([nv0, nf0]),
+        "{doc}"
+    );
+
     // Headless entry point: `python scripts/blender_import.py -- OUT/meshes --save file.blend`.
     let blend = d.path().join("shot.blend");
     let o = Command::new("timeout")

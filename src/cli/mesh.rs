@@ -41,6 +41,9 @@ pub struct SurfaceArgs {
     /// Mesh cell size as a fraction of the simulation cell size.
     #[arg(long, value_name = "F")]
     pub cell_size_factor: Option<f64>,
+    /// Passes of the level-set blur before meshing (0: off).
+    #[arg(long, value_name = "N")]
+    pub level_set_blur: Option<u32>,
     /// Taubin smoothing iterations (0: off).
     #[arg(long, value_name = "N")]
     pub smoothing_iterations: Option<u32>,
@@ -69,6 +72,9 @@ impl SurfaceArgs {
         }
         if let Some(c) = self.cell_size_factor {
             s.cell_size_factor = c;
+        }
+        if let Some(n) = self.level_set_blur {
+            s.level_set_blur = n;
         }
         if let Some(n) = self.smoothing_iterations {
             s.smoothing_iterations = n;

@@ -185,13 +185,17 @@ pub fn run(global: &GlobalArgs, args: PreviewArgs) -> anyhow::Result<()> {
             .expect("valid template"),
         )
     };
-    for &f in &frames {
+    // Frames are independent: render a few at a time (each render is parallel too), which
+    // keeps the cores busy when frames are small.
+    use rayon::prelude::*;
+    frames.par_iter().with_max_len(1).try_for_each(|&f| {
         let frame = output::frame::read(&layout.particles(f))?;
         let png = render::frame_png_bytes(&frame, &scene)?;
         let path = layout.preview(f);
         output::atomic_write(&path, &png).with_context(|| format!("writing {}", path.display()))?;
         bar.inc(1);
-    }
+        anyhow::Ok(())
+    })?;
     bar.finish_and_clear();
     if !global.quiet {
         eprintln!(

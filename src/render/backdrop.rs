@@ -397,13 +397,16 @@ fn segment(cam: &super::Camera, a: V3, b: V3, near: f64) -> Option<Segment> {
     })
 }
 
-/// Draws the legend bar (viridis, slow on the left) in the bottom-right corner.
-pub fn draw_legend(img: &mut Image) {
+/// Draws the legend bar (viridis, slow on the left) in the bottom-right corner, with a small
+/// triangle above it at `peak` (the frame's top speed as a share of the colour range, clamped
+/// to `[0, 1]`; `None` for no marker).
+pub fn draw_legend(img: &mut Image, peak: Option<f32>) {
     let (w, h) = (img.width, img.height);
     let bar_w = (w / 6).clamp(32, 360);
     let bar_h = (h / 40).clamp(5, 20);
     let margin = (h / 30).max(4);
-    if bar_w + 2 * margin + 2 > w || bar_h + 2 * margin + 2 > h {
+    let tri = (bar_h / 2 + 1).max(3);
+    if bar_w + 2 * margin + 2 > w || bar_h + tri + 2 * margin + 4 > h {
         return;
     }
     let x0 = w - margin - bar_w - 2;
@@ -419,6 +422,18 @@ pub fn draw_legend(img: &mut Image) {
                 frame
             };
             img.set_pixel(x, y, c);
+        }
+    }
+    if let Some(p) = peak {
+        let p = if p.is_nan() { 1.0 } else { p.clamp(0.0, 1.0) };
+        let cx = x0 + 1 + (p * (bar_w - 1) as f32).round() as u32;
+        // Pointing down at the bar, its tip one pixel above the frame.
+        for row in 0..tri {
+            let y = y0 - 1 - tri + row;
+            let half = tri - 1 - row;
+            for x in cx.saturating_sub(half)..=(cx + half).min(w - 1) {
+                img.set_pixel(x, y, frame);
+            }
         }
     }
 }

@@ -8,9 +8,9 @@
 //! 1. **Project** ([`camera`]): every sphere's exact screen bounding box comes from the tangent
 //!    lines of its silhouette, which under perspective is an ellipse (Mara and McGuire, *2D
 //!    Polyhedral Bounds of a Clipped, Perspective-Projected 3D Sphere*, JCGT 2013).
-//! 2. **Bin** ([`raster`]): spheres are ordered front to back (a stable counting sort on
-//!    quantised depth) and then sorted, stably, into horizontal strips of
-//!    [`raster::STRIP_ROWS`] rows, so each strip lists its spheres front to back.
+//! 2. **Bin** ([`raster`]): boxes are sorted into horizontal strips of [`raster::STRIP_ROWS`]
+//!    rows (a stable counting sort), then each strip's spheres are ordered front to back by a
+//!    stable counting sort on quantised depth (ties keep particle order).
 //! 3. **Ray-cast** ([`raster`]): strips run in parallel (rayon). For each pixel of a sphere's box
 //!    the ray through the pixel centre is intersected with the sphere. The distance `h` from the
 //!    sphere centre to the ray gives an analytic coverage `0.5 + (r - h) / pixel size`, clamped
@@ -48,7 +48,8 @@
 //! range is fixed for a whole sequence (default `[0, sqrt(2 |g| H)]`, the speed of a free fall
 //! over the liquid region's height `H`, or the fastest source velocity if larger) so a colour
 //! means the same speed in every frame. A small text-free legend bar in the bottom-right corner
-//! shows the map, slow on the left.
+//! shows the map, slow on the left, with a small triangle above it marking the frame's top
+//! speed (at the right end when it is off the scale).
 
 pub mod backdrop;
 pub mod camera;

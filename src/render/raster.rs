@@ -8,8 +8,10 @@
 //! to the sphere's projected area `pi (r/p)^2` for spheres smaller than a pixel); pixels whose
 //! ray misses but passes within half a pixel get a partial fragment at `t = b` whose normal is
 //! the silhouette's. A pixel keeps its nearest opaque fragment and the two nearest partial
-//! fragments in front of it; ties go to the lower particle index, and each strip visits its
-//! spheres in particle order, so the result does not depend on scheduling.
+//! fragments in front of it (see `insert` for how further partial fragments merge). Each
+//! strip visits its spheres roughly front to back (quantised depth, then particle index), an
+//! order fixed by the data alone, and ties in distance keep the earlier fragment, so the result
+//! does not depend on scheduling or thread count.
 
 use super::View;
 use super::backdrop::{Backdrop, Layer, Segment, draw_legend};
@@ -198,11 +200,15 @@ fn bin(splats: &[Splat], strips: usize) -> (Vec<usize>, Vec<u32>) {
     (starts, ids)
 }
 
-/// Each strip's spheres, copied out of the splat array and sorted front to back, in parallel.
-/// The key is the centre's depth bits (monotone for positive floats) then the particle index,
-/// so it is unique and the order does not depend on the sort algorithm or the thread count.
-/// (Depths are positive: spheres not entirely in front of the eye are culled.)
-/// The copies keep the ray-casting loop's reads sequential.
+/// Depth levels of the per-strip front-to-back sort.
+const DEPTH_LEVELS: usize = 4096;
+
+/// Each strip's spheres, copied out of the splat array and ordered front to back, in parallel:
+/// a stable counting sort on the centre's depth quantised to [`DEPTH_LEVELS`] levels between
+/// the strip's nearest and farthest sphere, so equal levels keep particle order and the order
+/// depends on nothing but the data. (The order only speeds up depth rejection; the fragments
+/// kept per pixel do not depend on it beyond ties.) The copies keep the ray-casting loop's
+/// reads sequential.
 fn strip_lists(splats: &[Splat], starts: &[usize], ids: &[u32]) -> Vec<Vec<(u32, Splat)>> {
     (0..starts.len() - 1)
         .into_par_iter()
@@ -211,14 +217,29 @@ fn strip_lists(splats: &[Splat], starts: &[usize], ids: &[u32]) -> Vec<Vec<(u32,
                 .iter()
                 .map(|&i| (i, splats[i as usize]))
                 .collect();
-            // The list is in particle order, so its positions break ties like the indices.
-            let mut keys: Vec<u64> = list
-                .iter()
-                .enumerate()
-                .map(|(p, (_, s))| ((s.c[2].to_bits() as u64) << 32) | p as u64)
-                .collect();
-            keys.sort_unstable();
-            keys.iter().map(|&key| list[key as u32 as usize]).collect()
+            let (lo, hi) = list.iter().fold((f32::MAX, f32::MIN), |(a, b), (_, s)| {
+                (a.min(s.c[2]), b.max(s.c[2]))
+            });
+            let scale = if hi > lo {
+                (DEPTH_LEVELS - 1) as f32 / (hi - lo)
+            } else {
+                0.0
+            };
+            let level = |s: &Splat| (((s.c[2] - lo) * scale) as usize).min(DEPTH_LEVELS - 1);
+            let mut first = vec![0u32; DEPTH_LEVELS + 1];
+            for (_, s) in &list {
+                first[level(s) + 1] += 1;
+            }
+            for l in 0..DEPTH_LEVELS {
+                first[l + 1] += first[l];
+            }
+            let mut sorted = vec![(0u32, CULLED); list.len()];
+            for e in &list {
+                let l = level(&e.1);
+                sorted[first[l] as usize] = *e;
+                first[l] += 1;
+            }
+            sorted
         })
         .collect()
 }
@@ -276,7 +297,15 @@ pub fn render(particles: &Particles, view: &View) -> Image {
             ctx.compose(k, &frags, &smooth, rows, segments)
         });
     if view.legend {
-        draw_legend(&mut img);
+        // The frame's top speed, in a fixed order (max is exact, so any order would do).
+        let peak = (0..particles.len())
+            .map(|i| {
+                let [vx, vy, vz] = particles.velocity(i);
+                (vx * vx + vy * vy + vz * vz).sqrt()
+            })
+            .filter(|v| !v.is_nan())
+            .fold(None, |m: Option<f32>, v| Some(m.map_or(v, |m| m.max(v))));
+        draw_legend(&mut img, peak.map(|v| (v - lo) * inv_span));
     }
     img
 }

@@ -5,10 +5,10 @@
 //! extrapolated grid velocity interpolated trilinearly. (Ralston's RK3 was tried: it changed
 //! neither the volume drift nor the dam-break front measurably, at 50% more interpolation.) The
 //! stepping itself runs fused with the grid-to-particle transfer,
-//! [`super::transfer::gather_and_advect`], which shares the first stage's interpolation. Both stages are clamped into the
-//! interior box, `margin` inside the wall layer (the tutorial uses `h + 1e-4` m from the outer
-//! box; surge uses `h + 0.01 h`), so no particle ever ends inside a solid cell or outside the
-//! domain. The particle's own velocity is not used here: with PIC/FLIP the grid carries the
+//! [`super::transfer::gather_and_advect`], which shares the first stage's interpolation. Both
+//! stages are clamped into the interior box, [`WALL_MARGIN`] of a cell inside the wall layer
+//! (the tutorial keeps `1e-4` m; surge `0.01 h`, the same at its `h = 0.01` m), so no particle
+//! ever ends inside a solid cell or outside the domain. The particle's own velocity is not used here: with PIC/FLIP the grid carries the
 //! motion and the particle velocity only its FLIP memory.
 
 use super::cell_sort::SortedParticles;
@@ -18,8 +18,8 @@ use rayon::prelude::*;
 /// Fraction of a cell particles keep from the wall layer.
 pub const WALL_MARGIN: f32 = 0.01;
 
-/// Clamps every particle into the interior box (used once when a simulation starts, so input
-/// particles on a wall are moved off it).
+/// Clamps every particle into the interior box. Run at the start of every frame: a no-op for
+/// particles the stepper produced, it moves input particles that sit on a wall off it.
 pub fn clamp_inside(d: &GridDims, sp: &mut SortedParticles) {
     let (lo, hi) = d.interior_bounds(WALL_MARGIN * d.h);
     for a in 0..3 {

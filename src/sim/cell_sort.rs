@@ -5,8 +5,10 @@
 //! `cell_start[c]..cell_start[c + 1]`. The sort is stable, so the order is a pure function of
 //! the order before it: at the start of a frame the particles are in creation order, hence the
 //! order within every substep depends only on the frame's input, never on the thread count.
-//! The sorted order makes the particle-to-grid splat a gather over z-planes of cells
-//! (deterministic summation) and keeps memory access coherent in every particle stage.
+//! The sorted order lets the particle-to-grid splat run over z-planes of cells with a fixed
+//! summation order (see [`super::transfer`]), gives the cell labels for free, and keeps memory
+//! access coherent in every particle stage. The histogram and the stable destination scan are
+//! sequential (O(particles + cells)); the permutation itself is a parallel gather.
 //!
 //! `ids[s]` is the creation index of the particle in sorted slot `s`; the frame ends by
 //! scattering the particles back to creation order.

@@ -2,16 +2,18 @@
 //!
 //! After the projection only faces touching a fluid cell ([`FaceKind::Fluid`]) carry a valid
 //! velocity, and wall faces carry zero normal velocity. Particles near the surface interpolate
-//! from faces beyond it, and advection at CFL number `C` reaches about `C` cells out, so the
-//! valid values are spread outwards layer by layer: each pass sets every still-invalid free face
+//! from faces beyond it, and the RK2 midpoint of a substep at CFL number `C` lies up to `C / 2`
+//! cells out, so `ceil(C / 2) + 1` layers are filled, valid values spreading outwards layer by
+//! layer: each pass sets every still-invalid free face
 //! that has a valid neighbour (six neighbours in its own component's grid) to the mean of those
 //! neighbours (Bridson, *Fluid Simulation for Computer Graphics*, 2nd ed., sec. 4.3; the
 //! breadth-first "layers" of Foster & Fedkiw 2001). Each layer reads the previous layer's mask
 //! only (Jacobi style), so the result does not depend on the order of evaluation or the threads.
 //! The FLIP change `dv = v_new - v_old` is extrapolated with the same weights. Wall faces are
-//! never written (zero normal velocity); faces no layer reaches get zero.
+//! never written (zero normal velocity); faces no layer reaches get zero. The layer passes only
+//! visit the fluid's bounding box grown by the number of layers (nothing else is reachable).
 
-use super::mac_grid::{FaceKind, GridDims};
+use super::mac_grid::{CellLabel, FaceKind, GridDims};
 use rayon::prelude::*;
 
 /// Scratch for extrapolation (one component at a time).
@@ -34,15 +36,29 @@ impl Extrapolator {
         }
     }
 
-    /// Extrapolates `vel` and `delta` (all three components) by `layers` layers.
+    /// Extrapolates `vel` and `delta` (all three components) by `layers` layers. Only faces
+    /// within `layers + 1` of the fluid cells' bounding box can be reached, so the passes are
+    /// restricted to that box.
     pub fn extrapolate(
         &mut self,
         d: &GridDims,
+        labels: &[CellLabel],
         kinds: &[Vec<FaceKind>; 3],
         vel: &mut [Vec<f32>; 3],
         delta: &mut [Vec<f32>; 3],
         layers: u32,
     ) {
+        let Some((blo, bhi)) = fluid_bounds(d, labels) else {
+            for a in 0..3 {
+                vel[a].iter_mut().zip(kinds[a].iter()).for_each(|(v, k)| {
+                    if *k == FaceKind::Free {
+                        *v = 0.0;
+                    }
+                });
+            }
+            return;
+        };
+        let reach = layers as usize + 1;
         for a in 0..3 {
             let nf = d.faces(a);
             let m = d.face_n(a);
@@ -52,13 +68,17 @@ impl Extrapolator {
             let valid = &mut self.valid[..nf];
             let next = &mut self.next[..nf];
             let (tv, td) = (&mut self.tmp_v[..nf], &mut self.tmp_d[..nf]);
+            let lo: [usize; 3] = std::array::from_fn(|b| blo[b].saturating_sub(reach));
+            let hi: [usize; 3] = std::array::from_fn(|b| (bhi[b] + reach + 1).min(m[b] - 1));
             valid
                 .par_iter_mut()
+                .zip(next.par_iter_mut())
                 .zip(v.par_iter_mut().zip(dl.par_iter_mut()))
                 .zip(kind.par_iter())
                 .with_min_len(4096)
-                .for_each(|((ok, (v, dl)), k)| {
+                .for_each(|(((ok, nx), (v, dl)), k)| {
                     *ok = (*k == FaceKind::Fluid) as u8;
+                    *nx = 0;
                     if *k == FaceKind::Free {
                         *v = 0.0;
                         *dl = 0.0;
@@ -70,8 +90,11 @@ impl Extrapolator {
                     .zip(tv.par_chunks_mut(plane).zip(td.par_chunks_mut(plane)))
                     .enumerate()
                     .for_each(|(k, (np, (tvp, tdp)))| {
-                        for j in 0..m[1] {
-                            for i in 0..m[0] {
+                        if k < lo[2] || k > hi[2] {
+                            return;
+                        }
+                        for j in lo[1]..=hi[1] {
+                            for i in lo[0]..=hi[0] {
                                 let l = i + m[0] * j;
                                 let f = l + plane * k;
                                 np[l] = okr[f];
@@ -136,4 +159,37 @@ impl Extrapolator {
             }
         }
     }
+}
+
+/// Inclusive bounding box `(lo, hi)` of the fluid cells, or `None` without fluid.
+#[allow(clippy::needless_range_loop)]
+fn fluid_bounds(d: &GridDims, labels: &[CellLabel]) -> Option<([usize; 3], [usize; 3])> {
+    let plane = d.n[0] * d.n[1];
+    let none = ([usize::MAX; 3], [0usize; 3]);
+    let (lo, hi) = labels
+        .par_chunks(plane)
+        .enumerate()
+        .map(|(k, lp)| {
+            let mut b = none;
+            for (l, lab) in lp.iter().enumerate() {
+                if *lab == CellLabel::Fluid {
+                    let c = [l % d.n[0], l / d.n[0], k];
+                    for x in 0..3 {
+                        b.0[x] = b.0[x].min(c[x]);
+                        b.1[x] = b.1[x].max(c[x]);
+                    }
+                }
+            }
+            b
+        })
+        .reduce(
+            || none,
+            |x, y| {
+                (
+                    std::array::from_fn(|i| x.0[i].min(y.0[i])),
+                    std::array::from_fn(|i| x.1[i].max(y.1[i])),
+                )
+            },
+        );
+    (lo[0] != usize::MAX).then_some((lo, hi))
 }

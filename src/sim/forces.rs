@@ -53,26 +53,25 @@ fn kind_between(la: CellLabel, lb: CellLabel) -> FaceKind {
     }
 }
 
-/// Adds `g dt` to every face velocity.
-pub fn apply_gravity(vel: &mut [Vec<f32>; 3], g: [f32; 3], dt: f32) {
-    for (a, v) in vel.iter_mut().enumerate() {
+/// Keeps the splatted velocity in `old`, then adds `g dt` to every face velocity and zeroes the
+/// normal velocity on wall faces, in one pass per component.
+pub fn apply_forces(
+    vel: &mut [Vec<f32>; 3],
+    old: &mut [Vec<f32>; 3],
+    kinds: &[Vec<FaceKind>; 3],
+    g: [f32; 3],
+    dt: f32,
+) {
+    for a in 0..3 {
         let dv = g[a] * dt;
-        if dv != 0.0 {
-            v.par_iter_mut().with_min_len(4096).for_each(|x| *x += dv);
-        }
-    }
-}
-
-/// Zero normal velocity on wall faces.
-pub fn enforce_walls(vel: &mut [Vec<f32>; 3], kinds: &[Vec<FaceKind>; 3]) {
-    for (v, kind) in vel.iter_mut().zip(kinds.iter()) {
-        v.par_iter_mut()
-            .zip(kind.par_iter())
+        vel[a]
+            .par_iter_mut()
+            .zip(old[a].par_iter_mut())
+            .zip(kinds[a].par_iter())
             .with_min_len(4096)
-            .for_each(|(x, k)| {
-                if *k == FaceKind::Wall {
-                    *x = 0.0;
-                }
+            .for_each(|((v, o), k)| {
+                *o = *v;
+                *v = if *k == FaceKind::Wall { 0.0 } else { *v + dv };
             });
     }
 }

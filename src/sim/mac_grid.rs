@@ -116,13 +116,19 @@ impl GridDims {
         for b in 0..3 {
             let g = (p[b] - self.lower[b]) * inv;
             let n = self.n[b];
-            // Along its own axis a component has n + 1 nodes at offset 0.
-            let go = g.clamp(0.0, n as f32 - 1e-3);
-            let io = (go as usize).min(n - 1);
+            // Along its own axis a component has n + 1 nodes at offset 0; across, n nodes at
+            // offset 1/2. `max` first maps NaN to 0, so both are finite and in range, and the
+            // unchecked conversion (no saturation fix-ups) is sound.
+            let go = g.max(0.0).min(n as f32 - 1e-3);
+            let ga = (g - 0.5).max(0.0).min(n as f32 - 1.0 - 1e-3);
+            // SAFETY: 0 <= go < n and 0 <= ga < n - 1, both far below i32::MAX.
+            let (io, ia) = unsafe {
+                (
+                    go.to_int_unchecked::<i32>() as usize,
+                    ga.to_int_unchecked::<i32>() as usize,
+                )
+            };
             own[b] = (io, go - io as f32);
-            // Across, n nodes at offset 1/2.
-            let ga = (g - 0.5).clamp(0.0, n as f32 - 1.0 - 1e-3);
-            let ia = (ga as usize).min(n - 2);
             across[b] = (ia, ga - ia as f32);
         }
         let mut st = Stencil {
@@ -143,17 +149,23 @@ impl GridDims {
     }
 
     /// Trilinear interpolation of face component `a` (values `f`) with stencil `st`.
+    ///
+    /// Panics if `f` is shorter than component `a`'s grid.
     #[inline(always)]
     pub fn interp(&self, st: &Stencil, a: usize, f: &[f32]) -> f32 {
         let m = self.face_n(a);
         let (sy, sz) = (m[0], m[0] * m[1]);
         let b = st.base[a];
+        // The stencil clamps every index to the grid, so the farthest node is in bounds.
+        assert!(b + sz + sy + 1 < f.len().max(1));
         let [fx, fy, fz] = st.frac[a];
+        // SAFETY: every index is at most b + sz + sy + 1, checked above.
+        let g = |i: usize| unsafe { *f.get_unchecked(i) };
         let lerp = |a0: f32, a1: f32, t: f32| a0 + (a1 - a0) * t;
-        let c00 = lerp(f[b], f[b + 1], fx);
-        let c10 = lerp(f[b + sy], f[b + sy + 1], fx);
-        let c01 = lerp(f[b + sz], f[b + sz + 1], fx);
-        let c11 = lerp(f[b + sz + sy], f[b + sz + sy + 1], fx);
+        let c00 = lerp(g(b), g(b + 1), fx);
+        let c10 = lerp(g(b + sy), g(b + sy + 1), fx);
+        let c01 = lerp(g(b + sz), g(b + sz + 1), fx);
+        let c11 = lerp(g(b + sz + sy), g(b + sz + sy + 1), fx);
         lerp(lerp(c00, c10, fy), lerp(c01, c11, fy), fz)
     }
 

@@ -14,12 +14,17 @@
 //! scaling by `dt`, `rho` and `h` is thus exact and the solver works on O(1) numbers.
 //!
 //! The solver (Bridson fig. 5.5 / 5.7): modified incomplete Cholesky MIC(0) with `tau = 0.97`,
-//! safety `sigma = 0.25`, applied block-Jacobi style on [`BLOCKS`] slabs of whole z-planes (so
-//! the triangular solves run in parallel; the couplings between slabs are left to CG), conjugate
-//! gradient stopping when `max|r| <= tol * max|b|` or after
-//! the iteration cap. Vectors and dot products are f64 (f32 stalls around 1e-5 relative
-//! residual on these systems); dot products use fixed chunks ([`super::reduce`]) and the
-//! triangular solves run in a fixed lexicographic order, so results are thread-independent.
+//! safety `sigma = 0.25`, applied block-Jacobi style on up to [`BLOCKS`] slabs of whole
+//! z-planes of at least [`BLOCK_ROWS`] unknowns each (so large systems run their triangular
+//! solves in parallel; the couplings between slabs are left to CG; small systems are one
+//! block, plain MIC(0)), conjugate gradient stopping when `max|r| <= tol * max|b|` or after the
+//! iteration cap. Vectors and dot products are f64 (the default tolerance, 1e-6, is close to
+//! f32's resolution); dot products use fixed chunks ([`super::reduce`]), the blocks depend on
+//! the fluid cells only and each block's triangular solves run in lexicographic order, so
+//! results are thread-independent.
+//! Within a frame each projection starts from the previous substep's pressure scaled by the
+//! ratio of the substeps (the hydrostatic part carries over); the first substep of a frame
+//! starts from zero, so that a frame depends on its particles only (exact resume).
 //!
 //! Storage: the unknowns are only the fluid cells, numbered as "rows" in lexicographic cell
 //! order (x fastest); each row keeps its six neighbours' row numbers, a non-fluid neighbour
@@ -39,7 +44,7 @@ const NONE: u32 = u32::MAX;
 /// the thread count).
 pub const BLOCKS: usize = 8;
 /// Fewest rows per preconditioner block.
-pub const BLOCK_ROWS: usize = 32 * 1024;
+pub const BLOCK_ROWS: usize = 64 * 1024;
 
 /// A raw pointer shared by tasks that touch disjoint index ranges (see each use).
 #[derive(Clone, Copy)]
@@ -99,20 +104,45 @@ pub struct PressureSolver {
     pub precondition: bool,
     /// Fewest rows per preconditioner block (default [`BLOCK_ROWS`]; tests lower it).
     pub block_rows: usize,
+    /// The last projection's `q` per grid cell (0 outside the fluid), and its substep length
+    /// (0: none to start from).
+    warm: Vec<f32>,
+    warm_dt: f32,
 }
 
 impl PressureSolver {
-    /// Buffers for a grid of `cells` cells (vectors grow to the fluid size on first use).
+    /// Buffers for a grid of `cells` cells, sized for every cell being fluid, so that no
+    /// substep allocates.
     pub fn new(cells: usize) -> Self {
+        let v = || vec![0.0; cells + 1];
         Self {
             row_of: vec![NONE; cells],
+            cell_of: vec![0; cells],
+            plane_rows: Vec::new(),
+            nb: vec![[0; 6]; cells],
+            diag: v(),
+            q: v(),
+            rhs: v(),
+            r: v(),
+            z: v(),
+            s: v(),
+            tmp: v(),
+            precon: v(),
+            partials: vec![0.0; reduce::partials_len(cells + 1)],
+            nf: 0,
+            blocks: [0; BLOCKS + 1],
             precondition: true,
             block_rows: BLOCK_ROWS,
-            ..Default::default()
+            warm: vec![0.0; cells],
+            warm_dt: 0.0,
         }
     }
 
-    /// Projects `vel` to be divergence-free in the fluid cells.
+    /// Projects `vel` to be divergence-free in the fluid cells. `warm`: start CG from the last
+    /// projection's pressure scaled by `dt / dt_last` (the previous substep of the same frame;
+    /// the first substep of a frame starts from zero so that a frame depends on its particles
+    /// only).
+    #[allow(clippy::too_many_arguments)]
     pub fn project(
         &mut self,
         d: &GridDims,
@@ -121,10 +151,18 @@ impl PressureSolver {
         vel: &mut [Vec<f32>; 3],
         tolerance: f64,
         max_iterations: u32,
+        dt: f32,
+        warm: bool,
     ) -> SolveStats {
         self.build(d, labels);
+        let use_warm = warm && self.warm_dt > 0.0 && self.warm.len() == d.cells();
+        let scale = if use_warm {
+            (dt / self.warm_dt) as f64
+        } else {
+            0.0
+        };
         let nf = self.nf;
-        let (cell_of, rhs) = (&self.cell_of, &mut self.rhs[..nf]);
+        let (cell_of, rhs) = (&self.cell_of[..nf], &mut self.rhs[..nf]);
         rhs.par_iter_mut()
             .zip(cell_of.par_iter())
             .with_min_len(1024)
@@ -138,8 +176,24 @@ impl PressureSolver {
         if self.precondition {
             self.build_precon();
         }
-        let stats = self.solve(tolerance, max_iterations);
+        if use_warm {
+            let (warm, q, cell_of) = (&self.warm, &mut self.q[..nf], &self.cell_of[..nf]);
+            q.par_iter_mut()
+                .zip(cell_of.par_iter())
+                .with_min_len(4096)
+                .for_each(|(q, &c)| *q = warm[c as usize] as f64 * scale);
+        }
+        let stats = self.solve(tolerance, max_iterations, use_warm);
         self.apply(d, kinds, vel);
+        // Keep this pressure (per cell, zero outside the fluid) for the next substep's start.
+        self.warm.resize(d.cells(), 0.0);
+        let (q, row_of) = (&self.q, &self.row_of);
+        self.warm
+            .par_iter_mut()
+            .zip(row_of.par_iter())
+            .with_min_len(8192)
+            .for_each(|(w, &r)| *w = if r == NONE { 0.0 } else { q[r as usize] as f32 });
+        self.warm_dt = dt;
         stats
     }
 
@@ -181,7 +235,7 @@ impl PressureSolver {
                 let interior = fluid_nb as f64 == diag[r];
                 *b = if interior { e } else { e.max(0.0) } * h;
             });
-        let stats = self.solve(tolerance, max_iterations);
+        let stats = self.solve(tolerance, max_iterations, false);
         for v in disp.iter_mut() {
             v.par_iter_mut().with_min_len(4096).for_each(|x| *x = 0.0);
         }
@@ -302,7 +356,8 @@ impl PressureSolver {
     }
 
     /// MIC(0) preconditioner values (Bridson fig. 5.7), in row (lexicographic) order within
-    /// each block; couplings between blocks are dropped (block-Jacobi MIC(0)).
+    /// each block; couplings between blocks are dropped (block-Jacobi MIC(0)). Stores the
+    /// square of Bridson's `precon`, `1 / e`, which is all the solves need.
     fn build_precon(&mut self) {
         self.build_blocks();
         let nf = self.nf;
@@ -323,8 +378,8 @@ impl PressureSolver {
             };
             for r in s..e {
                 let [xm, _, ym, _, zm, _] = nb[r];
-                let (pi, pj, pk) = (get(xm), get(ym), get(zm));
-                let (pi2, pj2, pk2) = (pi * pi, pj * pj, pk * pk);
+                // Stored values are precon^2 = 1 / e (see `apply_precon`).
+                let (pi2, pj2, pk2) = (get(xm), get(ym), get(zm));
                 let diag = dg[r];
                 let mut e_ = diag - pi2 - pj2 - pk2;
                 // A_plus products: the -x neighbour's +y and +z neighbours being fluid (and in
@@ -351,60 +406,70 @@ impl PressureSolver {
                 if e_ < SIGMA * diag {
                     e_ = diag;
                 }
-                unsafe { *pc.get(r) = 1.0 / e_.sqrt() };
+                unsafe { *pc.get(r) = 1.0 / e_ };
             }
         });
         self.precon[nf] = 0.0;
     }
 
-    /// `z = M^-1 r` (or `z = r` without preconditioning): one forward and one backward
-    /// triangular solve per block, blocks in parallel.
+    /// `z = M^-1 r` (or `z = r` without preconditioning); returns `z . r`, summed in the same
+    /// pass (per block in row order, the blocks in order: thread-independent).
     #[allow(clippy::too_many_arguments)]
     fn apply_precon(
         nf: usize,
         precondition: bool,
         blocks: &[u32; BLOCKS + 1],
         nb: &[[u32; 6]],
-        pc: &[f64],
+        p2: &[f64],
         r: &[f64],
         tmp: &mut [f64],
         z: &mut [f64],
-    ) {
+        partials: &mut [f64],
+    ) -> f64 {
         if !precondition {
             z[..nf]
                 .par_iter_mut()
                 .zip(r[..nf].par_iter())
                 .with_min_len(4096)
                 .for_each(|(z, r)| *z = *r);
-            return;
+            return reduce::dot(z, r, partials);
         }
         let (tp, zp_) = (SyncPtr(tmp.as_mut_ptr()), SyncPtr(z.as_mut_ptr()));
-        (0..BLOCKS).into_par_iter().for_each(|b| {
+        let mut sums = [0.0f64; BLOCKS];
+        sums.par_iter_mut().enumerate().for_each(|(b, sum)| {
             let (s, e) = (blocks[b] as usize, blocks[b + 1] as usize);
+            // Bridson's fig. 5.7 with `p` his `precon` and `p2 = p^2` (what is stored):
+            // forward `t_i = r_i + sum_{j<i} p_j q_j`, `q_i = p_i t_i`; backward
+            // `z_i = p_i (q_i + p_i sum_{j>i} z_j)`. With `w_i = p_i q_i = p2_i t_i` kept in
+            // `tmp`: forward `w_i = p2_i (r_i + sum_{j<i} w_j)`, backward
+            // `z_i = w_i + p2_i sum_{j>i} z_j`: one multiply-add per row.
             // SAFETY: rows s..e of `tmp` and `z` belong to this block only; neighbours outside
-            // it are skipped (x and y neighbours share the plane, hence the block).
+            // it are skipped (x and y neighbours share the plane, hence the block); the dummy
+            // row `nf` is only read (it holds 0).
+            let mut dot = 0.0;
             unsafe {
-                // Forward: L t = r.
                 for i in s..e {
                     let [xm, _, ym, _, zm, _] = nb[i];
-                    let (xm, ym, zm) = (xm as usize, ym as usize, zm as usize);
-                    let mut t = r[i] + pc[xm] * *tp.get(xm) + pc[ym] * *tp.get(ym);
-                    if zm >= s && zm < e {
-                        t += pc[zm] * *tp.get(zm);
+                    let mut t = r[i] + *tp.get(xm as usize) + *tp.get(ym as usize);
+                    if (zm as usize) >= s && (zm as usize) < e {
+                        t += *tp.get(zm as usize);
                     }
-                    *tp.get(i) = t * pc[i];
+                    *tp.get(i) = t * p2[i];
                 }
-                // Backward: L^T z = t.
                 for i in (s..e).rev() {
                     let [_, xp, _, yp, _, zp] = nb[i];
                     let mut acc = *zp_.get(xp as usize) + *zp_.get(yp as usize);
                     if (zp as usize) < e {
                         acc += *zp_.get(zp as usize);
                     }
-                    *zp_.get(i) = (*tp.get(i) + pc[i] * acc) * pc[i];
+                    let zi = *tp.get(i) + p2[i] * acc;
+                    *zp_.get(i) = zi;
+                    dot += zi * r[i];
                 }
             }
+            *sum = dot;
         });
+        sums.iter().sum()
     }
 
     /// `out = A s` on the fluid rows.
@@ -425,16 +490,59 @@ impl PressureSolver {
             });
     }
 
-    /// Preconditioned CG on `A q = rhs` (Bridson fig. 5.5).
-    fn solve(&mut self, tol: f64, max_iter: u32) -> SolveStats {
+    /// `out = A s` on the fluid rows and, in the same pass, `out . s` (fixed chunks of
+    /// [`reduce::CHUNK`], as [`reduce::dot`] sums them). Vectors have `nf + 1` entries.
+    fn apply_a_dot(
+        nf: usize,
+        nb: &[[u32; 6]],
+        diag: &[f64],
+        s: &[f64],
+        out: &mut [f64],
+        partials: &mut [f64],
+    ) -> f64 {
+        out.par_chunks_mut(reduce::CHUNK)
+            .zip(partials.par_iter_mut())
+            .enumerate()
+            .for_each(|(ci, (oc, p))| {
+                let r0 = ci * reduce::CHUNK;
+                let mut acc = 0.0;
+                for (l, o) in oc.iter_mut().enumerate() {
+                    let r = r0 + l;
+                    if r < nf {
+                        let m = nb[r];
+                        *o = diag[r] * s[r]
+                            - (s[m[0] as usize]
+                                + s[m[1] as usize]
+                                + s[m[2] as usize]
+                                + s[m[3] as usize]
+                                + s[m[4] as usize]
+                                + s[m[5] as usize]);
+                    }
+                    acc += *o * s[r];
+                }
+                *p = acc;
+            });
+        partials.iter().sum()
+    }
+
+    /// (Bridson fig. 5.5.)
+    /// Preconditioned CG on `A q = rhs`, from `q = 0` or (`warm`) from the `q` already set.
+    fn solve(&mut self, tol: f64, max_iter: u32, warm: bool) -> SolveStats {
         let nf = self.nf;
         let n1 = nf + 1;
-        for v in [&mut self.q, &mut self.z, &mut self.tmp, &mut self.s] {
+        for v in [&mut self.z, &mut self.tmp, &mut self.s] {
             v[..n1]
                 .par_iter_mut()
                 .with_min_len(4096)
                 .for_each(|x| *x = 0.0);
         }
+        if !warm {
+            self.q[..n1]
+                .par_iter_mut()
+                .with_min_len(4096)
+                .for_each(|x| *x = 0.0);
+        }
+        self.q[nf] = 0.0;
         let mut stats = SolveStats {
             unknowns: nf as u32,
             ..Default::default()
@@ -454,32 +562,53 @@ impl PressureSolver {
         );
         let partials = &mut self.partials;
         r.copy_from_slice(&self.rhs[..n1]);
-        Self::apply_precon(nf, self.precondition, blocks, nb, pc, r, tmp, z);
-        s.copy_from_slice(z);
-        let mut sigma = reduce::dot(z, r, partials);
         let mut rmax = bmax;
+        if warm {
+            // r = b - A q0.
+            Self::apply_a(nf, nb, dg, q, z);
+            r[..nf]
+                .par_iter_mut()
+                .zip(z[..nf].par_iter())
+                .with_min_len(4096)
+                .for_each(|(r, z)| *r -= z);
+            z[..nf]
+                .par_iter_mut()
+                .with_min_len(4096)
+                .for_each(|x| *x = 0.0);
+            rmax = reduce::max_abs(&r[..nf]);
+            if rmax <= tol * bmax {
+                stats.residual = rmax / bmax;
+                return stats;
+            }
+        }
+        let mut sigma =
+            Self::apply_precon(nf, self.precondition, blocks, nb, pc, r, tmp, z, partials);
+        s.copy_from_slice(z);
         while stats.iterations < max_iter {
-            Self::apply_a(nf, nb, dg, s, z);
-            let zs = reduce::dot(z, s, partials);
+            let zs = Self::apply_a_dot(nf, nb, dg, s, z, partials);
             if zs == 0.0 {
                 break;
             }
             let alpha = sigma / zs;
             stats.iterations += 1;
-            q.par_iter_mut()
+            // q += alpha s, r -= alpha z, and max |r| in the same pass (max is exact in any
+            // order).
+            rmax = q
+                .par_iter_mut()
                 .zip(s.par_iter())
                 .zip(r.par_iter_mut().zip(z.par_iter()))
                 .with_min_len(4096)
-                .for_each(|((q, s), (r, z))| {
+                .map(|((q, s), (r, z))| {
                     *q += alpha * s;
                     *r -= alpha * z;
-                });
-            rmax = reduce::max_abs(r);
+                    r.abs()
+                })
+                .reduce(|| 0.0, f64::max);
             if rmax <= tol * bmax {
                 break;
             }
-            Self::apply_precon(nf, self.precondition, blocks, nb, pc, r, tmp, z);
-            let sigma_new = reduce::dot(z, r, partials);
+            let sigma_new =
+                Self::apply_precon(nf, self.precondition, blocks, nb, pc, r, tmp, z, partials);
             let beta = sigma_new / sigma;
             s.par_iter_mut()
                 .zip(z.par_iter())
@@ -491,36 +620,49 @@ impl PressureSolver {
         stats
     }
 
-    /// `u_f -= q_c - q_{c - e_a}` on fluid faces (`q = 0` in air).
+    /// `u_f -= q_c - q_{c - e_a}` on fluid faces (`q = 0` in air), visiting the fluid rows:
+    /// each row updates its lower face along each axis (unless it is a wall face) and its upper
+    /// face when the cell above is air, so every fluid face is updated exactly once.
     fn apply(&self, d: &GridDims, kinds: &[Vec<FaceKind>; 3], vel: &mut [Vec<f32>; 3]) {
-        let (q, row_of) = (&self.q, &self.row_of);
-        let qc = |c: usize| {
-            let r = row_of[c];
-            if r == NONE { 0.0 } else { q[r as usize] }
-        };
-        for a in 0..3 {
-            let m = d.face_n(a);
-            let stride = [1, d.n[0], d.n[0] * d.n[1]][a];
-            let kind = &kinds[a];
-            vel[a]
-                .par_chunks_mut(m[0] * m[1])
-                .enumerate()
-                .for_each(|(k, vp)| {
-                    for j in 0..m[1] {
-                        for i in 0..m[0] {
-                            let l = i + m[0] * j;
-                            if kind[l + m[0] * m[1] * k] != FaceKind::Fluid {
-                                continue;
-                            }
-                            // Fluid faces are interior: both cells exist.
-                            let c = d.cell(i, j, k);
-                            vp[l] -= (qc(c) - qc(c - stride)) as f32;
+        let nf = self.nf;
+        let (q, nb, cell_of) = (&self.q, &self.nb, &self.cell_of[..nf]);
+        let n = d.n;
+        let ptr: [SyncPtrF32; 3] = std::array::from_fn(|a| SyncPtrF32(vel[a].as_mut_ptr()));
+        let lens: [usize; 3] = std::array::from_fn(|a| vel[a].len());
+        cell_of
+            .par_iter()
+            .enumerate()
+            .with_min_len(1024)
+            .for_each(|(r, &c)| {
+                let c = c as usize;
+                let ijk = [c % n[0], (c / n[0]) % n[1], c / (n[0] * n[1])];
+                for a in 0..3 {
+                    let m = d.face_n(a);
+                    let lower = ijk[0] + m[0] * (ijk[1] + m[1] * ijk[2]);
+                    let upper = lower + [1, m[0], m[0] * m[1]][a];
+                    assert!(upper < lens[a]);
+                    let (below, above) = (nb[r][2 * a] as usize, nb[r][2 * a + 1] as usize);
+                    // SAFETY: a fluid face is written only by the fluid row above it or, when that
+                    // cell is air, by the fluid row below it: one writer per face.
+                    unsafe {
+                        if kinds[a][lower] == FaceKind::Fluid {
+                            *ptr[a].0.add(lower) -= (q[r] - q[below]) as f32;
+                        }
+                        if above == nf && kinds[a][upper] == FaceKind::Fluid {
+                            *ptr[a].0.add(upper) -= (q[above] - q[r]) as f32;
                         }
                     }
-                });
-        }
+                }
+            });
     }
 }
+
+/// A shared pointer to a face grid written at disjoint faces (see [`PressureSolver::apply`]).
+#[derive(Clone, Copy)]
+struct SyncPtrF32(*mut f32);
+// SAFETY: each face is written by one task only (see `apply`).
+unsafe impl Send for SyncPtrF32 {}
+unsafe impl Sync for SyncPtrF32 {}
 
 /// `sum_a (u_a+ - u_a-)` of cell `(i, j, k)`: the divergence times `h` (velocity units).
 #[inline]

@@ -23,39 +23,34 @@ use super::cell_sort::SortedParticles;
 use super::mac_grid::{CellLabel, GridDims};
 use rayon::prelude::*;
 
-/// A raw pointer to a face grid that splat tasks share; see the safety argument in [`splat`].
+/// A raw pointer to a face accumulator grid that splat tasks share; see the safety argument in
+/// [`splat`].
 #[derive(Clone, Copy)]
-struct SharedGrid(*mut f32);
+struct SharedGrid(*mut [f32; 2]);
 // SAFETY: tasks running at the same time only touch disjoint z-planes through it (see `splat`).
 unsafe impl Send for SharedGrid {}
 unsafe impl Sync for SharedGrid {}
 
-/// Splats particle velocities onto the three face grids (`vel`), with the weight sums in
-/// `weight`.
+/// Splats particle velocities onto the three face grids (`vel`); `acc` holds the sums
+/// `[sum w v, sum w]` per face (interleaved, so one cache line serves both).
 pub fn splat(
     d: &GridDims,
     sp: &SortedParticles,
     vel: &mut [Vec<f32>; 3],
-    weight: &mut [Vec<f32>; 3],
+    acc: &mut [Vec<[f32; 2]>; 3],
 ) {
-    for a in 0..3 {
-        vel[a]
-            .par_iter_mut()
+    for a in acc.iter_mut() {
+        a.par_iter_mut()
             .with_min_len(4096)
-            .for_each(|x| *x = 0.0);
-        weight[a]
-            .par_iter_mut()
-            .with_min_len(4096)
-            .for_each(|x| *x = 0.0);
+            .for_each(|x| *x = [0.0; 2]);
     }
     let nz = d.n[2];
     let planes: [usize; 3] = std::array::from_fn(|a| {
         let m = d.face_n(a);
         m[0] * m[1]
     });
-    let sizes: [usize; 3] = std::array::from_fn(|a| vel[a].len());
-    let vp: [SharedGrid; 3] = std::array::from_fn(|a| SharedGrid(vel[a].as_mut_ptr()));
-    let wp: [SharedGrid; 3] = std::array::from_fn(|a| SharedGrid(weight[a].as_mut_ptr()));
+    let sizes: [usize; 3] = std::array::from_fn(|a| acc[a].len());
+    let ap: [SharedGrid; 3] = std::array::from_fn(|a| SharedGrid(acc[a].as_mut_ptr()));
     let (pos, pv) = (&sp.pos, &sp.vel);
     // Particles of cell plane `kc` reach face planes kc-1..=kc+1 of every component. Planes of
     // one colour (kc mod 3) are three apart, so their tasks write disjoint face planes and run
@@ -90,8 +85,9 @@ pub fn splat(
                                 // particle is in cell plane kc and inside the wall layer), which
                                 // no concurrently running task touches; `f < sizes[a]`.
                                 unsafe {
-                                    *vp[a].0.add(f) += w * v;
-                                    *wp[a].0.add(f) += w;
+                                    let cell = &mut *ap[a].0.add(f);
+                                    cell[0] += w * v;
+                                    cell[1] += w;
                                 }
                             }
                         }
@@ -104,13 +100,9 @@ pub fn splat(
     for a in 0..3 {
         vel[a]
             .par_iter_mut()
-            .zip(weight[a].par_iter())
+            .zip(acc[a].par_iter())
             .with_min_len(4096)
-            .for_each(|(v, w)| {
-                if *w > 0.0 {
-                    *v /= *w;
-                }
-            });
+            .for_each(|(v, &[wv, w])| *v = if w > 0.0 { wv / w } else { 0.0 });
     }
 }
 

@@ -7,8 +7,9 @@
 //! surface `x_avg` is pulled into the liquid, which is why the particle radius default is
 //! calibrated for a flat, 2 x 2 x 2-per-cell seeded surface to land at the fill height.
 //!
-//! **Union of spheres**: `phi(x) = min_i |x - x_i| - r`, exact distance to the spheres within
-//! `r + 1.5` cells, cheaper but bumpier.
+//! **Union of spheres**: `phi(x) = min_i |x - x_i| - r`, the exact distance to the spheres up
+//! to one grid cell outside them (reach `r + h`; farther points get `+reach`). Bumpier; at the
+//! default radii it costs about the same as Zhu-Bridson (fewer sums per point, similar reach).
 //!
 //! Both are *splatted*: each particle adds to the grid points within its reach, block by block
 //! (see [`super::sparse_grid`]), one block per rayon task, particles in a fixed order, so the
@@ -16,9 +17,11 @@
 //! `+reach`. The same kernel gives the per-point velocity `sum k_i v_i / sum k_i`.
 //!
 //! Walls: the outermost cell layer of the domain is solid, so liquid ends at the inner box
-//! `[lower + cell, upper - cell]`. The field is `max(phi, d_box)` with `d_box` the box's signed
-//! distance (slightly offset so no sample is exactly zero); meshes are thus capped flat where
-//! the liquid touches a wall instead of leaking into it, and always closed.
+//! `[lower + cell, upper - cell]`. Particles within reach of a wall are mirrored across it
+//! (normal velocity negated), so for the level set the liquid continues into the wall: no
+//! thinning of the kernel sum near walls, surfaces meet walls at right angles. The field is
+//! then `max(phi, d_box)` with `d_box` the box's signed distance (slightly offset so no sample
+//! is exactly zero); meshes are thus capped flat on the walls, and always closed.
 
 use super::sparse_grid::{B, BP, SparseGrid};
 use rayon::prelude::*;
@@ -50,7 +53,7 @@ impl Params {
     pub fn reach(&self) -> f64 {
         match self.kind {
             Kind::ZhuBridson => self.kernel_radius,
-            Kind::Spheres => self.radius + 1.5 * self.cell,
+            Kind::Spheres => self.radius + self.cell,
         }
     }
 }
@@ -82,6 +85,87 @@ impl LevelSet {
         }
     }
 
+    /// Volume of `{phi < 0}` inside the liquid region, m^3, with a smoothed step
+    /// `H = clamp(1/2 - phi / h, 0, 1)` per point, and the number of points in the band
+    /// `|phi| < h / 2` (where `dV / d(shift) = count x h^2`). Summed per block, then in block
+    /// order: the same bits for any thread count.
+    pub fn field_volume(&self, p: &Params) -> (f64, usize) {
+        let g = &self.grid;
+        let h = p.cell;
+        let per_block: Vec<(f64, usize)> = (0..g.blocks.len())
+            .into_par_iter()
+            .map(|s| {
+                let bc = g.coords(g.blocks[s]);
+                let first: [i64; 3] = std::array::from_fn(|a| g.origin[a] + bc[a] * B as i64);
+                let (mut v, mut n) = (0.0f64, 0usize);
+                for k in 0..BP {
+                    let l = [k % B, (k / B) % B, k / (B * B)];
+                    let inside = (0..3).all(|a| {
+                        let w = (first[a] + l[a] as i64) as f64 * h;
+                        w >= p.region_lo[a] && w <= p.region_hi[a]
+                    });
+                    if !inside {
+                        continue;
+                    }
+                    let t = self.phi[s * BP + k] as f64 / h;
+                    v += (0.5 - t).clamp(0.0, 1.0);
+                    if t.abs() < 0.5 {
+                        n += 1;
+                    }
+                }
+                (v, n)
+            })
+            .collect();
+        let (v, n) = per_block
+            .iter()
+            .fold((0.0, 0), |(a, b), (c, d)| (a + c, b + d));
+        (v * h * h * h, n)
+    }
+
+    /// Lowers `phi` by a constant so that [`LevelSet::field_volume`] moves from `now` to
+    /// `target` (one Newton step: `shift = (target - now) / (band points x h^2)`).
+    pub fn shift_to_volume(&mut self, p: &Params, target: f64, now: (f64, usize)) {
+        let (v, n) = now;
+        if n == 0 {
+            return;
+        }
+        let h = p.cell;
+        let shift = ((target - v) / (n as f64 * h * h)) as f32;
+        let outside = self.outside;
+        self.phi.par_iter_mut().for_each(|x| {
+            if *x < outside {
+                *x -= shift;
+            }
+        });
+    }
+
+    /// Applies the wall clip `phi = max(phi, d_box + eps)` (see the module docs).
+    pub fn clip_walls(&mut self, p: &Params) {
+        let g = &self.grid;
+        let h = p.cell;
+        let eps = 1e-4 * h as f32;
+        self.phi
+            .par_chunks_mut(BP)
+            .enumerate()
+            .for_each(|(s, phi)| {
+                let bc = g.coords(g.blocks[s]);
+                let first: [i64; 3] = std::array::from_fn(|a| g.origin[a] + bc[a] * B as i64);
+                for (k, x) in phi.iter_mut().enumerate() {
+                    let l = [k % B, (k / B) % B, k / (B * B)];
+                    let wall = (0..3)
+                        .map(|a| {
+                            let w = (first[a] + l[a] as i64) as f64 * h;
+                            (p.region_lo[a] - w).max(w - p.region_hi[a])
+                        })
+                        .fold(f64::MIN, f64::max) as f32
+                        + eps;
+                    if wall > *x {
+                        *x = wall;
+                    }
+                }
+            });
+    }
+
     fn locate(&self, g: [i64; 3]) -> Option<usize> {
         let bi = B as i64;
         let l: [i64; 3] = std::array::from_fn(|a| g[a] - self.grid.origin[a]);
@@ -96,9 +180,74 @@ impl LevelSet {
     }
 }
 
-/// Samples the level set of `pos`/`vel` (SoA, m and m/s).
+/// Mirror images of the particles within `reach` of a wall of the liquid region, reflected
+/// across that wall (and across both or all three walls near an edge or corner), with the
+/// velocity component normal to the wall negated. `None` when no particle is near a wall.
+fn wall_mirrors(
+    pos: &[Vec<f32>; 3],
+    vel: &[Vec<f32>; 3],
+    p: &Params,
+) -> Option<[[Vec<f32>; 3]; 2]> {
+    let reach = p.reach();
+    let lo = p.region_lo;
+    let hi = p.region_hi;
+    let mut out: [[Vec<f32>; 3]; 2] = Default::default();
+    for i in 0..pos[0].len() {
+        // Per axis: the wall coordinate to mirror across, if near one.
+        let mut walls = [None; 3];
+        let mut any = false;
+        for a in 0..3 {
+            let x = pos[a][i] as f64;
+            if (x - lo[a]).abs() < reach {
+                walls[a] = Some(lo[a]);
+            } else if (x - hi[a]).abs() < reach {
+                walls[a] = Some(hi[a]);
+            }
+            any |= walls[a].is_some();
+        }
+        if !any {
+            continue;
+        }
+        for mask in 1..8usize {
+            if (0..3).any(|a| mask >> a & 1 == 1 && walls[a].is_none()) {
+                continue;
+            }
+            for a in 0..3 {
+                let (x, v) = (pos[a][i], vel[a][i]);
+                let (x, v) = match walls[a] {
+                    Some(w) if mask >> a & 1 == 1 => ((2.0 * w - x as f64) as f32, -v),
+                    _ => (x, v),
+                };
+                out[0][a].push(x);
+                out[1][a].push(v);
+            }
+        }
+    }
+    (!out[0][0].is_empty()).then_some(out)
+}
+
+/// Samples the level set of `pos`/`vel` (SoA, m and m/s), before any blur and before the wall
+/// clip ([`LevelSet::clip_walls`]); `super::level_set_of` runs the whole sequence.
 pub fn build(pos: &[Vec<f32>; 3], vel: &[Vec<f32>; 3], p: &Params) -> LevelSet {
     let reach = p.reach();
+    // Walls: mirrored particles make the liquid continue into the wall for the level set, so
+    // the surface meets a wall at a right angle and the cap (the wall clip) is flat and full.
+    let augmented = wall_mirrors(pos, vel, p).map(|[mp, mv]| {
+        let join = |a: &[Vec<f32>; 3], b: [Vec<f32>; 3]| -> [Vec<f32>; 3] {
+            let mut b = b.into_iter();
+            std::array::from_fn(|k| {
+                let mut v = Vec::with_capacity(a[k].len() + 1);
+                v.extend_from_slice(&a[k]);
+                v.extend(b.next().unwrap());
+                v
+            })
+        };
+        (join(pos, mp), join(vel, mv))
+    });
+    let (pos, vel) = match &augmented {
+        Some((p2, v2)) => (p2, v2),
+        None => (pos, vel),
+    };
     let grid = SparseGrid::new(pos, vel, p.cell, p.region_lo, p.region_hi, reach);
     let nb = grid.blocks.len();
     let mut phi = vec![0f32; nb * BP];
@@ -106,7 +255,10 @@ pub fn build(pos: &[Vec<f32>; 3], vel: &[Vec<f32>; 3], p: &Params) -> LevelSet {
     phi.par_chunks_mut(BP)
         .zip(velo.par_chunks_mut(BP))
         .enumerate()
-        .for_each(|(s, (phi, vel))| splat_block(&grid, grid.blocks[s], p, phi, vel));
+        .for_each(|(s, (phi, vel))| match p.kind {
+            Kind::ZhuBridson => splat_block::<true>(&grid, grid.blocks[s], p, phi, vel),
+            Kind::Spheres => splat_block::<false>(&grid, grid.blocks[s], p, phi, vel),
+        });
     LevelSet {
         grid,
         phi,
@@ -115,7 +267,16 @@ pub fn build(pos: &[Vec<f32>; 3], vel: &[Vec<f32>; 3], p: &Params) -> LevelSet {
     }
 }
 
-fn splat_block(
+/// `ceil(v)` for `v >= 0` without a libm call.
+#[inline(always)]
+fn ceil_pos(v: f32) -> usize {
+    let t = v as usize;
+    if (t as f32) < v { t + 1 } else { t }
+}
+
+/// Splats the particles near one block into its points, then turns the sums into `phi` and
+/// velocity. `ZB`: Zhu-Bridson (weighted mean position) instead of union of spheres.
+fn splat_block<const ZB: bool>(
     g: &SparseGrid,
     dense: u32,
     p: &Params,
@@ -129,13 +290,12 @@ fn splat_block(
     let r2 = reach_g * reach_g;
     let inv_r2 = 1.0 / r2;
     let d = (reach_g / B as f32).ceil() as i64;
-    let zb = p.kind == Kind::ZhuBridson;
+    let bmax = (B - 1) as f32;
 
     let mut w = [0f32; BP];
     let mut wx = [[0f32; BP]; 3];
     let mut wv = [[0f32; BP]; 3];
     let mut min2 = [r2; BP];
-    let bmax = (B - 1) as f32;
     for dz in -d..=d {
         for dy in -d..=d {
             for dx in -d..=d {
@@ -148,23 +308,55 @@ fn splat_block(
                         g.pos[1][i] - fo[1],
                         g.pos[2][i] - fo[2],
                     ];
-                    let lo = q.map(|c| (c - reach_g).ceil().max(0.0));
-                    let hi = q.map(|c| (c + reach_g).floor().min(bmax));
-                    if lo[0] > hi[0] || lo[1] > hi[1] || lo[2] > hi[2] {
+                    // Cheap reject: the particle's reach misses this block.
+                    if (0..3).any(|a| q[a] <= -reach_g || q[a] >= bmax + reach_g) {
                         continue;
                     }
                     let v = [g.vel[0][i], g.vel[1][i], g.vel[2][i]];
-                    let (x0, x1) = (lo[0] as usize, hi[0] as usize);
-                    for z in lo[2] as usize..=hi[2] as usize {
+                    let z0 = ceil_pos((q[2] - reach_g).max(0.0));
+                    let z1 = ((q[2] + reach_g) as usize).min(B - 1);
+                    let y0 = ceil_pos((q[1] - reach_g).max(0.0));
+                    let y1 = ((q[1] + reach_g) as usize).min(B - 1);
+                    for z in z0..=z1 {
                         let ddz = z as f32 - q[2];
                         let dz2 = ddz * ddz;
-                        for y in lo[1] as usize..=hi[1] as usize {
+                        for y in y0..=y1 {
                             let ddy = y as f32 - q[1];
                             let dyz2 = dz2 + ddy * ddy;
                             if dyz2 >= r2 {
                                 continue;
                             }
+                            // Exact x extent of the kernel on this row.
+                            let ext = (r2 - dyz2).sqrt();
+                            if q[0] + ext < 0.0 || q[0] - ext > bmax {
+                                continue;
+                            }
+                            let x0 = ceil_pos((q[0] - ext).max(0.0));
+                            let x1 = ((q[0] + ext) as usize).min(B - 1);
                             let row = B * (y + B * z);
+                            if ZB {
+                                // Branch-free over the row's exact extent (t clamped at 0 for
+                                // rounding at the ends); equal-length slices, no bounds checks.
+                                let (a, b) = (row + x0, row + x1 + 1);
+                                let [w0, w1, w2] = &mut wx;
+                                let [v0, v1, v2] = &mut wv;
+                                let (ws, w0, w1, w2) =
+                                    (&mut w[a..b], &mut w0[a..b], &mut w1[a..b], &mut w2[a..b]);
+                                let (v0, v1, v2) = (&mut v0[a..b], &mut v1[a..b], &mut v2[a..b]);
+                                for j in 0..ws.len() {
+                                    let ddx = (x0 + j) as f32 - q[0];
+                                    let t = (1.0 - (dyz2 + ddx * ddx) * inv_r2).max(0.0);
+                                    let wk = t * t * t;
+                                    ws[j] += wk;
+                                    w0[j] += wk * q[0];
+                                    w1[j] += wk * q[1];
+                                    w2[j] += wk * q[2];
+                                    v0[j] += wk * v[0];
+                                    v1[j] += wk * v[1];
+                                    v2[j] += wk * v[2];
+                                }
+                                continue;
+                            }
                             for x in x0..=x1 {
                                 let ddx = x as f32 - q[0];
                                 let d2 = dyz2 + ddx * ddx;
@@ -175,11 +367,7 @@ fn splat_block(
                                 let t = 1.0 - d2 * inv_r2;
                                 let wk = t * t * t;
                                 w[k] += wk;
-                                if zb {
-                                    wx[0][k] += wk * q[0];
-                                    wx[1][k] += wk * q[1];
-                                    wx[2][k] += wk * q[2];
-                                } else if d2 < min2[k] {
+                                if d2 < min2[k] {
                                     min2[k] = d2;
                                 }
                                 wv[0][k] += wk * v[0];
@@ -196,27 +384,15 @@ fn splat_block(
     let c = p.cell as f32;
     let r = p.radius as f32;
     let outside = p.reach() as f32;
-    let eps = 1e-4 * c;
     for z in 0..B {
         for y in 0..B {
             for x in 0..B {
                 let k = x + B * (y + B * z);
-                let gp = [
-                    first[0] + x as i64,
-                    first[1] + y as i64,
-                    first[2] + z as i64,
-                ];
-                let world: [f64; 3] =
-                    std::array::from_fn(|a| (g.origin[a] + gp[a]) as f64 * p.cell);
-                let wall = (0..3)
-                    .map(|a| (p.region_lo[a] - world[a]).max(world[a] - p.region_hi[a]))
-                    .fold(f64::MIN, f64::max) as f32
-                    + eps;
                 let wk = w[k];
-                let (mut phi, v) = if wk > 0.0 {
+                let (phi, v) = if wk > 0.0 {
                     let inv = 1.0 / wk;
                     let vel = [wv[0][k] * inv, wv[1][k] * inv, wv[2][k] * inv];
-                    let phi = if zb {
+                    let phi = if ZB {
                         let dx = x as f32 - wx[0][k] * inv;
                         let dy = y as f32 - wx[1][k] * inv;
                         let dz = z as f32 - wx[2][k] * inv;
@@ -228,12 +404,70 @@ fn splat_block(
                 } else {
                     (outside, [0.0; 3])
                 };
-                if wall > phi {
-                    phi = wall;
-                }
                 phi_out[k] = phi;
                 vel_out[k] = v;
             }
         }
+    }
+}
+
+impl LevelSet {
+    /// One pass of a separable `[1, 2, 1] / 4` blur of `phi` over every allocated point (a
+    /// 3x3x3 binomial filter, standard deviation 0.71 cells; before the wall clip). It removes
+    /// particle-scale bumps of the particle level set; it also moves curved surfaces inwards by
+    /// about `0.5 h^2 x mean curvature`, which [`LevelSet::shift_to_volume`] undoes.
+    pub fn blur(&mut self) {
+        const Q: usize = B + 2;
+        let g = &self.grid;
+        let nb = g.blocks.len();
+        let mut out = vec![0f32; nb * BP];
+        out.par_chunks_mut(BP).enumerate().for_each(|(s, dst)| {
+            let bc = g.coords(g.blocks[s]);
+            let first: [i64; 3] = std::array::from_fn(|a| g.origin[a] + bc[a] * B as i64);
+            // Padded copy: local -1..=B per axis.
+            let mut a = [0f32; Q * Q * Q];
+            for z in 0..Q {
+                for y in 0..Q {
+                    for x in 0..Q {
+                        let inner =
+                            (1..=B).contains(&x) && (1..=B).contains(&y) && (1..=B).contains(&z);
+                        a[x + Q * (y + Q * z)] = if inner {
+                            self.phi[s * BP + (x - 1) + B * ((y - 1) + B * (z - 1))]
+                        } else {
+                            self.phi_at([
+                                first[0] + x as i64 - 1,
+                                first[1] + y as i64 - 1,
+                                first[2] + z as i64 - 1,
+                            ])
+                        };
+                    }
+                }
+            }
+            let mut b = [0f32; Q * Q * Q];
+            for (axis, stride) in [1usize, Q, Q * Q].into_iter().enumerate() {
+                for z in 0..Q {
+                    for y in 0..Q {
+                        for x in 0..Q {
+                            let c = [x, y, z];
+                            let k = x + Q * (y + Q * z);
+                            b[k] = if c[axis] == 0 || c[axis] == Q - 1 {
+                                a[k]
+                            } else {
+                                0.25 * (a[k - stride] + 2.0 * a[k] + a[k + stride])
+                            };
+                        }
+                    }
+                }
+                std::mem::swap(&mut a, &mut b);
+            }
+            for z in 0..B {
+                for y in 0..B {
+                    for x in 0..B {
+                        dst[x + B * (y + B * z)] = a[(x + 1) + Q * ((y + 1) + Q * (z + 1))];
+                    }
+                }
+            }
+        });
+        self.phi = out;
     }
 }
