@@ -1094,7 +1094,6 @@ pub fn validate(scene: &Scene, file: &Path) -> Result<(), InputError> {
         || scene.name.contains('\\')
         || scene.name == ".."
         || scene.name == "."
-        || scene.name.is_empty()
     {
         return Err(err(
             "name",
