@@ -108,22 +108,28 @@ pub fn splat(
 
 /// Cell labels: wall layer solid, a cell holding a particle fluid, the rest empty.
 pub fn label_cells(d: &GridDims, sp: &SortedParticles, labels: &mut [CellLabel]) {
-    let plane = d.n[0] * d.n[1];
+    let n = d.n;
+    let plane = n[0] * n[1];
     labels
         .par_chunks_mut(plane)
         .enumerate()
         .for_each(|(k, lp)| {
-            for j in 0..d.n[1] {
-                for i in 0..d.n[0] {
-                    let c = d.cell(i, j, k);
-                    lp[i + d.n[0] * j] = if d.is_wall_cell(i, j, k) {
-                        CellLabel::Solid
-                    } else if sp.cell_start[c + 1] > sp.cell_start[c] {
+            for (j, row) in lp.chunks_exact_mut(n[0]).enumerate() {
+                if k == 0 || k + 1 == n[2] || j == 0 || j + 1 == n[1] {
+                    row.fill(CellLabel::Solid);
+                    continue;
+                }
+                let c0 = d.cell(0, j, k);
+                let starts = &sp.cell_start[c0..c0 + n[0] + 1];
+                for (out, s) in row.iter_mut().zip(starts.windows(2)) {
+                    *out = if s[1] > s[0] {
                         CellLabel::Fluid
                     } else {
                         CellLabel::Empty
                     };
                 }
+                row[0] = CellLabel::Solid;
+                row[n[0] - 1] = CellLabel::Solid;
             }
         });
 }
