@@ -200,11 +200,12 @@ impl Run {
             ms(st.density)
         );
         println!(
-            "    pressure iterations: mean {:.1}, max {}; density-correction iterations: mean {:.1}; cores used (process CPU / wall) {:.2}; result checksum {:016x}",
+            "    pressure iterations: mean {:.1}, max {}; density-correction iterations: mean {:.1}; cores used (process CPU / wall) {:.2}, process CPU {:.3} ms/substep; result checksum {:016x}",
             its as f64 / n,
             its_max,
             dens as f64 / n,
             self.process_cpu / self.wall,
+            1e3 * self.process_cpu / n,
             self.checksum
         );
     }

@@ -304,11 +304,17 @@ impl PressureSolver {
             let r = row_of[c];
             if r == NONE { dummy } else { r }
         };
-        for (c, &r) in row_of.iter().enumerate() {
-            if r != NONE {
-                self.cell_of[r as usize] = c as u32;
+        // Cell of each row, plane by plane (each plane's rows are a contiguous range).
+        let cp = SyncPtrU32(self.cell_of.as_mut_ptr());
+        row_of.par_chunks(plane).enumerate().for_each(|(k, rp)| {
+            for (l, &r) in rp.iter().enumerate() {
+                if r != NONE {
+                    // SAFETY: rows of plane k are plane_rows[k]..plane_rows[k+1] < nf <=
+                    // cell_of.len(), written by this plane's task only.
+                    unsafe { *cp.get(r as usize) = (k * plane + l) as u32 };
+                }
             }
-        }
+        });
         let cell_of = &self.cell_of[..nf];
         self.nb[..nf]
             .par_iter_mut()
@@ -436,7 +442,7 @@ impl PressureSolver {
         }
         let (tp, zp_) = (SyncPtr(tmp.as_mut_ptr()), SyncPtr(z.as_mut_ptr()));
         let mut sums = [0.0f64; BLOCKS];
-        sums.par_iter_mut().enumerate().for_each(|(b, sum)| {
+        let solve_block = |b: usize, sum: &mut f64| {
             let (s, e) = (blocks[b] as usize, blocks[b + 1] as usize);
             // Bridson's fig. 5.7 with `p` his `precon` and `p2 = p^2` (what is stored):
             // forward `t_i = r_i + sum_{j<i} p_j q_j`, `q_i = p_i t_i`; backward
@@ -468,7 +474,19 @@ impl PressureSolver {
                 }
             }
             *sum = dot;
-        });
+        };
+        // Small systems are one block: solve it on this thread rather than hand the empty
+        // blocks to the pool (same result either way).
+        let used = (0..BLOCKS).filter(|&b| blocks[b] < blocks[b + 1]).count();
+        if used <= 1 {
+            for (b, sum) in sums.iter_mut().enumerate() {
+                solve_block(b, sum);
+            }
+        } else {
+            sums.par_iter_mut()
+                .enumerate()
+                .for_each(|(b, sum)| solve_block(b, sum));
+        }
         sums.iter().sum()
     }
 
@@ -654,6 +672,21 @@ impl PressureSolver {
                     }
                 }
             });
+    }
+}
+
+/// A shared pointer to the row-to-cell table, written at disjoint rows (see
+/// [`PressureSolver::build`]).
+#[derive(Clone, Copy)]
+struct SyncPtrU32(*mut u32);
+// SAFETY: each row is written by the task of its own z-plane only.
+unsafe impl Send for SyncPtrU32 {}
+unsafe impl Sync for SyncPtrU32 {}
+impl SyncPtrU32 {
+    /// Pointer to element `i`. Callers guarantee exclusive access to it and `i` in bounds.
+    #[inline(always)]
+    unsafe fn get(self, i: usize) -> *mut u32 {
+        unsafe { self.0.add(i) }
     }
 }
 
