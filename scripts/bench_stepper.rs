@@ -15,7 +15,9 @@
 //! Environment: `BENCH_TUTORIAL_FRAMES` (default 3), `BENCH_DAM_FRAMES` (default 6; the first
 //! frames have fewer substeps than later ones, 12 covers up to 6 substeps a frame),
 //! `BENCH_DAM_CELL` (cell size of the dam break, m, default 0.0125: about 1.02M particles),
-//! `BENCH_SKIP_DAM=1`, `BENCH_DAM_PEER=0` (skip the 1-thread dam-break peer).
+//! `BENCH_SKIP_DAM=1`, `BENCH_SKIP_TUTORIAL=1`, `BENCH_DAM_PEER=0` (skip the 1-thread dam-break
+//! peer), `BENCH_PEERS=0` (the default pool only, no warm-up and no peers: for profilers such as
+//! `RAYON_NUM_THREADS=1 valgrind --tool=callgrind`).
 
 use std::time::Instant;
 use surge::scene::{Domain, Scene, SolverSettings, Source, TimeSettings};
@@ -88,6 +90,21 @@ struct Run {
     /// the run actually got (on a shared machine, fewer than the pool's threads).
     process_cpu: f64,
     particles: usize,
+    /// FNV-1a hash of the final particles' bytes: equal across thread counts, and unchanged by
+    /// a change that should not alter results.
+    checksum: u64,
+}
+
+fn checksum(p: &Particles) -> u64 {
+    let mut h = 0xcbf29ce484222325u64;
+    for a in 0..3 {
+        for x in p.pos[a].iter().chain(&p.vel[a]) {
+            for b in x.to_le_bytes() {
+                h = (h ^ b as u64).wrapping_mul(0x100000001b3);
+            }
+        }
+    }
+    h
 }
 
 /// CPU seconds used so far by the current thread (Linux `/proc/thread-self/stat`, 10 ms ticks).
@@ -183,11 +200,13 @@ impl Run {
             ms(st.density)
         );
         println!(
-            "    pressure iterations: mean {:.1}, max {}; density-correction iterations: mean {:.1}; cores used (process CPU / wall) {:.2}",
+            "    pressure iterations: mean {:.1}, max {}; density-correction iterations: mean {:.1}; cores used (process CPU / wall) {:.2}, process CPU {:.3} ms/substep; result checksum {:016x}",
             its as f64 / n,
             its_max,
             dens as f64 / n,
-            self.process_cpu / self.wall
+            self.process_cpu / self.wall,
+            1e3 * self.process_cpu / n,
+            self.checksum
         );
     }
 }
@@ -212,6 +231,7 @@ fn run(
             cpu: thread_cpu_seconds() - c,
             process_cpu: process_cpu_seconds() - pc,
             particles: p.len(),
+            checksum: checksum(sim.particles()),
         }
     };
     match threads {
@@ -235,6 +255,16 @@ fn main() {
     let threads = rayon::current_num_threads();
     println!("surge stepper benchmark, rayon pool of {threads} threads\n");
 
+    let peers = env("BENCH_PEERS", 1u32) == 1;
+    if env("BENCH_SKIP_TUTORIAL", 0u32) != 1 {
+        bench_tutorial(threads, peers);
+    }
+    if env("BENCH_SKIP_DAM", 0u32) != 1 {
+        bench_dam_break(threads, peers);
+    }
+}
+
+fn bench_tutorial(threads: usize, peers: bool) {
     let (s, p) = tutorial();
     let frames = env("BENCH_TUTORIAL_FRAMES", 3u32);
     println!(
@@ -244,6 +274,11 @@ fn main() {
         s.solver.fixed_dt.unwrap(),
         s.steps_per_frame()
     );
+    if !peers {
+        let base = run(&s, &p, frames, None, true);
+        base.print(&format!("surge, {threads} threads"));
+        return;
+    }
     let _warm = run(&s, &p, 1, None, true);
     let base = run(&s, &p, frames, None, true);
     base.print(&format!("surge, {threads} threads"));
@@ -262,10 +297,9 @@ fn main() {
         plain.ms_per_substep() / base.ms_per_substep(),
         TUTORIAL_CPP_MS_PER_STEP / base.ms_per_substep()
     );
+}
 
-    if env("BENCH_SKIP_DAM", 0u32) == 1 {
-        return;
-    }
+fn bench_dam_break(threads: usize, peers: bool) {
     let h = env("BENCH_DAM_CELL", 0.0125f64);
     let (s, p) = dam_break(h);
     let frames = env("BENCH_DAM_FRAMES", 6u32);
@@ -287,7 +321,7 @@ fn main() {
             r.pressure_iterations_max
         );
     }
-    if env("BENCH_DAM_PEER", 1u32) == 0 {
+    if !peers || env("BENCH_DAM_PEER", 1u32) == 0 {
         println!(
             "target 1000 ms/frame / surge = {:.2}x",
             1000.0 / base.ms_per_frame()

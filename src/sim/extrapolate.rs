@@ -86,13 +86,17 @@ impl Extrapolator {
                 });
             for _ in 0..layers {
                 let (vr, dr, okr) = (&*v, &*dl, &*valid);
-                next.par_chunks_mut(plane)
-                    .zip(tv.par_chunks_mut(plane).zip(td.par_chunks_mut(plane)))
+                let (f0, f1) = (lo[2] * plane, ((hi[2] + 1) * plane).min(nf));
+                next[f0..f1]
+                    .par_chunks_mut(plane)
+                    .zip(
+                        tv[f0..f1]
+                            .par_chunks_mut(plane)
+                            .zip(td[f0..f1].par_chunks_mut(plane)),
+                    )
                     .enumerate()
-                    .for_each(|(k, (np, (tvp, tdp)))| {
-                        if k < lo[2] || k > hi[2] {
-                            return;
-                        }
+                    .for_each(|(kk, (np, (tvp, tdp)))| {
+                        let k = lo[2] + kk;
                         for j in lo[1]..=hi[1] {
                             for i in lo[0]..=hi[0] {
                                 let l = i + m[0] * j;
@@ -136,11 +140,13 @@ impl Extrapolator {
                             }
                         }
                     });
-                let any = valid
+                // Only the box's planes can hold new values.
+                let (f0, f1) = (lo[2] * plane, ((hi[2] + 1) * plane).min(nf));
+                let any = valid[f0..f1]
                     .par_iter_mut()
-                    .zip(next.par_iter())
-                    .zip(v.par_iter_mut().zip(dl.par_iter_mut()))
-                    .zip(tv.par_iter().zip(td.par_iter()))
+                    .zip(next[f0..f1].par_iter())
+                    .zip(v[f0..f1].par_iter_mut().zip(dl[f0..f1].par_iter_mut()))
+                    .zip(tv[f0..f1].par_iter().zip(td[f0..f1].par_iter()))
                     .with_min_len(8192)
                     .map(|(((ok, nx), (v, dl)), (tv, td))| {
                         if *nx == 2 {

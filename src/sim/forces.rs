@@ -9,30 +9,40 @@
 use super::mac_grid::{CellLabel, FaceKind, GridDims};
 use rayon::prelude::*;
 
-/// Classifies every face of every component from the cell labels (plane-parallel).
+/// Classifies every face of every component from the cell labels (plane-parallel). Faces on
+/// the box boundary (between a wall cell and the outside) are free; every other face of
+/// component `a` lies between cells `c - stride_a` and `c`, `c` its own flat cell index.
 pub fn classify_faces(d: &GridDims, labels: &[CellLabel], kinds: &mut [Vec<FaceKind>; 3]) {
     let n = d.n;
+    let cell_plane = n[0] * n[1];
     for (a, kind) in kinds.iter_mut().enumerate() {
         let m = d.face_n(a);
-        let stride = [1, n[0], n[0] * n[1]][a];
+        let stride = [1, n[0], cell_plane][a];
         kind.par_chunks_mut(m[0] * m[1])
             .enumerate()
             .for_each(|(k, kp)| {
-                for j in 0..m[1] {
-                    let row = &mut kp[m[0] * j..m[0] * (j + 1)];
-                    let ijk_in = |i: usize| {
-                        let c = [i, j, k];
-                        (c[a] >= 1, c[a] < n[a])
-                    };
-                    for (i, out) in row.iter_mut().enumerate() {
-                        let (lo_in, hi_in) = ijk_in(i);
-                        if !(lo_in && hi_in) {
-                            // Faces on the box boundary lie between a wall cell and the outside.
-                            *out = FaceKind::Free;
-                            continue;
+                for (j, row) in kp.chunks_exact_mut(m[0]).enumerate() {
+                    if (a == 1 && (j == 0 || j == n[1])) || (a == 2 && (k == 0 || k == n[2])) {
+                        row.fill(FaceKind::Free);
+                        continue;
+                    }
+                    let c0 = n[0] * (j + n[1] * k);
+                    if a == 0 {
+                        // Faces 1..n0 lie between cells i-1 and i of this row.
+                        let cells = &labels[c0..c0 + n[0]];
+                        row[0] = FaceKind::Free;
+                        row[n[0]] = FaceKind::Free;
+                        for (out, pair) in row[1..n[0]].iter_mut().zip(cells.windows(2)) {
+                            *out = kind_between(pair[0], pair[1]);
                         }
-                        let c = d.cell(i, j, k);
-                        *out = kind_between(labels[c - stride], labels[c]);
+                    } else {
+                        let (below, here) = (
+                            &labels[c0 - stride..c0 - stride + n[0]],
+                            &labels[c0..c0 + n[0]],
+                        );
+                        for ((out, &lb), &lh) in row.iter_mut().zip(below).zip(here) {
+                            *out = kind_between(lb, lh);
+                        }
                     }
                 }
             });
@@ -42,15 +52,15 @@ pub fn classify_faces(d: &GridDims, labels: &[CellLabel], kinds: &mut [Vec<FaceK
 /// Kind of the face between cells labelled `la` and `lb`.
 #[inline(always)]
 fn kind_between(la: CellLabel, lb: CellLabel) -> FaceKind {
-    let sa = la == CellLabel::Solid;
-    let sb = lb == CellLabel::Solid;
-    if sa != sb {
-        FaceKind::Wall
-    } else if !sa && (la == CellLabel::Fluid || lb == CellLabel::Fluid) {
-        FaceKind::Fluid
-    } else {
-        FaceKind::Free
-    }
+    use FaceKind::{Fluid, Free, Wall};
+    // Indexed by the labels' discriminants (Empty 0, Fluid 1, Solid 2): one solid side is a
+    // wall, two non-solid sides with fluid on one are a fluid face, the rest free.
+    const TABLE: [[FaceKind; 3]; 3] = [
+        [Free, Fluid, Wall],
+        [Fluid, Fluid, Wall],
+        [Wall, Wall, Free],
+    ];
+    TABLE[la as usize][lb as usize]
 }
 
 /// Keeps the splatted velocity in `old`, then adds `g dt` to every face velocity and zeroes the

@@ -175,11 +175,20 @@ impl GridDims {
         self.interp(&self.stencil(p), a, f)
     }
 
+    /// All three components of a face-grid vector field (`f[a]` component `a`) with `st`.
+    #[inline(always)]
+    pub fn interp3(&self, st: &Stencil, f: &[Vec<f32>; 3]) -> [f32; 3] {
+        [
+            self.interp(st, 0, &f[0]),
+            self.interp(st, 1, &f[1]),
+            self.interp(st, 2, &f[2]),
+        ]
+    }
+
     /// Velocity at `p` from the three face grids.
-    #[inline]
+    #[inline(always)]
     pub fn sample_velocity(&self, vel: &[Vec<f32>; 3], p: [f32; 3]) -> [f32; 3] {
-        let st = self.stencil(p);
-        std::array::from_fn(|a| self.interp(&st, a, &vel[a]))
+        self.interp3(&self.stencil(p), vel)
     }
 }
 

@@ -165,7 +165,7 @@ impl PressureSolver {
         let (cell_of, rhs) = (&self.cell_of[..nf], &mut self.rhs[..nf]);
         rhs.par_iter_mut()
             .zip(cell_of.par_iter())
-            .with_min_len(1024)
+            .with_min_len(reduce::MIN_ROWS)
             .for_each(|(b, &c)| {
                 let c = c as usize;
                 let i = c % d.n[0];
@@ -180,7 +180,7 @@ impl PressureSolver {
             let (warm, q, cell_of) = (&self.warm, &mut self.q[..nf], &self.cell_of[..nf]);
             q.par_iter_mut()
                 .zip(cell_of.par_iter())
-                .with_min_len(4096)
+                .with_min_len(reduce::MIN_TASK)
                 .for_each(|(q, &c)| *q = warm[c as usize] as f64 * scale);
         }
         let stats = self.solve(tolerance, max_iterations, use_warm);
@@ -191,7 +191,7 @@ impl PressureSolver {
         self.warm
             .par_iter_mut()
             .zip(row_of.par_iter())
-            .with_min_len(8192)
+            .with_min_len(reduce::MIN_TASK)
             .for_each(|(w, &r)| *w = if r == NONE { 0.0 } else { q[r as usize] as f32 });
         self.warm_dt = dt;
         stats
@@ -218,7 +218,7 @@ impl PressureSolver {
         self.rhs[..nf]
             .par_iter_mut()
             .enumerate()
-            .with_min_len(1024)
+            .with_min_len(reduce::MIN_ROWS)
             .for_each(|(r, b)| {
                 let c = cell_of[r] as usize;
                 let ijk = [c % n[0], (c / n[0]) % n[1], c / (n[0] * n[1])];
@@ -237,7 +237,9 @@ impl PressureSolver {
             });
         let stats = self.solve(tolerance, max_iterations, false);
         for v in disp.iter_mut() {
-            v.par_iter_mut().with_min_len(4096).for_each(|x| *x = 0.0);
+            v.par_iter_mut()
+                .with_min_len(reduce::MIN_TASK)
+                .for_each(|x| *x = 0.0);
         }
         self.apply(d, kinds, disp);
         stats
@@ -247,11 +249,13 @@ impl PressureSolver {
     fn build(&mut self, d: &GridDims, labels: &[CellLabel]) {
         let n = d.n;
         let plane = n[0] * n[1];
+        let planes_per_task = (reduce::MIN_TASK / plane).max(1);
         // Fluid cells per plane, then plane start rows (deterministic prefix sum).
         self.plane_rows.resize(n[2] + 1, 0);
         self.plane_rows[1..]
             .par_iter_mut()
             .zip(labels.par_chunks(plane))
+            .with_min_len(planes_per_task)
             .for_each(|(cnt, lp)| {
                 *cnt = lp.iter().filter(|&&l| l == CellLabel::Fluid).count() as u32
             });
@@ -285,6 +289,7 @@ impl PressureSolver {
         self.row_of
             .par_chunks_mut(plane)
             .zip(labels.par_chunks(plane))
+            .with_min_len(planes_per_task)
             .enumerate()
             .for_each(|(k, (rp, lp))| {
                 let mut r = starts[k];
@@ -304,17 +309,27 @@ impl PressureSolver {
             let r = row_of[c];
             if r == NONE { dummy } else { r }
         };
-        for (c, &r) in row_of.iter().enumerate() {
-            if r != NONE {
-                self.cell_of[r as usize] = c as u32;
-            }
-        }
+        // Cell of each row, plane by plane (each plane's rows are a contiguous range).
+        let cp = SyncPtrU32(self.cell_of.as_mut_ptr());
+        row_of
+            .par_chunks(plane)
+            .with_min_len(planes_per_task)
+            .enumerate()
+            .for_each(|(k, rp)| {
+                for (l, &r) in rp.iter().enumerate() {
+                    if r != NONE {
+                        // SAFETY: rows of plane k are plane_rows[k]..plane_rows[k+1] < nf <=
+                        // cell_of.len(), written by this plane's task only.
+                        unsafe { *cp.get(r as usize) = (k * plane + l) as u32 };
+                    }
+                }
+            });
         let cell_of = &self.cell_of[..nf];
         self.nb[..nf]
             .par_iter_mut()
             .zip(self.diag[..nf].par_iter_mut())
             .zip(cell_of.par_iter())
-            .with_min_len(1024)
+            .with_min_len(reduce::MIN_ROWS)
             .for_each(|((nbr, dg), &c)| {
                 let c = c as usize;
                 // Fluid cells are interior: all six neighbours exist.
@@ -363,52 +378,57 @@ impl PressureSolver {
         let nf = self.nf;
         let (nb, dg, blocks) = (&self.nb, &self.diag, &self.blocks);
         let pc = SyncPtr(self.precon.as_mut_ptr());
-        (0..BLOCKS).into_par_iter().for_each(|b| {
-            let (s, e) = (blocks[b] as usize, blocks[b + 1] as usize);
-            let inb = |r: u32| (r as usize) >= s && (r as usize) < e;
-            let fl = |r: u32| inb(r) as u32 as f64;
-            // SAFETY: this task reads and writes only rows s..e of `precon` (neighbours outside
-            // the block are skipped), disjoint from every other block's rows.
-            let get = |r: u32| {
-                if inb(r) {
-                    unsafe { *pc.get(r as usize) }
-                } else {
-                    0.0
+        let used = (0..BLOCKS).filter(|&b| blocks[b] < blocks[b + 1]).count();
+        // One block (small systems): on this thread, without a hand-off to the pool.
+        (0..BLOCKS)
+            .into_par_iter()
+            .with_min_len(if used <= 1 { BLOCKS } else { 1 })
+            .for_each(|b| {
+                let (s, e) = (blocks[b] as usize, blocks[b + 1] as usize);
+                let inb = |r: u32| (r as usize) >= s && (r as usize) < e;
+                let fl = |r: u32| inb(r) as u32 as f64;
+                // SAFETY: this task reads and writes only rows s..e of `precon` (neighbours outside
+                // the block are skipped), disjoint from every other block's rows.
+                let get = |r: u32| {
+                    if inb(r) {
+                        unsafe { *pc.get(r as usize) }
+                    } else {
+                        0.0
+                    }
+                };
+                for r in s..e {
+                    let [xm, _, ym, _, zm, _] = nb[r];
+                    // Stored values are precon^2 = 1 / e (see `apply_precon`).
+                    let (pi2, pj2, pk2) = (get(xm), get(ym), get(zm));
+                    let diag = dg[r];
+                    let mut e_ = diag - pi2 - pj2 - pk2;
+                    // A_plus products: the -x neighbour's +y and +z neighbours being fluid (and in
+                    // the block), etc.
+                    let ex = if inb(xm) {
+                        let q = nb[xm as usize];
+                        fl(q[3]) + fl(q[5])
+                    } else {
+                        0.0
+                    };
+                    let ey = if inb(ym) {
+                        let q = nb[ym as usize];
+                        fl(q[1]) + fl(q[5])
+                    } else {
+                        0.0
+                    };
+                    let ez = if inb(zm) {
+                        let q = nb[zm as usize];
+                        fl(q[1]) + fl(q[3])
+                    } else {
+                        0.0
+                    };
+                    e_ -= TAU * (pi2 * ex + pj2 * ey + pk2 * ez);
+                    if e_ < SIGMA * diag {
+                        e_ = diag;
+                    }
+                    unsafe { *pc.get(r) = 1.0 / e_ };
                 }
-            };
-            for r in s..e {
-                let [xm, _, ym, _, zm, _] = nb[r];
-                // Stored values are precon^2 = 1 / e (see `apply_precon`).
-                let (pi2, pj2, pk2) = (get(xm), get(ym), get(zm));
-                let diag = dg[r];
-                let mut e_ = diag - pi2 - pj2 - pk2;
-                // A_plus products: the -x neighbour's +y and +z neighbours being fluid (and in
-                // the block), etc.
-                let ex = if inb(xm) {
-                    let q = nb[xm as usize];
-                    fl(q[3]) + fl(q[5])
-                } else {
-                    0.0
-                };
-                let ey = if inb(ym) {
-                    let q = nb[ym as usize];
-                    fl(q[1]) + fl(q[5])
-                } else {
-                    0.0
-                };
-                let ez = if inb(zm) {
-                    let q = nb[zm as usize];
-                    fl(q[1]) + fl(q[3])
-                } else {
-                    0.0
-                };
-                e_ -= TAU * (pi2 * ex + pj2 * ey + pk2 * ez);
-                if e_ < SIGMA * diag {
-                    e_ = diag;
-                }
-                unsafe { *pc.get(r) = 1.0 / e_ };
-            }
-        });
+            });
         self.precon[nf] = 0.0;
     }
 
@@ -430,13 +450,13 @@ impl PressureSolver {
             z[..nf]
                 .par_iter_mut()
                 .zip(r[..nf].par_iter())
-                .with_min_len(4096)
+                .with_min_len(reduce::MIN_TASK)
                 .for_each(|(z, r)| *z = *r);
             return reduce::dot(z, r, partials);
         }
         let (tp, zp_) = (SyncPtr(tmp.as_mut_ptr()), SyncPtr(z.as_mut_ptr()));
         let mut sums = [0.0f64; BLOCKS];
-        sums.par_iter_mut().enumerate().for_each(|(b, sum)| {
+        let solve_block = |b: usize, sum: &mut f64| {
             let (s, e) = (blocks[b] as usize, blocks[b + 1] as usize);
             // Bridson's fig. 5.7 with `p` his `precon` and `p2 = p^2` (what is stored):
             // forward `t_i = r_i + sum_{j<i} p_j q_j`, `q_i = p_i t_i`; backward
@@ -468,7 +488,19 @@ impl PressureSolver {
                 }
             }
             *sum = dot;
-        });
+        };
+        // Small systems are one block: solve it on this thread rather than hand the empty
+        // blocks to the pool (same result either way).
+        let used = (0..BLOCKS).filter(|&b| blocks[b] < blocks[b + 1]).count();
+        if used <= 1 {
+            for (b, sum) in sums.iter_mut().enumerate() {
+                solve_block(b, sum);
+            }
+        } else {
+            sums.par_iter_mut()
+                .enumerate()
+                .for_each(|(b, sum)| solve_block(b, sum));
+        }
         sums.iter().sum()
     }
 
@@ -477,7 +509,7 @@ impl PressureSolver {
         out[..nf]
             .par_iter_mut()
             .enumerate()
-            .with_min_len(2048)
+            .with_min_len(reduce::MIN_ROWS)
             .for_each(|(r, o)| {
                 let m = nb[r];
                 *o = diag[r] * s[r]
@@ -502,6 +534,7 @@ impl PressureSolver {
     ) -> f64 {
         out.par_chunks_mut(reduce::CHUNK)
             .zip(partials.par_iter_mut())
+            .with_min_len(reduce::MIN_ROWS.div_ceil(reduce::CHUNK))
             .enumerate()
             .for_each(|(ci, (oc, p))| {
                 let r0 = ci * reduce::CHUNK;
@@ -533,13 +566,13 @@ impl PressureSolver {
         for v in [&mut self.z, &mut self.tmp, &mut self.s] {
             v[..n1]
                 .par_iter_mut()
-                .with_min_len(4096)
+                .with_min_len(reduce::MIN_TASK)
                 .for_each(|x| *x = 0.0);
         }
         if !warm {
             self.q[..n1]
                 .par_iter_mut()
-                .with_min_len(4096)
+                .with_min_len(reduce::MIN_TASK)
                 .for_each(|x| *x = 0.0);
         }
         self.q[nf] = 0.0;
@@ -569,11 +602,11 @@ impl PressureSolver {
             r[..nf]
                 .par_iter_mut()
                 .zip(z[..nf].par_iter())
-                .with_min_len(4096)
+                .with_min_len(reduce::MIN_TASK)
                 .for_each(|(r, z)| *r -= z);
             z[..nf]
                 .par_iter_mut()
-                .with_min_len(4096)
+                .with_min_len(reduce::MIN_TASK)
                 .for_each(|x| *x = 0.0);
             rmax = reduce::max_abs(&r[..nf]);
             if rmax <= tol * bmax {
@@ -597,7 +630,7 @@ impl PressureSolver {
                 .par_iter_mut()
                 .zip(s.par_iter())
                 .zip(r.par_iter_mut().zip(z.par_iter()))
-                .with_min_len(4096)
+                .with_min_len(reduce::MIN_TASK)
                 .map(|((q, s), (r, z))| {
                     *q += alpha * s;
                     *r -= alpha * z;
@@ -612,7 +645,7 @@ impl PressureSolver {
             let beta = sigma_new / sigma;
             s.par_iter_mut()
                 .zip(z.par_iter())
-                .with_min_len(4096)
+                .with_min_len(reduce::MIN_TASK)
                 .for_each(|(s, z)| *s = z + beta * *s);
             sigma = sigma_new;
         }
@@ -632,7 +665,7 @@ impl PressureSolver {
         cell_of
             .par_iter()
             .enumerate()
-            .with_min_len(1024)
+            .with_min_len(reduce::MIN_ROWS)
             .for_each(|(r, &c)| {
                 let c = c as usize;
                 let ijk = [c % n[0], (c / n[0]) % n[1], c / (n[0] * n[1])];
@@ -654,6 +687,21 @@ impl PressureSolver {
                     }
                 }
             });
+    }
+}
+
+/// A shared pointer to the row-to-cell table, written at disjoint rows (see
+/// [`PressureSolver::build`]).
+#[derive(Clone, Copy)]
+struct SyncPtrU32(*mut u32);
+// SAFETY: each row is written by the task of its own z-plane only.
+unsafe impl Send for SyncPtrU32 {}
+unsafe impl Sync for SyncPtrU32 {}
+impl SyncPtrU32 {
+    /// Pointer to element `i`. Callers guarantee exclusive access to it and `i` in bounds.
+    #[inline(always)]
+    unsafe fn get(self, i: usize) -> *mut u32 {
+        unsafe { self.0.add(i) }
     }
 }
 

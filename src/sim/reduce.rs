@@ -11,6 +11,15 @@ use rayon::prelude::*;
 /// Elements per chunk of a deterministic sum.
 pub const CHUNK: usize = 4096;
 
+/// Fewest elements per rayon task of a streaming vector operation (an axpy, a dot product):
+/// below this a hand-off to another thread costs more than the work. Task sizes never change
+/// results (sums are cut into [`CHUNK`]s whatever the tasks).
+pub const MIN_TASK: usize = 32 * 1024;
+
+/// Fewest rows per rayon task of a per-row loop over the pressure system (a matrix-vector
+/// product, building the rows).
+pub const MIN_ROWS: usize = 8 * 1024;
+
 /// Number of partial sums a vector of `n` elements needs.
 pub fn partials_len(n: usize) -> usize {
     n.div_ceil(CHUNK)
@@ -21,6 +30,7 @@ pub fn dot(a: &[f64], b: &[f64], partials: &mut [f64]) -> f64 {
     a.par_chunks(CHUNK)
         .zip(b.par_chunks(CHUNK))
         .zip(partials.par_iter_mut())
+        .with_min_len(MIN_TASK / CHUNK)
         .for_each(|((x, y), p)| {
             let mut s = 0.0;
             for (u, v) in x.iter().zip(y) {
@@ -34,7 +44,7 @@ pub fn dot(a: &[f64], b: &[f64], partials: &mut [f64]) -> f64 {
 /// `max_i |a_i|`.
 pub fn max_abs(a: &[f64]) -> f64 {
     a.par_iter()
-        .with_min_len(CHUNK)
+        .with_min_len(MIN_TASK)
         .map(|x| x.abs())
         .reduce(|| 0.0, f64::max)
 }

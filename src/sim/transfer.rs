@@ -108,22 +108,28 @@ pub fn splat(
 
 /// Cell labels: wall layer solid, a cell holding a particle fluid, the rest empty.
 pub fn label_cells(d: &GridDims, sp: &SortedParticles, labels: &mut [CellLabel]) {
-    let plane = d.n[0] * d.n[1];
+    let n = d.n;
+    let plane = n[0] * n[1];
     labels
         .par_chunks_mut(plane)
         .enumerate()
         .for_each(|(k, lp)| {
-            for j in 0..d.n[1] {
-                for i in 0..d.n[0] {
-                    let c = d.cell(i, j, k);
-                    lp[i + d.n[0] * j] = if d.is_wall_cell(i, j, k) {
-                        CellLabel::Solid
-                    } else if sp.cell_start[c + 1] > sp.cell_start[c] {
+            for (j, row) in lp.chunks_exact_mut(n[0]).enumerate() {
+                if k == 0 || k + 1 == n[2] || j == 0 || j + 1 == n[1] {
+                    row.fill(CellLabel::Solid);
+                    continue;
+                }
+                let c0 = d.cell(0, j, k);
+                let starts = &sp.cell_start[c0..c0 + n[0] + 1];
+                for (out, s) in row.iter_mut().zip(starts.windows(2)) {
+                    *out = if s[1] > s[0] {
                         CellLabel::Fluid
                     } else {
                         CellLabel::Empty
                     };
                 }
+                row[0] = CellLabel::Solid;
+                row[n[0] - 1] = CellLabel::Solid;
             }
         });
 }
@@ -140,29 +146,58 @@ pub fn gather_and_advect(
     dt: f32,
 ) {
     let (lo, hi) = d.interior_bounds(super::advect::WALL_MARGIN * d.h);
-    let clamp = |p: [f32; 3]| -> [f32; 3] { std::array::from_fn(|a| p[a].clamp(lo[a], hi[a])) };
+    #[inline(always)]
+    fn clamp(p: [f32; 3], lo: [f32; 3], hi: [f32; 3]) -> [f32; 3] {
+        [
+            p[0].clamp(lo[0], hi[0]),
+            p[1].clamp(lo[1], hi[1]),
+            p[2].clamp(lo[2], hi[2]),
+        ]
+    }
+    // Chunks of particles with a plain loop inside (one task call per chunk, so the whole
+    // per-particle work inlines into one loop).
+    const CHUNK: usize = 512;
     let [px, py, pz] = &mut sp.pos;
     let [vx, vy, vz] = &mut sp.vel;
-    px.par_iter_mut()
-        .zip(py.par_iter_mut())
-        .zip(pz.par_iter_mut())
+    px.par_chunks_mut(CHUNK)
+        .zip(py.par_chunks_mut(CHUNK))
+        .zip(pz.par_chunks_mut(CHUNK))
         .zip(
-            vx.par_iter_mut()
-                .zip(vy.par_iter_mut())
-                .zip(vz.par_iter_mut()),
+            vx.par_chunks_mut(CHUNK)
+                .zip(vy.par_chunks_mut(CHUNK))
+                .zip(vz.par_chunks_mut(CHUNK)),
         )
-        .with_min_len(1024)
+        .with_min_len(2)
         .for_each(|(((x, y), z), ((vx, vy), vz))| {
-            let p = [*x, *y, *z];
-            let st = d.stencil(p);
-            let vn: [f32; 3] = std::array::from_fn(|a| d.interp(&st, a, &vel_new[a]));
-            let dv: [f32; 3] = std::array::from_fn(|a| d.interp(&st, a, &delta[a]));
-            *vx = flip * (*vx + dv[0]) + (1.0 - flip) * vn[0];
-            *vy = flip * (*vy + dv[1]) + (1.0 - flip) * vn[1];
-            *vz = flip * (*vz + dv[2]) + (1.0 - flip) * vn[2];
-            let mid = clamp(std::array::from_fn(|a| p[a] + 0.5 * dt * vn[a]));
-            let um = d.sample_velocity(vel_new, mid);
-            let q = clamp(std::array::from_fn(|a| p[a] + dt * um[a]));
-            (*x, *y, *z) = (q[0], q[1], q[2]);
+            let n = x.len();
+            let (y, z, vx, vy, vz) = (
+                &mut y[..n],
+                &mut z[..n],
+                &mut vx[..n],
+                &mut vy[..n],
+                &mut vz[..n],
+            );
+            for i in 0..n {
+                let p = [x[i], y[i], z[i]];
+                let st = d.stencil(p);
+                let vn = d.interp3(&st, vel_new);
+                let dv = d.interp3(&st, delta);
+                vx[i] = flip * (vx[i] + dv[0]) + (1.0 - flip) * vn[0];
+                vy[i] = flip * (vy[i] + dv[1]) + (1.0 - flip) * vn[1];
+                vz[i] = flip * (vz[i] + dv[2]) + (1.0 - flip) * vn[2];
+                let h = 0.5 * dt;
+                let mid = clamp(
+                    [p[0] + h * vn[0], p[1] + h * vn[1], p[2] + h * vn[2]],
+                    lo,
+                    hi,
+                );
+                let um = d.sample_velocity(vel_new, mid);
+                let q = clamp(
+                    [p[0] + dt * um[0], p[1] + dt * um[1], p[2] + dt * um[2]],
+                    lo,
+                    hi,
+                );
+                (x[i], y[i], z[i]) = (q[0], q[1], q[2]);
+            }
         });
 }
