@@ -1393,12 +1393,8 @@ pub fn validate(scene: &Scene, file: &Path) -> Result<(), InputError> {
             "set the iteration cap, e.g. 1000",
         ));
     }
-    if let Err(e) = scene.surface.validate() {
-        return Err(err(
-            "surface",
-            format!("{e:#}"),
-            "see the surface section of README.md",
-        ));
+    if let Err(e) = scene.surface.validate_for(&scene.domain) {
+        return Err(err("surface", e.message, &e.fix));
     }
     if let Err(e) = scene.render.validate() {
         return Err(err(

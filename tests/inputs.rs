@@ -818,3 +818,27 @@ fn mutated_scenes_and_particle_files_never_panic() {
     }
     assert!(ok > 100 && err > 1000, "{ok} loaded, {err} refused");
 }
+
+#[test]
+fn surface_grid_too_fine_for_the_domain() {
+    // Below the fixed lower bound.
+    expect_failure(
+        "s.json",
+        &native(&format!(
+            r#""sources": [{BOX}], "surface": {{"cell_size_factor": 0.001}}"#
+        )),
+        &[],
+        &["s.json", "surface.cell_size_factor is 0.001", "fix:"],
+    );
+    // Above the bound, but a 400^3 domain would need ~2e10 sampling points: refused before
+    // frame 0 (it used to abort with a failed allocation) with the smallest factor that fits.
+    let text = r#"{"domain": {"lower": [0, 0, 0], "cell_size": 0.01, "resolution": [400, 400, 400]},
+        "sources": [{"type": "box", "min": [0.1, 0.1, 0.1], "max": [0.2, 0.2, 0.2]}],
+        "surface": {"cell_size_factor": 0.06}}"#;
+    expect_failure(
+        "s.json",
+        text,
+        &[],
+        &["surface.cell_size_factor is 0.06", "points", "at least 0."],
+    );
+}

@@ -139,6 +139,12 @@ fn flags_override_for_this_invocation_only_and_errors_name_the_fix() {
     assert!(e.contains("frame_0010.bin") && e.contains("0..9"), "{e}");
     let e = err(&["mesh", p, "--cell-size-factor=-2"]);
     assert!(e.contains("surface.cell_size_factor"), "{e}");
+    // Used to abort on a 6 GB allocation.
+    let e = err(&["mesh", p, "--cell-size-factor", "0.001", "--frames", "1"]);
+    assert!(
+        e.contains("surface.cell_size_factor is 0.001") && e.contains("fix:"),
+        "{e}"
+    );
     let e = err(&["mesh", p, "--method", "blobs"]);
     assert!(e.contains("zhu_bridson"), "{e}");
     let e = err(&["mesh", "/nonexistent/surge-run"]);

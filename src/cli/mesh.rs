@@ -142,7 +142,7 @@ pub fn run(global: &GlobalArgs, args: MeshArgs) -> anyhow::Result<()> {
     let layout = RunLayout::new(&args.out);
     let mut scene = crate::scene::read_resolved(&layout.scene())?;
     scene.surface = args.surface.apply(&scene.surface);
-    scene.surface.validate().context(
+    scene.surface.validate_for(&scene.domain).context(
         "surface settings (scene.json's `surface` section with the command-line flags applied)",
     )?;
     let present = particle_frames(&layout)?;
