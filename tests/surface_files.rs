@@ -145,6 +145,8 @@ fn flags_override_for_this_invocation_only_and_errors_name_the_fix() {
         e.contains("surface.cell_size_factor is 0.001") && e.contains("fix:"),
         "{e}"
     );
+    let e = err(&["mesh", p, "--particle-radius", "-1"]);
+    assert!(e.contains("surface.particle_radius is -1"), "{e}");
     let e = err(&["mesh", p, "--method", "blobs"]);
     assert!(e.contains("zhu_bridson"), "{e}");
     let e = err(&["mesh", "/nonexistent/surge-run"]);
@@ -289,4 +291,27 @@ print(len(e["vertex"].data), len(e["face"].data))
     assert_eq!(w[11].parse::<u64>().unwrap(), idx);
     assert!(lines[1].contains("frame 4"), "{}", lines[1]);
     assert_eq!(lines[2], "0 0");
+}
+
+#[test]
+fn a_run_without_particle_frames_says_why() {
+    let d = tempfile::tempdir().unwrap();
+    let mut s = dam_break();
+    s.output.particles = false;
+    let layout = RunLayout::new(d.path());
+    surge::output::atomic_write(
+        &layout.scene(),
+        serde_json::to_string_pretty(&s).unwrap().as_bytes(),
+    )
+    .unwrap();
+    let p = d.path().to_str().unwrap();
+    for cmd in ["mesh", "preview"] {
+        let o = surge(&[cmd, p]);
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{e}");
+        assert!(
+            e.contains("output.particles: false") && e.contains("\n  fix: re-run"),
+            "{cmd}: {e}"
+        );
+    }
 }
