@@ -2,39 +2,11 @@
 //! the field (or line) and the fix, and leaves an existing output folder exactly as it was, even
 //! with `--overwrite` (everything is validated before anything is written).
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
-const SURGE: &str = env!("CARGO_BIN_EXE_surge");
-
-fn surge(cwd: &Path, args: &[&str]) -> Output {
-    Command::new(SURGE)
-        .current_dir(cwd)
-        .args(args)
-        .output()
-        .expect("surge runs")
-}
-
-/// Every file under `dir`, relative path -> bytes.
-fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                out.insert(
-                    p.strip_prefix(dir).unwrap().to_path_buf(),
-                    std::fs::read(&p).unwrap(),
-                );
-            }
-        }
-    }
-    out
-}
+mod common;
+use common::{SURGE, snapshot, surge};
 
 /// A folder that looks like a previous run's output.
 fn previous_run(dir: &Path) -> PathBuf {

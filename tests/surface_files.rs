@@ -1,10 +1,13 @@
 //! `surge mesh` and the PLY files: frame splitting, flags, errors, independent PLY readers.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use surge::output::{RunLayout, frame::ParticleFrame};
 use surge::scene::Scene;
 use surge::sim::{Particles, Simulation};
+
+mod common;
+use common::venv_python;
 
 const FRAMES: u32 = 9;
 
@@ -210,26 +213,6 @@ fn ply_reads_back_with_ply_rs_bw() {
         .read_ply(&mut &empty[..])
         .unwrap();
     assert_eq!(ply.header.elements["vertex"].count, 0);
-}
-
-/// The venv python (scripts/setup_python.sh), or None when absent outside CI.
-pub fn venv_python() -> Option<PathBuf> {
-    let p = std::env::var_os("SURGE_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python"));
-    if p.exists() {
-        return Some(p);
-    }
-    assert!(
-        std::env::var("CI").as_deref() != Ok("true"),
-        "CI=true but the Python venv ({}) is missing: run scripts/setup_python.sh (scripts/test.sh does)",
-        p.display()
-    );
-    eprintln!(
-        "SKIPPED: no Python venv at {}; run scripts/setup_python.sh",
-        p.display()
-    );
-    None
 }
 
 #[test]
