@@ -921,20 +921,26 @@ fn tutorial_scene(text: &str, file: &Path, base_dir: &Path) -> Result<Scene, Inp
     let t: TutorialFile = typed(text, file)?;
     let err =
         |field: &str, problem: String, fix: &str| InputError::field(file, field, problem, fix);
-    if !(t.dt.is_finite() && t.dt > 0.0) {
-        return Err(err(
-            "dt",
-            format!("the time step must be > 0, got {}", t.dt),
-            "set `dt` to the fixed step in seconds, e.g. 0.001111112",
-        ));
-    }
-    if !(t.total_time.is_finite() && t.total_time > 0.0) {
-        return Err(err(
-            "total_time",
-            format!("must be > 0, got {}", t.total_time),
-            "set the simulated duration in seconds, e.g. 5.0",
-        ));
-    }
+    // `what` prefixes "must be > 0" (e.g. "the time step ").
+    let positive = |field: &str, v: f64, what: &str, fix: &str| -> Result<(), InputError> {
+        if v.is_finite() && v > 0.0 {
+            Ok(())
+        } else {
+            Err(err(field, format!("{what}must be > 0, got {v}"), fix))
+        }
+    };
+    positive(
+        "dt",
+        t.dt,
+        "the time step ",
+        "set `dt` to the fixed step in seconds, e.g. 0.001111112",
+    )?;
+    positive(
+        "total_time",
+        t.total_time,
+        "",
+        "set the simulated duration in seconds, e.g. 5.0",
+    )?;
     if t.total_time / t.dt > 1e9 {
         return Err(err(
             "dt",
@@ -956,20 +962,18 @@ fn tutorial_scene(text: &str, file: &Path, base_dir: &Path) -> Result<Scene, Inp
             "check the exponent of `dt`, e.g. 0.001111112",
         ));
     }
-    if !(t.density.is_finite() && t.density > 0.0) {
-        return Err(err(
-            "density",
-            format!("must be > 0, got {}", t.density),
-            "set the liquid density in kg/m^3, e.g. 1000",
-        ));
-    }
-    if !(t.h.is_finite() && t.h > 0.0) {
-        return Err(err(
-            "h",
-            format!("the cell width must be > 0, got {}", t.h),
-            "set `h` to the cell edge length in metres, e.g. 0.01",
-        ));
-    }
+    positive(
+        "density",
+        t.density,
+        "",
+        "set the liquid density in kg/m^3, e.g. 1000",
+    )?;
+    positive(
+        "h",
+        t.h,
+        "the cell width ",
+        "set `h` to the cell edge length in metres, e.g. 0.01",
+    )?;
     for a in 0..3 {
         if t.res[a] < 3 {
             return Err(err(
@@ -1179,6 +1183,20 @@ pub fn validate(scene: &Scene, file: &Path) -> Result<(), InputError> {
             None => Ok(()),
         }
     };
+    // A box's or sphere's initial velocity: finite and of a plausible size.
+    let source_velocity = |f: &str, velocity: &[f64; 3]| -> Result<(), InputError> {
+        finite3(
+            &format!("{f}.velocity"),
+            velocity,
+            "give three finite numbers in m/s",
+        )?;
+        bounded(
+            &format!("{f}.velocity"),
+            velocity,
+            "m/s",
+            "check the exponent; give the initial velocity in m/s",
+        )
+    };
     bounded(
         "gravity",
         &scene.gravity,
@@ -1219,17 +1237,7 @@ pub fn validate(scene: &Scene, file: &Path) -> Result<(), InputError> {
                     max,
                     "give three finite numbers in metres",
                 )?;
-                finite3(
-                    &format!("{f}.velocity"),
-                    velocity,
-                    "give three finite numbers in m/s",
-                )?;
-                bounded(
-                    &format!("{f}.velocity"),
-                    velocity,
-                    "m/s",
-                    "check the exponent; give the initial velocity in m/s",
-                )?;
+                source_velocity(&f, velocity)?;
                 for a in 0..3 {
                     if min[a] >= max[a] {
                         return Err(err(
@@ -1255,17 +1263,7 @@ pub fn validate(scene: &Scene, file: &Path) -> Result<(), InputError> {
                     "give three finite numbers in metres",
                 )?;
                 positive(&format!("{f}.radius"), *radius, "give the radius in metres")?;
-                finite3(
-                    &format!("{f}.velocity"),
-                    velocity,
-                    "give three finite numbers in m/s",
-                )?;
-                bounded(
-                    &format!("{f}.velocity"),
-                    velocity,
-                    "m/s",
-                    "check the exponent; give the initial velocity in m/s",
-                )?;
+                source_velocity(&f, velocity)?;
                 (center.map(|c| c - radius), center.map(|c| c + radius))
             }
             Source::ParticleFile { .. } => continue,
@@ -1393,12 +1391,8 @@ pub fn validate(scene: &Scene, file: &Path) -> Result<(), InputError> {
             "set the iteration cap, e.g. 1000",
         ));
     }
-    if let Err(e) = scene.surface.validate() {
-        return Err(err(
-            "surface",
-            format!("{e:#}"),
-            "see the surface section of README.md",
-        ));
+    if let Err(e) = scene.surface.validate_for(&scene.domain) {
+        return Err(err("surface", e.message, &e.fix));
     }
     if let Err(e) = scene.render.validate() {
         return Err(err(

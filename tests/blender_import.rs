@@ -2,29 +2,13 @@
 //! `scripts/setup_python.sh` makes; `scripts/test.sh` passes it as SURGE_PYTHON). Skipped when
 //! the venv is missing, except with CI=true, where that fails the test.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use surge::output::{RunLayout, frame::ParticleFrame};
 use surge::sim::{Particles, Simulation};
 
-fn venv_python() -> Option<PathBuf> {
-    let p = std::env::var_os("SURGE_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python"));
-    if p.exists() {
-        return Some(p);
-    }
-    assert!(
-        std::env::var("CI").as_deref() != Ok("true"),
-        "CI=true but the Python venv ({}) is missing: run scripts/setup_python.sh (scripts/test.sh does)",
-        p.display()
-    );
-    eprintln!(
-        "SKIPPED: no Python venv at {}; run scripts/setup_python.sh",
-        p.display()
-    );
-    None
-}
+mod common;
+use common::venv_python;
 
 /// A falling ball over 6 frames; frame 3 has no liquid (an empty PLY).
 fn make_sequence(root: &Path) -> usize {

@@ -1,23 +1,14 @@
 //! `surge run` through the real binary: outputs, determinism across thread counts, the tutorial
 //! input, overwrite refusal.
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
-const SURGE: &str = env!("CARGO_BIN_EXE_surge");
+mod common;
+use common::{SURGE, outputs, surge_with_threads as surge};
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn surge(cwd: &Path, args: &[&str], threads: Option<&str>) -> Output {
-    let mut c = Command::new(SURGE);
-    c.current_dir(cwd).args(args);
-    if let Some(t) = threads {
-        c.env("RAYON_NUM_THREADS", t);
-    }
-    c.output().expect("surge runs")
 }
 
 fn ok(o: &Output) {
@@ -26,39 +17,6 @@ fn ok(o: &Output) {
         "surge failed: {}",
         String::from_utf8_lossy(&o.stderr)
     );
-}
-
-/// Every file under `dir`, relative path -> bytes; stats lines (`stats.jsonl`, `stats/`) lose
-/// their timing part.
-fn outputs(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-                continue;
-            }
-            let rel = p.strip_prefix(dir).unwrap().to_path_buf();
-            let mut bytes = std::fs::read(&p).unwrap();
-            if rel == Path::new("stats.jsonl") || rel.starts_with("stats") {
-                // stats.jsonl and stats/frame_NNNN.json: one JSON line per frame.
-                let text = String::from_utf8(bytes).unwrap();
-                let lines: Vec<String> = text
-                    .lines()
-                    .map(|l| {
-                        surge::output::stats::deterministic_part(l)
-                            .expect("stats line is JSON")
-                            .to_string()
-                    })
-                    .collect();
-                bytes = lines.join("\n").into_bytes();
-            }
-            out.insert(rel, bytes);
-        }
-    }
-    out
 }
 
 #[test]

@@ -2,39 +2,11 @@
 //! the field (or line) and the fix, and leaves an existing output folder exactly as it was, even
 //! with `--overwrite` (everything is validated before anything is written).
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
-const SURGE: &str = env!("CARGO_BIN_EXE_surge");
-
-fn surge(cwd: &Path, args: &[&str]) -> Output {
-    Command::new(SURGE)
-        .current_dir(cwd)
-        .args(args)
-        .output()
-        .expect("surge runs")
-}
-
-/// Every file under `dir`, relative path -> bytes.
-fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                out.insert(
-                    p.strip_prefix(dir).unwrap().to_path_buf(),
-                    std::fs::read(&p).unwrap(),
-                );
-            }
-        }
-    }
-    out
-}
+mod common;
+use common::{SURGE, snapshot, surge};
 
 /// A folder that looks like a previous run's output.
 fn previous_run(dir: &Path) -> PathBuf {
@@ -817,4 +789,28 @@ fn mutated_scenes_and_particle_files_never_panic() {
         }
     }
     assert!(ok > 100 && err > 1000, "{ok} loaded, {err} refused");
+}
+
+#[test]
+fn surface_grid_too_fine_for_the_domain() {
+    // Below the fixed lower bound.
+    expect_failure(
+        "s.json",
+        &native(&format!(
+            r#""sources": [{BOX}], "surface": {{"cell_size_factor": 0.001}}"#
+        )),
+        &[],
+        &["s.json", "surface.cell_size_factor is 0.001", "fix:"],
+    );
+    // Above the bound, but a 400^3 domain would need ~2e10 sampling points: refused before
+    // frame 0 (it used to abort with a failed allocation) with the smallest factor that fits.
+    let text = r#"{"domain": {"lower": [0, 0, 0], "cell_size": 0.01, "resolution": [400, 400, 400]},
+        "sources": [{"type": "box", "min": [0.1, 0.1, 0.1], "max": [0.2, 0.2, 0.2]}],
+        "surface": {"cell_size_factor": 0.06}}"#;
+    expect_failure(
+        "s.json",
+        text,
+        &[],
+        &["surface.cell_size_factor is 0.06", "points", "at least 0."],
+    );
 }

@@ -1,12 +1,12 @@
 //! Checkpoints and `surge resume` through the real binary: a resumed run is byte-identical to an
 //! uninterrupted one (every output; stats apart from their `seconds`), whatever stopped it.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-const SURGE: &str = env!("CARGO_BIN_EXE_surge");
+mod common;
+use common::{SURGE, outputs, surge};
 
 fn tiny() -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -15,51 +15,10 @@ fn tiny() -> String {
         .into_owned()
 }
 
-fn surge(cwd: &Path, args: &[&str]) -> Output {
-    Command::new(SURGE)
-        .current_dir(cwd)
-        .args(args)
-        .output()
-        .expect("surge runs")
-}
-
 fn ok(o: &Output) -> String {
     let err = String::from_utf8_lossy(&o.stderr).into_owned();
     assert!(o.status.success(), "surge failed ({:?}): {err}", o.status);
     err
-}
-
-/// Every file under `dir`, relative path -> bytes; stats lines (`stats.jsonl`, `stats/`) lose
-/// their timing part.
-fn outputs(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-                continue;
-            }
-            let rel = p.strip_prefix(dir).unwrap().to_path_buf();
-            let mut bytes = std::fs::read(&p).unwrap();
-            if rel == Path::new("stats.jsonl") || rel.starts_with("stats") {
-                // stats.jsonl and stats/frame_NNNN.json: one JSON line per frame.
-                let text = String::from_utf8(bytes).unwrap();
-                let lines: Vec<String> = text
-                    .lines()
-                    .map(|l| {
-                        surge::output::stats::deterministic_part(l)
-                            .expect("stats line is JSON")
-                            .to_string()
-                    })
-                    .collect();
-                bytes = lines.join("\n").into_bytes();
-            }
-            out.insert(rel, bytes);
-        }
-    }
-    out
 }
 
 fn assert_same(a: &Path, b: &Path) {

@@ -1,10 +1,13 @@
 //! `surge mesh` and the PLY files: frame splitting, flags, errors, independent PLY readers.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use surge::output::{RunLayout, frame::ParticleFrame};
 use surge::scene::Scene;
 use surge::sim::{Particles, Simulation};
+
+mod common;
+use common::venv_python;
 
 const FRAMES: u32 = 9;
 
@@ -139,6 +142,14 @@ fn flags_override_for_this_invocation_only_and_errors_name_the_fix() {
     assert!(e.contains("frame_0010.bin") && e.contains("0..9"), "{e}");
     let e = err(&["mesh", p, "--cell-size-factor=-2"]);
     assert!(e.contains("surface.cell_size_factor"), "{e}");
+    // Used to abort on a 6 GB allocation.
+    let e = err(&["mesh", p, "--cell-size-factor", "0.001", "--frames", "1"]);
+    assert!(
+        e.contains("surface.cell_size_factor is 0.001") && e.contains("fix:"),
+        "{e}"
+    );
+    let e = err(&["mesh", p, "--particle-radius", "-1"]);
+    assert!(e.contains("surface.particle_radius is -1"), "{e}");
     let e = err(&["mesh", p, "--method", "blobs"]);
     assert!(e.contains("zhu_bridson"), "{e}");
     let e = err(&["mesh", "/nonexistent/surge-run"]);
@@ -204,26 +215,6 @@ fn ply_reads_back_with_ply_rs_bw() {
     assert_eq!(ply.header.elements["vertex"].count, 0);
 }
 
-/// The venv python (scripts/setup_python.sh), or None when absent outside CI.
-pub fn venv_python() -> Option<PathBuf> {
-    let p = std::env::var_os("SURGE_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python"));
-    if p.exists() {
-        return Some(p);
-    }
-    assert!(
-        std::env::var("CI").as_deref() != Ok("true"),
-        "CI=true but the Python venv ({}) is missing: run scripts/setup_python.sh (scripts/test.sh does)",
-        p.display()
-    );
-    eprintln!(
-        "SKIPPED: no Python venv at {}; run scripts/setup_python.sh",
-        p.display()
-    );
-    None
-}
-
 #[test]
 fn ply_reads_back_with_python_plyfile() {
     let Some(py) = venv_python() else { return };
@@ -283,4 +274,27 @@ print(len(e["vertex"].data), len(e["face"].data))
     assert_eq!(w[11].parse::<u64>().unwrap(), idx);
     assert!(lines[1].contains("frame 4"), "{}", lines[1]);
     assert_eq!(lines[2], "0 0");
+}
+
+#[test]
+fn a_run_without_particle_frames_says_why() {
+    let d = tempfile::tempdir().unwrap();
+    let mut s = dam_break();
+    s.output.particles = false;
+    let layout = RunLayout::new(d.path());
+    surge::output::atomic_write(
+        &layout.scene(),
+        serde_json::to_string_pretty(&s).unwrap().as_bytes(),
+    )
+    .unwrap();
+    let p = d.path().to_str().unwrap();
+    for cmd in ["mesh", "preview"] {
+        let o = surge(&[cmd, p]);
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{e}");
+        assert!(
+            e.contains("output.particles: false") && e.contains("\n  fix: re-run"),
+            "{cmd}: {e}"
+        );
+    }
 }

@@ -33,13 +33,13 @@ pub struct SurfaceArgs {
     #[arg(long, value_parser = parse_method)]
     pub method: Option<Method>,
     /// Particle radius, m.
-    #[arg(long, value_name = "M")]
+    #[arg(long, value_name = "M", allow_negative_numbers = true)]
     pub particle_radius: Option<f64>,
     /// Kernel radius as a multiple of the particle radius.
-    #[arg(long, value_name = "F")]
+    #[arg(long, value_name = "F", allow_negative_numbers = true)]
     pub kernel_radius_factor: Option<f64>,
     /// Mesh cell size as a fraction of the simulation cell size.
-    #[arg(long, value_name = "F")]
+    #[arg(long, value_name = "F", allow_negative_numbers = true)]
     pub cell_size_factor: Option<f64>,
     /// Passes of the level-set blur before meshing (0: off).
     #[arg(long, value_name = "N")]
@@ -112,16 +112,17 @@ pub fn parse_frames(s: &str) -> anyhow::Result<(u32, Option<u32>)> {
     }
 }
 
-/// Frame numbers of `particles/frame_NNNN.bin` files, ascending.
-fn particle_frames(layout: &RunLayout) -> anyhow::Result<Vec<u32>> {
+/// Frame numbers of `particles/frame_NNNN.bin` files, ascending. `particles_on`: the scene's
+/// `output.particles` (a run without it has no particle frames).
+fn particle_frames(layout: &RunLayout, particles_on: bool) -> anyhow::Result<Vec<u32>> {
     let dir = layout.particles_dir();
-    let entries = std::fs::read_dir(&dir).with_context(|| {
-        format!(
-            "reading {}: no particle frames; is {} the output folder of a `surge run`?",
-            dir.display(),
-            layout.root.display()
-        )
-    })?;
+    let entries = match std::fs::read_dir(&dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(no_particle_frames(layout, particles_on));
+        }
+        Err(e) => return Err(anyhow::Error::new(e).context(format!("reading {}", dir.display()))),
+    };
     let mut frames = Vec::new();
     for e in entries {
         let name = e?.file_name();
@@ -135,17 +136,49 @@ fn particle_frames(layout: &RunLayout) -> anyhow::Result<Vec<u32>> {
         }
     }
     frames.sort_unstable();
+    if frames.is_empty() {
+        return Err(no_particle_frames(layout, particles_on));
+    }
     Ok(frames)
+}
+
+/// The error for a run folder without particle frames, shared with `surge preview`.
+pub(crate) fn no_particle_frames(layout: &RunLayout, particles_on: bool) -> anyhow::Error {
+    let dir = layout.particles_dir();
+    if particles_on {
+        super::fail(
+            format!(
+                "{}: no particle frames (frame_NNNN.bin): the run wrote none yet",
+                dir.display()
+            ),
+            format!(
+                "give the output folder of a `surge run` that has written frames, or continue this one with `surge resume {}`",
+                layout.root.display()
+            ),
+        )
+    } else {
+        super::fail(
+            format!(
+                "{}: no particle frames: the run was made with `output.particles: false` (see {})",
+                dir.display(),
+                layout.scene().display()
+            ),
+            format!(
+                "re-run the scene with `\"output\": {{\"particles\": true}}` (the default): `surge run SCENE -o {} --overwrite`",
+                layout.root.display()
+            ),
+        )
+    }
 }
 
 pub fn run(global: &GlobalArgs, args: MeshArgs) -> anyhow::Result<()> {
     let layout = RunLayout::new(&args.out);
     let mut scene = crate::scene::read_resolved(&layout.scene())?;
     scene.surface = args.surface.apply(&scene.surface);
-    scene.surface.validate().context(
+    scene.surface.validate_for(&scene.domain).context(
         "surface settings (scene.json's `surface` section with the command-line flags applied)",
     )?;
-    let present = particle_frames(&layout)?;
+    let present = particle_frames(&layout, scene.output.particles)?;
     let frames: Vec<u32> = match &args.frames {
         None => present.clone(),
         Some(spec) => {
@@ -199,8 +232,9 @@ pub fn run(global: &GlobalArgs, args: MeshArgs) -> anyhow::Result<()> {
     }
     if !global.quiet {
         eprintln!(
-            "meshed {} frames in {:.2} s",
+            "meshed {} frame{} in {:.2} s",
             frames.len(),
+            if frames.len() == 1 { "" } else { "s" },
             t0.elapsed().as_secs_f64()
         );
     }

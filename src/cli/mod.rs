@@ -81,6 +81,12 @@ pub fn error_text(e: &anyhow::Error) -> String {
     out
 }
 
+/// An error displayed as `PROBLEM` then `  fix: FIX` on a second line, the form [`error_text`]
+/// (and [`crate::scene::InputError`]) use, so that the fix is printed last.
+pub(crate) fn fail(problem: impl std::fmt::Display, fix: impl std::fmt::Display) -> anyhow::Error {
+    anyhow::anyhow!("{problem}\n  fix: {fix}")
+}
+
 fn dispatch(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Run(a) => run::run(&cli.global, a),

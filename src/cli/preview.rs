@@ -36,10 +36,10 @@ pub struct PreviewArgs {
     #[arg(long, value_name = "X,Y,Z", value_parser = parse_vec3, allow_hyphen_values = true)]
     pub up: Option<[f64; 3]>,
     /// Vertical field of view, degrees. (default: the scene's, 35)
-    #[arg(long, value_name = "DEGREES")]
+    #[arg(long, value_name = "DEGREES", allow_negative_numbers = true)]
     pub fov: Option<f64>,
     /// Sphere radius, m. (default: the scene's, else half the particle spacing)
-    #[arg(long, value_name = "METRES")]
+    #[arg(long, value_name = "METRES", allow_negative_numbers = true)]
     pub radius: Option<f64>,
     /// Speed at the fast (yellow) end of the colour map, m/s; the slow end stays as the scene
     /// says (0 by default). (default: the scene's, else sqrt(2 |g| height))
@@ -155,11 +155,10 @@ pub fn run(global: &GlobalArgs, args: PreviewArgs) -> anyhow::Result<()> {
                 .filter(|&f| layout.particles(f).exists())
                 .collect();
             if all.is_empty() {
-                bail!(
-                    "{}: no particle frames (frame_NNNN.bin); the run wrote none, or it ran \
-                     with output.particles off",
-                    layout.particles_dir().display()
-                );
+                return Err(super::mesh::no_particle_frames(
+                    &layout,
+                    scene.output.particles,
+                ));
             }
             all
         }

@@ -72,7 +72,8 @@ pub struct SurfaceSettings {
     /// (default: `3.2`, about one simulation cell)
     #[serde(default = "default_kernel_radius_factor")]
     pub kernel_radius_factor: f64,
-    /// Mesh cell size as a fraction of the simulation cell size, in (0, 4]. (default: `0.5`)
+    /// Mesh cell size as a fraction of the simulation cell size, in [0.05, 4], and coarse enough
+    /// that the level-set grid spans at most 2^34 points over the domain. (default: `0.5`)
     #[serde(default = "default_cell_size_factor")]
     pub cell_size_factor: f64,
     /// Passes of a 3x3x3 binomial blur of the level set before meshing (removes particle-scale
@@ -98,6 +99,31 @@ impl Default for SurfaceSettings {
             smoothing_iterations: default_smoothing_iterations(),
         }
     }
+}
+
+/// Smallest `cell_size_factor`: a mesh cell of 1/20 simulation cell is 1/10 of the particle
+/// spacing (about 1/6 of the default particle radius), already far below the detail particles
+/// carry; finer ones only multiply the triangles (and the time, as the cube).
+pub const MIN_CELL_SIZE_FACTOR: f64 = 0.05;
+/// Most points the level-set sampling grid may span over the domain (2^34). Points are only
+/// allocated near the liquid, but the dense block table spans the whole domain (9 bytes per
+/// block of 512 points: about 300 MB at this limit), and finer grids only come from a tiny
+/// `cell_size_factor` on a large domain, whose liquid would then also need tens of GB.
+pub const MAX_SAMPLE_POINTS: f64 = 17179869184.0;
+/// Bytes per sampled point near the liquid: `phi` (f32) and velocity (3 x f32).
+const BYTES_PER_SAMPLE: f64 = 16.0;
+/// Bytes per block of the dense block table: slot (u32), particle start (u32), mark (bool).
+const BYTES_PER_TABLE_BLOCK: f64 = 9.0;
+
+/// Surface settings that are invalid, or whose sampling grid would not fit in memory for the
+/// domain ([`SurfaceSettings::validate_for`]). Displayed as `PROBLEM` then `  fix: FIX`.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{message}\n  fix: {fix}")]
+pub struct SamplingTooFine {
+    /// What is wrong, naming the field.
+    pub message: String,
+    /// How to fix it.
+    pub fix: String,
 }
 
 fn default_kernel_radius_factor() -> f64 {
@@ -130,8 +156,8 @@ impl SurfaceSettings {
         );
         let c = self.cell_size_factor;
         ensure!(
-            c.is_finite() && c > 0.0 && c <= 4.0,
-            "surface.cell_size_factor is {c}: it must be in (0, 4] (default 0.5)"
+            c.is_finite() && (MIN_CELL_SIZE_FACTOR..=4.0).contains(&c),
+            "surface.cell_size_factor is {c}: it must be in [{MIN_CELL_SIZE_FACTOR}, 4] (default 0.5; a mesh cell finer than a tenth of the particle spacing adds triangles but no detail)"
         );
         ensure!(
             self.level_set_blur <= 20,
@@ -144,6 +170,51 @@ impl SurfaceSettings {
             self.smoothing_iterations
         );
         Ok(())
+    }
+
+    /// Checks that the level-set sampling grid of `domain` fits in memory: its dense block
+    /// table spans the whole liquid region (plus the kernel reach), so a tiny
+    /// `cell_size_factor` asks for billions of points and the allocation would abort the
+    /// process. Also runs [`Self::validate`]. The error names the field and the smallest factor
+    /// that fits this domain.
+    pub fn validate_for(&self, domain: &Domain) -> Result<(), SamplingTooFine> {
+        self.validate().map_err(|e| SamplingTooFine {
+            message: format!("{e:#}"),
+            fix: "see the surface section of README.md".into(),
+        })?;
+        let points = self.sampling_points(domain);
+        let total: f64 = points.iter().product();
+        if total <= MAX_SAMPLE_POINTS {
+            return Ok(());
+        }
+        // Points scale with 1 / factor^3 (the margin is a few cells, so this is close).
+        let c = self.cell_size_factor;
+        let min = c * (total / MAX_SAMPLE_POINTS).cbrt() * 1.01;
+        let gb = |b: f64| b / (1u64 << 30) as f64;
+        let table = gb(total / sparse_grid::BP as f64 * BYTES_PER_TABLE_BLOCK);
+        let full = gb(total * BYTES_PER_SAMPLE);
+        Err(SamplingTooFine {
+            message: format!(
+                "surface.cell_size_factor is {c}: the level set would be sampled on {:.0} x {:.0} x {:.0} = {total:.2e} points, more than the limit of {MAX_SAMPLE_POINTS:.2e} (its block table alone takes {table:.1} GB, and up to {full:.0} GB more where the liquid is)",
+                points[0], points[1], points[2]
+            ),
+            fix: format!(
+                "use surface.cell_size_factor (--cell-size-factor) of at least {min:.3} for this domain (default 0.5: mesh cells half a simulation cell)"
+            ),
+        })
+    }
+
+    /// Points per axis of the level-set sampling grid's dense block table for `domain` (as
+    /// [`sparse_grid::SparseGrid::new`] lays it out), as f64 so that no factor overflows.
+    pub fn sampling_points(&self, domain: &Domain) -> [f64; 3] {
+        let p = self.level_set_params(domain);
+        let margin = p.reach() + 3.0 * p.cell;
+        let b = sparse_grid::B as f64;
+        std::array::from_fn(|a| {
+            let lo = ((p.region_lo[a] - margin) / p.cell).floor();
+            let hi = ((p.region_hi[a] + margin) / p.cell).ceil() + 1.0;
+            (((hi - lo) / b).ceil() + 1.0).max(1.0) * b
+        })
     }
 
     /// Particle radius for `domain`, m.
@@ -221,7 +292,7 @@ pub fn reconstruct(particles: &Particles, settings: &SurfaceSettings, domain: &D
 
 /// The PLY file of one frame's surface mesh (see [`crate::output::ply`]).
 pub fn frame_ply_bytes(frame: &ParticleFrame, scene: &Scene) -> anyhow::Result<Vec<u8>> {
-    scene.surface.validate()?;
+    scene.surface.validate_for(&scene.domain)?;
     let mesh = reconstruct(&frame.particles, &scene.surface, &scene.domain);
     Ok(crate::output::ply::encode(&mesh, frame.frame, frame.time))
 }

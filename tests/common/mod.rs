@@ -1,0 +1,88 @@
+//! Helpers shared by the integration tests (`mod common;` in each test file that uses them).
+
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The `surge` binary under test.
+pub const SURGE: &str = env!("CARGO_BIN_EXE_surge");
+
+/// Runs `surge ARGS` in `cwd`.
+pub fn surge(cwd: &Path, args: &[&str]) -> Output {
+    surge_with_threads(cwd, args, None)
+}
+
+/// Runs `surge ARGS` in `cwd`, with `RAYON_NUM_THREADS=threads` when given.
+pub fn surge_with_threads(cwd: &Path, args: &[&str], threads: Option<&str>) -> Output {
+    let mut c = Command::new(SURGE);
+    c.current_dir(cwd).args(args);
+    if let Some(t) = threads {
+        c.env("RAYON_NUM_THREADS", t);
+    }
+    c.output().expect("surge runs")
+}
+
+/// Every file under `dir`, relative path -> bytes.
+pub fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.insert(
+                    p.strip_prefix(dir).unwrap().to_path_buf(),
+                    std::fs::read(&p).unwrap(),
+                );
+            }
+        }
+    }
+    out
+}
+
+/// [`snapshot`] of a run folder where stats lines (`stats.jsonl`, `stats/`) lose their timing
+/// part, so that two runs of one scene compare equal.
+pub fn outputs(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = snapshot(dir);
+    for (rel, bytes) in out.iter_mut() {
+        if rel == Path::new("stats.jsonl") || rel.starts_with("stats") {
+            // stats.jsonl and stats/frame_NNNN.json: one JSON line per frame.
+            let text = String::from_utf8(std::mem::take(bytes)).unwrap();
+            let lines: Vec<String> = text
+                .lines()
+                .map(|l| {
+                    surge::output::stats::deterministic_part(l)
+                        .expect("stats line is JSON")
+                        .to_string()
+                })
+                .collect();
+            *bytes = lines.join("\n").into_bytes();
+        }
+    }
+    out
+}
+
+/// The venv python (`scripts/setup_python.sh`; `SURGE_PYTHON` overrides the path), or None
+/// when absent outside CI (with CI=true a missing venv fails the test).
+pub fn venv_python() -> Option<PathBuf> {
+    let p = std::env::var_os("SURGE_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python"));
+    if p.exists() {
+        return Some(p);
+    }
+    assert!(
+        std::env::var("CI").as_deref() != Ok("true"),
+        "CI=true but the Python venv ({}) is missing: run scripts/setup_python.sh (scripts/test.sh does)",
+        p.display()
+    );
+    eprintln!(
+        "SKIPPED: no Python venv at {}; run scripts/setup_python.sh",
+        p.display()
+    );
+    None
+}
