@@ -14,4 +14,4 @@ elif [[ "${CI:-}" == "true" ]]; then
 else
     echo "scripts/test.sh: no Python venv; the Blender and plyfile tests will be skipped" >&2
 fi
-cargo test --release "$@"
+cargo test --release --no-fail-fast "$@"
