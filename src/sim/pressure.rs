@@ -466,23 +466,40 @@ impl PressureSolver {
             // SAFETY: rows s..e of `tmp` and `z` belong to this block only; neighbours outside
             // it are skipped (x and y neighbours share the plane, hence the block); the dummy
             // row `nf` is only read (it holds 0).
+            // The x neighbour is usually the row just computed: it is taken from a register
+            // (`prev`) rather than reloaded from memory, which shortens the sweep's serial
+            // dependency chain (same operations in the same order: same bits).
             let mut dot = 0.0;
             unsafe {
+                let mut prev = 0.0f64;
                 for i in s..e {
                     let [xm, _, ym, _, zm, _] = nb[i];
-                    let mut t = r[i] + *tp.get(xm as usize) + *tp.get(ym as usize);
+                    let xv = if xm as usize + 1 == i {
+                        prev
+                    } else {
+                        *tp.get(xm as usize)
+                    };
+                    let mut t = r[i] + xv + *tp.get(ym as usize);
                     if (zm as usize) >= s && (zm as usize) < e {
                         t += *tp.get(zm as usize);
                     }
-                    *tp.get(i) = t * p2[i];
+                    prev = t * p2[i];
+                    *tp.get(i) = prev;
                 }
+                let mut prev = 0.0f64;
                 for i in (s..e).rev() {
                     let [_, xp, _, yp, _, zp] = nb[i];
-                    let mut acc = *zp_.get(xp as usize) + *zp_.get(yp as usize);
+                    let xv = if xp as usize == i + 1 && i + 1 < e {
+                        prev
+                    } else {
+                        *zp_.get(xp as usize)
+                    };
+                    let mut acc = xv + *zp_.get(yp as usize);
                     if (zp as usize) < e {
                         acc += *zp_.get(zp as usize);
                     }
                     let zi = *tp.get(i) + p2[i] * acc;
+                    prev = zi;
                     *zp_.get(i) = zi;
                     dot += zi * r[i];
                 }
