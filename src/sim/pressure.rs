@@ -467,8 +467,8 @@ impl PressureSolver {
             // it are skipped (x and y neighbours share the plane, hence the block); the dummy
             // row `nf` is only read (it holds 0).
             // The x neighbour is usually the row just computed: it is taken from a register
-            // (`prev`) rather than reloaded from memory, which shortens the sweep's serial
-            // dependency chain (same operations in the same order: same bits).
+            // (`prev`) rather than reloaded from memory and added last, so the sweep's serial
+            // dependency chain is one add and one multiply(-add) per row.
             let mut dot = 0.0;
             unsafe {
                 let mut prev = 0.0f64;
@@ -479,11 +479,12 @@ impl PressureSolver {
                     } else {
                         *tp.get(xm as usize)
                     };
-                    let mut t = r[i] + xv + *tp.get(ym as usize);
+                    let mut t = r[i] + *tp.get(ym as usize);
                     if (zm as usize) >= s && (zm as usize) < e {
                         t += *tp.get(zm as usize);
                     }
-                    prev = t * p2[i];
+                    // The x neighbour last: only one add and one multiply on the chain.
+                    prev = (t + xv) * p2[i];
                     *tp.get(i) = prev;
                 }
                 let mut prev = 0.0f64;
@@ -494,11 +495,11 @@ impl PressureSolver {
                     } else {
                         *zp_.get(xp as usize)
                     };
-                    let mut acc = xv + *zp_.get(yp as usize);
+                    let mut acc = *zp_.get(yp as usize);
                     if (zp as usize) < e {
                         acc += *zp_.get(zp as usize);
                     }
-                    let zi = *tp.get(i) + p2[i] * acc;
+                    let zi = *tp.get(i) + p2[i] * (acc + xv);
                     prev = zi;
                     *zp_.get(i) = zi;
                     dot += zi * r[i];
