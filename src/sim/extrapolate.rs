@@ -102,9 +102,6 @@ impl Extrapolator {
                             .par_chunks_mut(plane)
                             .zip(td[f0..f1].par_chunks_mut(plane)),
                     )
-                    // Whole planes per task, at least ~8k faces (a plane is ~1k faces in
-                    // small grids: one task each would cost more in hand-offs than it does).
-                    .with_min_len((8192 / plane).max(1))
                     .enumerate()
                     .for_each(|(kk, (np, (tvp, tdp)))| {
                         let k = lo[2] + kk;
@@ -185,7 +182,6 @@ fn fluid_bounds(d: &GridDims, labels: &[CellLabel]) -> Option<([usize; 3], [usiz
     let none = ([usize::MAX; 3], [0usize; 3]);
     let (lo, hi) = labels
         .par_chunks(plane)
-        .with_min_len((16384 / plane).max(1))
         .enumerate()
         .map(|(k, lp)| {
             let mut b = none;

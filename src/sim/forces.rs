@@ -19,8 +19,6 @@ pub fn classify_faces(d: &GridDims, labels: &[CellLabel], kinds: &mut [Vec<FaceK
         let m = d.face_n(a);
         let stride = [1, n[0], cell_plane][a];
         kind.par_chunks_mut(m[0] * m[1])
-            // Tasks of whole planes, at least ~16k faces each.
-            .with_min_len((16384 / (m[0] * m[1])).max(1))
             .enumerate()
             .for_each(|(k, kp)| {
                 for (j, row) in kp.chunks_exact_mut(m[0]).enumerate() {

@@ -112,8 +112,6 @@ pub fn label_cells(d: &GridDims, sp: &SortedParticles, labels: &mut [CellLabel])
     let plane = n[0] * n[1];
     labels
         .par_chunks_mut(plane)
-        // Tasks of whole planes, at least ~16k cells each.
-        .with_min_len((16384 / plane).max(1))
         .enumerate()
         .for_each(|(k, lp)| {
             for (j, row) in lp.chunks_exact_mut(n[0]).enumerate() {
