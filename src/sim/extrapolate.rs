@@ -36,9 +36,11 @@ impl Extrapolator {
         }
     }
 
-    /// Extrapolates `vel` and `delta` (all three components) by `layers` layers. Only faces
-    /// within `layers + 1` of the fluid cells' bounding box can be reached, so the passes are
-    /// restricted to that box.
+    /// Forms the FLIP change and extrapolates: `delta` holds the pre-projection velocity
+    /// `v_old` on entry and `v_new - v_old` on return (computed in the same pass that resets
+    /// the free faces); both it and `vel` are extrapolated by `layers` layers. Only faces
+    /// within `layers + 1` of the fluid cells' bounding box can be reached, so the layer passes
+    /// are restricted to that box.
     pub fn extrapolate(
         &mut self,
         d: &GridDims,
@@ -50,6 +52,10 @@ impl Extrapolator {
     ) {
         let Some((blo, bhi)) = fluid_bounds(d, labels) else {
             for a in 0..3 {
+                delta[a]
+                    .iter_mut()
+                    .zip(vel[a].iter())
+                    .for_each(|(o, v)| *o = v - *o);
                 vel[a].iter_mut().zip(kinds[a].iter()).for_each(|(v, k)| {
                     if *k == FaceKind::Free {
                         *v = 0.0;
@@ -82,6 +88,8 @@ impl Extrapolator {
                     if *k == FaceKind::Free {
                         *v = 0.0;
                         *dl = 0.0;
+                    } else {
+                        *dl = *v - *dl;
                     }
                 });
             for _ in 0..layers {

@@ -423,14 +423,8 @@ fn substep(
     secs.pressure += t.elapsed().as_secs_f64();
 
     let t = Instant::now();
-    // The FLIP change, then both grids extrapolated by enough layers for this substep's reach.
-    for a in 0..3 {
-        ws.old[a]
-            .par_iter_mut()
-            .zip(ws.vel[a].par_iter())
-            .with_min_len(4096)
-            .for_each(|(o, v)| *o = v - *o);
-    }
+    // The FLIP change (formed by the extrapolator's first pass), then both grids extrapolated
+    // by enough layers for this substep's reach.
     let gn = (g[0] * g[0] + g[1] * g[1] + g[2] * g[2]).sqrt() as f64;
     let reach = (umax + gn * dt as f64) * dt as f64 / d.h as f64;
     let max_layers = d.n.iter().copied().max().unwrap_or(1) as f64;

@@ -81,6 +81,8 @@ pub struct PressureSolver {
     row_of: Vec<u32>,
     /// Grid cell of each row.
     cell_of: Vec<u32>,
+    /// Grid coordinates `[i, j, k]` of each row's cell (no divisions in the row loops).
+    ijk_of: Vec<[u32; 3]>,
     /// Fluid cells per z-plane of the grid, then their prefix sums (plane start rows).
     plane_rows: Vec<u32>,
     /// Neighbour rows `[-x, +x, -y, +y, -z, +z]` of each row (dummy `nf` when not fluid).
@@ -118,6 +120,7 @@ impl PressureSolver {
         Self {
             row_of: vec![NONE; cells],
             cell_of: vec![0; cells],
+            ijk_of: vec![[0; 3]; cells],
             plane_rows: Vec::new(),
             nb: vec![[0; 6]; cells],
             diag: v(),
@@ -162,16 +165,12 @@ impl PressureSolver {
             0.0
         };
         let nf = self.nf;
-        let (cell_of, rhs) = (&self.cell_of[..nf], &mut self.rhs[..nf]);
+        let (ijk_of, rhs) = (&self.ijk_of[..nf], &mut self.rhs[..nf]);
         rhs.par_iter_mut()
-            .zip(cell_of.par_iter())
+            .zip(ijk_of.par_iter())
             .with_min_len(reduce::MIN_ROWS)
-            .for_each(|(b, &c)| {
-                let c = c as usize;
-                let i = c % d.n[0];
-                let j = (c / d.n[0]) % d.n[1];
-                let k = c / (d.n[0] * d.n[1]);
-                *b = -divergence_at(d, vel, i, j, k);
+            .for_each(|(b, &[i, j, k])| {
+                *b = -divergence_at(d, vel, i as usize, j as usize, k as usize);
             });
         if self.precondition {
             self.build_precon();
@@ -214,14 +213,14 @@ impl PressureSolver {
         let h = d.h as f64;
         let n = d.n;
         let nf = self.nf;
-        let (cell_of, nb, diag) = (&self.cell_of, &self.nb, &self.diag);
+        let (cell_of, ijk_of, nb, diag) = (&self.cell_of, &self.ijk_of, &self.nb, &self.diag);
         self.rhs[..nf]
             .par_iter_mut()
             .enumerate()
             .with_min_len(reduce::MIN_ROWS)
             .for_each(|(r, b)| {
                 let c = cell_of[r] as usize;
-                let ijk = [c % n[0], (c / n[0]) % n[1], c / (n[0] * n[1])];
+                let ijk = ijk_of[r].map(|x| x as usize);
                 // The kernel reaches 1/8 of its mass into an adjacent wall layer per axis,
                 // where no particle can be.
                 let walls = (0..3)
@@ -281,11 +280,15 @@ impl PressureSolver {
         }
         if self.cell_of.len() < nf {
             self.cell_of.resize(nf, 0);
+            self.ijk_of.resize(nf, [0; 3]);
             self.nb.resize(nf, [0; 6]);
         }
         self.partials.resize(reduce::partials_len(nf + 1), 0.0);
-        // Row of each cell, plane by plane.
+        // Row of each cell and cell (and coordinates) of each row, plane by plane (each plane's
+        // rows are a contiguous range).
         let starts = &self.plane_rows;
+        let cp = SyncPtrU32(self.cell_of.as_mut_ptr());
+        let ip = SyncPtrIjk(self.ijk_of.as_mut_ptr());
         self.row_of
             .par_chunks_mut(plane)
             .zip(labels.par_chunks(plane))
@@ -293,13 +296,22 @@ impl PressureSolver {
             .enumerate()
             .for_each(|(k, (rp, lp))| {
                 let mut r = starts[k];
-                for (ro, l) in rp.iter_mut().zip(lp) {
-                    *ro = if *l == CellLabel::Fluid {
-                        r += 1;
-                        r - 1
-                    } else {
-                        NONE
-                    };
+                for j in 0..n[1] {
+                    for i in 0..n[0] {
+                        let l = i + n[0] * j;
+                        rp[l] = if lp[l] == CellLabel::Fluid {
+                            // SAFETY: rows of plane k are plane_rows[k]..plane_rows[k+1] < nf <=
+                            // cell_of.len() = ijk_of.len(), written by this plane's task only.
+                            unsafe {
+                                *cp.get(r as usize) = (k * plane + l) as u32;
+                                *ip.get(r as usize) = [i as u32, j as u32, k as u32];
+                            }
+                            r += 1;
+                            r - 1
+                        } else {
+                            NONE
+                        };
+                    }
                 }
             });
         // Cells, neighbours and diagonal of each row.
@@ -309,21 +321,6 @@ impl PressureSolver {
             let r = row_of[c];
             if r == NONE { dummy } else { r }
         };
-        // Cell of each row, plane by plane (each plane's rows are a contiguous range).
-        let cp = SyncPtrU32(self.cell_of.as_mut_ptr());
-        row_of
-            .par_chunks(plane)
-            .with_min_len(planes_per_task)
-            .enumerate()
-            .for_each(|(k, rp)| {
-                for (l, &r) in rp.iter().enumerate() {
-                    if r != NONE {
-                        // SAFETY: rows of plane k are plane_rows[k]..plane_rows[k+1] < nf <=
-                        // cell_of.len(), written by this plane's task only.
-                        unsafe { *cp.get(r as usize) = (k * plane + l) as u32 };
-                    }
-                }
-            });
         let cell_of = &self.cell_of[..nf];
         self.nb[..nf]
             .par_iter_mut()
@@ -466,23 +463,41 @@ impl PressureSolver {
             // SAFETY: rows s..e of `tmp` and `z` belong to this block only; neighbours outside
             // it are skipped (x and y neighbours share the plane, hence the block); the dummy
             // row `nf` is only read (it holds 0).
+            // The x neighbour is usually the row just computed: it is taken from a register
+            // (`prev`) rather than reloaded from memory and added last, so the sweep's serial
+            // dependency chain is one add and one multiply(-add) per row.
             let mut dot = 0.0;
             unsafe {
+                let mut prev = 0.0f64;
                 for i in s..e {
                     let [xm, _, ym, _, zm, _] = nb[i];
-                    let mut t = r[i] + *tp.get(xm as usize) + *tp.get(ym as usize);
+                    let xv = if xm as usize + 1 == i {
+                        prev
+                    } else {
+                        *tp.get(xm as usize)
+                    };
+                    let mut t = r[i] + *tp.get(ym as usize);
                     if (zm as usize) >= s && (zm as usize) < e {
                         t += *tp.get(zm as usize);
                     }
-                    *tp.get(i) = t * p2[i];
+                    // The x neighbour last: only one add and one multiply on the chain.
+                    prev = (t + xv) * p2[i];
+                    *tp.get(i) = prev;
                 }
+                let mut prev = 0.0f64;
                 for i in (s..e).rev() {
                     let [_, xp, _, yp, _, zp] = nb[i];
-                    let mut acc = *zp_.get(xp as usize) + *zp_.get(yp as usize);
+                    let xv = if xp as usize == i + 1 && i + 1 < e {
+                        prev
+                    } else {
+                        *zp_.get(xp as usize)
+                    };
+                    let mut acc = *zp_.get(yp as usize);
                     if (zp as usize) < e {
                         acc += *zp_.get(zp as usize);
                     }
-                    let zi = *tp.get(i) + p2[i] * acc;
+                    let zi = *tp.get(i) + p2[i] * (acc + xv);
+                    prev = zi;
                     *zp_.get(i) = zi;
                     dot += zi * r[i];
                 }
@@ -502,6 +517,87 @@ impl PressureSolver {
                 .for_each(|(b, sum)| solve_block(b, sum));
         }
         sums.iter().sum()
+    }
+
+    /// One CG step fused with the next preconditioner application (the preconditioned case):
+    /// `q += alpha s`, `r -= alpha z` (`z` holds `A s` on entry), `z = M^-1 r`; returns
+    /// `(z . r, max |r|)`. The update of row `i` is done in the forward sweep just before the
+    /// row is used, saving a pass over four vectors; the operations and their order per row
+    /// are those of the separate passes, so the bits are the same.
+    #[allow(clippy::too_many_arguments)]
+    fn step_and_precon(
+        blocks: &[u32; BLOCKS + 1],
+        nb: &[[u32; 6]],
+        p2: &[f64],
+        alpha: f64,
+        q: &mut [f64],
+        s: &[f64],
+        r: &mut [f64],
+        tmp: &mut [f64],
+        z: &mut [f64],
+    ) -> (f64, f64) {
+        let (tp, zp_) = (SyncPtr(tmp.as_mut_ptr()), SyncPtr(z.as_mut_ptr()));
+        let (qp, rp) = (SyncPtr(q.as_mut_ptr()), SyncPtr(r.as_mut_ptr()));
+        let mut sums = [(0.0f64, 0.0f64); BLOCKS];
+        let solve_block = |b: usize, out: &mut (f64, f64)| {
+            let (st, e) = (blocks[b] as usize, blocks[b + 1] as usize);
+            // SAFETY: as in `apply_precon`; rows st..e of `q`, `r`, `tmp` and `z` belong to this
+            // block only, and `z` (holding `A s`) is read at row i before the backward sweep
+            // overwrites it.
+            let (mut dot, mut rmax) = (0.0f64, 0.0f64);
+            unsafe {
+                let mut prev = 0.0f64;
+                for i in st..e {
+                    *qp.get(i) += alpha * s[i];
+                    let ri = *rp.get(i) - alpha * *zp_.get(i);
+                    *rp.get(i) = ri;
+                    rmax = rmax.max(ri.abs());
+                    let [xm, _, ym, _, zm, _] = nb[i];
+                    let xv = if xm as usize + 1 == i {
+                        prev
+                    } else {
+                        *tp.get(xm as usize)
+                    };
+                    let mut t = ri + *tp.get(ym as usize);
+                    if (zm as usize) >= st && (zm as usize) < e {
+                        t += *tp.get(zm as usize);
+                    }
+                    prev = (t + xv) * p2[i];
+                    *tp.get(i) = prev;
+                }
+                let mut prev = 0.0f64;
+                for i in (st..e).rev() {
+                    let [_, xp, _, yp, _, zp] = nb[i];
+                    let xv = if xp as usize == i + 1 && i + 1 < e {
+                        prev
+                    } else {
+                        *zp_.get(xp as usize)
+                    };
+                    let mut acc = *zp_.get(yp as usize);
+                    if (zp as usize) < e {
+                        acc += *zp_.get(zp as usize);
+                    }
+                    let zi = *tp.get(i) + p2[i] * (acc + xv);
+                    prev = zi;
+                    *zp_.get(i) = zi;
+                    dot += zi * *rp.get(i);
+                }
+            }
+            *out = (dot, rmax);
+        };
+        let used = (0..BLOCKS).filter(|&b| blocks[b] < blocks[b + 1]).count();
+        if used <= 1 {
+            for (b, out) in sums.iter_mut().enumerate() {
+                solve_block(b, out);
+            }
+        } else {
+            sums.par_iter_mut()
+                .enumerate()
+                .for_each(|(b, out)| solve_block(b, out));
+        }
+        let dot = sums.iter().map(|x| x.0).sum();
+        let rmax = sums.iter().map(|x| x.1).fold(0.0, f64::max);
+        (dot, rmax)
     }
 
     /// `out = A s` on the fluid rows.
@@ -624,6 +720,22 @@ impl PressureSolver {
             }
             let alpha = sigma / zs;
             stats.iterations += 1;
+            if self.precondition {
+                // The update fused with the next preconditioner application; the last one is
+                // wasted, but a pass over four vectors per iteration is saved.
+                let (sigma_new, m) = Self::step_and_precon(blocks, nb, pc, alpha, q, s, r, tmp, z);
+                rmax = m;
+                if rmax <= tol * bmax {
+                    break;
+                }
+                let beta = sigma_new / sigma;
+                s.par_iter_mut()
+                    .zip(z.par_iter())
+                    .with_min_len(reduce::MIN_TASK)
+                    .for_each(|(s, z)| *s = z + beta * *s);
+                sigma = sigma_new;
+                continue;
+            }
             // q += alpha s, r -= alpha z, and max |r| in the same pass (max is exact in any
             // order).
             rmax = q
@@ -658,17 +770,15 @@ impl PressureSolver {
     /// face when the cell above is air, so every fluid face is updated exactly once.
     fn apply(&self, d: &GridDims, kinds: &[Vec<FaceKind>; 3], vel: &mut [Vec<f32>; 3]) {
         let nf = self.nf;
-        let (q, nb, cell_of) = (&self.q, &self.nb, &self.cell_of[..nf]);
-        let n = d.n;
+        let (q, nb, ijk_of) = (&self.q, &self.nb, &self.ijk_of[..nf]);
         let ptr: [SyncPtrF32; 3] = std::array::from_fn(|a| SyncPtrF32(vel[a].as_mut_ptr()));
         let lens: [usize; 3] = std::array::from_fn(|a| vel[a].len());
-        cell_of
+        ijk_of
             .par_iter()
             .enumerate()
             .with_min_len(reduce::MIN_ROWS)
-            .for_each(|(r, &c)| {
-                let c = c as usize;
-                let ijk = [c % n[0], (c / n[0]) % n[1], c / (n[0] * n[1])];
+            .for_each(|(r, ijk)| {
+                let ijk = ijk.map(|x| x as usize);
                 for a in 0..3 {
                     let m = d.face_n(a);
                     let lower = ijk[0] + m[0] * (ijk[1] + m[1] * ijk[2]);
@@ -701,6 +811,21 @@ impl SyncPtrU32 {
     /// Pointer to element `i`. Callers guarantee exclusive access to it and `i` in bounds.
     #[inline(always)]
     unsafe fn get(self, i: usize) -> *mut u32 {
+        unsafe { self.0.add(i) }
+    }
+}
+
+/// A shared pointer to the row-to-coordinates table, written at disjoint rows (see
+/// [`PressureSolver::build`]).
+#[derive(Clone, Copy)]
+struct SyncPtrIjk(*mut [u32; 3]);
+// SAFETY: each row is written by the task of its own z-plane only.
+unsafe impl Send for SyncPtrIjk {}
+unsafe impl Sync for SyncPtrIjk {}
+impl SyncPtrIjk {
+    /// Pointer to element `i`. Callers guarantee exclusive access to it and `i` in bounds.
+    #[inline(always)]
+    unsafe fn get(self, i: usize) -> *mut [u32; 3] {
         unsafe { self.0.add(i) }
     }
 }
