@@ -54,16 +54,8 @@ fn tutorial() -> (Scene, Particles) {
     s.solver.fixed_dt = Some(0.001111112);
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/inputs/particles.in");
     let text = std::fs::read_to_string(path).expect("inputs/particles.in");
-    let mut lines = text
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with("//"));
-    let n: usize = lines.next().unwrap().parse().unwrap();
-    let mut p = Particles::with_capacity(n);
-    for l in lines {
-        let v: Vec<f32> = l.split_whitespace().map(|x| x.parse().unwrap()).collect();
-        p.push([v[0], v[1], v[2]], [v[3], v[4], v[5]]);
-    }
+    let p = surge::sources::parse_particle_text(&text, std::path::Path::new(path))
+        .expect("inputs/particles.in parses");
     (s, p)
 }
 

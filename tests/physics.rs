@@ -231,21 +231,10 @@ fn projection_leaves_fluid_divergence_free() {
 
 // ---------------------------------------------------------------------------------------------
 
-/// Reads the tutorial's particle file: line 1 N, then `x y z vx vy vz`; `//` lines are comments.
+/// Reads the tutorial's particle file with surge's own reader (line 1 N, then `x y z vx vy vz`).
 fn read_tutorial_particles(path: &str) -> Particles {
     let text = std::fs::read_to_string(path).unwrap();
-    let mut lines = text
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with("//"));
-    let n: usize = lines.next().unwrap().parse().unwrap();
-    let mut p = Particles::with_capacity(n);
-    for l in lines {
-        let v: Vec<f32> = l.split_whitespace().map(|x| x.parse().unwrap()).collect();
-        p.push([v[0], v[1], v[2]], [v[3], v[4], v[5]]);
-    }
-    assert_eq!(p.len(), n);
-    p
+    surge::sources::parse_particle_text(&text, std::path::Path::new(path)).unwrap()
 }
 
 /// The tutorial scene (`inputs/fluid.json`), built by hand.

@@ -1,7 +1,7 @@
 //! Long physics checks (about a minute on 2 cores): the tutorial's ball run for its full 5 s.
 
 use surge::scene::{Domain, Scene, SolverSettings, TimeSettings};
-use surge::sim::{Particles, Simulation};
+use surge::sim::Simulation;
 
 /// The tutorial input run for its 5 s settles into a still pool on the floor (inner floor
 /// z = -0.115) whose depth matches the ball's volume spread over the floor,
@@ -32,17 +32,9 @@ fn tutorial_settles_into_pool() {
         output: Default::default(),
     };
     s.solver.fixed_dt = Some(0.001111112);
-    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/inputs/particles.in"))
-        .unwrap();
-    let mut lines = text
-        .lines()
-        .filter(|l| !l.trim().is_empty() && !l.starts_with("//"));
-    let n: usize = lines.next().unwrap().trim().parse().unwrap();
-    let mut p = Particles::with_capacity(n);
-    for l in lines {
-        let v: Vec<f32> = l.split_whitespace().map(|x| x.parse().unwrap()).collect();
-        p.push([v[0], v[1], v[2]], [v[3], v[4], v[5]]);
-    }
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/inputs/particles.in");
+    let text = std::fs::read_to_string(path).unwrap();
+    let p = surge::sources::parse_particle_text(&text, std::path::Path::new(path)).unwrap();
     let mut sim = Simulation::new(&s, p, 0).unwrap();
     for _ in 0..150 {
         sim.advance_frame();
