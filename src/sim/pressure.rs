@@ -60,6 +60,46 @@ impl SyncPtr {
     }
 }
 
+/// The backward sweep of MIC(0) over rows `s..e` of one block: `z = tmp + precon^2 (U z)`,
+/// shared by [`apply_precon`] and the fused CG step; returns `z . r` over the block, summed
+/// from the last row to the first.
+///
+/// # Safety
+/// Rows `s..e` of `tmp`, `z` and `r` belong to the calling block only, and every neighbour
+/// index in `nb[s..e]` is a valid row.
+#[inline(always)]
+unsafe fn backward_sweep(
+    s: usize,
+    e: usize,
+    nb: &[[u32; 6]],
+    p2: &[f64],
+    tp: SyncPtr,
+    zp_: SyncPtr,
+    r: *const f64,
+) -> f64 {
+    let mut dot = 0.0f64;
+    let mut prev = 0.0f64;
+    unsafe {
+        for i in (s..e).rev() {
+            let [_, xp, _, yp, _, zp] = nb[i];
+            let xv = if xp as usize == i + 1 && i + 1 < e {
+                prev
+            } else {
+                *zp_.get(xp as usize)
+            };
+            let mut acc = *zp_.get(yp as usize);
+            if (zp as usize) < e {
+                acc += *zp_.get(zp as usize);
+            }
+            let zi = *tp.get(i) + p2[i] * (acc + xv);
+            prev = zi;
+            *zp_.get(i) = zi;
+            dot += zi * *r.add(i);
+        }
+    }
+    dot
+}
+
 /// Outcome of one pressure solve.
 #[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
 pub struct SolveStats {
@@ -466,7 +506,7 @@ impl PressureSolver {
             // The x neighbour is usually the row just computed: it is taken from a register
             // (`prev`) rather than reloaded from memory and added last, so the sweep's serial
             // dependency chain is one add and one multiply(-add) per row.
-            let mut dot = 0.0;
+            let dot;
             unsafe {
                 let mut prev = 0.0f64;
                 for i in s..e {
@@ -484,23 +524,7 @@ impl PressureSolver {
                     prev = (t + xv) * p2[i];
                     *tp.get(i) = prev;
                 }
-                let mut prev = 0.0f64;
-                for i in (s..e).rev() {
-                    let [_, xp, _, yp, _, zp] = nb[i];
-                    let xv = if xp as usize == i + 1 && i + 1 < e {
-                        prev
-                    } else {
-                        *zp_.get(xp as usize)
-                    };
-                    let mut acc = *zp_.get(yp as usize);
-                    if (zp as usize) < e {
-                        acc += *zp_.get(zp as usize);
-                    }
-                    let zi = *tp.get(i) + p2[i] * (acc + xv);
-                    prev = zi;
-                    *zp_.get(i) = zi;
-                    dot += zi * r[i];
-                }
+                dot = backward_sweep(s, e, nb, p2, tp, zp_, r.as_ptr());
             }
             *sum = dot;
         };
@@ -544,7 +568,8 @@ impl PressureSolver {
             // SAFETY: as in `apply_precon`; rows st..e of `q`, `r`, `tmp` and `z` belong to this
             // block only, and `z` (holding `A s`) is read at row i before the backward sweep
             // overwrites it.
-            let (mut dot, mut rmax) = (0.0f64, 0.0f64);
+            let dot;
+            let mut rmax = 0.0f64;
             unsafe {
                 let mut prev = 0.0f64;
                 for i in st..e {
@@ -565,23 +590,7 @@ impl PressureSolver {
                     prev = (t + xv) * p2[i];
                     *tp.get(i) = prev;
                 }
-                let mut prev = 0.0f64;
-                for i in (st..e).rev() {
-                    let [_, xp, _, yp, _, zp] = nb[i];
-                    let xv = if xp as usize == i + 1 && i + 1 < e {
-                        prev
-                    } else {
-                        *zp_.get(xp as usize)
-                    };
-                    let mut acc = *zp_.get(yp as usize);
-                    if (zp as usize) < e {
-                        acc += *zp_.get(zp as usize);
-                    }
-                    let zi = *tp.get(i) + p2[i] * (acc + xv);
-                    prev = zi;
-                    *zp_.get(i) = zi;
-                    dot += zi * *rp.get(i);
-                }
+                dot = backward_sweep(st, e, nb, p2, tp, zp_, rp.0);
             }
             *out = (dot, rmax);
         };
