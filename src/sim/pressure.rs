@@ -46,16 +46,22 @@ pub const BLOCKS: usize = 8;
 /// Fewest rows per preconditioner block.
 pub const BLOCK_ROWS: usize = 64 * 1024;
 
-/// A raw pointer shared by tasks that touch disjoint index ranges (see each use).
-#[derive(Clone, Copy)]
-struct SyncPtr(*mut f64);
+/// A raw pointer shared by tasks that touch disjoint index ranges (see each use): the f64
+/// solver vectors, the row tables and the face grids.
+struct SyncPtr<T>(*mut T);
+impl<T> Clone for SyncPtr<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for SyncPtr<T> {}
 // SAFETY: every use writes disjoint ranges from concurrently running tasks.
-unsafe impl Send for SyncPtr {}
-unsafe impl Sync for SyncPtr {}
-impl SyncPtr {
-    /// Pointer to element `i`. Callers guarantee exclusive access to it.
+unsafe impl<T> Send for SyncPtr<T> {}
+unsafe impl<T> Sync for SyncPtr<T> {}
+impl<T> SyncPtr<T> {
+    /// Pointer to element `i`. Callers guarantee exclusive access to it and `i` in bounds.
     #[inline(always)]
-    unsafe fn get(self, i: usize) -> *mut f64 {
+    unsafe fn get(self, i: usize) -> *mut T {
         unsafe { self.0.add(i) }
     }
 }
@@ -73,8 +79,8 @@ unsafe fn backward_sweep(
     e: usize,
     nb: &[[u32; 6]],
     p2: &[f64],
-    tp: SyncPtr,
-    zp_: SyncPtr,
+    tp: SyncPtr<f64>,
+    zp_: SyncPtr<f64>,
     r: *const f64,
 ) -> f64 {
     let mut dot = 0.0f64;
@@ -327,8 +333,8 @@ impl PressureSolver {
         // Row of each cell and cell (and coordinates) of each row, plane by plane (each plane's
         // rows are a contiguous range).
         let starts = &self.plane_rows;
-        let cp = SyncPtrU32(self.cell_of.as_mut_ptr());
-        let ip = SyncPtrIjk(self.ijk_of.as_mut_ptr());
+        let cp = SyncPtr(self.cell_of.as_mut_ptr());
+        let ip = SyncPtr(self.ijk_of.as_mut_ptr());
         self.row_of
             .par_chunks_mut(plane)
             .zip(labels.par_chunks(plane))
@@ -780,7 +786,7 @@ impl PressureSolver {
     fn apply(&self, d: &GridDims, kinds: &[Vec<FaceKind>; 3], vel: &mut [Vec<f32>; 3]) {
         let nf = self.nf;
         let (q, nb, ijk_of) = (&self.q, &self.nb, &self.ijk_of[..nf]);
-        let ptr: [SyncPtrF32; 3] = std::array::from_fn(|a| SyncPtrF32(vel[a].as_mut_ptr()));
+        let ptr: [SyncPtr<f32>; 3] = std::array::from_fn(|a| SyncPtr(vel[a].as_mut_ptr()));
         let lens: [usize; 3] = std::array::from_fn(|a| vel[a].len());
         ijk_of
             .par_iter()
@@ -798,53 +804,16 @@ impl PressureSolver {
                     // cell is air, by the fluid row below it: one writer per face.
                     unsafe {
                         if kinds[a][lower] == FaceKind::Fluid {
-                            *ptr[a].0.add(lower) -= (q[r] - q[below]) as f32;
+                            *ptr[a].get(lower) -= (q[r] - q[below]) as f32;
                         }
                         if above == nf && kinds[a][upper] == FaceKind::Fluid {
-                            *ptr[a].0.add(upper) -= (q[above] - q[r]) as f32;
+                            *ptr[a].get(upper) -= (q[above] - q[r]) as f32;
                         }
                     }
                 }
             });
     }
 }
-
-/// A shared pointer to the row-to-cell table, written at disjoint rows (see
-/// [`PressureSolver::build`]).
-#[derive(Clone, Copy)]
-struct SyncPtrU32(*mut u32);
-// SAFETY: each row is written by the task of its own z-plane only.
-unsafe impl Send for SyncPtrU32 {}
-unsafe impl Sync for SyncPtrU32 {}
-impl SyncPtrU32 {
-    /// Pointer to element `i`. Callers guarantee exclusive access to it and `i` in bounds.
-    #[inline(always)]
-    unsafe fn get(self, i: usize) -> *mut u32 {
-        unsafe { self.0.add(i) }
-    }
-}
-
-/// A shared pointer to the row-to-coordinates table, written at disjoint rows (see
-/// [`PressureSolver::build`]).
-#[derive(Clone, Copy)]
-struct SyncPtrIjk(*mut [u32; 3]);
-// SAFETY: each row is written by the task of its own z-plane only.
-unsafe impl Send for SyncPtrIjk {}
-unsafe impl Sync for SyncPtrIjk {}
-impl SyncPtrIjk {
-    /// Pointer to element `i`. Callers guarantee exclusive access to it and `i` in bounds.
-    #[inline(always)]
-    unsafe fn get(self, i: usize) -> *mut [u32; 3] {
-        unsafe { self.0.add(i) }
-    }
-}
-
-/// A shared pointer to a face grid written at disjoint faces (see [`PressureSolver::apply`]).
-#[derive(Clone, Copy)]
-struct SyncPtrF32(*mut f32);
-// SAFETY: each face is written by one task only (see `apply`).
-unsafe impl Send for SyncPtrF32 {}
-unsafe impl Sync for SyncPtrF32 {}
 
 /// `sum_a (u_a+ - u_a-)` of cell `(i, j, k)`: the divergence times `h` (velocity units).
 #[inline]
