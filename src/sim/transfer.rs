@@ -7,12 +7,12 @@
 //! **Particle to grid.** Each face value is the trilinear-weighted average of the velocities of
 //! the particles within one cell of it: `u_f = sum_p w_pf v_p / sum_p w_pf`, `w_pf` the product
 //! of hat functions `max(0, 1 - |x_p - x_f| / h)` per axis (weight normalisation), 0 where no
-//! particle reaches. The splat runs one z-plane of cells per task over the cell-sorted particles
+//! particle reaches. The splat runs blocks of cell rows as tasks over the cell-sorted particles
 //! (a contiguous range, see [`super::cell_sort`]), each particle adding to all three components
-//! at once; a plane's particles reach three face planes, so tasks are coloured by plane mod 3:
-//! the tasks of one colour write disjoint planes and run in parallel, and the colours run in
-//! turn. So every face's sum has a fixed order (colour, then sorted order) whatever the thread
-//! count.
+//! at once; the particles of a 2 x 2 block of cell rows reach 4 x 4 face rows, so blocks are
+//! coloured by (block y, block z) mod 2: the blocks of one colour write disjoint rows and run
+//! in parallel, and the colours run in turn. So every face's sum has a fixed order (colour,
+//! block, sorted order) whatever the thread count.
 //!
 //! **Grid to particle.** `v_p <- f (v_p + dv(x_p)) + (1 - f) v_new(x_p)`, which is
 //! `v_p = f (v_p - v_old) + v_new` with `dv = v_new - v_old` kept as its own (extrapolated) grid,
@@ -27,7 +27,7 @@ use rayon::prelude::*;
 /// [`splat`].
 #[derive(Clone, Copy)]
 struct SharedGrid(*mut [f32; 2]);
-// SAFETY: tasks running at the same time only touch disjoint z-planes through it (see `splat`).
+// SAFETY: tasks running at the same time only touch disjoint face rows through it (see `splat`).
 unsafe impl Send for SharedGrid {}
 unsafe impl Sync for SharedGrid {}
 
@@ -44,57 +44,57 @@ pub fn splat(
             .with_min_len(4096)
             .for_each(|x| *x = [0.0; 2]);
     }
-    let nz = d.n[2];
-    let planes: [usize; 3] = std::array::from_fn(|a| {
-        let m = d.face_n(a);
-        m[0] * m[1]
-    });
+    let (ny, nz) = (d.n[1], d.n[2]);
     let sizes: [usize; 3] = std::array::from_fn(|a| acc[a].len());
     let ap: [SharedGrid; 3] = std::array::from_fn(|a| SharedGrid(acc[a].as_mut_ptr()));
     let (pos, pv) = (&sp.pos, &sp.vel);
-    // Particles of cell plane `kc` reach face planes kc-1..=kc+1 of every component. Planes of
-    // one colour (kc mod 3) are three apart, so their tasks write disjoint face planes and run
-    // in parallel; the colours run one after another. Each face thus receives its particles in
-    // a fixed order (colour, then sorted order) whatever the number of threads.
-    for colour in 0..3 {
-        (0..nz.div_ceil(3)).into_par_iter().for_each(|t| {
-            let kc = colour + 3 * t;
-            if kc >= nz {
-                return;
-            }
-            let s0 = sp.cell_start[d.cell(0, 0, kc)] as usize;
-            let s1 = sp.cell_start[d.cell(0, 0, kc + 1)] as usize;
-            // Writable range of this task: face planes kc-1..=kc+1.
-            let lo: [usize; 3] = std::array::from_fn(|a| kc.saturating_sub(1) * planes[a]);
-            let hi: [usize; 3] = std::array::from_fn(|a| ((kc + 2) * planes[a]).min(sizes[a]));
-            for s in s0..s1 {
-                let st = d.stencil([pos[0][s], pos[1][s], pos[2][s]]);
-                for a in 0..3 {
-                    let m = d.face_n(a);
-                    let (sy, sz) = (m[0], m[0] * m[1]);
-                    let [fx, fy, fz] = st.frac[a];
-                    let v = pv[a][s];
-                    let b = st.base[a];
-                    for (dz, wz) in [(0, 1.0 - fz), (sz, fz)] {
-                        for (dy, wy) in [(0, 1.0 - fy), (sy, fy)] {
-                            for (dx, wx) in [(0, 1.0 - fx), (1, fx)] {
-                                let f = b + dz + dy + dx;
-                                debug_assert!(f >= lo[a] && f < hi[a]);
-                                let w = wx * wy * wz;
-                                // SAFETY: `f` lies in this task's planes kc-1..=kc+1 (the
-                                // particle is in cell plane kc and inside the wall layer), which
-                                // no concurrently running task touches; `f < sizes[a]`.
-                                unsafe {
-                                    let cell = &mut *ap[a].0.add(f);
-                                    cell[0] += w * v;
-                                    cell[1] += w;
+    // Tasks are blocks of 2 x 2 cell rows: block (bj, bk) holds the rows j in 2bj..2bj+2,
+    // k in 2bk..2bk+2, whose particles reach face rows 2bj-1..=2bj+2 and face planes
+    // 2bk-1..=2bk+2 of every component. Blocks of one colour (bj mod 2, bk mod 2) are two
+    // blocks apart in y or z, so their write sets are disjoint and they run in parallel; the
+    // four colours run one after another. Each face thus receives its particles in a fixed
+    // order (colour, block, sorted order) whatever the number of threads, and a liquid lying
+    // in a few z-planes (a pool) still spreads over many tasks.
+    let (bny, bnz) = (ny.div_ceil(2), nz.div_ceil(2));
+    for colour in 0..4 {
+        let (cj, ck) = (colour & 1, colour >> 1);
+        let (tj, tk) = ((bny + 1 - cj) / 2, (bnz + 1 - ck) / 2);
+        (0..tj * tk).into_par_iter().with_max_len(1).for_each(|t| {
+            let (bj, bk) = (cj + 2 * (t / tk), ck + 2 * (t % tk));
+            let (j0, k0) = (2 * bj, 2 * bk);
+            for kc in k0..(k0 + 2).min(nz) {
+                let s0 = sp.cell_start[d.cell(0, j0, kc)] as usize;
+                let s1 = sp.cell_start[d.cell(0, (j0 + 2).min(ny), kc)] as usize;
+                for s in s0..s1 {
+                    let st = d.stencil([pos[0][s], pos[1][s], pos[2][s]]);
+                    for a in 0..3 {
+                        let m = d.face_n(a);
+                        let (sy, sz) = (m[0], m[0] * m[1]);
+                        let [fx, fy, fz] = st.frac[a];
+                        let v = pv[a][s];
+                        let b = st.base[a];
+                        debug_assert!(b + sz + sy + 1 < sizes[a]);
+                        for (dz, wz) in [(0, 1.0 - fz), (sz, fz)] {
+                            for (dy, wy) in [(0, 1.0 - fy), (sy, fy)] {
+                                for (dx, wx) in [(0, 1.0 - fx), (1, fx)] {
+                                    let f = b + dz + dy + dx;
+                                    let w = wx * wy * wz;
+                                    // SAFETY: the particle is in cell row (j, kc) of this block
+                                    // and inside the wall layer, so `f` lies in face rows
+                                    // j0-1..=j0+2 of face planes k0-1..=k0+2, which no
+                                    // concurrently running block (same colour) touches; and
+                                    // `f < sizes[a]` (the stencil clamps into the grid).
+                                    unsafe {
+                                        let cell = &mut *ap[a].0.add(f);
+                                        cell[0] += w * v;
+                                        cell[1] += w;
+                                    }
                                 }
                             }
                         }
                     }
                 }
             }
-            let _ = (lo, hi);
         });
     }
     for a in 0..3 {
