@@ -10,8 +10,14 @@
 //! breadth-first "layers" of Foster & Fedkiw 2001). Each layer reads the previous layer's mask
 //! only (Jacobi style), so the result does not depend on the order of evaluation or the threads.
 //! The FLIP change `dv = v_new - v_old` is extrapolated with the same weights. Wall faces are
-//! never written (zero normal velocity); faces no layer reaches get zero. The layer passes only
-//! visit the fluid's bounding box grown by the number of layers (nothing else is reachable).
+//! never written (zero normal velocity); free faces no layer reaches get zero.
+//!
+//! Only a band around the liquid is touched: the x-rows of faces whose `(j, k)` lies within
+//! `layers + 2` rows (in y and z) of an x-row of cells holding fluid. Every face a layer can
+//! reach, and every face a particle interpolates from, is inside it; faces outside keep what
+//! the projection left (no particle reads them, and the next substep's splat overwrites every
+//! face). So a splash or a thin pool costs in proportion to the liquid, not to its bounding
+//! box, and the rows spread over the threads whatever the liquid's shape.
 
 use super::mac_grid::{CellLabel, FaceKind, GridDims};
 use rayon::prelude::*;
@@ -23,24 +29,80 @@ pub struct Extrapolator {
     next: Vec<u8>,
     tmp_v: Vec<f32>,
     tmp_d: Vec<f32>,
+    /// Per x-row of cells `(j, k)` at `k ny + j`: holds fluid, then (after dilation) in the band.
+    near: Vec<u8>,
+    near_tmp: Vec<u8>,
+    /// The band's face rows of the current component, `k m_y + j`.
+    rows: Vec<u32>,
 }
 
 impl Extrapolator {
-    /// Buffers for up to `faces` faces per component.
-    pub fn new(faces: usize) -> Self {
+    /// Buffers for the grid `d`.
+    pub fn new(d: &GridDims) -> Self {
+        let faces = (0..3).map(|a| d.faces(a)).max().unwrap_or(0);
+        let face_rows = (0..3)
+            .map(|a| {
+                let m = d.face_n(a);
+                m[1] * m[2]
+            })
+            .max()
+            .unwrap_or(0);
+        let rows = d.n[1] * d.n[2];
         Self {
             valid: vec![0; faces],
             next: vec![0; faces],
             tmp_v: vec![0.0; faces],
             tmp_d: vec![0.0; faces],
+            near: vec![0; rows],
+            near_tmp: vec![0; rows],
+            rows: Vec::with_capacity(face_rows),
         }
+    }
+
+    /// Marks the x-rows of cells within `r` rows (in y and in z) of a row holding fluid.
+    fn build_band(&mut self, d: &GridDims, labels: &[CellLabel], r: usize) {
+        let (nx, ny, nz) = (d.n[0], d.n[1], d.n[2]);
+        // Rows holding fluid (one task per z-plane of cells).
+        self.near_tmp
+            .par_chunks_mut(ny)
+            .zip(labels.par_chunks(nx * ny))
+            .with_min_len(4)
+            .for_each(|(out, lp)| {
+                for (o, row) in out.iter_mut().zip(lp.chunks_exact(nx)) {
+                    *o = row.contains(&CellLabel::Fluid) as u8;
+                }
+            });
+        // Dilate along y, then along z, each with a sliding window count (O(rows)).
+        let dilate = |src: &[u8], dst: &mut [u8], len: usize, stride: usize, lines: usize| {
+            for line in 0..lines {
+                let base = (line / stride) * stride * len + line % stride;
+                let at = |i: usize| base + i * stride;
+                let mut count = 0usize;
+                for i in 0..r.min(len) {
+                    count += src[at(i)] as usize;
+                }
+                for i in 0..len {
+                    if i + r < len {
+                        count += src[at(i + r)] as usize;
+                    }
+                    if i > r {
+                        count -= src[at(i - r - 1)] as usize;
+                    }
+                    dst[at(i)] = (count > 0) as u8;
+                }
+            }
+        };
+        // y: lines are the planes (stride 1 within a plane of ny rows).
+        dilate(&self.near_tmp, &mut self.near, ny, 1, nz);
+        // z: lines are the y indices (stride ny).
+        dilate(&self.near, &mut self.near_tmp, nz, ny, ny);
+        std::mem::swap(&mut self.near, &mut self.near_tmp);
     }
 
     /// Forms the FLIP change and extrapolates: `delta` holds the pre-projection velocity
     /// `v_old` on entry and `v_new - v_old` on return (computed in the same pass that resets
-    /// the free faces); both it and `vel` are extrapolated by `layers` layers. Only faces
-    /// within `layers + 1` of the fluid cells' bounding box can be reached, so the layer passes
-    /// are restricted to that box.
+    /// the free faces); both it and `vel` are extrapolated by `layers` layers, inside the band
+    /// (see the module documentation).
     pub fn extrapolate(
         &mut self,
         d: &GridDims,
@@ -50,121 +112,124 @@ impl Extrapolator {
         delta: &mut [Vec<f32>; 3],
         layers: u32,
     ) {
-        let Some((blo, bhi)) = fluid_bounds(d, labels) else {
-            for a in 0..3 {
-                delta[a]
-                    .iter_mut()
-                    .zip(vel[a].iter())
-                    .for_each(|(o, v)| *o = v - *o);
-                vel[a].iter_mut().zip(kinds[a].iter()).for_each(|(v, k)| {
-                    if *k == FaceKind::Free {
-                        *v = 0.0;
-                    }
-                });
-            }
-            return;
-        };
-        let reach = layers as usize + 1;
+        let (ny, nz) = (d.n[1], d.n[2]);
+        self.build_band(d, labels, layers as usize + 2);
         for a in 0..3 {
             let nf = d.faces(a);
             let m = d.face_n(a);
-            let plane = m[0] * m[1];
+            let (mx, plane) = (m[0], m[0] * m[1]);
             let kind = &kinds[a][..nf];
             let (v, dl) = (&mut vel[a][..nf], &mut delta[a][..nf]);
             let valid = &mut self.valid[..nf];
             let next = &mut self.next[..nf];
             let (tv, td) = (&mut self.tmp_v[..nf], &mut self.tmp_d[..nf]);
-            let lo: [usize; 3] = std::array::from_fn(|b| blo[b].saturating_sub(reach));
-            let hi: [usize; 3] = std::array::from_fn(|b| (bhi[b] + reach + 1).min(m[b] - 1));
-            valid
-                .par_iter_mut()
-                .zip(next.par_iter_mut())
-                .zip(v.par_iter_mut().zip(dl.par_iter_mut()))
-                .zip(kind.par_iter())
-                .with_min_len(4096)
-                .for_each(|(((ok, nx), (v, dl)), k)| {
-                    *ok = (*k == FaceKind::Fluid) as u8;
-                    *nx = 0;
-                    if *k == FaceKind::Free {
-                        *v = 0.0;
-                        *dl = 0.0;
-                    } else {
-                        *dl = *v - *dl;
+            // Face row (j, k) lies next to cell rows j - 1 and j (k - 1 and k) of its own
+            // axis; the band's margin covers the one-row difference.
+            let near = &self.near;
+            let in_band = |j: usize, k: usize| near[k.min(nz - 1) * ny + j.min(ny - 1)] != 0;
+            self.rows.clear();
+            for k in 0..m[2] {
+                for j in 0..m[1] {
+                    if in_band(j, k) {
+                        self.rows.push((k * m[1] + j) as u32);
                     }
-                });
+                }
+            }
+            let rows = &self.rows[..];
+            if rows.is_empty() {
+                continue;
+            }
+            let fp = SyncPtr(valid.as_mut_ptr());
+            let (vp, dp) = (SyncPtr(v.as_mut_ptr()), SyncPtr(dl.as_mut_ptr()));
+            // SAFETY (every pass below): each task writes only the faces of its own rows
+            // `row * mx .. row * mx + mx`, distinct rows of `rows`, all inside the grid.
+            rows.par_iter().with_min_len(16).for_each(|&row| {
+                let f0 = row as usize * mx;
+                for f in f0..f0 + mx {
+                    let k = kind[f];
+                    unsafe {
+                        *fp.get(f) = (k == FaceKind::Fluid) as u8;
+                        if k == FaceKind::Free {
+                            *vp.get(f) = 0.0;
+                            *dp.get(f) = 0.0;
+                        } else {
+                            *dp.get(f) = *vp.get(f) - *dp.get(f);
+                        }
+                    }
+                }
+            });
             for _ in 0..layers {
                 let (vr, dr, okr) = (&*v, &*dl, &*valid);
-                let (f0, f1) = (lo[2] * plane, ((hi[2] + 1) * plane).min(nf));
-                next[f0..f1]
-                    .par_chunks_mut(plane)
-                    .zip(
-                        tv[f0..f1]
-                            .par_chunks_mut(plane)
-                            .zip(td[f0..f1].par_chunks_mut(plane)),
-                    )
-                    .enumerate()
-                    .for_each(|(kk, (np, (tvp, tdp)))| {
-                        let k = lo[2] + kk;
-                        for j in lo[1]..=hi[1] {
-                            for i in lo[0]..=hi[0] {
-                                let l = i + m[0] * j;
-                                let f = l + plane * k;
-                                np[l] = okr[f];
-                                if okr[f] != 0 || kind[f] != FaceKind::Free {
-                                    continue;
-                                }
-                                let (mut sv, mut sd, mut cnt) = (0.0f32, 0.0f32, 0u32);
-                                let mut take = |g: usize| {
-                                    if okr[g] != 0 {
-                                        sv += vr[g];
-                                        sd += dr[g];
-                                        cnt += 1;
-                                    }
-                                };
-                                if i > 0 {
-                                    take(f - 1);
-                                }
-                                if i + 1 < m[0] {
-                                    take(f + 1);
-                                }
-                                if j > 0 {
-                                    take(f - m[0]);
-                                }
-                                if j + 1 < m[1] {
-                                    take(f + m[0]);
-                                }
-                                if k > 0 {
-                                    take(f - plane);
-                                }
-                                if k + 1 < m[2] {
-                                    take(f + plane);
-                                }
-                                if cnt > 0 {
-                                    let inv = 1.0 / cnt as f32;
-                                    tvp[l] = sv * inv;
-                                    tdp[l] = sd * inv;
-                                    np[l] = 2;
-                                }
+                let np = SyncPtr(next.as_mut_ptr());
+                let (tvp, tdp) = (SyncPtr(tv.as_mut_ptr()), SyncPtr(td.as_mut_ptr()));
+                rows.par_iter().with_min_len(16).for_each(|&row| {
+                    let row = row as usize;
+                    let (j, k) = (row % m[1], row / m[1]);
+                    // Neighbour rows outside the band hold nothing valid (and their masks are
+                    // not reset for this component): they are skipped.
+                    let (ym, yp) = (j > 0 && in_band(j - 1, k), j + 1 < m[1] && in_band(j + 1, k));
+                    let (zm, zp) = (k > 0 && in_band(j, k - 1), k + 1 < m[2] && in_band(j, k + 1));
+                    let f0 = row * mx;
+                    for i in 0..mx {
+                        let f = f0 + i;
+                        unsafe { *np.get(f) = okr[f] };
+                        if okr[f] != 0 || kind[f] != FaceKind::Free {
+                            continue;
+                        }
+                        let (mut sv, mut sd, mut cnt) = (0.0f32, 0.0f32, 0u32);
+                        let mut take = |g: usize| {
+                            if okr[g] != 0 {
+                                sv += vr[g];
+                                sd += dr[g];
+                                cnt += 1;
+                            }
+                        };
+                        if i > 0 {
+                            take(f - 1);
+                        }
+                        if i + 1 < mx {
+                            take(f + 1);
+                        }
+                        if ym {
+                            take(f - mx);
+                        }
+                        if yp {
+                            take(f + mx);
+                        }
+                        if zm {
+                            take(f - plane);
+                        }
+                        if zp {
+                            take(f + plane);
+                        }
+                        if cnt > 0 {
+                            let inv = 1.0 / cnt as f32;
+                            unsafe {
+                                *tvp.get(f) = sv * inv;
+                                *tdp.get(f) = sd * inv;
+                                *np.get(f) = 2;
                             }
                         }
-                    });
-                // Only the box's planes can hold new values.
-                let (f0, f1) = (lo[2] * plane, ((hi[2] + 1) * plane).min(nf));
-                let any = valid[f0..f1]
-                    .par_iter_mut()
-                    .zip(next[f0..f1].par_iter())
-                    .zip(v[f0..f1].par_iter_mut().zip(dl[f0..f1].par_iter_mut()))
-                    .zip(tv[f0..f1].par_iter().zip(td[f0..f1].par_iter()))
-                    .with_min_len(8192)
-                    .map(|(((ok, nx), (v, dl)), (tv, td))| {
-                        if *nx == 2 {
-                            *v = *tv;
-                            *dl = *td;
-                            *ok = 1;
-                            true
-                        } else {
-                            false
+                    }
+                });
+                let (nr, tvr, tdr) = (&*next, &*tv, &*td);
+                let any = rows
+                    .par_iter()
+                    .with_min_len(16)
+                    .map(|&row| {
+                        let f0 = row as usize * mx;
+                        let mut any = false;
+                        for f in f0..f0 + mx {
+                            if nr[f] == 2 {
+                                unsafe {
+                                    *vp.get(f) = tvr[f];
+                                    *dp.get(f) = tdr[f];
+                                    *fp.get(f) = 1;
+                                }
+                                any = true;
+                            }
                         }
+                        any
                     })
                     .reduce(|| false, |a, b| a || b);
                 if !any {
@@ -175,35 +240,16 @@ impl Extrapolator {
     }
 }
 
-/// Inclusive bounding box `(lo, hi)` of the fluid cells, or `None` without fluid.
-#[allow(clippy::needless_range_loop)]
-fn fluid_bounds(d: &GridDims, labels: &[CellLabel]) -> Option<([usize; 3], [usize; 3])> {
-    let plane = d.n[0] * d.n[1];
-    let none = ([usize::MAX; 3], [0usize; 3]);
-    let (lo, hi) = labels
-        .par_chunks(plane)
-        .enumerate()
-        .map(|(k, lp)| {
-            let mut b = none;
-            for (l, lab) in lp.iter().enumerate() {
-                if *lab == CellLabel::Fluid {
-                    let c = [l % d.n[0], l / d.n[0], k];
-                    for x in 0..3 {
-                        b.0[x] = b.0[x].min(c[x]);
-                        b.1[x] = b.1[x].max(c[x]);
-                    }
-                }
-            }
-            b
-        })
-        .reduce(
-            || none,
-            |x, y| {
-                (
-                    std::array::from_fn(|i| x.0[i].min(y.0[i])),
-                    std::array::from_fn(|i| x.1[i].max(y.1[i])),
-                )
-            },
-        );
-    (lo[0] != usize::MAX).then_some((lo, hi))
+/// A raw pointer to a face array shared by tasks that write disjoint rows of it.
+#[derive(Clone, Copy)]
+struct SyncPtr<T>(*mut T);
+// SAFETY: every use writes disjoint rows from concurrently running tasks.
+unsafe impl<T> Send for SyncPtr<T> {}
+unsafe impl<T> Sync for SyncPtr<T> {}
+impl<T> SyncPtr<T> {
+    /// Pointer to element `i`. Callers guarantee exclusive access to it and `i` in bounds.
+    #[inline(always)]
+    unsafe fn get(self, i: usize) -> *mut T {
+        unsafe { self.0.add(i) }
+    }
 }

@@ -157,7 +157,6 @@ impl Workspace {
     fn new(dims: GridDims) -> Self {
         let faces = |a: usize| dims.faces(a);
         let fgrid = || std::array::from_fn(|a| vec![0.0f32; faces(a)]);
-        let max_faces = (0..3).map(faces).max().unwrap_or(0);
         Self {
             dims,
             labels: vec![CellLabel::Empty; dims.cells()],
@@ -168,7 +167,7 @@ impl Workspace {
             rho: vec![0.0; dims.cells()],
             density_correction: true,
             pressure: PressureSolver::new(dims.cells()),
-            extrapolator: Extrapolator::new(max_faces),
+            extrapolator: Extrapolator::new(&dims),
             sorted: SortedParticles::default(),
             last_solve: Default::default(),
         }
