@@ -145,8 +145,7 @@ impl Extrapolator {
             // `row * mx .. row * mx + mx`, distinct rows of `rows`, all inside the grid.
             rows.par_iter().with_min_len(16).for_each(|&row| {
                 let f0 = row as usize * mx;
-                for f in f0..f0 + mx {
-                    let k = kind[f];
+                for (f, &k) in kind.iter().enumerate().skip(f0).take(mx) {
                     unsafe {
                         *fp.get(f) = (k == FaceKind::Fluid) as u8;
                         if k == FaceKind::Free {
