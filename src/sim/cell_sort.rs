@@ -5,10 +5,11 @@
 //! `cell_start[c]..cell_start[c + 1]`. The sort is stable, so the order is a pure function of
 //! the order before it: at the start of a frame the particles are in creation order, hence the
 //! order within every substep depends only on the frame's input, never on the thread count.
-//! The sorted order lets the particle-to-grid splat run over z-planes of cells with a fixed
+//! The sorted order lets the particle-to-grid splat run over blocks of cell rows with a fixed
 //! summation order (see [`super::transfer`]), gives the cell labels for free, and keeps memory
-//! access coherent in every particle stage. The histogram and the stable destination scan are
-//! sequential (O(particles + cells)); the permutation itself is a parallel gather.
+//! access coherent in every particle stage. The cell keys are computed in parallel (in a form
+//! the compiler vectorises), the histogram and the stable destination scan are sequential
+//! (O(particles + cells)), and the permutation itself is a parallel gather.
 //!
 //! `ids[s]` is the creation index of the particle in sorted slot `s`; the frame ends by
 //! scattering the particles back to creation order.
@@ -32,6 +33,8 @@ pub struct SortedParticles {
     tmp_vel: [Vec<f32>; 3],
     tmp_ids: Vec<u32>,
     tmp_u: Vec<u32>,
+    /// Per-cell cursors of the scatter (length cells + 1).
+    cursor: Vec<u32>,
 }
 
 impl SortedParticles {
@@ -62,7 +65,8 @@ impl SortedParticles {
             self.tmp_vel[a].resize(n, 0.0);
         }
         self.tmp_ids.resize(n, 0);
-        self.tmp_u.resize(n.max(cells + 1), 0);
+        self.tmp_u.resize(n, 0);
+        self.cursor.resize(cells + 1, 0);
         self.cell_start.resize(cells + 1, 0);
     }
 
@@ -88,33 +92,14 @@ impl SortedParticles {
         let n = self.len();
         let (px, py, pz) = (&self.pos[0], &self.pos[1], &self.pos[2]);
         self.key
-            .par_iter_mut()
+            .par_chunks_mut(4096)
             .enumerate()
-            .with_min_len(4096)
-            .for_each(|(s, k)| *k = d.cell_of([px[s], py[s], pz[s]]) as u32);
-        // Histogram, exclusive prefix sum (sequential: O(n + cells), order-independent result).
-        let cs = &mut self.cell_start;
-        cs.iter_mut().for_each(|c| *c = 0);
-        for &k in &self.key {
-            cs[k as usize + 1] += 1;
-        }
-        for c in 1..cs.len() {
-            cs[c] += cs[c - 1];
-        }
-        // Destination slot of each particle, scanning in the current order (stable); the
-        // running cursors live in `tmp_u`, which `load` sized for max(n, cells + 1).
-        let cursor = &mut self.tmp_u[..cs.len()];
-        cursor.copy_from_slice(cs);
-        for k in self.key.iter_mut() {
-            let c = *k as usize;
-            *k = cursor[c];
-            cursor[c] += 1;
-        }
-        // Source slot of each destination, then every array gathered in parallel.
-        let src = &mut self.tmp_u[..n];
-        for (s, &dst) in self.key.iter().enumerate() {
-            src[dst as usize] = s as u32;
-        }
+            .for_each(|(c, k)| {
+                let r = c * 4096..c * 4096 + k.len();
+                cell_keys(d, &px[r.clone()], &py[r.clone()], &pz[r], k)
+            });
+        self.counting_sort();
+        // Every array gathered in parallel from its source slot `tmp_u[..n]`.
         let src = &self.tmp_u[..n];
         let gather = |out: &mut [f32], v: &[f32]| {
             out.par_iter_mut()
@@ -136,11 +121,86 @@ impl SortedParticles {
             .for_each(|(o, &s)| *o = ids[s as usize]);
         std::mem::swap(&mut self.ids, &mut self.tmp_ids);
     }
+
+    /// The stable counting sort of the keys (sequential): fills `cell_start` and the source
+    /// slot of each destination, `tmp_u[..n]`.
+    fn counting_sort(&mut self) {
+        let n = self.len();
+        // Histogram, exclusive prefix sum (O(n + cells), order-independent result).
+        let cs = &mut self.cell_start;
+        cs.iter_mut().for_each(|c| *c = 0);
+        for &k in &self.key {
+            cs[k as usize + 1] += 1;
+        }
+        for c in 1..cs.len() {
+            cs[c] += cs[c - 1];
+        }
+        // Destination slot of each particle, scanning in the current order (stable).
+        let cursor = &mut self.cursor[..cs.len()];
+        cursor.copy_from_slice(cs);
+        let src = &mut self.tmp_u[..n];
+        for (s, &k) in self.key.iter().enumerate() {
+            let c = k as usize;
+            src[cursor[c] as usize] = s as u32;
+            cursor[c] += 1;
+        }
+    }
+}
+
+/// Cell index of each position, as [`GridDims::cell_of`] computes it (clamped to the grid),
+/// written so that the compiler vectorises it: the clamp happens in floating point, where
+/// `max` also maps NaN to 0, so the truncation is exact and needs no saturation checks.
+fn cell_keys(d: &GridDims, x: &[f32], y: &[f32], z: &[f32], out: &mut [u32]) {
+    let inv = 1.0 / d.h;
+    let top = d.n.map(|n| (n - 1) as f32);
+    let (nx, ny) = (d.n[0] as i32, d.n[1] as i32);
+    let lower = d.lower;
+    let n = out.len();
+    let (x, y, z) = (&x[..n], &y[..n], &z[..n]);
+    for i in 0..n {
+        // SAFETY: the value is in [0, n - 1], far inside i32.
+        let c = |p: f32, a: usize| unsafe {
+            ((p - lower[a]) * inv)
+                .max(0.0)
+                .min(top[a])
+                .to_int_unchecked::<i32>()
+        };
+        out[i] = (c(x[i], 0) + nx * (c(y[i], 1) + ny * c(z[i], 2))) as u32;
+    }
 }
 
 /// `out[ids[s]] = src[s]`.
 fn scatter(out: &mut [f32], src: &[f32], ids: &[u32]) {
     for (s, &id) in ids.iter().enumerate() {
         out[id as usize] = src[s];
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn vectorised_keys_match_cell_of_everywhere() {
+        let d = GridDims {
+            n: [7, 5, 9],
+            h: 0.1,
+            lower: [-0.3, 0.2, 1.0],
+        };
+        // Inside, on cell boundaries, outside on both sides, and non-finite values.
+        let mut pts = Vec::new();
+        for i in -30..=110 {
+            let t = i as f32 * 0.0137;
+            pts.push([d.lower[0] + t, d.lower[1] + 0.51 * t, d.lower[2] + 1.3 * t]);
+        }
+        pts.push([d.lower[0] + 0.2, d.lower[1] + 0.1, d.lower[2] + 0.3]);
+        pts.push([f32::NAN, f32::INFINITY, f32::NEG_INFINITY]);
+        pts.push([1e30, -1e30, 0.0]);
+        let col = |a: usize| pts.iter().map(|p| p[a]).collect::<Vec<f32>>();
+        let mut keys = vec![0u32; pts.len()];
+        cell_keys(&d, &col(0), &col(1), &col(2), &mut keys);
+        for (p, k) in pts.iter().zip(&keys) {
+            assert_eq!(*k as usize, d.cell_of(*p), "position {p:?}");
+        }
     }
 }

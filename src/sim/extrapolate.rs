@@ -20,6 +20,7 @@
 //! box, and the rows spread over the threads whatever the liquid's shape.
 
 use super::mac_grid::{CellLabel, FaceKind, GridDims};
+use super::sync_ptr::SyncPtr;
 use rayon::prelude::*;
 
 /// Scratch for extrapolation (one component at a time).
@@ -236,19 +237,5 @@ impl Extrapolator {
                 }
             }
         }
-    }
-}
-
-/// A raw pointer to a face array shared by tasks that write disjoint rows of it.
-#[derive(Clone, Copy)]
-struct SyncPtr<T>(*mut T);
-// SAFETY: every use writes disjoint rows from concurrently running tasks.
-unsafe impl<T> Send for SyncPtr<T> {}
-unsafe impl<T> Sync for SyncPtr<T> {}
-impl<T> SyncPtr<T> {
-    /// Pointer to element `i`. Callers guarantee exclusive access to it and `i` in bounds.
-    #[inline(always)]
-    unsafe fn get(self, i: usize) -> *mut T {
-        unsafe { self.0.add(i) }
     }
 }

@@ -54,6 +54,7 @@ pub mod mac_grid;
 pub mod particles;
 pub mod pressure;
 pub mod reduce;
+mod sync_ptr;
 pub mod transfer;
 
 pub use particles::Particles;

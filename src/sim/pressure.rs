@@ -34,6 +34,7 @@
 
 use super::mac_grid::{CellLabel, FaceKind, GridDims};
 use super::reduce;
+use super::sync_ptr::SyncPtr;
 use rayon::prelude::*;
 
 const TAU: f64 = 0.97;
@@ -45,26 +46,6 @@ const NONE: u32 = u32::MAX;
 pub const BLOCKS: usize = 8;
 /// Fewest rows per preconditioner block.
 pub const BLOCK_ROWS: usize = 64 * 1024;
-
-/// A raw pointer shared by tasks that touch disjoint index ranges (see each use): the f64
-/// solver vectors, the row tables and the face grids.
-struct SyncPtr<T>(*mut T);
-impl<T> Clone for SyncPtr<T> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-impl<T> Copy for SyncPtr<T> {}
-// SAFETY: every use writes disjoint ranges from concurrently running tasks.
-unsafe impl<T> Send for SyncPtr<T> {}
-unsafe impl<T> Sync for SyncPtr<T> {}
-impl<T> SyncPtr<T> {
-    /// Pointer to element `i`. Callers guarantee exclusive access to it and `i` in bounds.
-    #[inline(always)]
-    unsafe fn get(self, i: usize) -> *mut T {
-        unsafe { self.0.add(i) }
-    }
-}
 
 /// The backward sweep of MIC(0) over rows `s..e` of one block: `z = tmp + precon^2 (U z)`,
 /// shared by [`apply_precon`] and the fused CG step; returns `z . r` over the block, summed

@@ -21,15 +21,8 @@
 
 use super::cell_sort::SortedParticles;
 use super::mac_grid::{CellLabel, GridDims};
+use super::sync_ptr::SyncPtr;
 use rayon::prelude::*;
-
-/// A raw pointer to a face accumulator grid that splat tasks share; see the safety argument in
-/// [`splat`].
-#[derive(Clone, Copy)]
-struct SharedGrid(*mut [f32; 2]);
-// SAFETY: tasks running at the same time only touch disjoint face rows through it (see `splat`).
-unsafe impl Send for SharedGrid {}
-unsafe impl Sync for SharedGrid {}
 
 /// Splats particle velocities onto the three face grids (`vel`); `acc` holds the sums
 /// `[sum w v, sum w]` per face (interleaved, so one cache line serves both).
@@ -46,7 +39,7 @@ pub fn splat(
     }
     let (ny, nz) = (d.n[1], d.n[2]);
     let sizes: [usize; 3] = std::array::from_fn(|a| acc[a].len());
-    let ap: [SharedGrid; 3] = std::array::from_fn(|a| SharedGrid(acc[a].as_mut_ptr()));
+    let ap: [SyncPtr<[f32; 2]>; 3] = std::array::from_fn(|a| SyncPtr(acc[a].as_mut_ptr()));
     let (pos, pv) = (&sp.pos, &sp.vel);
     // Tasks are blocks of 2 x 2 cell rows: block (bj, bk) holds the rows j in 2bj..2bj+2,
     // k in 2bk..2bk+2, whose particles reach face rows 2bj-1..=2bj+2 and face planes
@@ -85,7 +78,7 @@ pub fn splat(
                                     // concurrently running block (same colour) touches; and
                                     // `f < sizes[a]` (the stencil clamps into the grid).
                                     unsafe {
-                                        let cell = &mut *ap[a].0.add(f);
+                                        let cell = &mut *ap[a].get(f);
                                         cell[0] += w * v;
                                         cell[1] += w;
                                     }
