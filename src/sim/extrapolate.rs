@@ -28,8 +28,6 @@ use rayon::prelude::*;
 pub struct Extrapolator {
     valid: Vec<u8>,
     next: Vec<u8>,
-    tmp_v: Vec<f32>,
-    tmp_d: Vec<f32>,
     /// Per x-row of cells `(j, k)` at `k ny + j`: holds fluid, then (after dilation) in the band.
     near: Vec<u8>,
     near_tmp: Vec<u8>,
@@ -52,8 +50,6 @@ impl Extrapolator {
         Self {
             valid: vec![0; faces],
             next: vec![0; faces],
-            tmp_v: vec![0.0; faces],
-            tmp_d: vec![0.0; faces],
             near: vec![0; rows],
             near_tmp: vec![0; rows],
             rows: Vec::with_capacity(face_rows),
@@ -123,7 +119,6 @@ impl Extrapolator {
             let (v, dl) = (&mut vel[a][..nf], &mut delta[a][..nf]);
             let valid = &mut self.valid[..nf];
             let next = &mut self.next[..nf];
-            let (tv, td) = (&mut self.tmp_v[..nf], &mut self.tmp_d[..nf]);
             // Face row (j, k) lies next to cell rows j - 1 and j (k - 1 and k) of its own
             // axis; the band's margin covers the one-row difference.
             let near = &self.near;
@@ -158,73 +153,69 @@ impl Extrapolator {
                     }
                 }
             });
+            // Jacobi layers: each reads the mask `cur` and writes the next mask to `nxt` for
+            // every band face; a face becoming valid gets its values written in place, which
+            // is safe because no face reads an invalid neighbour's values (by `cur`) in the
+            // same layer. The masks then swap.
+            let (mut cur, mut nxt) = (valid, next);
             for _ in 0..layers {
-                let (vr, dr, okr) = (&*v, &*dl, &*valid);
-                let np = SyncPtr(next.as_mut_ptr());
-                let (tvp, tdp) = (SyncPtr(tv.as_mut_ptr()), SyncPtr(td.as_mut_ptr()));
-                rows.par_iter().with_min_len(16).for_each(|&row| {
-                    let row = row as usize;
-                    let (j, k) = (row % m[1], row / m[1]);
-                    // Neighbour rows outside the band hold nothing valid (and their masks are
-                    // not reset for this component): they are skipped.
-                    let (ym, yp) = (j > 0 && in_band(j - 1, k), j + 1 < m[1] && in_band(j + 1, k));
-                    let (zm, zp) = (k > 0 && in_band(j, k - 1), k + 1 < m[2] && in_band(j, k + 1));
-                    let f0 = row * mx;
-                    for i in 0..mx {
-                        let f = f0 + i;
-                        unsafe { *np.get(f) = okr[f] };
-                        if okr[f] != 0 || kind[f] != FaceKind::Free {
-                            continue;
-                        }
-                        let (mut sv, mut sd, mut cnt) = (0.0f32, 0.0f32, 0u32);
-                        let mut take = |g: usize| {
-                            if okr[g] != 0 {
-                                sv += vr[g];
-                                sd += dr[g];
-                                cnt += 1;
-                            }
-                        };
-                        if i > 0 {
-                            take(f - 1);
-                        }
-                        if i + 1 < mx {
-                            take(f + 1);
-                        }
-                        if ym {
-                            take(f - mx);
-                        }
-                        if yp {
-                            take(f + mx);
-                        }
-                        if zm {
-                            take(f - plane);
-                        }
-                        if zp {
-                            take(f + plane);
-                        }
-                        if cnt > 0 {
-                            let inv = 1.0 / cnt as f32;
-                            unsafe {
-                                *tvp.get(f) = sv * inv;
-                                *tdp.get(f) = sd * inv;
-                                *np.get(f) = 2;
-                            }
-                        }
-                    }
-                });
-                let (nr, tvr, tdr) = (&*next, &*tv, &*td);
+                let okr = &*cur;
+                let np = SyncPtr(nxt.as_mut_ptr());
                 let any = rows
                     .par_iter()
                     .with_min_len(16)
                     .map(|&row| {
-                        let f0 = row as usize * mx;
+                        let row = row as usize;
+                        let (j, k) = (row % m[1], row / m[1]);
+                        // Neighbour rows outside the band hold nothing valid (and their masks
+                        // are not reset for this component): they are skipped.
+                        let (ym, yp) = (j > 0 && in_band(j - 1, k), j + 1 < m[1] && in_band(j + 1, k));
+                        let (zm, zp) = (k > 0 && in_band(j, k - 1), k + 1 < m[2] && in_band(j, k + 1));
+                        let f0 = row * mx;
                         let mut any = false;
-                        for f in f0..f0 + mx {
-                            if nr[f] == 2 {
+                        for i in 0..mx {
+                            let f = f0 + i;
+                            unsafe { *np.get(f) = okr[f] };
+                            if okr[f] != 0 || kind[f] != FaceKind::Free {
+                                continue;
+                            }
+                            let (mut sv, mut sd, mut cnt) = (0.0f32, 0.0f32, 0u32);
+                            let mut take = |g: usize| {
+                                if okr[g] != 0 {
+                                    // SAFETY: a valid face is not written in this layer.
+                                    unsafe {
+                                        sv += *vp.get(g);
+                                        sd += *dp.get(g);
+                                    }
+                                    cnt += 1;
+                                }
+                            };
+                            if i > 0 {
+                                take(f - 1);
+                            }
+                            if i + 1 < mx {
+                                take(f + 1);
+                            }
+                            if ym {
+                                take(f - mx);
+                            }
+                            if yp {
+                                take(f + mx);
+                            }
+                            if zm {
+                                take(f - plane);
+                            }
+                            if zp {
+                                take(f + plane);
+                            }
+                            if cnt > 0 {
+                                let inv = 1.0 / cnt as f32;
+                                // SAFETY: face f is invalid in this layer (nobody reads it) and
+                                // belongs to this task's row.
                                 unsafe {
-                                    *vp.get(f) = tvr[f];
-                                    *dp.get(f) = tdr[f];
-                                    *fp.get(f) = 1;
+                                    *vp.get(f) = sv * inv;
+                                    *dp.get(f) = sd * inv;
+                                    *np.get(f) = 1;
                                 }
                                 any = true;
                             }
@@ -232,6 +223,7 @@ impl Extrapolator {
                         any
                     })
                     .reduce(|| false, |a, b| a || b);
+                std::mem::swap(&mut cur, &mut nxt);
                 if !any {
                     break;
                 }
