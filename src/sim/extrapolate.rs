@@ -169,8 +169,14 @@ impl Extrapolator {
                         let (j, k) = (row % m[1], row / m[1]);
                         // Neighbour rows outside the band hold nothing valid (and their masks
                         // are not reset for this component): they are skipped.
-                        let (ym, yp) = (j > 0 && in_band(j - 1, k), j + 1 < m[1] && in_band(j + 1, k));
-                        let (zm, zp) = (k > 0 && in_band(j, k - 1), k + 1 < m[2] && in_band(j, k + 1));
+                        let (ym, yp) = (
+                            j > 0 && in_band(j - 1, k),
+                            j + 1 < m[1] && in_band(j + 1, k),
+                        );
+                        let (zm, zp) = (
+                            k > 0 && in_band(j, k - 1),
+                            k + 1 < m[2] && in_band(j, k + 1),
+                        );
                         let f0 = row * mx;
                         let mut any = false;
                         for i in 0..mx {

@@ -38,9 +38,7 @@ pub fn splat(
             .for_each(|x| *x = [0.0; 2]);
     }
     let (ny, nz) = (d.n[1], d.n[2]);
-    let sizes: [usize; 3] = std::array::from_fn(|a| acc[a].len());
     let ap: [SyncPtr<[f32; 2]>; 3] = std::array::from_fn(|a| SyncPtr(acc[a].as_mut_ptr()));
-    let (pos, pv) = (&sp.pos, &sp.vel);
     // Tasks are blocks of 2 x 2 cell rows: block (bj, bk) holds the rows j in 2bj..2bj+2,
     // k in 2bk..2bk+2, whose particles reach face rows 2bj-1..=2bj+2 and face planes
     // 2bk-1..=2bk+2 of every component. Blocks of one colour (bj mod 2, bk mod 2) are two
@@ -54,40 +52,21 @@ pub fn splat(
         let (tj, tk) = ((bny + 1 - cj) / 2, (bnz + 1 - ck) / 2);
         (0..tj * tk).into_par_iter().with_max_len(1).for_each(|t| {
             let (bj, bk) = (cj + 2 * (t / tk), ck + 2 * (t % tk));
-            let (j0, k0) = (2 * bj, 2 * bk);
-            for kc in k0..(k0 + 2).min(nz) {
-                let s0 = sp.cell_start[d.cell(0, j0, kc)] as usize;
-                let s1 = sp.cell_start[d.cell(0, (j0 + 2).min(ny), kc)] as usize;
-                for s in s0..s1 {
-                    let st = d.stencil([pos[0][s], pos[1][s], pos[2][s]]);
-                    for a in 0..3 {
-                        let m = d.face_n(a);
-                        let (sy, sz) = (m[0], m[0] * m[1]);
-                        let [fx, fy, fz] = st.frac[a];
-                        let v = pv[a][s];
-                        let b = st.base[a];
-                        debug_assert!(b + sz + sy + 1 < sizes[a]);
-                        for (dz, wz) in [(0, 1.0 - fz), (sz, fz)] {
-                            for (dy, wy) in [(0, 1.0 - fy), (sy, fy)] {
-                                for (dx, wx) in [(0, 1.0 - fx), (1, fx)] {
-                                    let f = b + dz + dy + dx;
-                                    let w = wx * wy * wz;
-                                    // SAFETY: the particle is in cell row (j, kc) of this block
-                                    // and inside the wall layer, so `f` lies in face rows
-                                    // j0-1..=j0+2 of face planes k0-1..=k0+2, which no
-                                    // concurrently running block (same colour) touches; and
-                                    // `f < sizes[a]` (the stencil clamps into the grid).
-                                    unsafe {
-                                        let cell = &mut *ap[a].get(f);
-                                        cell[0] += w * v;
-                                        cell[1] += w;
-                                    }
-                                }
-                            }
-                        }
-                    }
-                }
+            let block = SplatBlock {
+                d,
+                sp,
+                ap,
+                j0: 2 * bj,
+                k0: 2 * bk,
+            };
+            #[cfg(target_arch = "x86_64")]
+            if std::is_x86_feature_detected!("avx2") {
+                // SAFETY: the CPU has AVX2 (checked above); see `SplatBlock::run`.
+                unsafe { block.run_avx2() };
+                return;
             }
+            // SAFETY: blocks of one colour run at the same time (see above).
+            unsafe { block.run() };
         });
     }
     for a in 0..3 {
@@ -96,6 +75,70 @@ pub fn splat(
             .zip(acc[a].par_iter())
             .with_min_len(4096)
             .for_each(|(v, &[wv, w])| *v = if w > 0.0 { wv / w } else { 0.0 });
+    }
+}
+
+/// The particles of one 2 x 2 block of cell rows, `(j0..j0 + 2, k0..k0 + 2)`, splatted into
+/// the accumulators `ap`.
+struct SplatBlock<'a> {
+    d: &'a GridDims,
+    sp: &'a SortedParticles,
+    ap: [SyncPtr<[f32; 2]>; 3],
+    j0: usize,
+    k0: usize,
+}
+
+impl SplatBlock<'_> {
+    /// The same loop compiled for AVX2 (chosen at run time; the same bits as [`Self::run`]).
+    ///
+    /// # Safety
+    /// As [`Self::run`], and the CPU has AVX2.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn run_avx2(&self) {
+        unsafe { self.run() }
+    }
+
+    /// # Safety
+    /// No task running at the same time writes the face rows `j0 - 1..=j0 + 2` of the face
+    /// planes `k0 - 1..=k0 + 2` of any component (another block of the same colour does not).
+    #[inline(always)]
+    unsafe fn run(&self) {
+        let SplatBlock { d, sp, ap, j0, k0 } = *self;
+        let (ny, nz) = (d.n[1], d.n[2]);
+        let (pos, pv) = (&sp.pos, &sp.vel);
+        for kc in k0..(k0 + 2).min(nz) {
+            let s0 = sp.cell_start[d.cell(0, j0, kc)] as usize;
+            let s1 = sp.cell_start[d.cell(0, (j0 + 2).min(ny), kc)] as usize;
+            for s in s0..s1 {
+                let st = d.stencil([pos[0][s], pos[1][s], pos[2][s]]);
+                for a in 0..3 {
+                    let m = d.face_n(a);
+                    let (sy, sz) = (m[0], m[0] * m[1]);
+                    let [fx, fy, fz] = st.frac[a];
+                    let v = pv[a][s];
+                    let b = st.base[a];
+                    for (dz, wz) in [(0, 1.0 - fz), (sz, fz)] {
+                        for (dy, wy) in [(0, 1.0 - fy), (sy, fy)] {
+                            for (dx, wx) in [(0, 1.0 - fx), (1, fx)] {
+                                let f = b + dz + dy + dx;
+                                let w = wx * wy * wz;
+                                // SAFETY: the particle is in cell row (j, kc) of this block
+                                // and inside the wall layer, so `f` lies in face rows
+                                // j0-1..=j0+2 of face planes k0-1..=k0+2, which no
+                                // concurrently running block (same colour) touches; and
+                                // `f` is inside the grid (the stencil clamps into it).
+                                unsafe {
+                                    let cell = &mut *ap[a].get(f);
+                                    cell[0] += w * v;
+                                    cell[1] += w;
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
     }
 }
 
@@ -154,7 +197,15 @@ pub fn gather_and_advect(
         )
         .with_min_len(2)
         .for_each(|(((x, y), z), ((vx, vy), vz))| {
-            let chunk = GatherChunk { d, vel_new, delta, flip, dt, lo, hi };
+            let chunk = GatherChunk {
+                d,
+                vel_new,
+                delta,
+                flip,
+                dt,
+                lo,
+                hi,
+            };
             #[cfg(target_arch = "x86_64")]
             if std::is_x86_feature_detected!("avx2") {
                 // SAFETY: the CPU has AVX2 (checked above).
@@ -187,7 +238,15 @@ impl GatherChunk<'_> {
 
     #[inline(always)]
     fn run(&self, pos: [&mut [f32]; 3], vel: [&mut [f32]; 3]) {
-        let GatherChunk { d, vel_new, delta, flip, dt, lo, hi } = *self;
+        let GatherChunk {
+            d,
+            vel_new,
+            delta,
+            flip,
+            dt,
+            lo,
+            hi,
+        } = *self;
         #[inline(always)]
         fn clamp(p: [f32; 3], lo: [f32; 3], hi: [f32; 3]) -> [f32; 3] {
             [
