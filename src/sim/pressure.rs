@@ -46,6 +46,12 @@ const NONE: u32 = u32::MAX;
 pub const BLOCKS: usize = 8;
 /// Fewest rows per preconditioner block.
 pub const BLOCK_ROWS: usize = 64 * 1024;
+/// Fewest rows (cells) per task of the passes that set up and finish a solve (once per solve,
+/// not per CG iteration): finer than the CG loop's vector operations ([`reduce::MIN_TASK`]),
+/// since these passes are longer and the stepper keeps the pool's workers awake (a hand-off
+/// costs a microsecond or two). Task sizes never change results.
+const SETUP_ROWS: usize = 1024;
+const SETUP_CELLS: usize = 4096;
 
 /// The backward sweep of MIC(0) over rows `s..e` of one block: `z = tmp + precon^2 (U z)`,
 /// shared by [`apply_precon`] and the fused CG step; returns `z . r` over the block, summed
@@ -195,7 +201,7 @@ impl PressureSolver {
         let (ijk_of, rhs) = (&self.ijk_of[..nf], &mut self.rhs[..nf]);
         rhs.par_iter_mut()
             .zip(ijk_of.par_iter())
-            .with_min_len(reduce::MIN_ROWS)
+            .with_min_len(SETUP_ROWS)
             .for_each(|(b, &[i, j, k])| {
                 *b = -divergence_at(d, vel, i as usize, j as usize, k as usize);
             });
@@ -206,7 +212,7 @@ impl PressureSolver {
             let (warm, q, cell_of) = (&self.warm, &mut self.q[..nf], &self.cell_of[..nf]);
             q.par_iter_mut()
                 .zip(cell_of.par_iter())
-                .with_min_len(reduce::MIN_TASK)
+                .with_min_len(SETUP_ROWS)
                 .for_each(|(q, &c)| *q = warm[c as usize] as f64 * scale);
         }
         let stats = self.solve(tolerance, max_iterations, use_warm);
@@ -217,7 +223,7 @@ impl PressureSolver {
         self.warm
             .par_iter_mut()
             .zip(row_of.par_iter())
-            .with_min_len(reduce::MIN_TASK)
+            .with_min_len(SETUP_CELLS)
             .for_each(|(w, &r)| *w = if r == NONE { 0.0 } else { q[r as usize] as f32 });
         self.warm_dt = dt;
         stats
@@ -275,7 +281,7 @@ impl PressureSolver {
     fn build(&mut self, d: &GridDims, labels: &[CellLabel]) {
         let n = d.n;
         let plane = n[0] * n[1];
-        let planes_per_task = (reduce::MIN_TASK / plane).max(1);
+        let planes_per_task = (SETUP_CELLS / plane).max(1);
         // Fluid cells per plane, then plane start rows (deterministic prefix sum).
         self.plane_rows.resize(n[2] + 1, 0);
         self.plane_rows[1..]
@@ -353,7 +359,7 @@ impl PressureSolver {
             .par_iter_mut()
             .zip(self.diag[..nf].par_iter_mut())
             .zip(cell_of.par_iter())
-            .with_min_len(reduce::MIN_ROWS)
+            .with_min_len(SETUP_ROWS)
             .for_each(|((nbr, dg), &c)| {
                 let c = c as usize;
                 // Fluid cells are interior: all six neighbours exist.
@@ -772,7 +778,7 @@ impl PressureSolver {
         ijk_of
             .par_iter()
             .enumerate()
-            .with_min_len(reduce::MIN_ROWS)
+            .with_min_len(SETUP_ROWS)
             .for_each(|(r, ijk)| {
                 let ijk = ijk.map(|x| x as usize);
                 for a in 0..3 {
