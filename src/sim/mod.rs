@@ -395,11 +395,21 @@ fn with_workers_awake<R: Send>(work: impl FnOnce() -> R + Send) -> R {
                 if rayon::current_thread_index() == me {
                     return;
                 }
+                let mut idle = 0u32;
                 while !done.load(Ordering::Acquire) {
-                    if rayon::yield_now() != Some(rayon::Yield::Executed) {
-                        for _ in 0..16 {
-                            std::hint::spin_loop();
-                        }
+                    if rayon::yield_now() == Some(rayon::Yield::Executed) {
+                        idle = 0;
+                        continue;
+                    }
+                    for _ in 0..16 {
+                        std::hint::spin_loop();
+                    }
+                    idle += 1;
+                    // Now and then let the OS run another thread on this core (the output
+                    // writer, or the stepper itself when the pool has more threads than the
+                    // machine has cores); with nothing else to run this returns at once.
+                    if idle % 64 == 0 {
+                        std::thread::yield_now();
                     }
                 }
             });
