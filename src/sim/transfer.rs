@@ -182,6 +182,15 @@ pub fn gather_and_advect(
     dt: f32,
 ) {
     let (lo, hi) = d.interior_bounds(super::advect::WALL_MARGIN * d.h);
+    let chunk = &GatherChunk {
+        d,
+        vel_new,
+        delta,
+        flip,
+        dt,
+        lo,
+        hi,
+    };
     // Chunks of particles with a plain loop inside (one task call per chunk, so the whole
     // per-particle work inlines into one loop).
     const CHUNK: usize = 512;
@@ -197,15 +206,6 @@ pub fn gather_and_advect(
         )
         .with_min_len(2)
         .for_each(|(((x, y), z), ((vx, vy), vz))| {
-            let chunk = GatherChunk {
-                d,
-                vel_new,
-                delta,
-                flip,
-                dt,
-                lo,
-                hi,
-            };
             #[cfg(target_arch = "x86_64")]
             if std::is_x86_feature_detected!("avx2") {
                 // SAFETY: the CPU has AVX2 (checked above).
@@ -238,15 +238,8 @@ impl GatherChunk<'_> {
 
     #[inline(always)]
     fn run(&self, pos: [&mut [f32]; 3], vel: [&mut [f32]; 3]) {
-        let GatherChunk {
-            d,
-            vel_new,
-            delta,
-            flip,
-            dt,
-            lo,
-            hi,
-        } = *self;
+        let (d, vel_new, delta) = (self.d, self.vel_new, self.delta);
+        let (flip, dt, lo, hi) = (self.flip, self.dt, self.lo, self.hi);
         #[inline(always)]
         fn clamp(p: [f32; 3], lo: [f32; 3], hi: [f32; 3]) -> [f32; 3] {
             [
