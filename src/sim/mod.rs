@@ -408,7 +408,7 @@ fn with_workers_awake<R: Send>(work: impl FnOnce() -> R + Send) -> R {
                     // Now and then let the OS run another thread on this core (the output
                     // writer, or the stepper itself when the pool has more threads than the
                     // machine has cores); with nothing else to run this returns at once.
-                    if idle % 64 == 0 {
+                    if idle.is_multiple_of(64) {
                         std::thread::yield_now();
                     }
                 }
