@@ -50,6 +50,8 @@ pub mod cell_sort;
 pub mod density;
 pub mod extrapolate;
 pub mod forces;
+#[cfg(target_arch = "x86_64")]
+mod gather_avx2;
 pub mod mac_grid;
 pub mod particles;
 pub mod pressure;
