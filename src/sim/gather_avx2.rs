@@ -21,9 +21,15 @@ struct Stencil8 {
     frac: [[__m256; 3]; 3],
 }
 
-/// Whether every face index of `d`'s grids fits the gathers' 32-bit signed offsets.
-pub fn fits(d: &GridDims) -> bool {
-    (0..3).all(|a| d.faces(a) < i32::MAX as usize)
+/// Whether the vector loop may run on these grids: at least two cells per axis (so every
+/// stencil corner is inside the grid, as the scalar loop's bounds check asserts), grids `f`
+/// covering the face grids of `d`, and every face index within the gathers' 32-bit offsets.
+pub fn fits(d: &GridDims, grids: [&[Vec<f32>; 3]; 2]) -> bool {
+    (0..3).all(|a| {
+        d.n[a] >= 2
+            && d.faces(a) < i32::MAX as usize
+            && grids.iter().all(|g| g[a].len() >= d.faces(a))
+    })
 }
 
 /// [`GridDims::stencil`] of eight points.
@@ -90,7 +96,7 @@ fn lerp(a0: __m256, a1: __m256, t: __m256) -> __m256 {
 unsafe fn interp8(d: &GridDims, st: &Stencil8, a: usize, f: &[f32]) -> __m256 {
     let m = d.face_n(a);
     let (sy, sz) = (m[0] as i32, (m[0] * m[1]) as i32);
-    debug_assert_eq!(f.len(), d.faces(a));
+    debug_assert!(f.len() >= d.faces(a));
     let b = st.base[a];
     let [fx, fy, fz] = st.frac[a];
     // SAFETY: the stencil's corners lie inside component a's grid, which `f` covers.
@@ -114,13 +120,12 @@ fn clamp8(x: __m256, lo: f32, hi: f32) -> __m256 {
     _mm256_blendv_ps(_mm256_blendv_ps(x, hi, above), lo, below)
 }
 
-/// The blend and RK2 step of [`super::transfer::gather_and_advect`] for the first
-/// `x.len() / LANES * LANES` particles of the chunk; returns how many it did (the caller does
+/// The blend and RK2 step of [`super::transfer::gather_and_advect`] for the first whole groups
+/// of [`LANES`] particles (of the shortest slice); returns how many it did (the caller does
 /// the rest with the scalar loop).
 ///
 /// # Safety
-/// The CPU has AVX2, every slice has `x.len()` elements, `vel_new` and `delta` have the face
-/// grids' sizes of `d`, and [`fits`]`(d)`.
+/// The CPU has AVX2 and [`fits`]`(d, [vel_new, delta])`.
 #[allow(clippy::too_many_arguments)]
 #[target_feature(enable = "avx2")]
 pub unsafe fn gather_and_advect8(
@@ -134,7 +139,8 @@ pub unsafe fn gather_and_advect8(
     pos: [&mut [f32]; 3],
     vel: [&mut [f32]; 3],
 ) -> usize {
-    let n = pos[0].len() / LANES * LANES;
+    let shortest = pos.iter().chain(&vel).map(|s| s.len()).min().unwrap_or(0);
+    let n = shortest / LANES * LANES;
     let (fl, omf) = (_mm256_set1_ps(flip), _mm256_set1_ps(1.0 - flip));
     let (h, dtv) = (_mm256_set1_ps(0.5 * dt), _mm256_set1_ps(dt));
     let [px, py, pz] = pos;

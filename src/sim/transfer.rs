@@ -38,6 +38,12 @@ pub fn splat(
             .for_each(|x| *x = [0.0; 2]);
     }
     let (ny, nz) = (d.n[1], d.n[2]);
+    // Every stencil corner is inside component a's grid when each axis has two cells or more;
+    // the unchecked writes below rely on the accumulators covering the grids.
+    assert!(
+        (0..3).all(|a| d.n[a] >= 2 && acc[a].len() >= d.faces(a)),
+        "splat: accumulators smaller than the face grids"
+    );
     let ap: [SyncPtr<[f32; 2]>; 3] = std::array::from_fn(|a| SyncPtr(acc[a].as_mut_ptr()));
     // Tasks are blocks of 2 x 2 cell rows: block (bj, bk) holds the rows j in 2bj..2bj+2,
     // k in 2bk..2bk+2, whose particles reach face rows 2bj-1..=2bj+2 and face planes
@@ -246,9 +252,8 @@ impl GatherChunk<'_> {
             &mut vy[..n],
             &mut vz[..n],
         );
-        let done = if super::gather_avx2::fits(self.d) {
-            // SAFETY: AVX2 is enabled here, the slices have n elements, the grids are the
-            // simulation's face grids (sized by `d`) and `fits` holds.
+        let done = if super::gather_avx2::fits(self.d, [self.vel_new, self.delta]) {
+            // SAFETY: AVX2 is enabled here, the slices have n elements and `fits` holds.
             unsafe {
                 super::gather_avx2::gather_and_advect8(
                     self.d,
