@@ -43,7 +43,12 @@
 //! Performance: particles are struct-of-arrays and cell-sorted every substep, grids are flat
 //! `f32` arrays stored z-plane by z-plane (pressure vectors `f64` over the fluid cells only),
 //! every buffer is allocated when the simulation is created (nothing is allocated inside a
-//! substep), and every stage that scales with particles or cells runs on rayon.
+//! substep), and every stage that scales with particles or cells runs on rayon. Small scenes
+//! are a chain of short parallel loops, so the stages are split along lines that keep both
+//! cores busy whatever the liquid's shape (blocks of cell rows, not z-planes), extrapolation
+//! only visits rows near the liquid, the pool's other workers are kept awake during a frame
+//! ([`with_workers_awake`]), and the grid-to-particle loop runs eight particles at a time with
+//! AVX2 where the CPU has it (`gather_avx2`, bit-identical to the scalar loop).
 
 pub mod advect;
 pub mod cell_sort;
