@@ -47,7 +47,7 @@
 //! are a chain of short parallel loops, so the stages are split along lines that keep both
 //! cores busy whatever the liquid's shape (blocks of cell rows, not z-planes), extrapolation
 //! only visits rows near the liquid, the pool's other workers are kept awake during a frame
-//! ([`with_workers_awake`]), and the grid-to-particle loop runs eight particles at a time with
+//! (`with_workers_awake`), and the grid-to-particle loop runs eight particles at a time with
 //! AVX2 where the CPU has it (`gather_avx2`, bit-identical to the scalar loop).
 
 pub mod advect;
