@@ -1,6 +1,6 @@
 //! Parallel marching cubes over the sparse blocks of a [`LevelSet`].
 //!
-//! Lorensen & Cline 1987, with the table generated from one face rule in [`table`] so that the
+//! Lorensen & Cline 1987, with the table generated from one face rule in `table` so that the
 //! output is closed, edge-manifold and outward-wound wherever the field is negative only inside
 //! allocated blocks (true by construction: see [`super::sparse_grid`]).
 //!
