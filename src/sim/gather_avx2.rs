@@ -1,5 +1,6 @@
 //! The grid-to-particle transfer and RK2 advection of [`super::transfer`], eight particles at a
-//! time with AVX2 (x86_64 only, chosen at run time).
+//! time with AVX2 (x86_64 only, chosen at run time), and the stencils and weights of its
+//! particle-to-grid splat ([`splat8`]).
 //!
 //! Every lane performs exactly the operations of the scalar loop, in the same order, with no
 //! fused multiply-adds (an IEEE add or multiply rounds the same in a vector lane as in a scalar
@@ -177,6 +178,76 @@ pub unsafe fn gather_and_advect8(
             _mm256_storeu_ps(pz.as_mut_ptr().add(i), q[2]);
         }
         i += LANES;
+    }
+    n
+}
+
+/// The particle-to-grid splat of [`super::transfer::splat`] for the first whole groups of
+/// [`LANES`] particles in slots `s0..s1`: stencils and weights are computed eight lanes at a
+/// time (the scalar loop's operations, lane by lane), then added to the accumulators particle
+/// by particle and corner by corner in the scalar loop's order, so the sums are bit-identical.
+/// Returns how many particles it did.
+///
+/// # Safety
+/// The CPU has AVX2; every grid axis has at least two cells and `acc[a]` covers component
+/// `a`'s faces; no other task writes the faces these particles reach while this runs.
+#[target_feature(enable = "avx2")]
+pub unsafe fn splat8(
+    d: &GridDims,
+    pos: &[Vec<f32>; 3],
+    vel: &[Vec<f32>; 3],
+    s0: usize,
+    s1: usize,
+    acc: [super::sync_ptr::SyncPtr<[f32; 2]>; 3],
+) -> usize {
+    let n = (s1 - s0) / LANES * LANES;
+    let one = _mm256_set1_ps(1.0);
+    // Per component: corner weights and weighted velocities, lane-major for the scalar adds.
+    let mut w = [[[0.0f32; LANES]; 8]; 3];
+    let mut wv = [[[0.0f32; LANES]; 8]; 3];
+    let mut base = [[0i32; LANES]; 3];
+    let mut s = s0;
+    while s < s0 + n {
+        // SAFETY: the loads read 8 elements of slices checked to hold them (`s..s + LANES`);
+        // the stores write whole local arrays.
+        unsafe {
+            let p = [0, 1, 2].map(|a| _mm256_loadu_ps(pos[a][s..s + LANES].as_ptr()));
+            let st = stencil8(d, p);
+            for a in 0..3 {
+                let v = _mm256_loadu_ps(vel[a][s..s + LANES].as_ptr());
+                let [fx, fy, fz] = st.frac[a];
+                let wz = [_mm256_sub_ps(one, fz), fz];
+                let wy = [_mm256_sub_ps(one, fy), fy];
+                let wx = [_mm256_sub_ps(one, fx), fx];
+                for c in 0..8 {
+                    // Corner c = (z, y, x) bits, in the scalar loop's nesting order.
+                    let wc = _mm256_mul_ps(_mm256_mul_ps(wx[c & 1], wy[(c >> 1) & 1]), wz[c >> 2]);
+                    _mm256_storeu_ps(w[a][c].as_mut_ptr(), wc);
+                    _mm256_storeu_ps(wv[a][c].as_mut_ptr(), _mm256_mul_ps(wc, v));
+                }
+                _mm256_storeu_si256(base[a].as_mut_ptr().cast(), st.base[a]);
+            }
+        }
+        let offsets: [[usize; 8]; 3] = std::array::from_fn(|a| {
+            let m = d.face_n(a);
+            let (sy, sz) = (m[0], m[0] * m[1]);
+            [0, 1, sy, sy + 1, sz, sz + 1, sz + sy, sz + sy + 1]
+        });
+        for lane in 0..LANES {
+            for a in 0..3 {
+                let b = base[a][lane] as usize;
+                for c in 0..8 {
+                    // SAFETY: the caller's exclusivity; `b + offsets` is inside the grid (the
+                    // stencil clamps into it and every axis has two cells or more).
+                    unsafe {
+                        let cell = &mut *acc[a].get(b + offsets[a][c]);
+                        cell[0] += wv[a][c][lane];
+                        cell[1] += w[a][c][lane];
+                    }
+                }
+            }
+        }
+        s += LANES;
     }
     n
 }

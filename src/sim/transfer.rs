@@ -45,6 +45,10 @@ pub fn splat(
         "splat: accumulators smaller than the face grids"
     );
     let ap: [SyncPtr<[f32; 2]>; 3] = std::array::from_fn(|a| SyncPtr(acc[a].as_mut_ptr()));
+    // The vector path computes face indices in 32-bit lanes.
+    #[cfg(target_arch = "x86_64")]
+    let vector = std::is_x86_feature_detected!("avx2")
+        && (0..3).all(|a| d.faces(a) < i32::MAX as usize);
     // Tasks are blocks of 2 x 2 cell rows: block (bj, bk) holds the rows j in 2bj..2bj+2,
     // k in 2bk..2bk+2, whose particles reach face rows 2bj-1..=2bj+2 and face planes
     // 2bk-1..=2bk+2 of every component. Blocks of one colour (bj mod 2, bk mod 2) are two
@@ -66,7 +70,7 @@ pub fn splat(
                 k0: 2 * bk,
             };
             #[cfg(target_arch = "x86_64")]
-            if std::is_x86_feature_detected!("avx2") {
+            if vector {
                 // SAFETY: the CPU has AVX2 (checked above); see `SplatBlock::run`.
                 unsafe { block.run_avx2() };
                 return;
@@ -95,14 +99,39 @@ struct SplatBlock<'a> {
 }
 
 impl SplatBlock<'_> {
-    /// The same loop compiled for AVX2 (chosen at run time; the same bits as [`Self::run`]).
+    /// The slot ranges of the block's particles: its two cell rows in each of its planes.
+    fn ranges(&self) -> [(usize, usize); 2] {
+        let (d, sp) = (self.d, self.sp);
+        let (ny, nz) = (d.n[1], d.n[2]);
+        std::array::from_fn(|dk| {
+            let kc = self.k0 + dk;
+            if kc >= nz {
+                return (0, 0);
+            }
+            let s0 = sp.cell_start[d.cell(0, self.j0, kc)] as usize;
+            let s1 = sp.cell_start[d.cell(0, (self.j0 + 2).min(ny), kc)] as usize;
+            (s0, s1)
+        })
+    }
+
+    /// The AVX2 version (chosen at run time): groups of eight particles get their stencils and
+    /// weights from [`super::gather_avx2::splat8`], the rest go through [`Self::particles`];
+    /// the same bits as [`Self::run`].
     ///
     /// # Safety
     /// As [`Self::run`], and the CPU has AVX2.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
     unsafe fn run_avx2(&self) {
-        unsafe { self.run() }
+        for (s0, s1) in self.ranges() {
+            // SAFETY: AVX2 is enabled; the block's writes are its own (see `run`); `splat`
+            // checked the accumulators' sizes and two cells per axis.
+            unsafe {
+                let done =
+                    super::gather_avx2::splat8(self.d, &self.sp.pos, &self.sp.vel, s0, s1, self.ap);
+                self.particles(s0 + done, s1);
+            }
+        }
     }
 
     /// # Safety
@@ -110,35 +139,41 @@ impl SplatBlock<'_> {
     /// planes `k0 - 1..=k0 + 2` of any component (another block of the same colour does not).
     #[inline(always)]
     unsafe fn run(&self) {
-        let SplatBlock { d, sp, ap, j0, k0 } = *self;
-        let (ny, nz) = (d.n[1], d.n[2]);
+        for (s0, s1) in self.ranges() {
+            unsafe { self.particles(s0, s1) };
+        }
+    }
+
+    /// Splats the particles in slots `s0..s1` (of this block).
+    ///
+    /// # Safety
+    /// As [`Self::run`].
+    #[inline(always)]
+    unsafe fn particles(&self, s0: usize, s1: usize) {
+        let SplatBlock { d, sp, ap, .. } = *self;
         let (pos, pv) = (&sp.pos, &sp.vel);
-        for kc in k0..(k0 + 2).min(nz) {
-            let s0 = sp.cell_start[d.cell(0, j0, kc)] as usize;
-            let s1 = sp.cell_start[d.cell(0, (j0 + 2).min(ny), kc)] as usize;
-            for s in s0..s1 {
-                let st = d.stencil([pos[0][s], pos[1][s], pos[2][s]]);
-                for a in 0..3 {
-                    let m = d.face_n(a);
-                    let (sy, sz) = (m[0], m[0] * m[1]);
-                    let [fx, fy, fz] = st.frac[a];
-                    let v = pv[a][s];
-                    let b = st.base[a];
-                    for (dz, wz) in [(0, 1.0 - fz), (sz, fz)] {
-                        for (dy, wy) in [(0, 1.0 - fy), (sy, fy)] {
-                            for (dx, wx) in [(0, 1.0 - fx), (1, fx)] {
-                                let f = b + dz + dy + dx;
-                                let w = wx * wy * wz;
-                                // SAFETY: the particle is in cell row (j, kc) of this block
-                                // and inside the wall layer, so `f` lies in face rows
-                                // j0-1..=j0+2 of face planes k0-1..=k0+2, which no
-                                // concurrently running block (same colour) touches; and
-                                // `f` is inside the grid (the stencil clamps into it).
-                                unsafe {
-                                    let cell = &mut *ap[a].get(f);
-                                    cell[0] += w * v;
-                                    cell[1] += w;
-                                }
+        for s in s0..s1 {
+            let st = d.stencil([pos[0][s], pos[1][s], pos[2][s]]);
+            for a in 0..3 {
+                let m = d.face_n(a);
+                let (sy, sz) = (m[0], m[0] * m[1]);
+                let [fx, fy, fz] = st.frac[a];
+                let v = pv[a][s];
+                let b = st.base[a];
+                for (dz, wz) in [(0, 1.0 - fz), (sz, fz)] {
+                    for (dy, wy) in [(0, 1.0 - fy), (sy, fy)] {
+                        for (dx, wx) in [(0, 1.0 - fx), (1, fx)] {
+                            let f = b + dz + dy + dx;
+                            let w = wx * wy * wz;
+                            // SAFETY: the particle is in a cell row of this block and inside
+                            // the wall layer, so `f` lies in face rows j0-1..=j0+2 of face
+                            // planes k0-1..=k0+2, which no concurrently running block (same
+                            // colour) touches; and `f` is inside the grid (the stencil clamps
+                            // into it).
+                            unsafe {
+                                let cell = &mut *ap[a].get(f);
+                                cell[0] += w * v;
+                                cell[1] += w;
                             }
                         }
                     }
@@ -326,6 +361,71 @@ impl GatherChunk<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The AVX2 splat (vector stencils and weights for groups of eight, scalar adds in the
+    /// scalar order) gives the same accumulator bits as the scalar splat, block by block.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn avx2_splat_matches_scalar_bits() {
+        if !std::is_x86_feature_detected!("avx2") {
+            eprintln!("no AVX2 on this CPU: nothing to compare");
+            return;
+        }
+        let d = GridDims {
+            n: [10, 9, 8],
+            h: 0.05,
+            lower: [0.3, -0.2, 0.0],
+        };
+        let mut x = 7u32;
+        let mut rnd = move || {
+            x = x.wrapping_mul(1664525).wrapping_add(1013904223);
+            (x >> 8) as f32 / (1 << 24) as f32
+        };
+        let (lo, hi) = d.interior_bounds(0.01 * d.h);
+        let mut p = crate::sim::Particles::default();
+        for _ in 0..3000 {
+            let pos = std::array::from_fn(|a| lo[a] + (hi[a] - lo[a]) * rnd());
+            let vel = std::array::from_fn(|_| 6.0 * rnd() - 3.0);
+            p.push(pos, vel);
+        }
+        let mut sp = SortedParticles::default();
+        sp.load(&p, d.cells());
+        sp.sort(&d);
+        let zero = || -> [Vec<[f32; 2]>; 3] { std::array::from_fn(|a| vec![[0.0; 2]; d.faces(a)]) };
+        let (mut acc1, mut acc2) = (zero(), zero());
+        for (acc, vector) in [(&mut acc1, false), (&mut acc2, true)] {
+            let ap: [SyncPtr<[f32; 2]>; 3] = std::array::from_fn(|a| SyncPtr(acc[a].as_mut_ptr()));
+            for bk in 0..d.n[2].div_ceil(2) {
+                for bj in 0..d.n[1].div_ceil(2) {
+                    let block = SplatBlock {
+                        d: &d,
+                        sp: &sp,
+                        ap,
+                        j0: 2 * bj,
+                        k0: 2 * bk,
+                    };
+                    // SAFETY: one block at a time; AVX2 checked above.
+                    unsafe {
+                        if vector {
+                            block.run_avx2();
+                        } else {
+                            block.run();
+                        }
+                    }
+                }
+            }
+        }
+        let bits = |acc: &[Vec<[f32; 2]>; 3]| -> Vec<u32> {
+            acc.iter()
+                .flatten()
+                .flat_map(|c| [c[0].to_bits(), c[1].to_bits()])
+                .collect()
+        };
+        assert_eq!(bits(&acc1), bits(&acc2));
+        // Real work was compared: most faces near the particles got weight.
+        let touched = acc1.iter().flatten().filter(|c| c[1] > 0.0).count();
+        assert!(touched > 1000, "only {touched} faces got weight");
+    }
 
     /// The AVX2 path (vector groups of eight plus the scalar remainder) gives the same bits as
     /// the scalar loop, for particles anywhere (inside, on the clamp bounds, outside the
