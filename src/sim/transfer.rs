@@ -47,8 +47,8 @@ pub fn splat(
     let ap: [SyncPtr<[f32; 2]>; 3] = std::array::from_fn(|a| SyncPtr(acc[a].as_mut_ptr()));
     // The vector path computes face indices in 32-bit lanes.
     #[cfg(target_arch = "x86_64")]
-    let vector = std::is_x86_feature_detected!("avx2")
-        && (0..3).all(|a| d.faces(a) < i32::MAX as usize);
+    let vector =
+        std::is_x86_feature_detected!("avx2") && (0..3).all(|a| d.faces(a) < i32::MAX as usize);
     // Tasks are blocks of 2 x 2 cell rows: block (bj, bk) holds the rows j in 2bj..2bj+2,
     // k in 2bk..2bk+2, whose particles reach face rows 2bj-1..=2bj+2 and face planes
     // 2bk-1..=2bk+2 of every component. Blocks of one colour (bj mod 2, bk mod 2) are two
@@ -279,16 +279,8 @@ impl GatherChunk<'_> {
     unsafe fn run_avx2(&self, pos: [&mut [f32]; 3], vel: [&mut [f32]; 3]) {
         let [x, y, z] = pos;
         let [vx, vy, vz] = vel;
-        let n = x.len();
-        let (y, z, vx, vy, vz) = (
-            &mut y[..n],
-            &mut z[..n],
-            &mut vx[..n],
-            &mut vy[..n],
-            &mut vz[..n],
-        );
         let done = if super::gather_avx2::fits(self.d, [self.vel_new, self.delta]) {
-            // SAFETY: AVX2 is enabled here, the slices have n elements and `fits` holds.
+            // SAFETY: AVX2 is enabled here and `fits` holds.
             unsafe {
                 super::gather_avx2::gather_and_advect8(
                     self.d,
@@ -362,13 +354,31 @@ impl GatherChunk<'_> {
 mod tests {
     use super::*;
 
+    /// Whether the vector paths can be compared here (says so when not).
+    #[cfg(target_arch = "x86_64")]
+    fn has_avx2() -> bool {
+        let yes = std::is_x86_feature_detected!("avx2");
+        if !yes {
+            eprintln!("no AVX2 on this CPU: nothing to compare");
+        }
+        yes
+    }
+
+    /// A small deterministic generator of numbers in [0, 1) (so the tests need no RNG set-up).
+    fn uniform(seed: u32) -> impl FnMut() -> f32 {
+        let mut x = seed;
+        move || {
+            x = x.wrapping_mul(1664525).wrapping_add(1013904223);
+            (x >> 8) as f32 / (1 << 24) as f32
+        }
+    }
+
     /// The AVX2 splat (vector stencils and weights for groups of eight, scalar adds in the
     /// scalar order) gives the same accumulator bits as the scalar splat, block by block.
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn avx2_splat_matches_scalar_bits() {
-        if !std::is_x86_feature_detected!("avx2") {
-            eprintln!("no AVX2 on this CPU: nothing to compare");
+        if !has_avx2() {
             return;
         }
         let d = GridDims {
@@ -376,11 +386,7 @@ mod tests {
             h: 0.05,
             lower: [0.3, -0.2, 0.0],
         };
-        let mut x = 7u32;
-        let mut rnd = move || {
-            x = x.wrapping_mul(1664525).wrapping_add(1013904223);
-            (x >> 8) as f32 / (1 << 24) as f32
-        };
+        let mut rnd = uniform(7);
         let (lo, hi) = d.interior_bounds(0.01 * d.h);
         let mut p = crate::sim::Particles::default();
         for _ in 0..3000 {
@@ -434,8 +440,7 @@ mod tests {
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn avx2_path_matches_scalar_bits() {
-        if !std::is_x86_feature_detected!("avx2") {
-            eprintln!("no AVX2 on this CPU: nothing to compare");
+        if !has_avx2() {
             return;
         }
         let d = GridDims {
@@ -443,14 +448,7 @@ mod tests {
             h: 0.05,
             lower: [-0.2, 0.1, 0.3],
         };
-        // A small deterministic generator (xorshift), so the test needs no RNG crate setup.
-        let mut state = 0x9e3779b97f4a7c15u64;
-        let mut rnd = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state >> 40) as f32 / (1u64 << 24) as f32
-        };
+        let mut rnd = uniform(11);
         let grid = |rnd: &mut dyn FnMut() -> f32| -> [Vec<f32>; 3] {
             std::array::from_fn(|a| (0..d.faces(a)).map(|_| 8.0 * rnd() - 4.0).collect())
         };
