@@ -53,6 +53,64 @@ pub const BLOCK_ROWS: usize = 64 * 1024;
 const SETUP_ROWS: usize = 1024;
 const SETUP_CELLS: usize = 4096;
 
+/// Runs `f(b, &mut out[b])` for every preconditioner block `b` of `blocks` (row bounds),
+/// in parallel when more than one block holds rows; a system that is one block runs on this
+/// thread, without a hand-off to the pool (same result either way).
+fn for_each_block<T: Send>(
+    blocks: &[u32; BLOCKS + 1],
+    out: &mut [T; BLOCKS],
+    f: impl Fn(usize, &mut T) + Sync,
+) {
+    let used = (0..BLOCKS).filter(|&b| blocks[b] < blocks[b + 1]).count();
+    if used <= 1 {
+        out.iter_mut().enumerate().for_each(|(b, o)| f(b, o));
+    } else {
+        out.par_iter_mut().enumerate().for_each(|(b, o)| f(b, o));
+    }
+}
+
+/// The forward sweep of MIC(0) over rows `s..e` of one block, shared by
+/// [`PressureSolver::apply_precon`] and the fused CG step: `tmp_i = p2_i (r_i + sum tmp_nb)` over
+/// the lower neighbours in the block, with `r_i = rhs(i)` (called once per row, in order, just
+/// before the row is used: the fused step updates the row there).
+///
+/// The x neighbour is usually the row just computed: it is taken from a register (`prev`)
+/// rather than reloaded from memory and added last, so the sweep's serial dependency chain is
+/// one add and one multiply per row.
+///
+/// # Safety
+/// Rows `s..e` of `tmp` belong to the calling block only, every neighbour index in `nb[s..e]`
+/// is a valid row, and `tmp` holds 0 at the dummy row.
+#[inline(always)]
+unsafe fn forward_sweep(
+    s: usize,
+    e: usize,
+    nb: &[[u32; 6]],
+    p2: &[f64],
+    tp: SyncPtr<f64>,
+    mut rhs: impl FnMut(usize) -> f64,
+) {
+    let mut prev = 0.0f64;
+    for i in s..e {
+        let ri = rhs(i);
+        let [xm, _, ym, _, zm, _] = nb[i];
+        // SAFETY: the caller's; x and y neighbours share the plane, hence the block.
+        unsafe {
+            let xv = if xm as usize + 1 == i {
+                prev
+            } else {
+                *tp.get(xm as usize)
+            };
+            let mut t = ri + *tp.get(ym as usize);
+            if (zm as usize) >= s && (zm as usize) < e {
+                t += *tp.get(zm as usize);
+            }
+            prev = (t + xv) * p2[i];
+            *tp.get(i) = prev;
+        }
+    }
+}
+
 /// The backward sweep of MIC(0) over rows `s..e` of one block: `z = tmp + precon^2 (U z)`,
 /// shared by [`apply_precon`] and the fused CG step; returns `z . r` over the block, summed
 /// from the last row to the first.
@@ -277,6 +335,20 @@ impl PressureSolver {
         stats
     }
 
+    /// The per-row vectors (each `nf + 1` long, the dummy row last).
+    fn row_vectors(&mut self) -> [&mut Vec<f64>; 8] {
+        [
+            &mut self.q,
+            &mut self.rhs,
+            &mut self.r,
+            &mut self.z,
+            &mut self.s,
+            &mut self.tmp,
+            &mut self.precon,
+            &mut self.diag,
+        ]
+    }
+
     /// Numbers the fluid cells, finds each row's neighbours and diagonal.
     fn build(&mut self, d: &GridDims, labels: &[CellLabel]) {
         let n = d.n;
@@ -297,16 +369,7 @@ impl PressureSolver {
         }
         let nf = self.plane_rows[n[2]] as usize;
         self.nf = nf;
-        for v in [
-            &mut self.q,
-            &mut self.rhs,
-            &mut self.r,
-            &mut self.z,
-            &mut self.s,
-            &mut self.tmp,
-            &mut self.precon,
-            &mut self.diag,
-        ] {
+        for v in self.row_vectors() {
             if v.len() < nf + 1 {
                 v.resize(nf + 1, 0.0);
             }
@@ -368,16 +431,7 @@ impl PressureSolver {
                 *dg = m.iter().filter(|&&x| labels[x] != CellLabel::Solid).count() as f64;
             });
         // The dummy row holds zeros.
-        for v in [
-            &mut self.q,
-            &mut self.rhs,
-            &mut self.r,
-            &mut self.z,
-            &mut self.s,
-            &mut self.tmp,
-            &mut self.precon,
-            &mut self.diag,
-        ] {
+        for v in self.row_vectors() {
             v[nf] = 0.0;
         }
     }
@@ -408,57 +462,52 @@ impl PressureSolver {
         let nf = self.nf;
         let (nb, dg, blocks) = (&self.nb, &self.diag, &self.blocks);
         let pc = SyncPtr(self.precon.as_mut_ptr());
-        let used = (0..BLOCKS).filter(|&b| blocks[b] < blocks[b + 1]).count();
-        // One block (small systems): on this thread, without a hand-off to the pool.
-        (0..BLOCKS)
-            .into_par_iter()
-            .with_min_len(if used <= 1 { BLOCKS } else { 1 })
-            .for_each(|b| {
-                let (s, e) = (blocks[b] as usize, blocks[b + 1] as usize);
-                let inb = |r: u32| (r as usize) >= s && (r as usize) < e;
-                let fl = |r: u32| inb(r) as u32 as f64;
-                // SAFETY: this task reads and writes only rows s..e of `precon` (neighbours outside
-                // the block are skipped), disjoint from every other block's rows.
-                let get = |r: u32| {
-                    if inb(r) {
-                        unsafe { *pc.get(r as usize) }
-                    } else {
-                        0.0
-                    }
-                };
-                for r in s..e {
-                    let [xm, _, ym, _, zm, _] = nb[r];
-                    // Stored values are precon^2 = 1 / e (see `apply_precon`).
-                    let (pi2, pj2, pk2) = (get(xm), get(ym), get(zm));
-                    let diag = dg[r];
-                    let mut e_ = diag - pi2 - pj2 - pk2;
-                    // A_plus products: the -x neighbour's +y and +z neighbours being fluid (and in
-                    // the block), etc.
-                    let ex = if inb(xm) {
-                        let q = nb[xm as usize];
-                        fl(q[3]) + fl(q[5])
-                    } else {
-                        0.0
-                    };
-                    let ey = if inb(ym) {
-                        let q = nb[ym as usize];
-                        fl(q[1]) + fl(q[5])
-                    } else {
-                        0.0
-                    };
-                    let ez = if inb(zm) {
-                        let q = nb[zm as usize];
-                        fl(q[1]) + fl(q[3])
-                    } else {
-                        0.0
-                    };
-                    e_ -= TAU * (pi2 * ex + pj2 * ey + pk2 * ez);
-                    if e_ < SIGMA * diag {
-                        e_ = diag;
-                    }
-                    unsafe { *pc.get(r) = 1.0 / e_ };
+        for_each_block(blocks, &mut [(); BLOCKS], |b, _| {
+            let (s, e) = (blocks[b] as usize, blocks[b + 1] as usize);
+            let inb = |r: u32| (r as usize) >= s && (r as usize) < e;
+            let fl = |r: u32| inb(r) as u32 as f64;
+            // SAFETY: this task reads and writes only rows s..e of `precon` (neighbours outside
+            // the block are skipped), disjoint from every other block's rows.
+            let get = |r: u32| {
+                if inb(r) {
+                    unsafe { *pc.get(r as usize) }
+                } else {
+                    0.0
                 }
-            });
+            };
+            for r in s..e {
+                let [xm, _, ym, _, zm, _] = nb[r];
+                // Stored values are precon^2 = 1 / e (see `apply_precon`).
+                let (pi2, pj2, pk2) = (get(xm), get(ym), get(zm));
+                let diag = dg[r];
+                let mut e_ = diag - pi2 - pj2 - pk2;
+                // A_plus products: the -x neighbour's +y and +z neighbours being fluid (and in
+                // the block), etc.
+                let ex = if inb(xm) {
+                    let q = nb[xm as usize];
+                    fl(q[3]) + fl(q[5])
+                } else {
+                    0.0
+                };
+                let ey = if inb(ym) {
+                    let q = nb[ym as usize];
+                    fl(q[1]) + fl(q[5])
+                } else {
+                    0.0
+                };
+                let ez = if inb(zm) {
+                    let q = nb[zm as usize];
+                    fl(q[1]) + fl(q[3])
+                } else {
+                    0.0
+                };
+                e_ -= TAU * (pi2 * ex + pj2 * ey + pk2 * ez);
+                if e_ < SIGMA * diag {
+                    e_ = diag;
+                }
+                unsafe { *pc.get(r) = 1.0 / e_ };
+            }
+        });
         self.precon[nf] = 0.0;
     }
 
@@ -486,53 +535,20 @@ impl PressureSolver {
         }
         let (tp, zp_) = (SyncPtr(tmp.as_mut_ptr()), SyncPtr(z.as_mut_ptr()));
         let mut sums = [0.0f64; BLOCKS];
-        let solve_block = |b: usize, sum: &mut f64| {
+        // Bridson's fig. 5.7 with `p` his `precon` and `p2 = p^2` (what is stored):
+        // forward `t_i = r_i + sum_{j<i} p_j q_j`, `q_i = p_i t_i`; backward
+        // `z_i = p_i (q_i + p_i sum_{j>i} z_j)`. With `w_i = p_i q_i = p2_i t_i` kept in
+        // `tmp`: forward `w_i = p2_i (r_i + sum_{j<i} w_j)`, backward
+        // `z_i = w_i + p2_i sum_{j>i} z_j`: one multiply-add per row.
+        for_each_block(blocks, &mut sums, |b, sum| {
             let (s, e) = (blocks[b] as usize, blocks[b + 1] as usize);
-            // Bridson's fig. 5.7 with `p` his `precon` and `p2 = p^2` (what is stored):
-            // forward `t_i = r_i + sum_{j<i} p_j q_j`, `q_i = p_i t_i`; backward
-            // `z_i = p_i (q_i + p_i sum_{j>i} z_j)`. With `w_i = p_i q_i = p2_i t_i` kept in
-            // `tmp`: forward `w_i = p2_i (r_i + sum_{j<i} w_j)`, backward
-            // `z_i = w_i + p2_i sum_{j>i} z_j`: one multiply-add per row.
             // SAFETY: rows s..e of `tmp` and `z` belong to this block only; neighbours outside
-            // it are skipped (x and y neighbours share the plane, hence the block); the dummy
-            // row `nf` is only read (it holds 0).
-            // The x neighbour is usually the row just computed: it is taken from a register
-            // (`prev`) rather than reloaded from memory and added last, so the sweep's serial
-            // dependency chain is one add and one multiply(-add) per row.
-            let dot;
+            // it are skipped; the dummy row `nf` is only read (it holds 0).
             unsafe {
-                let mut prev = 0.0f64;
-                for i in s..e {
-                    let [xm, _, ym, _, zm, _] = nb[i];
-                    let xv = if xm as usize + 1 == i {
-                        prev
-                    } else {
-                        *tp.get(xm as usize)
-                    };
-                    let mut t = r[i] + *tp.get(ym as usize);
-                    if (zm as usize) >= s && (zm as usize) < e {
-                        t += *tp.get(zm as usize);
-                    }
-                    // The x neighbour last: only one add and one multiply on the chain.
-                    prev = (t + xv) * p2[i];
-                    *tp.get(i) = prev;
-                }
-                dot = backward_sweep(s, e, nb, p2, tp, zp_, r.as_ptr());
+                forward_sweep(s, e, nb, p2, tp, |i| r[i]);
+                *sum = backward_sweep(s, e, nb, p2, tp, zp_, r.as_ptr());
             }
-            *sum = dot;
-        };
-        // Small systems are one block: solve it on this thread rather than hand the empty
-        // blocks to the pool (same result either way).
-        let used = (0..BLOCKS).filter(|&b| blocks[b] < blocks[b + 1]).count();
-        if used <= 1 {
-            for (b, sum) in sums.iter_mut().enumerate() {
-                solve_block(b, sum);
-            }
-        } else {
-            sums.par_iter_mut()
-                .enumerate()
-                .for_each(|(b, sum)| solve_block(b, sum));
-        }
+        });
         sums.iter().sum()
     }
 
@@ -556,47 +572,23 @@ impl PressureSolver {
         let (tp, zp_) = (SyncPtr(tmp.as_mut_ptr()), SyncPtr(z.as_mut_ptr()));
         let (qp, rp) = (SyncPtr(q.as_mut_ptr()), SyncPtr(r.as_mut_ptr()));
         let mut sums = [(0.0f64, 0.0f64); BLOCKS];
-        let solve_block = |b: usize, out: &mut (f64, f64)| {
+        for_each_block(blocks, &mut sums, |b, out| {
             let (st, e) = (blocks[b] as usize, blocks[b + 1] as usize);
             // SAFETY: as in `apply_precon`; rows st..e of `q`, `r`, `tmp` and `z` belong to this
             // block only, and `z` (holding `A s`) is read at row i before the backward sweep
             // overwrites it.
-            let dot;
             let mut rmax = 0.0f64;
             unsafe {
-                let mut prev = 0.0f64;
-                for i in st..e {
+                forward_sweep(st, e, nb, p2, tp, |i| {
                     *qp.get(i) += alpha * s[i];
                     let ri = *rp.get(i) - alpha * *zp_.get(i);
                     *rp.get(i) = ri;
                     rmax = rmax.max(ri.abs());
-                    let [xm, _, ym, _, zm, _] = nb[i];
-                    let xv = if xm as usize + 1 == i {
-                        prev
-                    } else {
-                        *tp.get(xm as usize)
-                    };
-                    let mut t = ri + *tp.get(ym as usize);
-                    if (zm as usize) >= st && (zm as usize) < e {
-                        t += *tp.get(zm as usize);
-                    }
-                    prev = (t + xv) * p2[i];
-                    *tp.get(i) = prev;
-                }
-                dot = backward_sweep(st, e, nb, p2, tp, zp_, rp.0);
+                    ri
+                });
+                *out = (backward_sweep(st, e, nb, p2, tp, zp_, rp.0), rmax);
             }
-            *out = (dot, rmax);
-        };
-        let used = (0..BLOCKS).filter(|&b| blocks[b] < blocks[b + 1]).count();
-        if used <= 1 {
-            for (b, out) in sums.iter_mut().enumerate() {
-                solve_block(b, out);
-            }
-        } else {
-            sums.par_iter_mut()
-                .enumerate()
-                .for_each(|(b, out)| solve_block(b, out));
-        }
+        });
         let dot = sums.iter().map(|x| x.0).sum();
         let rmax = sums.iter().map(|x| x.1).fold(0.0, f64::max);
         (dot, rmax)
