@@ -111,6 +111,20 @@ unsafe fn forward_sweep(
     }
 }
 
+/// Row `r` of `A s`: `diag_r s_r - sum of the six neighbours' s` (non-fluid neighbours point
+/// at the dummy row, which holds 0).
+#[inline(always)]
+fn a_row(r: usize, nb: &[[u32; 6]], diag: &[f64], s: &[f64]) -> f64 {
+    let m = nb[r];
+    diag[r] * s[r]
+        - (s[m[0] as usize]
+            + s[m[1] as usize]
+            + s[m[2] as usize]
+            + s[m[3] as usize]
+            + s[m[4] as usize]
+            + s[m[5] as usize])
+}
+
 /// The backward sweep of MIC(0) over rows `s..e` of one block: `z = tmp + precon^2 (U z)`,
 /// shared by [`apply_precon`] and the fused CG step; returns `z . r` over the block, summed
 /// from the last row to the first.
@@ -601,14 +615,7 @@ impl PressureSolver {
             .enumerate()
             .with_min_len(reduce::MIN_ROWS)
             .for_each(|(r, o)| {
-                let m = nb[r];
-                *o = diag[r] * s[r]
-                    - (s[m[0] as usize]
-                        + s[m[1] as usize]
-                        + s[m[2] as usize]
-                        + s[m[3] as usize]
-                        + s[m[4] as usize]
-                        + s[m[5] as usize]);
+                *o = a_row(r, nb, diag, s);
             });
     }
 
@@ -632,14 +639,7 @@ impl PressureSolver {
                 for (l, o) in oc.iter_mut().enumerate() {
                     let r = r0 + l;
                     if r < nf {
-                        let m = nb[r];
-                        *o = diag[r] * s[r]
-                            - (s[m[0] as usize]
-                                + s[m[1] as usize]
-                                + s[m[2] as usize]
-                                + s[m[3] as usize]
-                                + s[m[4] as usize]
-                                + s[m[5] as usize]);
+                        *o = a_row(r, nb, diag, s);
                     }
                     acc += *o * s[r];
                 }
