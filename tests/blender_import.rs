@@ -4,8 +4,7 @@
 
 use std::path::Path;
 use std::process::Command;
-use surge::output::{RunLayout, frame::ParticleFrame};
-use surge::sim::{Particles, Simulation};
+use surge::output::RunLayout;
 
 mod common;
 use common::venv_python;
@@ -18,26 +17,7 @@ fn make_sequence(root: &Path) -> usize {
             "time": {"fps": 30, "frames": 5}}"#,
     )
     .unwrap();
-    let layout = RunLayout::new(root);
-    surge::output::atomic_write(&layout.scene(), serde_json::to_vec(&s).unwrap().as_slice())
-        .unwrap();
-    let mut sim = Simulation::new(&s, surge::sources::seed_particles(&s, &[]), 0).unwrap();
-    for f in 0..=5 {
-        if f > 0 {
-            sim.advance_frame();
-        }
-        let particles = if f == 3 {
-            Particles::default()
-        } else {
-            sim.particles().clone()
-        };
-        let pf = ParticleFrame {
-            frame: f,
-            time: s.frame_time(f),
-            particles,
-        };
-        surge::output::frame::write(&layout.particles(f), &pf).unwrap();
-    }
+    common::write_run(root, &s, 5, 3);
     let o = Command::new(env!("CARGO_BIN_EXE_surge"))
         .args(["mesh", root.to_str().unwrap(), "-q"])
         .output()

@@ -4,7 +4,7 @@ use std::path::Path;
 use std::process::Command;
 use surge::output::{RunLayout, frame::ParticleFrame};
 use surge::scene::Scene;
-use surge::sim::{Particles, Simulation};
+use surge::sim::Simulation;
 
 mod common;
 use common::venv_python;
@@ -23,29 +23,7 @@ fn dam_break() -> Scene {
 /// A run folder with scene.json and particle frames 0..=9; frame 9 has no particles.
 fn make_run(root: &Path) -> Scene {
     let s = dam_break();
-    let layout = RunLayout::new(root);
-    surge::output::atomic_write(
-        &layout.scene(),
-        serde_json::to_string_pretty(&s).unwrap().as_bytes(),
-    )
-    .unwrap();
-    let mut sim = Simulation::new(&s, surge::sources::seed_particles(&s, &[]), 0).unwrap();
-    for f in 0..=FRAMES {
-        if f > 0 {
-            sim.advance_frame();
-        }
-        let particles = if f == FRAMES {
-            Particles::default()
-        } else {
-            sim.particles().clone()
-        };
-        let pf = ParticleFrame {
-            frame: f,
-            time: s.frame_time(f),
-            particles,
-        };
-        surge::output::frame::write(&layout.particles(f), &pf).unwrap();
-    }
+    common::write_run(root, &s, FRAMES, FRAMES);
     s
 }
 

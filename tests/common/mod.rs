@@ -86,3 +86,34 @@ pub fn venv_python() -> Option<PathBuf> {
     );
     None
 }
+
+/// Writes a run folder at `root` as `surge run` leaves it for the later stages: the scene
+/// (`scene.json`) and particle frames `0..=frames` simulated from its sources, except that
+/// frame `empty` is written with no particles (an empty frame).
+pub fn write_run(root: &Path, s: &surge::scene::Scene, frames: u32, empty: u32) {
+    use surge::output::{RunLayout, frame::ParticleFrame};
+    use surge::sim::{Particles, Simulation};
+    let layout = RunLayout::new(root);
+    surge::output::atomic_write(
+        &layout.scene(),
+        serde_json::to_string_pretty(s).unwrap().as_bytes(),
+    )
+    .unwrap();
+    let mut sim = Simulation::new(s, surge::sources::seed_particles(s, &[]), 0).unwrap();
+    for f in 0..=frames {
+        if f > 0 {
+            sim.advance_frame();
+        }
+        let particles = if f == empty {
+            Particles::default()
+        } else {
+            sim.particles().clone()
+        };
+        let pf = ParticleFrame {
+            frame: f,
+            time: s.frame_time(f),
+            particles,
+        };
+        surge::output::frame::write(&layout.particles(f), &pf).unwrap();
+    }
+}
