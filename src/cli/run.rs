@@ -590,28 +590,38 @@ impl Pipeline {
                 .with_context(|| format!("writing {}", path.display()))?;
         }
         io += t.elapsed().as_secs_f64();
-        let mut mesh = 0.0;
-        if o.meshes {
+        // One output stage: its bytes (timed as the stage), then the file (timed as I/O).
+        let mut output = |on: bool,
+                          make: &dyn Fn() -> anyhow::Result<Vec<u8>>,
+                          path: std::path::PathBuf|
+         -> anyhow::Result<f64> {
+            if !on {
+                return Ok(0.0);
+            }
             let t = Instant::now();
-            let bytes = crate::surface::frame_ply_bytes(&pf, &self.scene)
-                .with_context(|| format!("meshing frame {frame}"))?;
-            mesh = t.elapsed().as_secs_f64();
+            let bytes = make()?;
+            let secs = t.elapsed().as_secs_f64();
             let t = Instant::now();
-            let path = self.layout.mesh(frame);
             atomic_write(&path, &bytes).with_context(|| format!("writing {}", path.display()))?;
             io += t.elapsed().as_secs_f64();
-        }
-        let mut preview = 0.0;
-        if o.previews {
-            let t = Instant::now();
-            let bytes = crate::render::frame_png_bytes(&pf, &self.scene)
-                .with_context(|| format!("rendering the preview of frame {frame}"))?;
-            preview = t.elapsed().as_secs_f64();
-            let t = Instant::now();
-            let path = self.layout.preview(frame);
-            atomic_write(&path, &bytes).with_context(|| format!("writing {}", path.display()))?;
-            io += t.elapsed().as_secs_f64();
-        }
+            Ok(secs)
+        };
+        let mesh = output(
+            o.meshes,
+            &|| {
+                crate::surface::frame_ply_bytes(&pf, &self.scene)
+                    .with_context(|| format!("meshing frame {frame}"))
+            },
+            self.layout.mesh(frame),
+        )?;
+        let preview = output(
+            o.previews,
+            &|| {
+                crate::render::frame_png_bytes(&pf, &self.scene)
+                    .with_context(|| format!("rendering the preview of frame {frame}"))
+            },
+            self.layout.preview(frame),
+        )?;
         let line = stats::frame_line(
             frame,
             pf.time,

@@ -121,37 +121,41 @@ pub fn pretty_json(value: &serde_json::Value) -> String {
     out
 }
 
+/// An object's members or an array's items, one per line at `indent + 1`, in `brackets`.
+fn write_block<'a>(
+    brackets: (char, char),
+    items: impl ExactSizeIterator<Item = (Option<&'a String>, &'a serde_json::Value)>,
+    indent: usize,
+    out: &mut String,
+) {
+    let len = items.len();
+    out.push(brackets.0);
+    out.push('\n');
+    for (i, (key, x)) in items.enumerate() {
+        out.push_str(&"  ".repeat(indent + 1));
+        if let Some(k) = key {
+            out.push_str(&serde_json::Value::String(k.clone()).to_string());
+            out.push_str(": ");
+        }
+        write_pretty(x, indent + 1, out);
+        if i + 1 < len {
+            out.push(',');
+        }
+        out.push('\n');
+    }
+    out.push_str(&"  ".repeat(indent));
+    out.push(brackets.1);
+}
+
 fn write_pretty(v: &serde_json::Value, indent: usize, out: &mut String) {
     use serde_json::Value;
-    let pad = |n: usize| "  ".repeat(n);
     match v {
         Value::Object(m) if !m.is_empty() => {
-            out.push_str("{\n");
-            for (i, (k, x)) in m.iter().enumerate() {
-                out.push_str(&pad(indent + 1));
-                out.push_str(&Value::String(k.clone()).to_string());
-                out.push_str(": ");
-                write_pretty(x, indent + 1, out);
-                if i + 1 < m.len() {
-                    out.push(',');
-                }
-                out.push('\n');
-            }
-            out.push_str(&pad(indent));
-            out.push('}');
+            let items = m.iter().map(|(k, x)| (Some(k), x));
+            write_block(('{', '}'), items, indent, out);
         }
         Value::Array(a) if a.iter().any(|x| x.is_object() || x.is_array()) => {
-            out.push_str("[\n");
-            for (i, x) in a.iter().enumerate() {
-                out.push_str(&pad(indent + 1));
-                write_pretty(x, indent + 1, out);
-                if i + 1 < a.len() {
-                    out.push(',');
-                }
-                out.push('\n');
-            }
-            out.push_str(&pad(indent));
-            out.push(']');
+            write_block(('[', ']'), a.iter().map(|x| (None, x)), indent, out);
         }
         Value::Array(a) => {
             let items: Vec<String> = a.iter().map(|x| x.to_string()).collect();
