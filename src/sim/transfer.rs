@@ -232,6 +232,9 @@ pub fn gather_and_advect(
         lo,
         hi,
     };
+    #[cfg(target_arch = "x86_64")]
+    let vector =
+        std::is_x86_feature_detected!("avx2") && super::gather_avx2::fits(d, [vel_new, delta]);
     // Chunks of particles with a plain loop inside (one task call per chunk, so the whole
     // per-particle work inlines into one loop).
     const CHUNK: usize = 512;
@@ -248,8 +251,8 @@ pub fn gather_and_advect(
         .with_min_len(2)
         .for_each(|(((x, y), z), ((vx, vy), vz))| {
             #[cfg(target_arch = "x86_64")]
-            if std::is_x86_feature_detected!("avx2") {
-                // SAFETY: the CPU has AVX2 (checked above).
+            if vector {
+                // SAFETY: the CPU has AVX2 and the grids fit (checked above).
                 unsafe { chunk.run_avx2([x, y, z], [vx, vy, vz]) };
                 return;
             }
@@ -274,28 +277,27 @@ impl GatherChunk<'_> {
     ///
     /// Groups of eight particles go through the vector loop of [`super::gather_avx2`] (the
     /// same operations per lane), the rest through [`Self::run`].
+    ///
+    /// # Safety
+    /// The CPU has AVX2 and [`super::gather_avx2::fits`] holds for the grids.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
     unsafe fn run_avx2(&self, pos: [&mut [f32]; 3], vel: [&mut [f32]; 3]) {
         let [x, y, z] = pos;
         let [vx, vy, vz] = vel;
-        let done = if super::gather_avx2::fits(self.d, [self.vel_new, self.delta]) {
-            // SAFETY: AVX2 is enabled here and `fits` holds.
-            unsafe {
-                super::gather_avx2::gather_and_advect8(
-                    self.d,
-                    self.vel_new,
-                    self.delta,
-                    self.flip,
-                    self.dt,
-                    self.lo,
-                    self.hi,
-                    [&mut *x, &mut *y, &mut *z],
-                    [&mut *vx, &mut *vy, &mut *vz],
-                )
-            }
-        } else {
-            0
+        // SAFETY: AVX2 is enabled here and `fits` holds (the caller's contract).
+        let done = unsafe {
+            super::gather_avx2::gather_and_advect8(
+                self.d,
+                self.vel_new,
+                self.delta,
+                self.flip,
+                self.dt,
+                self.lo,
+                self.hi,
+                [&mut *x, &mut *y, &mut *z],
+                [&mut *vx, &mut *vy, &mut *vz],
+            )
         };
         self.run(
             [&mut x[done..], &mut y[done..], &mut z[done..]],
