@@ -455,7 +455,10 @@ def main(args):
 
 register()
 if __name__ == "__main__" and started_as_script():
-    code = main(sys.argv[sys.argv.index("--") + 1:] if "--" in sys.argv else [])
+    try:
+        code = main(sys.argv[sys.argv.index("--") + 1:] if "--" in sys.argv else [])
+    except SystemExit as e:  # argparse's usage errors (already printed)
+        code = e.code if isinstance(e.code, int) else 1
     sys.stdout.flush()
     sys.stderr.flush()
     if not bpy.app.binary_path:
