@@ -276,7 +276,7 @@ def setup_stage(scene, region, samples, resolution):
     cam_data.lens = 35
     cam = bpy.data.objects.new("surge_camera", cam_data)
     scene.collection.objects.link(cam)
-    direction = Vector((0.55, -1.0, 0.6)).normalized()
+    direction = Vector((0.55, -1.0, 0.45)).normalized()
     # Sensor fit AUTO: the lens angle spans the longer image side.
     w, h = resolution
     fov = 2 * math.atan(math.tan(cam_data.angle / 2) * min(w, h) / max(w, h))
@@ -299,7 +299,7 @@ def setup_stage(scene, region, samples, resolution):
     z = lo.z - 0.002 * radius
     floor_me.from_pydata([(centre.x + a * s, centre.y + b * s, z)
                           for a, b in ((-1, -1), (1, -1), (1, 1), (-1, 1))], [], [(0, 1, 2, 3)])
-    floor_me.materials.append(plain_material("surge floor", (0.55, 0.55, 0.5)))
+    floor_me.materials.append(plain_material("surge floor", (0.18, 0.2, 0.22)))
     floor = bpy.data.objects.new("surge_floor", floor_me)
     scene.collection.objects.link(floor)
 
@@ -308,7 +308,7 @@ def setup_stage(scene, region, samples, resolution):
     world.use_nodes = True
     bg = world.node_tree.nodes.get("Background")
     if bg is not None:
-        bg.inputs["Color"].default_value = (0.35, 0.4, 0.45, 1.0)
+        bg.inputs["Color"].default_value = (0.5, 0.58, 0.68, 1.0)
         bg.inputs["Strength"].default_value = 1.0
 
     scene.render.engine = "CYCLES"

@@ -254,6 +254,7 @@ fn saved_blend_plays_renders_and_exports_without_scripts() {
     // without the liquid the renders are identical (Cycles' sampling is seeded), so 0.15 is
     // far from both outcomes.
     let r = &doc["render"];
+    eprintln!("render: {r}");
     let bb: Vec<f64> = r["bbox_view"]
         .as_array()
         .unwrap()
