@@ -29,7 +29,7 @@ second sequence, `surge_obstacles`, with the same node tree and a grey material.
 
 Headless (Blender, or Python with the `bpy` module):
     blender -b -P scripts/blender_import.py -- RUN [--save shot.blend] [--render FRAME out.png]
-        [--keep-scene] [--frame-offset N] [--samples N] [--resolution W H]
+        [--keep-scene] [--frame-offset N] [--samples N] [--resolution W H] [--blend FILE.blend]
 RUN is the run folder (or its meshes/ folder). From Blender's UI: open this file in the Text
 Editor, Run Script, then File > Import > "surge run (folder)". Arguments after `--` are read only
 when this file itself was started with `-P`/`--python`, so other `--` arguments are ignored.
@@ -413,6 +413,9 @@ def parse_args(args):
     ap.add_argument("--save", metavar="FILE.blend", help="save the .blend here")
     ap.add_argument("--render", nargs=2, metavar=("FRAME", "PNG"),
                     help="render Blender frame FRAME with Cycles to PNG")
+    ap.add_argument("--blend", metavar="FILE.blend",
+                    help="open this .blend first (for the bpy module; Blender itself takes "
+                         "the file before -P)")
     ap.add_argument("--keep-scene", action="store_true",
                     help="add to the open .blend (keep its objects, camera and render settings)")
     ap.add_argument("--frame-offset", type=int, default=0, help="Blender frame of PLY frame 0")
@@ -431,6 +434,11 @@ def parse_args(args):
 
 def main(args):
     a = parse_args(args)
+    if a.blend:
+        if not os.path.isfile(a.blend):
+            print(f"surge: --blend {a.blend}: no such file", file=sys.stderr)
+            return 1
+        bpy.ops.wm.open_mainfile(filepath=os.path.abspath(a.blend), load_ui=False)
     try:
         obj = import_run(a.run, a.frame_offset, a.keep_scene, a.samples, tuple(a.resolution))
     except RunError as e:

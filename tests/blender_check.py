@@ -195,7 +195,8 @@ def unrelated(script, run):
     scene = bpy.context.scene
     scene.frame_set(1)
     doc = {"imported_by_argv": ran, "object": obj.name,
-           "vertices_at_1": len(evaluated(obj).vertices)}
+           "vertices_at_1": len(evaluated(obj).vertices),
+           "kept_scene": sorted(bpy.data.objects.keys())}
     # File > Import > surge run, with Blender frame 10 showing PLY frame 0.
     names = set(bpy.data.objects.keys())
     res = bpy.ops.import_scene.surge_run(directory=run, frame_offset=10)

@@ -297,6 +297,12 @@ fn import_survives_unrelated_blender_arguments() {
     ));
     assert_eq!(doc["imported_by_argv"], false, "{doc}");
     assert_eq!(doc["object"], "surge_liquid");
+    // keep_scene: the startup file's objects stay, no camera or light is added.
+    assert_eq!(
+        doc["kept_scene"],
+        serde_json::json!(["Camera", "Cube", "Light", "surge_liquid"]),
+        "{doc}"
+    );
     let (nv, _) = surge::output::ply::header_counts(
         &std::fs::read(RunLayout::new(&run).mesh(1)).unwrap(),
     )
