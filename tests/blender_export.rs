@@ -134,7 +134,10 @@ fn blender_shot_exports_to_a_scene_surge_runs() {
     let ball = &sources[0]; // objects in name order: Ball, Water
     assert_eq!(ball["type"], "sphere", "{ball}");
     assert!(close(v3(&ball["center"]), [0.75, 0.3, 0.3], 1e-6), "{ball}");
-    assert!((ball["radius"].as_f64().unwrap() - 0.12).abs() < 1e-6, "{ball}");
+    assert!(
+        (ball["radius"].as_f64().unwrap() - 0.12).abs() < 1e-6,
+        "{ball}"
+    );
     let water = &sources[1];
     assert_eq!(water["type"], "box", "{water}");
     assert!(close(v3(&water["min"]), [0.1, 0.1, 0.05], 1e-6), "{water}");
@@ -154,10 +157,16 @@ fn blender_shot_exports_to_a_scene_surge_runs() {
         assert_eq!(k["frame"], f);
         let x = 0.2 + 0.04 * f as f64;
         assert!(close(v3(&k["translate"]), [x, 0.3, 0.6], 1e-5), "{k}");
-        assert!(close(v3(&k["rotate"]), [0.0, 0.0, 9.0 * f as f64], 1e-4), "{k}");
+        assert!(
+            close(v3(&k["rotate"]), [0.0, 0.0, 9.0 * f as f64], 1e-4),
+            "{k}"
+        );
     }
     let rock = &obstacles[1];
-    assert_eq!(rock["type"], "mesh", "a cone is neither a box nor a sphere: {rock}");
+    assert_eq!(
+        rock["type"], "mesh",
+        "a cone is neither a box nor a sphere: {rock}"
+    );
     assert!(rock.get("keyframes").is_none(), "static: {rock}");
     for o in obstacles {
         let ply = full.with_file_name(o["path"].as_str().unwrap());
@@ -169,11 +178,20 @@ fn blender_shot_exports_to_a_scene_surge_runs() {
     assert!(close(v3(&tap["center"]), [0.5, 0.3, 0.7], 1e-6), "{tap}");
     assert_eq!(v3(&tap["velocity"]), [0.0, 0.0, -1.0]);
     // Blender frames 3 and 8 at 24 fps, counted from the start frame 1.
-    assert!((tap["start"].as_f64().unwrap() - 2.0 / 24.0).abs() < 1e-6, "{tap}");
-    assert!((tap["end"].as_f64().unwrap() - 7.0 / 24.0).abs() < 1e-6, "{tap}");
+    assert!(
+        (tap["start"].as_f64().unwrap() - 2.0 / 24.0).abs() < 1e-6,
+        "{tap}"
+    );
+    assert!(
+        (tap["end"].as_f64().unwrap() - 7.0 / 24.0).abs() < 1e-6,
+        "{tap}"
+    );
     let drain = &doc["sinks"][0];
     assert_eq!(drain["type"], "box", "{drain}");
-    assert!(close(v3(&drain["min"]), [0.85, 0.25, 0.05], 1e-6), "{drain}");
+    assert!(
+        close(v3(&drain["min"]), [0.85, 0.25, 0.05], 1e-6),
+        "{drain}"
+    );
 
     // Blender's own evaluated vertices, frame by frame, against the exported entries (mesh
     // files moved by their keyframes). Single floats: 1e-5 m is 100 times their rounding.
@@ -202,7 +220,10 @@ fn blender_shot_exports_to_a_scene_surge_runs() {
     let supported = d.path().join("shot.json");
     let o = export(&python, &blend, &supported, true);
     ok(&o);
-    assert!(String::from_utf8_lossy(&o.stderr).contains("left out obstacles (2), emitters (1), sinks (1)"));
+    assert!(
+        String::from_utf8_lossy(&o.stderr)
+            .contains("left out obstacles (2), emitters (1), sinks (1)")
+    );
     let out = d.path().join("out");
     let o = common::surge(
         d.path(),
@@ -244,7 +265,9 @@ fn blender_shot_exports_to_a_scene_surge_runs() {
     let cell = spacing * spacing * spacing;
     let want_box = 0.3 * 0.4 * 0.4 / cell;
     let want_ball = 4.0 / 3.0 * std::f64::consts::PI * r * r * r / cell;
-    eprintln!("particles: box {in_box} (volume {want_box:.0}), ball {in_ball} (volume {want_ball:.0})");
+    eprintln!(
+        "particles: box {in_box} (volume {want_box:.0}), ball {in_ball} (volume {want_ball:.0})"
+    );
     assert!(
         (in_box as f64 / want_box - 1.0).abs() < 0.02,
         "{in_box} particles in the box, volume says {want_box}"
@@ -262,11 +285,23 @@ fn bad_blender_properties_are_errors_naming_object_and_property() {
     let d = tempfile::tempdir().unwrap();
     build(&python, d.path());
     for (file, object, words) in [
-        ("bad_cell_size", "Domain", "property 'cell_size': must be a number, got 'abc'"),
-        ("bad_velocity", "Water", "property 'velocity': must be 3 numbers"),
+        (
+            "bad_cell_size",
+            "Domain",
+            "property 'cell_size': must be a number, got 'abc'",
+        ),
+        (
+            "bad_velocity",
+            "Water",
+            "property 'velocity': must be 3 numbers",
+        ),
         ("bad_liquid", "Rock", "property 'liquid': must be 'inside'"),
         ("bad_surge", "Drain", "property 'surge': must be one of"),
-        ("bad_rotated", "Water", "must be an axis-aligned box or a sphere"),
+        (
+            "bad_rotated",
+            "Water",
+            "must be an axis-aligned box or a sphere",
+        ),
     ] {
         let scene = d.path().join(format!("{file}.json"));
         let o = export(

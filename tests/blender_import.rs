@@ -192,7 +192,10 @@ fn saved_blend_plays_renders_and_exports_without_scripts() {
         .map(|o| o.as_str().unwrap())
         .collect();
     for default in ["Cube", "Camera", "Light"] {
-        assert!(!objects.contains(&default), "{default} left in: {objects:?}");
+        assert!(
+            !objects.contains(&default),
+            "{default} left in: {objects:?}"
+        );
     }
 
     let moved_layout = RunLayout::new(moved.join("run"));
@@ -202,12 +205,23 @@ fn saved_blend_plays_renders_and_exports_without_scripts() {
     for (f, rec) in frames.iter().enumerate() {
         let bytes = std::fs::read(moved_layout.mesh(f as u32)).unwrap();
         let (nv, nf) = surge::output::ply::header_counts(&bytes).unwrap();
-        assert_eq!(rec["vertices"].as_u64().unwrap() as usize, nv, "frame {f}: {rec}");
-        assert_eq!(rec["faces"].as_u64().unwrap() as usize, nf, "frame {f}: {rec}");
+        assert_eq!(
+            rec["vertices"].as_u64().unwrap() as usize,
+            nv,
+            "frame {f}: {rec}"
+        );
+        assert_eq!(
+            rec["faces"].as_u64().unwrap() as usize,
+            nf,
+            "frame {f}: {rec}"
+        );
         // The cube moves 0.02 m in x per frame.
         assert_eq!(rec["obstacle_vertices"], 8, "frame {f}: {rec}");
         let x = rec["obstacle_min"][0].as_f64().unwrap();
-        assert!((x - (0.1 + 0.02 * f as f64)).abs() < 1e-6, "frame {f}: {rec}");
+        assert!(
+            (x - (0.1 + 0.02 * f as f64)).abs() < 1e-6,
+            "frame {f}: {rec}"
+        );
         if f == 3 {
             assert_eq!((nv, nf), (0, 0), "the empty frame");
             continue;
@@ -218,7 +232,11 @@ fn saved_blend_plays_renders_and_exports_without_scripts() {
             serde_json::json!(["artist glass"]),
             "frame {f}: the swapped material must hold: {rec}"
         );
-        assert_eq!(rec["velocity"], serde_json::json!(["FLOAT_VECTOR", "POINT"]), "{rec}");
+        assert_eq!(
+            rec["velocity"],
+            serde_json::json!(["FLOAT_VECTOR", "POINT"]),
+            "{rec}"
+        );
         assert_eq!(rec["leftover_attributes"], serde_json::json!([]), "{rec}");
         // Same f32 values as the file (bit-identical, read by plyfile).
         assert_eq!(rec["position_max_error"], 0.0, "{rec}");
@@ -238,16 +256,26 @@ fn saved_blend_plays_renders_and_exports_without_scripts() {
     let abc = doc["abc_frames"].as_array().unwrap();
     let mut sums = Vec::new();
     for (f, (a, rec)) in abc.iter().zip(frames).enumerate() {
-        assert_eq!(a["vertices"], rec["vertices"], "Alembic frame {f}: {a} vs {rec}");
+        assert_eq!(
+            a["vertices"], rec["vertices"],
+            "Alembic frame {f}: {a} vs {rec}"
+        );
         if f != 3 {
             let s = a["co_sum"].as_f64().unwrap();
             let want = rec["co_sum"].as_f64().unwrap();
-            assert!((s - want).abs() < 1e-3 * want.abs().max(1.0), "frame {f}: {a} vs {rec}");
+            assert!(
+                (s - want).abs() < 1e-3 * want.abs().max(1.0),
+                "frame {f}: {a} vs {rec}"
+            );
             sums.push(s);
         }
     }
     sums.dedup();
-    assert_eq!(sums.len(), 5, "Alembic geometry must change every frame: {abc:?}");
+    assert_eq!(
+        sums.len(),
+        5,
+        "Alembic geometry must change every frame: {abc:?}"
+    );
 
     // Cycles render of frame 2 (96x54, 4 samples, CPU): the liquid is in view and its pixels
     // differ from the render without it. The liquid covers roughly half its bounding box;
@@ -303,19 +331,25 @@ fn import_survives_unrelated_blender_arguments() {
         serde_json::json!(["Camera", "Cube", "Light", "surge_liquid"]),
         "{doc}"
     );
-    let (nv, _) = surge::output::ply::header_counts(
-        &std::fs::read(RunLayout::new(&run).mesh(1)).unwrap(),
-    )
-    .unwrap();
+    let (nv, _) =
+        surge::output::ply::header_counts(&std::fs::read(RunLayout::new(&run).mesh(1)).unwrap())
+            .unwrap();
     assert_eq!(doc["vertices_at_1"].as_u64().unwrap() as usize, nv, "{doc}");
     // The File > Import operator adds a second sequence (no camera or light: keep scene).
-    let (nv0, _) = surge::output::ply::header_counts(
-        &std::fs::read(RunLayout::new(&run).mesh(0)).unwrap(),
-    )
-    .unwrap();
+    let (nv0, _) =
+        surge::output::ply::header_counts(&std::fs::read(RunLayout::new(&run).mesh(0)).unwrap())
+            .unwrap();
     assert_eq!(doc["operator"], serde_json::json!(["FINISHED"]), "{doc}");
-    assert_eq!(doc["operator_objects"], serde_json::json!(["surge_liquid.001"]), "{doc}");
-    assert_eq!(doc["operator_vertices_at_10"].as_u64().unwrap() as usize, nv0, "{doc}");
+    assert_eq!(
+        doc["operator_objects"],
+        serde_json::json!(["surge_liquid.001"]),
+        "{doc}"
+    );
+    assert_eq!(
+        doc["operator_vertices_at_10"].as_u64().unwrap() as usize,
+        nv0,
+        "{doc}"
+    );
 
     // The command line itself: a bad argument is a usage error naming it, not a traceback.
     let o = Command::new("timeout")
@@ -347,7 +381,14 @@ fn run_hint_gives_the_blender_command_with_absolute_paths() {
     let scene = root().join("scenes/tiny.json");
     let o = common::surge(
         d.path(),
-        &["run", scene.to_str().unwrap(), "-o", "rel_out", "--frames", "1"],
+        &[
+            "run",
+            scene.to_str().unwrap(),
+            "-o",
+            "rel_out",
+            "--frames",
+            "1",
+        ],
     );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let err = String::from_utf8_lossy(&o.stderr);
@@ -362,5 +403,9 @@ fn run_hint_gives_the_blender_command_with_absolute_paths() {
     assert!(script.ends_with("scripts/blender_import.py"), "{line}");
     let run = Path::new(after("--"));
     assert!(run.is_absolute(), "{line}");
-    assert_eq!(run, d.path().canonicalize().unwrap().join("rel_out"), "{line}");
+    assert_eq!(
+        run,
+        d.path().canonicalize().unwrap().join("rel_out"),
+        "{line}"
+    );
 }
