@@ -156,30 +156,39 @@ def reopen(blend, workdir):
         frames.append(rec)
     doc["frames"] = frames
 
-    # Alembic: what studios hand on. Export the liquid alone, read it back frame by frame.
-    abc = os.path.join(workdir, "liquid.abc")
-    for o in bpy.data.objects:
-        o.select_set(o is liquid)
-    bpy.context.view_layer.objects.active = liquid
-    bpy.ops.wm.alembic_export(filepath=abc, start=0, end=5, selected=True, as_background_job=False)
-    names = set(bpy.data.objects.keys())
-    bpy.ops.wm.alembic_import(filepath=abc)
-    new = [bpy.data.objects[n] for n in bpy.data.objects.keys() if n not in names]
-    doc["abc_objects"] = len(new)
-    abc_frames = []
-    for f in range(0, 6):
-        scene.frame_set(f)
-        rec = {}
+    # Alembic and USD: what studios hand on. Export the liquid alone, read it back per frame.
+    scene.frame_set(0)
+    for kind in ("abc", "usd"):
+        path = os.path.join(workdir, f"liquid.{kind}")
+        for o in bpy.data.objects:
+            o.select_set(o is liquid)
+        bpy.context.view_layer.objects.active = liquid
+        names = set(bpy.data.objects.keys())
+        if kind == "abc":
+            bpy.ops.wm.alembic_export(filepath=path, start=0, end=5, selected=True,
+                                      as_background_job=False)
+            bpy.ops.wm.alembic_import(filepath=path)
+        else:
+            bpy.ops.wm.usd_export(filepath=path, selected_objects_only=True,
+                                  export_animation=True, export_materials=False)
+            bpy.ops.wm.usd_import(filepath=path)
+        new = [bpy.data.objects[n] for n in bpy.data.objects.keys() if n not in names]
+        doc[f"{kind}_objects"] = len([o for o in new if o.type == "MESH"])
+        per_frame = []
+        for f in range(0, 6):
+            scene.frame_set(f)
+            rec = {}
+            for o in new:
+                if o.type == "MESH":
+                    me = evaluated(o)
+                    co = np.empty(3 * len(me.vertices), np.float32)
+                    me.vertices.foreach_get("co", co)
+                    rec = {"vertices": len(me.vertices),
+                           "co_sum": float(co.astype(np.float64).sum())}
+            per_frame.append(rec)
+        doc[f"{kind}_frames"] = per_frame
         for o in new:
-            if o.type == "MESH":
-                me = evaluated(o)
-                co = np.empty(3 * len(me.vertices), np.float32)
-                me.vertices.foreach_get("co", co)
-                rec = {"vertices": len(me.vertices), "co_sum": float(co.astype(np.float64).sum())}
-        abc_frames.append(rec)
-    doc["abc_frames"] = abc_frames
-    for o in new:
-        bpy.data.objects.remove(o, do_unlink=True)
+            bpy.data.objects.remove(o, do_unlink=True)
     doc["render"] = render_pair(scene, liquid, workdir, 2)
     done(doc)
 

@@ -251,31 +251,34 @@ fn saved_blend_plays_renders_and_exports_without_scripts() {
         prev_sum = Some(sum);
     }
 
-    // Alembic round trip: per-frame geometry that changes across frames.
-    assert_eq!(doc["abc_objects"], 1, "{doc}");
-    let abc = doc["abc_frames"].as_array().unwrap();
-    let mut sums = Vec::new();
-    for (f, (a, rec)) in abc.iter().zip(frames).enumerate() {
-        assert_eq!(
-            a["vertices"], rec["vertices"],
-            "Alembic frame {f}: {a} vs {rec}"
-        );
-        if f != 3 {
-            let s = a["co_sum"].as_f64().unwrap();
-            let want = rec["co_sum"].as_f64().unwrap();
-            assert!(
-                (s - want).abs() < 1e-3 * want.abs().max(1.0),
-                "frame {f}: {a} vs {rec}"
+    // Alembic and USD round trips: per-frame geometry that changes across frames. (The sum of
+    // coordinates, 1e-3 relative: both formats store single floats, the order may differ.)
+    for kind in ["abc", "usd"] {
+        assert_eq!(doc[format!("{kind}_objects")], 1, "{doc}");
+        let got = doc[format!("{kind}_frames")].as_array().unwrap();
+        let mut sums = Vec::new();
+        for (f, (a, rec)) in got.iter().zip(frames).enumerate() {
+            assert_eq!(
+                a["vertices"], rec["vertices"],
+                "{kind} frame {f}: {a} vs {rec}"
             );
-            sums.push(s);
+            if f != 3 {
+                let s = a["co_sum"].as_f64().unwrap();
+                let want = rec["co_sum"].as_f64().unwrap();
+                assert!(
+                    (s - want).abs() < 1e-3 * want.abs().max(1.0),
+                    "{kind} frame {f}: {a} vs {rec}"
+                );
+                sums.push(s);
+            }
         }
+        sums.dedup();
+        assert_eq!(
+            sums.len(),
+            5,
+            "{kind} geometry must change every frame: {got:?}"
+        );
     }
-    sums.dedup();
-    assert_eq!(
-        sums.len(),
-        5,
-        "Alembic geometry must change every frame: {abc:?}"
-    );
 
     // Cycles render of frame 2 (96x54, 4 samples, CPU): the liquid is in view and its pixels
     // differ from the render without it. The liquid covers roughly half its bounding box;
