@@ -462,7 +462,12 @@ def main(args):
 
 
 register()
-if __name__ == "__main__" and started_as_script():
+if __name__ == "__main__" and started_as_script() and bpy.app.binary_path and \
+        "--" not in sys.argv:
+    # `blender -P blender_import.py` with no arguments: the UI way.
+    print("surge: File > Import > \"surge run (folder)\" is ready (to import from the command "
+          "line: blender -b -P blender_import.py -- RUN --save FILE.blend)")
+elif __name__ == "__main__" and started_as_script():
     try:
         code = main(sys.argv[sys.argv.index("--") + 1:] if "--" in sys.argv else [])
     except SystemExit as e:  # argparse's usage errors (already printed)
