@@ -224,6 +224,12 @@ fn blender_shot_exports_to_a_scene_surge_runs() {
         String::from_utf8_lossy(&o.stderr)
             .contains("left out obstacles (2), emitters (1), sinks (1)")
     );
+    let sdoc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&supported).unwrap()).unwrap();
+    for key in ["obstacles", "emitters", "sinks"] {
+        assert!(sdoc.get(key).is_none(), "--only-supported wrote {key}");
+    }
+    assert_eq!(sdoc["sources"], doc["sources"]);
     let out = d.path().join("out");
     let o = common::surge(
         d.path(),
