@@ -44,6 +44,7 @@ import os
 import sys
 
 import bpy
+from mathutils import Vector
 
 GROUP_NAME = "surge mesh sequence"
 LIQUID = "surge_liquid"
@@ -267,8 +268,6 @@ def clear_default_scene():
 
 def setup_stage(scene, region, samples, resolution):
     """Camera (three-quarter view filling ~85% of the frame), sun, floor, world, Cycles."""
-    from mathutils import Vector
-
     lo, hi = Vector(region[0]), Vector(region[1])
     centre, size = (lo + hi) / 2, hi - lo
     radius = size.length / 2
@@ -326,7 +325,12 @@ def import_run(path, frame_offset=0, keep_scene=False, samples=32, resolution=(9
     doc = read_scene(run)
     scene = bpy.context.scene
     frames = frame_numbers(meshes)
-    fps = float(doc.get("time", {}).get("fps", 30.0))
+    try:
+        fps = float(doc.get("time", {}).get("fps", 30.0))
+        assert fps > 0
+    except (AttributeError, TypeError, ValueError, AssertionError):
+        raise RunError(f"{os.path.join(run, 'scene.json')}: time.fps is not a positive "
+                       "number (rewrite it with `surge run`)") from None
     scene.render.fps = max(1, round(fps))
     scene.render.fps_base = scene.render.fps / fps
     scene.frame_start = frames[0] + frame_offset
@@ -344,8 +348,7 @@ def import_run(path, frame_offset=0, keep_scene=False, samples=32, resolution=(9
         region = liquid_region(doc)
         if region is None:  # no scene.json: frame the first frame's liquid
             dg = bpy.context.evaluated_depsgraph_get()
-            bb = [obj.matrix_world @ v for v in
-                  (__import__("mathutils").Vector(c) for c in obj.evaluated_get(dg).bound_box)]
+            bb = [obj.matrix_world @ Vector(c) for c in obj.evaluated_get(dg).bound_box]
             region = ([min(v[i] for v in bb) for i in range(3)],
                       [max(v[i] for v in bb) for i in range(3)])
         setup_stage(scene, region, samples, resolution)
