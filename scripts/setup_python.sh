@@ -2,7 +2,7 @@
 # Creates (or reuses) `.venv/` at the repository root with what surge's Python-side tests and
 # benchmarks need:
 #   bpy 4.5.x    Blender as a Python module (runs on Python 3.11): the real-Blender import test
-#   numpy        used by scripts/blender_import.py to read PLY files fast
+#   numpy        used by the Blender tests' checks (tests/blender_check.py, tests/blender_scene.py)
 #   plyfile      an independent PLY reader, to cross-check the files surge writes
 #   pysplashsurf splashsurf's CLI, the peer in scripts/bench_surface.sh (only with --bench)
 # Idempotent: when everything is already installed it only checks versions (about a second).

@@ -466,8 +466,12 @@ impl Pipeline {
             let root = self.layout.root.display();
             let o = &self.scene.output;
             if o.meshes {
+                // Absolute paths, so the hint works from any folder.
+                let abs = std::fs::canonicalize(&self.layout.root);
+                let run = abs.as_deref().unwrap_or(&self.layout.root).display();
+                let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/blender_import.py");
                 eprintln!(
-                    "  meshes:   {root}/meshes/ (into Blender: blender -P scripts/blender_import.py -- {root}/meshes)"
+                    "  meshes:   {root}/meshes/ (into Blender: blender -b -P {script} -- {run} --save {run}.blend)"
                 );
             }
             if o.previews {
