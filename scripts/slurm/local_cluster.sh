@@ -34,11 +34,17 @@ partition=surge
 say() { echo "local_cluster: $*" >&2; }
 cannot() { say "$*"; exit 3; }
 
-# Is PID alive and running program NAME (by /proc/PID/comm)?
+# Is PID program NAME started by this script for this state folder (its command line names the
+# folder)? Guards against a reused process id.
 is_ours() {
     local pid=$1 name=$2
-    [[ -n "$pid" && -r "/proc/$pid/comm" ]] && [[ "$(cat "/proc/$pid/comm" 2>/dev/null)" == "$name"* ]]
+    [[ -n "$pid" && -r "/proc/$pid/cmdline" ]] || return 1
+    [[ "$(cat "/proc/$pid/comm" 2>/dev/null)" == "$name"* ]] || return 1
+    tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$dir/"
 }
+
+# Is PID alive (during start-up: the process may not have exec'd its program yet)?
+alive() { [[ -n "$1" ]] && kill -0 "$1" 2>/dev/null; }
 
 install_packages() {
     local missing=()
@@ -151,7 +157,7 @@ start() {
     local i
     for i in $(seq 100); do
         [[ -S "$dir/munge/munge.socket" ]] && break
-        is_ours "$(cat "$dir/pids/munged")" munged || { say "munged failed:"; cat "$dir/munged.out" >&2; stop; exit 1; }
+        alive "$(cat "$dir/pids/munged")" || { say "munged failed:"; cat "$dir/munged.out" >&2; stop; exit 1; }
         sleep 0.1
     done
     export SLURM_CONF=$conf
@@ -163,7 +169,7 @@ start() {
         state=$(sinfo -h -N -n "$node" -o %t 2>/dev/null || true)
         [[ "$state" == idle ]] && break
         for d in slurmctld slurmd; do
-            if ! is_ours "$(cat "$dir/pids/$d")" "$d"; then
+            if ! alive "$(cat "$dir/pids/$d")"; then
                 say "$d exited at start:"
                 tail -n 20 "$dir/$d.out" "$dir/$d.log" >&2 2>/dev/null || true
                 stop
