@@ -5,7 +5,8 @@
 //!
 //! One test function runs the scenarios in sequence, so that they share the cluster without
 //! colliding:
-//! 1. a 12-frame run meshed by a 4-task array job equals `surge mesh` run here, byte for byte;
+//! 1. a 12-frame run meshed (and previewed) by a 4-task array job equals `surge mesh` (and
+//!    `surge preview`) run here, byte for byte;
 //! 2. a bake requeued twice while running (`scontrol requeue`) ends with frames, meshes,
 //!    previews and stats (without `seconds`) byte-identical to an uninterrupted run, and no
 //!    frame or checkpoint is half-written at any moment the test looks;
@@ -270,6 +271,7 @@ fn array_equals_local_mesh(c: &Cluster, d: &Path, tiny: &str) {
     copy_run(&d.join("a"), &d.join("b"));
     // A surface flag, passed through by the array, so that the meshes differ from the run's.
     ok(&surge(d, &["-q", "mesh", "a", "--level-set-blur", "2"]));
+    ok(&surge(d, &["-q", "preview", "a"]));
     let id = c.sbatch(
         d,
         &[
@@ -278,6 +280,7 @@ fn array_equals_local_mesh(c: &Cluster, d: &Path, tiny: &str) {
             &script("mesh_array.sbatch"),
             "b",
             "4",
+            "--preview",
             "--level-set-blur",
             "2",
         ],
@@ -293,6 +296,10 @@ fn array_equals_local_mesh(c: &Cluster, d: &Path, tiny: &str) {
             log.contains(&format!("frames {range} of b")) && log.contains(&format!("of {range})")),
             "task {task} does not log its frame range {range}:\n{log}"
         );
+        assert!(
+            log.contains(&format!("surge preview: 3 frames {range} of b")),
+            "task {task} does not log its previews' range:\n{log}"
+        );
         assert!(!log.contains('\x1b'), "escape codes in a SLURM log:\n{log}");
         logs += &log;
     }
@@ -307,6 +314,12 @@ fn array_equals_local_mesh(c: &Cluster, d: &Path, tiny: &str) {
     for (name, bytes) in &want {
         assert!(got[name] == *bytes, "{} differs from `surge mesh`", name.display());
     }
+    let want = common::snapshot(&d.join("a/previews"));
+    assert_eq!(want.len(), 12);
+    assert!(
+        common::snapshot(&d.join("b/previews")) == want,
+        "the array's previews differ from `surge preview`"
+    );
     eprintln!("array == local mesh: {:.1} s", t.elapsed().as_secs_f64());
 }
 
