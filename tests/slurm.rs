@@ -162,6 +162,7 @@ impl Drop for Cluster {
 fn start_cluster() -> Result<Cluster, String> {
     // A state folder and ports of this test process: a cluster started by hand (default port
     // 16817) or another checkout's test is left alone.
+    stop_stale_clusters();
     let pid = std::process::id();
     let cluster = Cluster {
         state: PathBuf::from(format!("/tmp/surge-slurm-test-{pid}")),
@@ -177,6 +178,31 @@ fn start_cluster() -> Result<Cluster, String> {
             Err(err.trim().replace("local_cluster: ", ""))
         }
         _ => panic!("scripts/slurm/local_cluster.sh start failed:\n{err}"),
+    }
+}
+
+/// Stops the clusters of earlier test processes that were killed before their guard ran
+/// (their state folder names a process id that is gone).
+fn stop_stale_clusters() {
+    let Ok(rd) = std::fs::read_dir("/tmp") else {
+        return;
+    };
+    for e in rd.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name
+            .strip_prefix("surge-slurm-test-")
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if Path::new(&format!("/proc/{pid}")).exists() {
+            continue; // a test running now
+        }
+        drop(Cluster {
+            state: e.path(),
+            port: 17000 + (pid % 1000) as u16 * 2,
+            conf: e.path().join("slurm.conf"),
+        });
     }
 }
 
@@ -196,7 +222,9 @@ fn check_whole_files(out: &Path, problems: &mut Vec<String>) {
             let err = if is_ckpt {
                 surge::checkpoint::read(&p).err()
             } else {
-                surge::output::frame::read(&p).err().map(|e| format!("{e:#}"))
+                surge::output::frame::read(&p)
+                    .err()
+                    .map(|e| format!("{e:#}"))
             };
             if let Some(e) = err
                 && p.exists()
@@ -249,7 +277,10 @@ fn slurm_render_farm() {
         Ok(c) => c,
         Err(why) => {
             assert!(!ci, "CI=true but SLURM cannot be started here: {why}");
-            skip("slurm_render_farm", &format!("SLURM cannot be started: {why}"));
+            skip(
+                "slurm_render_farm",
+                &format!("SLURM cannot be started: {why}"),
+            );
             return;
         }
     };
@@ -312,7 +343,11 @@ fn array_equals_local_mesh(c: &Cluster, d: &Path, tiny: &str) {
         "{logs}"
     );
     for (name, bytes) in &want {
-        assert!(got[name] == *bytes, "{} differs from `surge mesh`", name.display());
+        assert!(
+            got[name] == *bytes,
+            "{} differs from `surge mesh`",
+            name.display()
+        );
     }
     let want = common::snapshot(&d.join("a/previews"));
     assert_eq!(want.len(), 12);
@@ -326,7 +361,6 @@ fn array_equals_local_mesh(c: &Cluster, d: &Path, tiny: &str) {
 /// Waits (watching for half-written files) until `done()` or the limit.
 fn wait_for(
     c: &Cluster,
-    d: &Path,
     what: &str,
     limit: Duration,
     watch: &mut dyn FnMut(),
@@ -335,10 +369,13 @@ fn wait_for(
     let t = Instant::now();
     while !done() {
         watch();
-        assert!(t.elapsed() < limit, "timed out waiting for {what}\n{}", c.logs());
+        assert!(
+            t.elapsed() < limit,
+            "timed out waiting for {what}\n{}",
+            c.logs()
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
-    let _ = d;
 }
 
 /// The newest particle frame of a run folder, if any.
@@ -361,7 +398,10 @@ fn newest_frame(out: &Path) -> Option<u32> {
 fn requeued_bake_equals_uninterrupted(c: &Cluster, d: &Path, tiny: &str) {
     let t = Instant::now();
     let frames = "36";
-    ok(&surge(d, &["-q", "run", tiny, "-o", "ref", "--frames", frames]));
+    ok(&surge(
+        d,
+        &["-q", "run", tiny, "-o", "ref", "--frames", frames],
+    ));
     let out = d.join("bake");
     let id = c.sbatch(
         d,
@@ -386,7 +426,6 @@ fn requeued_bake_equals_uninterrupted(c: &Cluster, d: &Path, tiny: &str) {
         let after = resumed_from;
         wait_for(
             c,
-            d,
             &format!("start {requeue} of the bake to write frames"),
             Duration::from_secs(120),
             &mut watch,
@@ -401,7 +440,6 @@ fn requeued_bake_equals_uninterrupted(c: &Cluster, d: &Path, tiny: &str) {
         // The job stops (checkpoint of its last frame), then waits for its restart.
         wait_for(
             c,
-            d,
             &format!("requeue {requeue} to stop the job"),
             Duration::from_secs(60),
             &mut watch,
@@ -436,15 +474,29 @@ fn requeued_bake_equals_uninterrupted(c: &Cluster, d: &Path, tiny: &str) {
         );
     }
     assert!(!log.contains('\x1b'), "escape codes in a SLURM log:\n{log}");
-    assert!(problems.is_empty(), "half-written files seen: {problems:#?}");
-    assert_eq!(temp_files(&out), Vec::<PathBuf>::new(), "temporary files left");
+    assert!(
+        problems.is_empty(),
+        "half-written files seen: {problems:#?}"
+    );
+    assert_eq!(
+        temp_files(&out),
+        Vec::<PathBuf>::new(),
+        "temporary files left"
+    );
     // Frames, meshes, previews, stats (without `seconds`): as the uninterrupted run.
     let keep = |m: BTreeMap<PathBuf, Vec<u8>>| -> BTreeMap<PathBuf, Vec<u8>> {
         m.into_iter()
             .filter(|(p, _)| {
-                ["particles", "meshes", "previews", "stats", "stats.jsonl", "scene.json"]
-                    .iter()
-                    .any(|k| p.starts_with(k))
+                [
+                    "particles",
+                    "meshes",
+                    "previews",
+                    "stats",
+                    "stats.jsonl",
+                    "scene.json",
+                ]
+                .iter()
+                .any(|k| p.starts_with(k))
             })
             .collect()
     };
@@ -456,9 +508,16 @@ fn requeued_bake_equals_uninterrupted(c: &Cluster, d: &Path, tiny: &str) {
         want.keys().collect::<Vec<_>>()
     );
     for (name, bytes) in &want {
-        assert!(got[name] == *bytes, "{} differs from the uninterrupted run", name.display());
+        assert!(
+            got[name] == *bytes,
+            "{} differs from the uninterrupted run",
+            name.display()
+        );
     }
-    eprintln!("requeued bake == uninterrupted: {:.1} s", t.elapsed().as_secs_f64());
+    eprintln!(
+        "requeued bake == uninterrupted: {:.1} s",
+        t.elapsed().as_secs_f64()
+    );
 }
 
 /// A task whose particle frame is missing fails alone, with a clear message; re-submitting only
@@ -473,10 +532,14 @@ fn failed_task_fails_alone_and_resubmits(c: &Cluster, d: &Path) {
     std::fs::rename(&gone, &kept).unwrap();
     let args = ["f", "4", "--level-set-blur", "2"];
     let submit = |array: &str| {
-        let mut a = vec![array, "--output=logs/fail-%A_%a.out", &*script("mesh_array.sbatch")]
-            .into_iter()
-            .map(String::from)
-            .collect::<Vec<_>>();
+        let mut a = vec![
+            array,
+            "--output=logs/fail-%A_%a.out",
+            &*script("mesh_array.sbatch"),
+        ]
+        .into_iter()
+        .map(String::from)
+        .collect::<Vec<_>>();
         a.extend(args.iter().map(|s| s.to_string()));
         let a: Vec<&str> = a.iter().map(String::as_str).collect();
         c.sbatch(d, &a)
@@ -502,7 +565,8 @@ fn failed_task_fails_alone_and_resubmits(c: &Cluster, d: &Path) {
     }
     let got = meshes(&f);
     let names = |r: std::ops::RangeInclusive<u32>| -> Vec<PathBuf> {
-        r.map(|k| PathBuf::from(format!("frame_{k:04}.ply"))).collect()
+        r.map(|k| PathBuf::from(format!("frame_{k:04}.ply")))
+            .collect()
     };
     let mut expect_names = names(0..=2);
     expect_names.extend(names(6..=11));
@@ -515,7 +579,17 @@ fn failed_task_fails_alone_and_resubmits(c: &Cluster, d: &Path) {
     let id2 = submit("--array=1");
     c.wait_idle(d, Duration::from_secs(120), &mut || {});
     let log = std::fs::read_to_string(d.join(format!("logs/fail-{id2}_1.out"))).unwrap();
-    assert_eq!(c.job(d, &format!("{id2}_1"))["JobState"], "COMPLETED", "{log}");
-    assert!(meshes(&f) == want, "the re-submitted task did not complete the meshes");
-    eprintln!("failed task + re-submit: {:.1} s", t.elapsed().as_secs_f64());
+    assert_eq!(
+        c.job(d, &format!("{id2}_1"))["JobState"],
+        "COMPLETED",
+        "{log}"
+    );
+    assert!(
+        meshes(&f) == want,
+        "the re-submitted task did not complete the meshes"
+    );
+    eprintln!(
+        "failed task + re-submit: {:.1} s",
+        t.elapsed().as_secs_f64()
+    );
 }
