@@ -154,8 +154,8 @@ start() {
         --socket="$dir/munge/munge.socket" --key-file="$dir/munge/munge.key" \
         --pid-file="$dir/munge/munged.pid" --log-file="$dir/munge/munged.log" \
         --seed-file="$dir/munge/munged.seed"
-    local i
-    for i in $(seq 100); do
+    local _
+    for _ in $(seq 100); do
         [[ -S "$dir/munge/munge.socket" ]] && break
         alive "$(cat "$dir/pids/munged")" || { say "munged failed:"; cat "$dir/munged.out" >&2; stop; exit 1; }
         sleep 0.1
@@ -165,7 +165,7 @@ start() {
     launch "$dir/slurmd.out" "$dir/pids/slurmd" slurmd -D -f "$conf" -N "$node"
     # Wait until the node is idle (about a second).
     local state=""
-    for i in $(seq 300); do
+    for _ in $(seq 300); do
         state=$(sinfo -h -N -n "$node" -o %t 2>/dev/null || true)
         [[ "$state" == idle ]] && break
         for d in slurmctld slurmd; do
@@ -193,9 +193,9 @@ stop() {
     export SLURM_CONF=$conf
     # The cluster's own jobs first, so that no job step outlives its slurmd.
     if running; then
-        scancel --quiet --full 2>/dev/null || scancel --quiet 2>/dev/null || true
-        local i
-        for i in $(seq 50); do
+        scancel --quiet --partition="$partition" 2>/dev/null || true
+        local _
+        for _ in $(seq 50); do
             [[ -z "$(squeue -h -o %i 2>/dev/null)" ]] && break
             sleep 0.2
         done
@@ -205,7 +205,7 @@ stop() {
         pid=$(cat "$dir/pids/$d" 2>/dev/null || true)
         if is_ours "$pid" "$d"; then
             kill -TERM "$pid" 2>/dev/null || true
-            for i in $(seq 50); do
+            for _ in $(seq 50); do
                 is_ours "$pid" "$d" || break
                 sleep 0.1
             done
