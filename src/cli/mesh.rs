@@ -204,8 +204,18 @@ pub fn run(global: &GlobalArgs, args: MeshArgs) -> anyhow::Result<()> {
             layout.particles_dir().display()
         );
     }
+    let range = format!("{}..{}", frames[0], frames[frames.len() - 1]);
+    if !global.quiet {
+        // Plain lines (no progress bar): readable in a render farm's log files.
+        eprintln!(
+            "surge mesh: {} frame{} {range} of {}",
+            frames.len(),
+            if frames.len() == 1 { "" } else { "s" },
+            args.out.display()
+        );
+    }
     let t0 = Instant::now();
-    for &f in &frames {
+    for (k, &f) in frames.iter().enumerate() {
         let t = Instant::now();
         let path = layout.particles(f);
         let pf = frame::read(&path)?;
@@ -223,7 +233,9 @@ pub fn run(global: &GlobalArgs, args: MeshArgs) -> anyhow::Result<()> {
         if !global.quiet {
             let (v, t_) = crate::output::ply::header_counts(&bytes)?;
             eprintln!(
-                "frame {f:4}: {} particles -> {v} vertices, {t_} triangles in {:.2} s -> {}",
+                "frame {f:4} ({}/{} of {range}): {} particles -> {v} vertices, {t_} triangles in {:.2} s -> {}",
+                k + 1,
+                frames.len(),
                 pf.particles.len(),
                 t.elapsed().as_secs_f64(),
                 out.display()
@@ -232,7 +244,7 @@ pub fn run(global: &GlobalArgs, args: MeshArgs) -> anyhow::Result<()> {
     }
     if !global.quiet {
         eprintln!(
-            "meshed {} frame{} in {:.2} s",
+            "meshed {} frame{} ({range}) in {:.2} s",
             frames.len(),
             if frames.len() == 1 { "" } else { "s" },
             t0.elapsed().as_secs_f64()

@@ -41,6 +41,14 @@ pub enum Command {
     Resume(resume::ResumeArgs),
 }
 
+/// Exit status after Ctrl-C (SIGINT) or SIGHUP stopped a run (checkpoint written).
+pub const EXIT_INTERRUPTED: i32 = 130;
+/// Exit status after SIGTERM stopped a run, its checkpoint written: "resume me". 75 is
+/// `EX_TEMPFAIL` of sysexits.h (a temporary failure, retry later), which a batch scheduler's job
+/// script can tell from a crash (143 = killed by SIGTERM before it could checkpoint) and from an
+/// error (1); `scripts/slurm/bake.sbatch` requeues the job on it.
+pub const EXIT_TERMINATED: i32 = 75;
+
 /// Parses the command line, runs it, prints any error chain, returns the exit code.
 pub fn main() -> i32 {
     let cli = Cli::parse();
@@ -48,10 +56,10 @@ pub fn main() -> i32 {
         Ok(()) => 0,
         Err(e) => {
             eprintln!("{}", error_text(&e));
-            if e.downcast_ref::<run::Interrupted>().is_some() {
-                130
-            } else {
-                1
+            match e.downcast_ref::<run::Interrupted>() {
+                Some(i) if i.signal == run::StopSignal::Terminate => EXIT_TERMINATED,
+                Some(_) => EXIT_INTERRUPTED,
+                None => 1,
             }
         }
     }

@@ -9,6 +9,7 @@ use crate::output::{self, RunLayout};
 use crate::render::{self, RenderSettings, View};
 use anyhow::{Context, bail};
 use clap::Args;
+use std::io::IsTerminal;
 use std::path::PathBuf;
 
 #[derive(Debug, Args, Default)]
@@ -174,7 +175,11 @@ pub fn run(global: &GlobalArgs, args: PreviewArgs) -> anyhow::Result<()> {
         }
     }
 
-    let bar = if global.quiet {
+    // A progress bar on a terminal; elsewhere (a log file, a render farm's job output) one plain
+    // line per frame with the task's frame range, and no escape codes.
+    let range = format!("{}..{}", frames[0], frames[frames.len() - 1]);
+    let plain = !global.quiet && !std::io::stderr().is_terminal();
+    let bar = if global.quiet || plain {
         indicatif::ProgressBar::hidden()
     } else {
         indicatif::ProgressBar::new(frames.len() as u64).with_style(
@@ -184,15 +189,35 @@ pub fn run(global: &GlobalArgs, args: PreviewArgs) -> anyhow::Result<()> {
             .expect("valid template"),
         )
     };
+    if plain {
+        eprintln!(
+            "surge preview: {} frame{} {range} of {}",
+            frames.len(),
+            if frames.len() == 1 { "" } else { "s" },
+            args.out.display()
+        );
+    }
+    let done = std::sync::atomic::AtomicUsize::new(0);
     // Frames are independent: render a few at a time (each render is parallel too), which
     // keeps the cores busy when frames are small.
     use rayon::prelude::*;
     frames.par_iter().with_max_len(1).try_for_each(|&f| {
+        let t = std::time::Instant::now();
         let frame = output::frame::read(&layout.particles(f))?;
         let png = render::frame_png_bytes(&frame, &scene)?;
         let path = layout.preview(f);
         output::atomic_write(&path, &png).with_context(|| format!("writing {}", path.display()))?;
         bar.inc(1);
+        if plain {
+            let k = done.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+            eprintln!(
+                "frame {f:4} ({k}/{} of {range}): {} particles in {:.2} s -> {}",
+                frames.len(),
+                frame.particles.len(),
+                t.elapsed().as_secs_f64(),
+                path.display()
+            );
+        }
         anyhow::Ok(())
     })?;
     bar.finish_and_clear();

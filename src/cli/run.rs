@@ -22,7 +22,7 @@ use anyhow::{Context, bail};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicU32, Ordering};
 use std::time::Instant;
 
 /// The built-in default shot, `scenes/dam_break.json`.
@@ -47,15 +47,35 @@ pub struct RunArgs {
     pub checkpoint_every: Option<u32>,
 }
 
-/// The error a run ends with when Ctrl-C or SIGTERM stopped it (exit code 130).
+/// What stopped a run early: Ctrl-C (SIGINT) or a hang-up (SIGHUP), or SIGTERM, which is how a
+/// batch scheduler (SLURM's preemption, `scontrol requeue`, `--signal=TERM@T` before the time
+/// limit) asks a job to stop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopSignal {
+    Interrupt,
+    Terminate,
+}
+
+/// The error a run ends with when a signal stopped it, after the checkpoint of its last
+/// finished frame is written. Exit status [`super::EXIT_INTERRUPTED`] (130) after Ctrl-C,
+/// [`super::EXIT_TERMINATED`] (75) after SIGTERM.
 #[derive(Debug, thiserror::Error)]
 #[error(
-    "interrupted after frame {frame}; its checkpoint is written. Continue with: surge resume {}",
+    "{} after frame {frame}; its checkpoint is written{}. Continue with: surge resume {}",
+    match signal {
+        StopSignal::Interrupt => "interrupted",
+        StopSignal::Terminate => "stopped by SIGTERM",
+    },
+    match signal {
+        StopSignal::Interrupt => "",
+        StopSignal::Terminate => " (exit status 75: resume me)",
+    },
     out.display()
 )]
 pub struct Interrupted {
     pub frame: u32,
     pub out: PathBuf,
+    pub signal: StopSignal,
 }
 
 pub fn run(global: &GlobalArgs, args: RunArgs) -> anyhow::Result<()> {
@@ -315,23 +335,45 @@ fn check_finite(p: &Particles, frame: u32, layout: &RunLayout) -> anyhow::Result
     Ok(())
 }
 
-/// Ctrl-C / SIGTERM count (a second one exits at once).
+/// Signals received so far (SIGINT, SIGTERM, SIGHUP), and the first one.
 static SIGNALS: AtomicU32 = AtomicU32::new(0);
+static FIRST_SIGNAL: AtomicI32 = AtomicI32::new(0);
 
+/// Counts SIGINT, SIGTERM and SIGHUP on a watcher thread: the run finishes its frame, writes the
+/// checkpoint and stops. A second Ctrl-C (or hang-up) exits at once; repeated SIGTERMs do not
+/// (a scheduler may send one to the job script, which forwards it, and one to every process of
+/// the job; it sends SIGKILL itself when its grace time is over).
 fn install_signal_handler() {
-    // Fails only if a handler is already set (a second pipeline in the same process): the first
-    // one keeps counting, which is all we need.
-    let _ = ctrlc::set_handler(|| {
-        if SIGNALS.fetch_add(1, Ordering::SeqCst) >= 1 {
-            // Every output is written atomically; the last checkpoint is intact.
-            eprintln!("\nsurge: second interrupt, stopping now");
-            std::process::exit(130);
-        }
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+        let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) else {
+            return; // signals keep their default action
+        };
+        std::thread::spawn(move || {
+            for sig in signals.forever() {
+                let _ = FIRST_SIGNAL.compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst);
+                if SIGNALS.fetch_add(1, Ordering::SeqCst) >= 1 && sig != SIGTERM {
+                    // Every output is written atomically; the last checkpoint is intact.
+                    eprintln!("\nsurge: second interrupt, stopping now");
+                    std::process::exit(super::EXIT_INTERRUPTED);
+                }
+            }
+        });
     });
 }
 
 fn interrupted() -> bool {
     SIGNALS.load(Ordering::SeqCst) > 0
+}
+
+/// The signal that stopped the run (the first one received).
+fn stop_signal() -> StopSignal {
+    if FIRST_SIGNAL.load(Ordering::SeqCst) == signal_hook::consts::SIGTERM {
+        StopSignal::Terminate
+    } else {
+        StopSignal::Interrupt
+    }
 }
 
 /// A simulated frame on its way to the writer thread.
@@ -454,6 +496,7 @@ impl Pipeline {
             return Err(Interrupted {
                 frame: f,
                 out: self.layout.root.clone(),
+                signal: stop_signal(),
             }
             .into());
         }
