@@ -66,8 +66,42 @@ pub fn outputs(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     out
 }
 
+/// Reports that `test` did not run its check, and why: prints `SKIPPED test: reason` to stderr
+/// and appends the line `test: reason` to the file named by `SURGE_SKIP_LOG` when that is set
+/// (`scripts/test.sh` sets it and prints the count and the reasons at the end, so a skip is
+/// never hidden behind the harness's `ok`). Every skip in the suite goes through here.
+pub fn skip(test: &str, reason: &str) {
+    use std::io::Write;
+    eprintln!("SKIPPED {test}: {reason}");
+    if let Some(log) = std::env::var_os("SURGE_SKIP_LOG") {
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&log)
+            .unwrap_or_else(|e| panic!("SURGE_SKIP_LOG {}: {e}", Path::new(&log).display()));
+        // One write per line, so that lines from tests running at once do not interleave.
+        f.write_all(format!("{test}: {reason}\n").as_bytes())
+            .unwrap_or_else(|e| panic!("SURGE_SKIP_LOG {}: {e}", Path::new(&log).display()));
+    }
+}
+
+/// Whether this is a CI run (`CI=true`, as `.ci/run` is run): there a test that can run must
+/// not skip.
+pub fn in_ci() -> bool {
+    std::env::var("CI").as_deref() == Ok("true")
+}
+
+/// The name of the running test (the harness names each test's thread after it).
+pub fn test_name() -> String {
+    std::thread::current()
+        .name()
+        .unwrap_or("unnamed test")
+        .to_string()
+}
+
 /// The venv python (`scripts/setup_python.sh`; `SURGE_PYTHON` overrides the path), or None
-/// when absent outside CI (with CI=true a missing venv fails the test).
+/// when absent outside CI, after reporting the skip through [`skip`]. With CI=true a missing
+/// venv fails the test (CI's `scripts/test.sh` creates it).
 pub fn venv_python() -> Option<PathBuf> {
     let p = std::env::var_os("SURGE_PYTHON")
         .map(PathBuf::from)
@@ -76,13 +110,16 @@ pub fn venv_python() -> Option<PathBuf> {
         return Some(p);
     }
     assert!(
-        std::env::var("CI").as_deref() != Ok("true"),
+        !in_ci(),
         "CI=true but the Python venv ({}) is missing: run scripts/setup_python.sh (scripts/test.sh does)",
         p.display()
     );
-    eprintln!(
-        "SKIPPED: no Python venv at {}; run scripts/setup_python.sh",
-        p.display()
+    skip(
+        &test_name(),
+        &format!(
+            "no Python venv at {}; run scripts/setup_python.sh (or scripts/test.sh)",
+            p.display()
+        ),
     );
     None
 }
