@@ -84,7 +84,10 @@ fn expect_failure_bytes(
         .lines()
         .find_map(|l| l.trim_start().strip_prefix("fix: "))
         .unwrap_or_else(|| panic!("no `fix:` line in: {err}"));
-    assert!(fix.split_whitespace().count() >= 3, "fix too short to act on: {err}");
+    assert!(
+        fix.split_whitespace().count() >= 3,
+        "fix too short to act on: {err}"
+    );
     for w in wanted {
         assert!(err.contains(w), "`{w}` missing from: {err}");
     }
@@ -511,12 +514,10 @@ fn scene_larger_than_the_machine_is_refused_before_writing() {
     // Scene validation caps a domain at 2^30 cells (about 69 GB of need), so on a machine with
     // more than ~46 GB the refusal cannot be reached with cells alone and the test skips,
     // visibly (common::skip), even in CI: it cannot run there.
-    let total_kb: Option<f64> = std::fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|t| {
-            let l = t.lines().find(|l| l.starts_with("MemTotal:"))?.to_string();
-            l.split_whitespace().nth(1)?.parse().ok()
-        });
+    let total_kb: Option<f64> = std::fs::read_to_string("/proc/meminfo").ok().and_then(|t| {
+        let l = t.lines().find(|l| l.starts_with("MemTotal:"))?.to_string();
+        l.split_whitespace().nth(1)?.parse().ok()
+    });
     let Some(total_kb) = total_kb else {
         common::skip(
             "scene_larger_than_the_machine_is_refused_before_writing",
@@ -553,9 +554,15 @@ fn scene_larger_than_the_machine_is_refused_before_writing() {
     // The figures are the estimate's: need = 64 B x cells + 256 B x particles (the box seeds
     // 20^3 cells x 8), and the machine's total.
     let gb = |b: f64| b / (1u64 << 30) as f64;
-    let need = format!("{:.1} GB of memory", gb((n * n * n) as f64 * 64.0 + 64_000.0 * 256.0));
+    let need = format!(
+        "{:.1} GB of memory",
+        gb((n * n * n) as f64 * 64.0 + 64_000.0 * 256.0)
+    );
     let has = format!("this machine has {:.1} GB", gb(total_kb * 1024.0));
-    assert!(err.contains(&need) && err.contains(&has), "{need} / {has}: {err}");
+    assert!(
+        err.contains(&need) && err.contains(&has),
+        "{need} / {has}: {err}"
+    );
 }
 
 #[test]
