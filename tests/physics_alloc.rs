@@ -92,7 +92,10 @@ fn frames_after_the_first_do_not_allocate_in_substeps() {
             // work-stealing deques and epoch collector may add an allocation now and then, so
             // the claim is checked on the quietest frame, which must have none in its substeps.
             let least = counts.iter().map(|&(_, a)| a).min().unwrap();
-            assert_eq!(least, 2, "no frame without allocations in its substeps: {counts:?}");
+            assert_eq!(
+                least, 2,
+                "no frame without allocations in its substeps: {counts:?}"
+            );
         }
     }
 }
