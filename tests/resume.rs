@@ -93,74 +93,6 @@ fn three_frames_then_resume_to_six_is_identical() {
     assert_eq!(outputs(&dir.path().join("r")), before);
 }
 
-/// Every file of a run folder under its real name (not a dot-prefixed temporary) is whole:
-/// particle frames and checkpoints decode (the checkpoint's CRCs verify), meshes are PLY files
-/// whose size is exactly what their header declares, previews decode as PNG, and every stats
-/// file is one JSON line. Returns how many files were checked.
-fn assert_all_whole(out: &Path) -> usize {
-    let mut checked = 0;
-    for (rel, bytes) in common::snapshot(out) {
-        let name = rel.file_name().unwrap().to_string_lossy().into_owned();
-        if name.starts_with('.') {
-            continue; // temporaries and the lock
-        }
-        let path = out.join(&rel);
-        let what = rel.display().to_string();
-        match rel.extension().and_then(|e| e.to_str()) {
-            Some("bin") if rel.starts_with("particles") => {
-                surge::output::frame::read(&path).unwrap_or_else(|e| panic!("{what}: {e}"));
-            }
-            Some("bin") if rel.starts_with("checkpoints") => {
-                surge::checkpoint::read(&path).unwrap_or_else(|e| panic!("{what}: {e}"));
-            }
-            Some("ply") => {
-                let end = bytes
-                    .windows(11)
-                    .position(|w| w == b"end_header\n")
-                    .unwrap_or_else(|| panic!("{what}: no PLY header end"))
-                    + 11;
-                let header = String::from_utf8_lossy(&bytes[..end]);
-                let count = |el: &str| -> usize {
-                    header
-                        .lines()
-                        .find_map(|l| l.strip_prefix(&format!("element {el} ")))
-                        .unwrap_or_else(|| panic!("{what}: no {el} count"))
-                        .parse()
-                        .unwrap()
-                };
-                assert_eq!(
-                    bytes.len(),
-                    end + 36 * count("vertex") + 13 * count("face"),
-                    "{what}: size does not match its header"
-                );
-            }
-            Some("png") => {
-                let mut r = png::Decoder::new(std::io::Cursor::new(&bytes))
-                    .read_info()
-                    .unwrap_or_else(|e| panic!("{what}: {e}"));
-                let mut buf = vec![0; r.output_buffer_size().unwrap()];
-                r.next_frame(&mut buf)
-                    .unwrap_or_else(|e| panic!("{what}: {e}"));
-            }
-            Some("json") | Some("jsonl") => {
-                let text = String::from_utf8(bytes).unwrap();
-                if rel.starts_with("stats") || name == "stats.jsonl" {
-                    for l in text.lines() {
-                        serde_json::from_str::<serde_json::Value>(l)
-                            .unwrap_or_else(|e| panic!("{what}: {e}: {l}"));
-                    }
-                } else {
-                    serde_json::from_str::<serde_json::Value>(&text)
-                        .unwrap_or_else(|e| panic!("{what}: {e}"));
-                }
-            }
-            _ => panic!("unexpected file {what}"),
-        }
-        checked += 1;
-    }
-    checked
-}
-
 /// Kill points, fixed so that a failure replays: the run (then each resume) is SIGKILLed the
 /// moment frame N's stats line appears, while frame N + 1 is being simulated and frame N's
 /// meshes and previews written. Five kills, each after the previous resume has passed a new
@@ -212,7 +144,7 @@ fn sigkill_at_five_moments_then_resume_is_identical() {
         child.kill().unwrap(); // SIGKILL
         let status = child.wait().unwrap();
         assert!(!status.success(), "kill {i} landed after the run ended");
-        let files = assert_all_whole(&out);
+        let files = common::assert_all_whole(&out);
         let done: Vec<String> = checkpoints(&out);
         eprintln!("kill {i} after frame {frame}: {files} whole files, checkpoints {done:?}");
         assert!(!done.is_empty(), "kill {i}: no checkpoint left");

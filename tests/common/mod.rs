@@ -154,3 +154,71 @@ pub fn write_run(root: &Path, s: &surge::scene::Scene, frames: u32, empty: u32) 
         surge::output::frame::write(&layout.particles(f), &pf).unwrap();
     }
 }
+
+/// Every file of a run folder under its real name (not a dot-prefixed temporary) is whole:
+/// particle frames and checkpoints decode (the checkpoint's CRCs verify), meshes are PLY files
+/// whose size is exactly what their header declares, previews decode as PNG, and every stats
+/// file is one JSON line. Returns how many files were checked.
+pub fn assert_all_whole(out: &Path) -> usize {
+    let mut checked = 0;
+    for (rel, bytes) in snapshot(out) {
+        let name = rel.file_name().unwrap().to_string_lossy().into_owned();
+        if name.starts_with('.') {
+            continue; // temporaries and the lock
+        }
+        let path = out.join(&rel);
+        let what = rel.display().to_string();
+        match rel.extension().and_then(|e| e.to_str()) {
+            Some("bin") if rel.starts_with("particles") => {
+                surge::output::frame::read(&path).unwrap_or_else(|e| panic!("{what}: {e}"));
+            }
+            Some("bin") if rel.starts_with("checkpoints") => {
+                surge::checkpoint::read(&path).unwrap_or_else(|e| panic!("{what}: {e}"));
+            }
+            Some("ply") => {
+                let end = bytes
+                    .windows(11)
+                    .position(|w| w == b"end_header\n")
+                    .unwrap_or_else(|| panic!("{what}: no PLY header end"))
+                    + 11;
+                let header = String::from_utf8_lossy(&bytes[..end]);
+                let count = |el: &str| -> usize {
+                    header
+                        .lines()
+                        .find_map(|l| l.strip_prefix(&format!("element {el} ")))
+                        .unwrap_or_else(|| panic!("{what}: no {el} count"))
+                        .parse()
+                        .unwrap()
+                };
+                assert_eq!(
+                    bytes.len(),
+                    end + 36 * count("vertex") + 13 * count("face"),
+                    "{what}: size does not match its header"
+                );
+            }
+            Some("png") => {
+                let mut r = png::Decoder::new(std::io::Cursor::new(&bytes))
+                    .read_info()
+                    .unwrap_or_else(|e| panic!("{what}: {e}"));
+                let mut buf = vec![0; r.output_buffer_size().unwrap()];
+                r.next_frame(&mut buf)
+                    .unwrap_or_else(|e| panic!("{what}: {e}"));
+            }
+            Some("json") | Some("jsonl") => {
+                let text = String::from_utf8(bytes).unwrap();
+                if rel.starts_with("stats") || name == "stats.jsonl" {
+                    for l in text.lines() {
+                        serde_json::from_str::<serde_json::Value>(l)
+                            .unwrap_or_else(|e| panic!("{what}: {e}: {l}"));
+                    }
+                } else {
+                    serde_json::from_str::<serde_json::Value>(&text)
+                        .unwrap_or_else(|e| panic!("{what}: {e}"));
+                }
+            }
+            _ => panic!("unexpected file {what}"),
+        }
+        checked += 1;
+    }
+    checked
+}
