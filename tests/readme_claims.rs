@@ -152,58 +152,73 @@ fn wait_for(child: &mut std::process::Child, path: &Path) {
 }
 
 /// README: "Ctrl-C or SIGTERM finishes the current frame, writes its checkpoint and exits with
-/// status 130 (a second Ctrl-C exits at once; every file on disk is still whole)."
+/// status 130 (a second Ctrl-C exits at once; every file on disk is still whole)." On the
+/// default dam break at 1 frame a second, frame 1 is a whole second of simulation (64 substeps
+/// of 246,016 particles, seconds of work); Ctrl-C (SIGINT) comes 0.3 s into it.
 #[test]
 fn ctrl_c_checkpoints_the_frame_and_a_second_one_exits_at_once() {
     let dir = tempfile::tempdir().unwrap();
-    // One Ctrl-C (SIGINT): the frame is finished, checkpointed, status 130.
-    let mut child = Command::new(SURGE)
-        .current_dir(dir.path())
-        .args(["-q", "run", &tiny(), "-o", "one", "--frames", "400"])
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let out = dir.path().join("one");
-    wait_for(&mut child, &out.join("stats/frame_0003.json"));
-    signal(&child, "-INT");
-    let o = child.wait_with_output().unwrap();
-    assert_eq!(
-        o.status.code(),
-        Some(130),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    common::assert_all_whole(&out);
-    let last = (0..=400u32)
-        .rev()
-        .find(|f| out.join(format!("particles/frame_{f:04}.bin")).exists())
-        .unwrap();
-    assert!(last >= 3 && last < 400, "last frame {last}");
-    assert!(
-        out.join(format!("checkpoints/checkpoint_{last:04}.bin"))
-            .exists(),
-        "no checkpoint of the interrupted frame {last}"
-    );
+    let text = std::fs::read_to_string(root().join("scenes/dam_break.json")).unwrap();
+    let mut scene: serde_json::Value = serde_json::from_str(&text).unwrap();
+    scene["time"]["fps"] = 1.into();
+    scene["time"]["frames"] = 3.into();
+    std::fs::write(dir.path().join("slow.json"), scene.to_string()).unwrap();
+    let start = |out: &str| {
+        let mut child = Command::new(SURGE)
+            .current_dir(dir.path())
+            .args(["run", "slow.json", "-o", out])
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        wait_for(
+            &mut child,
+            &dir.path().join(out).join("stats/frame_0000.json"),
+        );
+        std::thread::sleep(Duration::from_millis(300));
+        child
+    };
 
-    // Two Ctrl-C at once, on the default dam break (a frame takes a good fraction of a second
-    // there, so finishing it would be seen): the second exits without waiting for the frame.
-    let mut child = Command::new(SURGE)
-        .current_dir(dir.path())
-        .args(["run", "-o", "two", "--frames", "20"])
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let out = dir.path().join("two");
-    wait_for(&mut child, &out.join("stats/frame_0001.json"));
-    signal(&child, "-INT");
-    std::thread::sleep(Duration::from_millis(20));
+    // One Ctrl-C: frame 1 is finished, written and checkpointed; status 130.
+    let child = start("one");
     signal(&child, "-INT");
     let o = child.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(130), "{err}");
-    assert!(err.contains("second interrupt, stopping now"), "{err}");
+    let out = dir.path().join("one");
     common::assert_all_whole(&out);
-    assert!(!out.join("particles/frame_0020.bin").exists());
+    assert!(
+        out.join("particles/frame_0001.bin").exists(),
+        "frame 1 not finished: {err}"
+    );
+    assert!(
+        out.join("checkpoints/checkpoint_0001.bin").exists(),
+        "no checkpoint of frame 1"
+    );
+    assert!(
+        !out.join("particles/frame_0002.bin").exists(),
+        "went on after Ctrl-C"
+    );
+
+    // Two Ctrl-C, 50 ms apart: surge exits then, without finishing frame 1.
+    let child = start("two");
+    signal(&child, "-INT");
+    std::thread::sleep(Duration::from_millis(50));
+    signal(&child, "-INT");
+    let second = Instant::now();
+    let o = child.wait_with_output().unwrap();
+    let took = second.elapsed().as_secs_f64();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(130), "{err}");
+    assert!(err.contains("second interrupt, stopping now"), "{err}");
+    let out = dir.path().join("two");
+    common::assert_all_whole(&out);
+    assert!(
+        !out.join("particles/frame_0001.bin").exists(),
+        "frame 1 was finished after the second Ctrl-C"
+    );
+    assert!(out.join("checkpoints/checkpoint_0000.bin").exists());
+    eprintln!("exited {took:.3} s after the second Ctrl-C");
+    assert!(took < 1.0, "took {took} s to exit after the second Ctrl-C");
 }
 
 /// README: `resume --scene FILE` takes the scene from FILE instead of `OUT/scene.json`; an
