@@ -544,3 +544,42 @@ fn make_movie_calls_ffmpeg_with_the_scenes_rate_and_names_a_missing_ffmpeg() {
         "{err}"
     );
 }
+
+/// README, resume: "A run killed before its first checkpoint, or one whose checkpoints are all
+/// bad, starts over from frame 0 with OUT/scene.json (or OUT/particles/frame_0000.bin if the
+/// scene's particle file is gone), and says so." A run from a particle file loses its
+/// checkpoints and later frames and then the particle file itself; the resume rebuilds frame 0
+/// from the run's own particle frame and ends byte-identical to an uninterrupted run.
+#[test]
+fn start_over_from_frame_0_without_the_scenes_particle_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let src = root().join("inputs/particles.in");
+    std::fs::copy(&src, d.join("p.in")).unwrap();
+    std::fs::write(
+        d.join("s.json"),
+        r#"{"domain": {"lower": [-0.125, -0.25, -0.125], "cell_size": 0.01, "resolution": [25, 50, 25]},
+            "sources": [{"type": "particle_file", "path": "p.in"}],
+            "time": {"fps": 30, "frames": 2}, "output": {"previews": false}}"#,
+    )
+    .unwrap();
+    ok(&surge(d, &["-q", "run", "s.json", "-o", "reference"]));
+    ok(&surge(d, &["-q", "run", "s.json", "-o", "e"]));
+    let out = d.join("e");
+    std::fs::remove_dir_all(out.join("checkpoints")).unwrap();
+    for f in 1..=2 {
+        std::fs::remove_file(out.join(format!("particles/frame_{f:04}.bin"))).unwrap();
+        std::fs::remove_file(out.join(format!("meshes/frame_{f:04}.ply"))).unwrap();
+    }
+    std::fs::remove_file(d.join("p.in")).unwrap();
+    let err = ok(&surge(d, &["resume", "e"]));
+    assert!(
+        err.contains("no checkpoint yet") && err.contains("over from frame 0 (33389 particles)"),
+        "{err}"
+    );
+    let (a, b) = (outputs(&d.join("reference")), outputs(&out));
+    assert_eq!(a.keys().collect::<Vec<_>>(), b.keys().collect::<Vec<_>>());
+    for (k, v) in &a {
+        assert!(v == &b[k], "{} differs", k.display());
+    }
+}
