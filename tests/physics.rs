@@ -317,9 +317,9 @@ fn projection_leaves_fluid_divergence_free() {
     };
     let div_h = |vel: &[Vec<f32>; 3], i: usize, j: usize, k: usize| -> f64 {
         let mut s = 0.0;
-        for a in 0..3 {
+        for (a, v) in vel.iter().enumerate() {
             let m = d.face_n(a);
-            let at = |ii: usize, jj: usize, kk: usize| vel[a][ii + m[0] * (jj + m[1] * kk)] as f64;
+            let at = |ii: usize, jj: usize, kk: usize| v[ii + m[0] * (jj + m[1] * kk)] as f64;
             let e = [(a == 0) as usize, (a == 1) as usize, (a == 2) as usize];
             s += at(i + e[0], j + e[1], k + e[2]) - at(i, j, k);
         }

@@ -306,10 +306,10 @@ fn particles_keep_their_creation_order_across_frames() {
         prev.particles, loaded.particles,
         "frame 0 is the seeding, in order"
     );
-    for f in 1..=6 {
+    for (f, line) in stats.iter().enumerate().skip(1) {
         let cur =
             surge::output::frame::read(&out.join(format!("particles/frame_{f:04}.bin"))).unwrap();
-        let substeps = stats[f]["substeps"].as_u64().unwrap() as f64;
+        let substeps = line["substeps"].as_u64().unwrap() as f64;
         let reach = substeps * 3.0 * h + h;
         let worst = (0..cur.particles.len())
             .map(|i| {
