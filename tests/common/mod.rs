@@ -2,6 +2,7 @@
 
 #![allow(dead_code)]
 
+pub mod inputs;
 pub mod physics;
 
 use std::collections::BTreeMap;
