@@ -1,57 +1,11 @@
 //! Bad input through the real binary: every case exits non-zero with a message naming the file,
 //! the field (or line) and the fix, and leaves an existing output folder exactly as it was, even
-//! with `--overwrite` (everything is validated before anything is written).
-
-use std::path::{Path, PathBuf};
-use std::process::Command;
+//! with `--overwrite` (everything is validated before anything is written). Scene files here;
+//! particle files, the tutorial's input and inputs that must load: `tests/inputs_files.rs`.
 
 mod common;
-use common::{SURGE, snapshot, surge};
-
-/// A folder that looks like a previous run's output.
-fn previous_run(dir: &Path) -> PathBuf {
-    let out = dir.join("out");
-    std::fs::create_dir_all(out.join("particles")).unwrap();
-    std::fs::write(out.join("scene.json"), "{\"previous\": true}\n").unwrap();
-    std::fs::write(out.join("stats.jsonl"), "{\"frame\":0}\n").unwrap();
-    std::fs::write(out.join("particles/frame_0000.bin"), b"old frame").unwrap();
-    std::fs::write(out.join("fluid.000.part"), "1\n0 0 0 0 0 0\n").unwrap();
-    out
-}
-
-const DOMAIN: &str = r#""domain": {"lower": [0, 0, 0], "cell_size": 0.1, "resolution": [6, 6, 6]}"#;
-const BOX: &str = r#"{"type": "box", "min": [0.1, 0.1, 0.1], "max": [0.3, 0.3, 0.3]}"#;
-
-/// Runs `surge run FILE -o out --overwrite` on a scene `file_name` with `text` (plus `extra`
-/// files) and checks failure, message fragments and the untouched output folder.
-fn expect_failure(file_name: &str, text: &str, extra: &[(&str, &str)], wanted: &[&str]) -> String {
-    let dir = tempfile::tempdir().unwrap();
-    if !text.is_empty() {
-        std::fs::write(dir.path().join(file_name), text).unwrap();
-    }
-    for (name, content) in extra {
-        std::fs::write(dir.path().join(name), content).unwrap();
-    }
-    let out = previous_run(dir.path());
-    let before = snapshot(&out);
-    let o = surge(
-        dir.path(),
-        &["run", file_name, "-o", "out", "--overwrite", "-q"],
-    );
-    let err = String::from_utf8_lossy(&o.stderr).into_owned();
-    assert_eq!(o.status.code(), Some(1), "exit code; stderr: {err}");
-    assert!(!err.contains("panicked"), "{err}");
-    assert!(err.contains("fix:"), "no fix in: {err}");
-    for w in wanted {
-        assert!(err.contains(w), "`{w}` missing from: {err}");
-    }
-    assert_eq!(snapshot(&out), before, "the output folder was touched");
-    err
-}
-
-fn native(body: &str) -> String {
-    format!("{{{DOMAIN}, {body}}}")
-}
+use common::inputs::*;
+use common::surge;
 
 #[test]
 fn missing_scene_file() {
@@ -62,16 +16,18 @@ fn missing_scene_file() {
 fn empty_binary_and_utf16_scene_files() {
     expect_failure("s.json", " \n", &[], &["s.json", "the file is empty"]);
     expect_failure("s.json", "\u{0}\u{1}\u{2}", &[], &["s.json", "JSON syntax"]);
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("u.json"), b"\xff\xfe{\x00}\x00").unwrap();
-    std::fs::write(dir.path().join("b.json"), b"{\"a\": \"\xc3\x28\"}").unwrap();
-    for (name, wanted) in [("u.json", "UTF-16"), ("b.json", "not UTF-8")] {
-        let o = surge(dir.path(), &["run", name, "-o", "out"]);
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert_eq!(o.status.code(), Some(1), "{err}");
-        assert!(err.contains(wanted) && err.contains("fix: save"), "{err}");
-        assert!(!dir.path().join("out").exists());
-    }
+    expect_failure_bytes(
+        "u.json",
+        b"\xff\xfe{\x00}\x00",
+        &[],
+        &["u.json", "UTF-16", "fix: save"],
+    );
+    expect_failure_bytes(
+        "b.json",
+        b"{\"a\": \"\xc3\x28\"}",
+        &[],
+        &["b.json", "not UTF-8", "fix: save"],
+    );
 }
 
 #[test]
@@ -459,25 +415,41 @@ fn typo_sized_numbers_are_refused_before_they_overflow_the_simulation() {
 
 #[test]
 fn scene_larger_than_the_machine_is_refused_before_writing() {
-    // 1e9 cells need about 60 GB (more than any test machine here); without the check the
-    // allocation would abort the process mid-run.
-    // Only where the check can refuse: Linux with less memory than the scene needs (a bigger
-    // machine would start the 60 GB run).
-    let total_kb: f64 = std::fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|t| {
-            let l = t.lines().find(|l| l.starts_with("MemTotal:"))?.to_string();
-            l.split_whitespace().nth(1)?.parse().ok()
-        })
-        .unwrap_or(f64::INFINITY);
-    if total_kb > 50.0 * 1024.0 * 1024.0 {
-        eprintln!("skipped: this machine has more memory than the test scene needs");
+    // `surge run` estimates 64 bytes per grid cell (src/cli/run.rs) and refuses a scene that
+    // needs more than MemTotal; without the check the allocation would abort the process
+    // mid-run. The scene is sized from this machine's memory: a cube of cells needing about
+    // 1.5 x MemTotal (on the project's 23 GB machine: 823^3 cells, about 35 GB).
+    // Scene validation caps a domain at 2^30 cells (about 69 GB of need), so on a machine with
+    // more than ~46 GB the refusal cannot be reached with cells alone and the test skips,
+    // visibly (common::skip), even in CI: it cannot run there.
+    let total_kb: Option<f64> = std::fs::read_to_string("/proc/meminfo").ok().and_then(|t| {
+        let l = t.lines().find(|l| l.starts_with("MemTotal:"))?.to_string();
+        l.split_whitespace().nth(1)?.parse().ok()
+    });
+    let Some(total_kb) = total_kb else {
+        common::skip(
+            "scene_larger_than_the_machine_is_refused_before_writing",
+            "no /proc/meminfo: surge has no memory figure to refuse by on this OS",
+        );
+        return;
+    };
+    let cells = 1.5 * total_kb * 1024.0 / 64.0;
+    let n = cells.cbrt().ceil() as u64;
+    if n * n * n > 1 << 30 {
+        common::skip(
+            "scene_larger_than_the_machine_is_refused_before_writing",
+            &format!(
+                "this machine has {:.0} GB: a scene needing more has over 2^30 cells, which \
+                 validation refuses first",
+                total_kb / 1024.0 / 1024.0
+            ),
+        );
         return;
     }
-    expect_failure(
+    let err = expect_failure(
         "s.json",
         &format!(
-            r#"{{"domain": {{"lower": [0, 0, 0], "cell_size": 0.01, "resolution": [1000, 1000, 1000]}}, "sources": [{BOX}]}}"#
+            r#"{{"domain": {{"lower": [0, 0, 0], "cell_size": 0.01, "resolution": [{n}, {n}, {n}]}}, "sources": [{BOX}]}}"#
         ),
         &[],
         &[
@@ -486,6 +458,18 @@ fn scene_larger_than_the_machine_is_refused_before_writing() {
             "this machine has",
             "domain.resolution",
         ],
+    );
+    // The figures are the estimate's: need = 64 B x cells + 256 B x particles (the box seeds
+    // 20^3 cells x 8), and the machine's total.
+    let gb = |b: f64| b / (1u64 << 30) as f64;
+    let need = format!(
+        "{:.1} GB of memory",
+        gb((n * n * n) as f64 * 64.0 + 64_000.0 * 256.0)
+    );
+    let has = format!("this machine has {:.1} GB", gb(total_kb * 1024.0));
+    assert!(
+        err.contains(&need) && err.contains(&has),
+        "{need} / {has}: {err}"
     );
 }
 
@@ -499,296 +483,6 @@ fn domain_far_from_the_origin_is_refused() {
         &[],
         &["`domain.lower`", "f32", "near the origin"],
     );
-}
-
-// ---- particle files (tutorial input and native particle_file sources) ----
-
-fn tutorial(particles: &str) -> String {
-    format!(
-        r#"{{"dt": 0.01, "total_time": 0.1, "res": [6, 6, 6], "h": 0.1, "lc": [0, 0, 0], "particles": "{particles}"}}"#
-    )
-}
-
-#[test]
-fn particle_file_missing() {
-    expect_failure(
-        "fluid.json",
-        &tutorial("nothere.in"),
-        &[],
-        &["fluid.json", "`particles`", "nothere.in", "not found"],
-    );
-}
-
-#[test]
-fn particles_outside_the_domain() {
-    expect_failure(
-        "fluid.json",
-        &tutorial("p.in"),
-        &[(
-            "p.in",
-            "4\n0.2 0.2 0.2 0 0 0\n0.3 0.3 0.3 0 0 0\n0.3 5 0.3 0 0 0\n0.05 0.3 0.3 0 0 0\n",
-        )],
-        &["p.in", "line 4", "2 of 4 particles", "outside"],
-    );
-}
-
-#[test]
-fn nan_in_particle_file() {
-    expect_failure(
-        "fluid.json",
-        &tutorial("p.in"),
-        &[("p.in", "2\n0.2 0.2 0.2 0 0 0\n0.3 nan 0.3 0 0 0\n")],
-        &["p.in", "line 3", "`nan`", "finite"],
-    );
-}
-
-#[test]
-fn infinity_in_particle_file() {
-    expect_failure(
-        "fluid.json",
-        &tutorial("p.in"),
-        &[("p.in", "2\n0.2 0.2 0.2 0 -inf 0\n0.3 0.3 0.3 0 0 0\n")],
-        &["p.in", "line 2", "`-inf`", "finite"],
-    );
-}
-
-#[test]
-fn absurd_velocity_in_particle_file() {
-    expect_failure(
-        "fluid.json",
-        &tutorial("p.in"),
-        &[("p.in", "2\n0.2 0.2 0.2 0 0 0\n0.3 0.3 0.3 0 2e9 0\n")],
-        &["p.in", "line 3", "velocity", "columns"],
-    );
-}
-
-#[test]
-fn tutorial_errors_found_by_the_scene_check_name_the_tutorial_keys() {
-    expect_failure(
-        "fluid.json",
-        r#"{"dt": 0.01, "total_time": 0.1, "res": [6, 6, 6], "h": 1e-9, "lc": [0, 0, 0], "particles": "p.in"}"#,
-        &[("p.in", "1\n0.2 0.2 0.2 0 0 0\n")],
-        &["field `h`", "1e-9"],
-    );
-    expect_failure(
-        "fluid.json",
-        r#"{"dt": 1e-9, "total_time": 0.1, "res": [6, 6, 6], "h": 0.1, "lc": [0, 0, 0], "particles": "p.in"}"#,
-        &[("p.in", "1\n0.2 0.2 0.2 0 0 0\n")],
-        &["field `dt`", "steps per 1/30 s frame"],
-    );
-}
-
-#[test]
-fn count_line_disagrees_with_lines() {
-    expect_failure(
-        "fluid.json",
-        &tutorial("p.in"),
-        &[("p.in", "3\n0.2 0.2 0.2 0 0 0\n0.3 0.3 0.3 0 0 0\n")],
-        &["p.in", "line 1", "says 3 particles but 2"],
-    );
-}
-
-#[test]
-fn malformed_particle_line() {
-    expect_failure(
-        "fluid.json",
-        &tutorial("p.in"),
-        &[("p.in", "2\n0.2 0.2 0.2 0 0 0\n0.3 0.3 0.3 0 0\n")],
-        &["p.in", "line 3", "expected 6 numbers"],
-    );
-}
-
-#[test]
-fn particle_file_source_in_native_scene_checks_lines() {
-    expect_failure(
-        "s.json",
-        &native(r#""sources": [{"type": "particle_file", "path": "p.in"}]"#),
-        &[("p.in", "1\n0.2 0.2 x 0 0 0\n")],
-        &["p.in", "line 2", "`x` is not a number"],
-    );
-}
-
-#[test]
-fn tutorial_flip_ratio_named_by_its_key() {
-    let text =
-        r#"{"res": [6, 6, 6], "h": 0.1, "lc": [0, 0, 0], "particles": "p.in", "flipRatio": -0.5}"#;
-    expect_failure(
-        "fluid.json",
-        text,
-        &[("p.in", "1\n0.2 0.2 0.2 0 0 0\n")],
-        &["`flipRatio`", "[0, 1]"],
-    );
-}
-
-#[test]
-fn tutorial_unknown_key() {
-    let text =
-        r#"{"res": [6, 6, 6], "h": 0.1, "lc": [0, 0, 0], "particles": "p.in", "flipratio": 0.5}"#;
-    expect_failure(
-        "fluid.json",
-        text,
-        &[("p.in", "1\n0.2 0.2 0.2 0 0 0\n")],
-        &["`flipratio`", "unknown field", "`flipRatio`"],
-    );
-}
-
-// ---- inputs that must load ----
-
-#[test]
-fn tutorial_comments_defaults_and_json_relative_path() {
-    // `//` comment lines as the tutorial's reader accepts them; missing keys take the tutorial's
-    // defaults; the particle path is found relative to the json's folder when the working
-    // directory does not have it.
-    let dir = tempfile::tempdir().unwrap();
-    let sub = dir.path().join("case");
-    std::fs::create_dir_all(&sub).unwrap();
-    std::fs::write(
-        sub.join("fluid.json"),
-        "{\n    //\"h\" : 0.5,\n    \"res\" : [6, 6, 6],\n    \"h\" : 0.1,\n    \"lc\" : [0, 0, 0],\n    \"dt\" : 0.01,\n    \"total_time\" : 0.1,\n    \"particles\" : \"p.in\"\n}\n",
-    )
-    .unwrap();
-    std::fs::write(
-        sub.join("p.in"),
-        "2\n0.2 0.2 0.2 0 0 0\n0.3 0.3 0.3 1 0 0\n",
-    )
-    .unwrap();
-    let o = surge(dir.path(), &["-q", "run", "case/fluid.json", "-o", "o"]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let scene: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.path().join("o/scene.json")).unwrap())
-            .unwrap();
-    assert_eq!(scene["solver"]["flip_ratio"], 0.95);
-    assert_eq!(scene["solver"]["fixed_dt"], 0.01);
-    assert_eq!(scene["output"]["part_pattern"], "output.%04d.txt");
-    assert_eq!(scene["domain"]["cell_size"], 0.1);
-    assert_eq!(scene["gravity"][2], -9.80665);
-    // 0.1 s at dt 0.01: 10 steps, frames every round(1/(30*0.01)) = 3 steps: frames 0..=3.
-    assert_eq!(scene["time"]["frames"], 3);
-    for f in 0..=3 {
-        assert!(
-            dir.path().join(format!("o/output.{f:04}.txt")).is_file(),
-            "frame {f}"
-        );
-    }
-    assert!(!dir.path().join("o/output.0004.txt").exists());
-    assert_eq!(
-        std::fs::read_to_string(dir.path().join("o/output.0000.txt")).unwrap(),
-        "2\n0.2 0.2 0.2 0 0 0\n0.3 0.3 0.3 1 0 0\n"
-    );
-}
-
-#[test]
-fn shipped_tutorial_file_resolves_like_the_tutorial() {
-    // The shipped fluid.json (total_time 5.0) writes frames 000..149 like the tutorial; check
-    // the resolved scene without simulating all of it.
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("o");
-    let o = Command::new(SURGE)
-        .current_dir(root)
-        .args([
-            "-q",
-            "run",
-            "inputs/fluid_incremental1.json",
-            "--frames",
-            "1",
-            "-o",
-        ])
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let scene: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("scene.json")).unwrap()).unwrap();
-    assert_eq!(scene["solver"]["flip_ratio"], 1.0);
-    assert_eq!(
-        scene["domain"]["lower"][0], -0.125,
-        "the commented-out lc is skipped"
-    );
-    assert_eq!(
-        std::fs::read_to_string(out.join("fluid.000.part")).unwrap(),
-        std::fs::read_to_string(root.join("inputs/test_particles.in")).unwrap()
-    );
-    assert_eq!(surge::scene::tutorial_last_frame(5.0, 0.001111112), 149);
-}
-
-#[test]
-fn shipped_scenes_load() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    for name in ["dam_break", "drop_into_pool", "tiny"] {
-        let loaded = surge::scene::load(&root.join(format!("scenes/{name}.json")))
-            .unwrap_or_else(|e| panic!("{name}: {e}"));
-        assert_eq!(loaded.scene.name, name);
-        assert!(loaded.particles.len() > 100, "{name}");
-    }
-}
-
-/// xorshift64: a fixed sequence, so a failure replays.
-fn next(state: &mut u64) -> u64 {
-    *state ^= *state << 13;
-    *state ^= *state >> 7;
-    *state ^= *state << 17;
-    *state
-}
-
-/// Mutates `text` with up to two substitutions or deletions and at most one insertion, drawing
-/// bytes from JSON's and numbers' alphabets.
-fn mutate(text: &str, state: &mut u64) -> Vec<u8> {
-    const ALPHABET: &[u8] = b"0123456789-+.eE,:[]{}\" naNfItrul/\n";
-    let mut bytes = text.as_bytes().to_vec();
-    let edits = 1 + next(state) % 3;
-    for e in 0..edits {
-        if bytes.is_empty() {
-            break;
-        }
-        let at = (next(state) % bytes.len() as u64) as usize;
-        let c = ALPHABET[(next(state) % ALPHABET.len() as u64) as usize];
-        match (e, next(state) % 3) {
-            (0, 0) => bytes.insert(at, c),
-            (_, 1) => {
-                bytes.remove(at);
-            }
-            _ => bytes[at] = c,
-        }
-    }
-    bytes
-}
-
-#[test]
-fn mutated_scenes_and_particle_files_never_panic() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let scene = std::fs::read_to_string(root.join("scenes/tiny.json")).unwrap();
-    let tutorial = std::fs::read_to_string(root.join("inputs/fluid.json")).unwrap();
-    let particles = "3\n0.2 0.2 0.2 0 0 0\n0.3 0.3 0.3 1 0 -1.5e-3\n0.25 0.2 0.3 0 0 0\n";
-    let mut state = 0x2545f4914f6cdd1d_u64;
-    let (mut ok, mut err) = (0, 0);
-    for i in 0..4000 {
-        let (base, is_particles) = match i % 3 {
-            0 => (scene.as_str(), false),
-            1 => (tutorial.as_str(), false),
-            _ => (particles, true),
-        };
-        let Ok(text) = String::from_utf8(mutate(base, &mut state)) else {
-            continue;
-        };
-        let result = std::panic::catch_unwind(|| {
-            if is_particles {
-                surge::sources::parse_particle_text(&text, Path::new("m.in")).map(|_| ())
-            } else {
-                surge::scene::load_str(&text, Path::new("m.json"), root).map(|_| ())
-            }
-        });
-        match result {
-            Ok(Ok(())) => ok += 1,
-            Ok(Err(e)) => {
-                let msg = e.to_string();
-                assert!(msg.contains(": ") && msg.contains("fix:"), "{msg}");
-                err += 1;
-            }
-            Err(_) => panic!("panic on input:\n{text}"),
-        }
-    }
-    assert!(ok > 100 && err > 1000, "{ok} loaded, {err} refused");
 }
 
 #[test]

@@ -1,107 +1,36 @@
-//! Physics tests of the PIC/FLIP stepper: free fall, rest, projection, the tutorial input, volume,
-//! a dam break against Martin & Moyce (1952), determinism and exact resume.
+//! Physics tests of the PIC/FLIP stepper: free fall, rest, projection, the tutorial input,
+//! determinism and exact resume (the dam-break volume and front: `tests/physics_dam_break.rs`).
 //!
 //! Every scene is built in code (small grids so that the whole file runs in well under a minute
 //! with `cargo test --release` on 2 cores). Every test also checks conservation: particle count
 //! constant, no NaN, no particle outside the domain or inside the wall layer.
 
-use std::sync::OnceLock;
-use surge::scene::{Domain, Scene, SolverSettings, Source, TimeSettings};
-use surge::sim::{FrameReport, Particles, Simulation};
-
-const G: f64 = surge::scene::STANDARD_GRAVITY;
-
-/// A scene with `resolution` cells of `h` from `lower`, gravity -z, default solver.
-fn scene(lower: [f64; 3], h: f64, resolution: [u32; 3], fps: f64, frames: u32) -> Scene {
-    Scene {
-        name: "test".into(),
-        domain: Domain {
-            lower,
-            cell_size: h,
-            resolution,
-        },
-        gravity: [0.0, 0.0, -G],
-        density: 1000.0,
-        sources: vec![],
-        seed: 7,
-        time: TimeSettings { fps, frames },
-        solver: SolverSettings::default(),
-        surface: Default::default(),
-        render: Default::default(),
-        output: Default::default(),
-    }
-}
-
-/// Seeds `sources` into `scene` (jittered 2x2x2 per cell).
-fn seeded(scene: &mut Scene, sources: Vec<Source>) -> Particles {
-    scene.sources = sources;
-    surge::sources::seed_particles(scene, &[])
-}
-
-/// Count, finiteness, and every particle strictly inside the inner (non-wall) box.
-fn check_conservation(scene: &Scene, p: &Particles, n0: usize, when: &str) {
-    assert_eq!(p.len(), n0, "{when}: particle count changed");
-    let d = &scene.domain;
-    for i in 0..p.len() {
-        let x = p.position(i);
-        let v = p.velocity(i);
-        assert!(
-            x.iter().chain(v.iter()).all(|c| c.is_finite()),
-            "{when}: particle {i} not finite: {x:?} {v:?}"
-        );
-        for a in 0..3 {
-            let lo = d.lower[a] + d.cell_size;
-            let hi = d.lower[a] + (d.resolution[a] - 1) as f64 * d.cell_size;
-            assert!(
-                (x[a] as f64) > lo && (x[a] as f64) < hi,
-                "{when}: particle {i} at {x:?} is outside the inner box (axis {a}: {lo}..{hi})"
-            );
-        }
-    }
-}
-
-fn mean_position(p: &Particles) -> [f64; 3] {
-    let n = p.len() as f64;
-    std::array::from_fn(|a| p.pos[a].iter().map(|&x| x as f64).sum::<f64>() / n)
-}
-
-fn min_z(p: &Particles) -> f64 {
-    p.pos[2].iter().fold(f64::INFINITY, |m, &z| m.min(z as f64))
-}
-
-fn max_speed(p: &Particles) -> f64 {
-    p.max_speed() as f64
-}
-
-/// Runs `frames` frames, checking conservation after each; returns per-frame reports.
-fn run(sim: &mut Simulation, frames: u32, mut each: impl FnMut(&Simulation, &FrameReport)) {
-    let n0 = sim.particles().len();
-    for _ in 0..frames {
-        let r = sim.advance_frame();
-        let when = format!("frame {}", sim.frame());
-        check_conservation(sim.scene(), sim.particles(), n0, &when);
-        assert!(
-            r.pressure_residual_max <= sim.scene().solver.pressure_tolerance
-                || r.pressure_iterations_max == sim.scene().solver.pressure_max_iterations,
-            "{when}: pressure solve stopped early: {r:?}"
-        );
-        each(sim, &r);
-    }
-}
+mod common;
+use common::physics::*;
+use surge::scene::{Scene, Source};
+use surge::sim::{Particles, Simulation};
 
 // ---------------------------------------------------------------------------------------------
 
-/// A ball of liquid in a tall box falls as a rigid body, z(t) = z0 - g t^2 / 2, until it nears
-/// the floor. Fixed dt (the tutorial's mode) of 1/900 s: the stepper's symplectic-Euler error
-/// in position is g t dt / 2 = 1.6 mm at t = 0.3 s, 0.3% of the 0.5 m fall; the test allows 1%
-/// of the fall distance. No sideways drift: the centre's mean horizontal velocity stays below
-/// 0.1 mm/s and its horizontal position within 5% of a cell (1 mm; the density correction moves
-/// particles, not momentum, by fractions of a millimetre).
+/// A ball of liquid in a tall box falls as a rigid body until it nears the floor. Fixed dt
+/// (the tutorial's mode) of 1/900 s, 30 steps a frame: for a uniform velocity field the
+/// stepper's update (gravity on the grid, then the particles move by the new velocity) is
+/// symplectic Euler, whose exact discrete solution after n steps is
+/// `z_n = z0 - g dt^2 n (n + 1) / 2` (it differs from the parabola `z0 - g t^2 / 2` by
+/// `g t dt / 2`, 1.6 mm at t = 0.3 s). Every frame's centre must match it within 0.1 mm: f32
+/// positions near 0.7 m round to 0.06 um, and the once-a-frame density correction moves
+/// particles of a freshly seeded ball by a small fraction of a millimetre without moving its
+/// centre much; a ball that does not fall, or falls with another g or dt, misses by millimetres
+/// from frame 1 on. Every frame until the ball's bottom is within two cells of the floor is
+/// checked, and their number must be the one free fall predicts. No sideways drift: mean
+/// horizontal velocity below 0.1 mm/s and centre within 1 mm.
 #[test]
 fn free_fall_follows_parabola() {
     let h = 0.02;
     let mut s = scene([-0.15, -0.15, -0.1], h, [15, 15, 50], 30.0, 12);
-    s.solver.fixed_dt = Some(1.0 / 900.0);
+    let dt = 1.0 / 900.0;
+    s.solver.fixed_dt = Some(dt);
+    assert_eq!(s.steps_per_frame(), 30);
     let r = 0.06;
     let z0 = 0.7;
     let p = seeded(
@@ -113,47 +42,77 @@ fn free_fall_follows_parabola() {
         }],
     );
     let n0 = p.len();
-    assert!(n0 > 500, "ball seeded {n0} particles");
+    // 2 x 2 x 2 per cell of 0.02 m: one particle per (0.01 m)^3 of the ball's 905 cm^3.
+    let expected = 4.0 / 3.0 * std::f64::consts::PI * r.powi(3) / 0.01f64.powi(3);
+    assert!(
+        (n0 as f64 / expected - 1.0).abs() < 0.1,
+        "ball seeded {n0} particles, its volume holds {expected:.0}"
+    );
     let c0 = mean_position(&p);
+    let bottom0 = p.pos[2].iter().fold(f64::INFINITY, |m, &z| m.min(z as f64));
     let floor = s.domain.lower[2] + h;
-    // Fall distance available before the ball's bottom comes within two cells of the floor.
-    let fall = (c0[2] - r) - (floor + 2.0 * h);
     let mut sim = Simulation::new(&s, p, 0).unwrap();
-    let mut checked = 0;
+    let mut checked = 0u32;
+    let mut worst = 0.0f64;
     run(&mut sim, s.time.frames, |sim, _| {
         let p = sim.particles();
         if min_z(p) < floor + 2.0 * h {
             return;
         }
-        let t = s.frame_time(sim.frame());
+        let n = (sim.frame() * s.steps_per_frame()) as f64;
         let c = mean_position(p);
-        let expect = c0[2] - 0.5 * G * t * t;
+        let expect = c0[2] - G * dt * dt * n * (n + 1.0) / 2.0;
+        worst = worst.max((c[2] - expect).abs());
         assert!(
-            (c[2] - expect).abs() < 0.01 * fall,
-            "t = {t:.4}: centre z = {:.5}, free fall gives {expect:.5} (tolerance {:.5})",
+            (c[2] - expect).abs() < 1e-4,
+            "frame {}: centre z = {:.6}, discrete free fall gives {expect:.6} (off by {:.3} mm)",
+            sim.frame(),
             c[2],
-            0.01 * fall
+            1e3 * (c[2] - expect).abs()
         );
         assert!(
-            (c[0] - c0[0]).abs() < 0.05 * h && (c[1] - c0[1]).abs() < 0.05 * h,
-            "t = {t:.4}: sideways drift {:?} -> {:?}",
-            c0,
-            c
+            (c[0] - c0[0]).abs() < 1e-3 && (c[1] - c0[1]).abs() < 1e-3,
+            "frame {}: sideways drift {c0:?} -> {c:?}",
+            sim.frame()
         );
-        let n = p.len() as f64;
-        let vx = p.vel[0].iter().map(|&v| v as f64).sum::<f64>() / n;
-        let vy = p.vel[1].iter().map(|&v| v as f64).sum::<f64>() / n;
+        let m = p.len() as f64;
+        let vx = p.vel[0].iter().map(|&v| v as f64).sum::<f64>() / m;
+        let vy = p.vel[1].iter().map(|&v| v as f64).sum::<f64>() / m;
         assert!(
             vx.abs() < 1e-4 && vy.abs() < 1e-4,
-            "t = {t:.4}: sideways velocity ({vx}, {vy})"
+            "frame {}: sideways velocity ({vx}, {vy})",
+            sim.frame()
+        );
+        assert_eq!(
+            checked + 1,
+            sim.frame(),
+            "a frame in free fall after one near the floor"
         );
         checked += 1;
     });
-    assert!(checked >= 8, "only {checked} frames before the floor");
+    // Frames whose discrete free fall keeps the ball's lowest particle two cells above the floor.
+    let predicted = (1..=s.time.frames)
+        .take_while(|&f| {
+            let n = (f * s.steps_per_frame()) as f64;
+            bottom0 - G * dt * dt * n * (n + 1.0) / 2.0 >= floor + 2.0 * h
+        })
+        .count() as u32;
+    eprintln!(
+        "free fall: {checked} frames checked (predicted {predicted}), worst {:.4} mm",
+        1e3 * worst
+    );
+    assert_eq!(checked, predicted, "frames in free fall");
 }
 
-/// A tank half full stays still: after 1 s (CFL-adaptive substeps) the largest particle speed
-/// is below 5e-3 m/s and the surface height moved less than a quarter cell.
+/// A tank half full of liquid at rest stays at rest (hydrostatic balance: the exact solution
+/// is u = 0, p = rho g depth). Checked every frame for 1 s (CFL-adaptive substeps): the largest
+/// particle speed stays below 1e-4 m/s. Why that figure: the seeded particles are jittered, so
+/// the first projection and density correction settle them by a fraction of a millimetre; a
+/// pressure solve that left a residual of its tolerance (1e-6) against gravity's g dt = 0.33 m/s
+/// kick per 1/30 s would leave about 3e-7 m/s, while a wrong hydrostatic balance (a missing
+/// wall condition, gravity applied twice, the free surface held at the wrong pressure) moves
+/// the water at g dt, thousands of times more. The surface height (mean of the columns' top
+/// particles) moves less than a quarter cell.
 #[test]
 fn tank_at_rest_stays_still() {
     let h = 0.02;
@@ -171,12 +130,16 @@ fn tank_at_rest_stays_still() {
     assert_eq!(n0, 10 * 10 * 7 * 8);
     let surf0 = surface_height(&s, &p);
     let mut sim = Simulation::new(&s, p, 0).unwrap();
-    run(&mut sim, s.time.frames, |_, _| {});
+    let mut worst = 0.0f64;
+    run(&mut sim, s.time.frames, |sim, r| {
+        let vmax = max_speed(sim.particles());
+        worst = worst.max(vmax);
+        assert_eq!(r.max_speed as f64, vmax, "report's max speed");
+        assert!(vmax < 1e-4, "frame {}: max speed {vmax:e} m/s", sim.frame());
+    });
     let p = sim.particles();
-    let vmax = max_speed(p);
-    assert!(vmax < 5e-3, "max speed after 1 s: {vmax} m/s");
     let surf1 = surface_height(&s, p);
-    eprintln!("rest: max speed {vmax:.2e} m/s, surface {surf0:.5} -> {surf1:.5} m");
+    eprintln!("rest: max speed over 1 s {worst:.2e} m/s, surface {surf0:.5} -> {surf1:.5} m");
     assert!(
         (surf1 - surf0).abs() < 0.25 * h,
         "surface moved from {surf0} to {surf1} (more than a quarter cell)"
@@ -199,33 +162,144 @@ fn surface_height(s: &Scene, p: &Particles) -> f64 {
     cols.iter().sum::<f64>() / cols.len() as f64
 }
 
-/// After the pressure solve every fluid cell's divergence is within the solver tolerance:
-/// `max |sum_a (u_a+ - u_a-)| <= tol * max|b|` where `b` is the same quantity before the solve
-/// (the solver's stopping rule), plus the rounding of storing velocities in f32 (8 ulp of the
-/// largest face speed). The test also checks the solve had real work to do (`b` was more than
-/// ten times what is allowed after it), so it cannot pass on a trivial system.
+/// A counter-based hash to [-1, 1) (SplitMix64 finaliser): test noise with no RNG state.
+fn noise(i: u64) -> f64 {
+    let mut z = i.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49d0_4f5d_3a4b);
+    z ^= z >> 31;
+    (z >> 11) as f64 / (1u64 << 52) as f64 - 1.0
+}
+
+/// The projection alone, measured independently of the solver's own code. The liquid is a
+/// dam-break L (a column on a pool) in a walled tank, with air above; the face velocities are a
+/// smooth swirl plus noise (up to about 1.5 m/s) and a gravity kick, so the system has real
+/// divergence to remove. After `PressureSolver::project` the test computes each fluid cell's
+/// `sum_a (u_a+ - u_a-)` (divergence times h, m/s) itself from the face arrays and requires
+/// `max |div h| <= tol * max |div h before| + 8 eps_f32 * u_max`: the solver's stopping rule
+/// (max-norm residual relative to the right-hand side) plus the rounding of storing the six
+/// face velocities in f32 (half an ulp of `u_max` each, 3 eps in all; 8 for margin), with
+/// `u_max` the largest face speed measured after the solve. Also: the solve converged (residual
+/// within tolerance, iterations below the cap), its `rhs_max` is the divergence the test
+/// measured before, the wall faces still have zero normal velocity, only fluid faces changed,
+/// and the system was not trivial (before, the divergence was 100 times what is allowed after).
 #[test]
 fn projection_leaves_fluid_divergence_free() {
+    use surge::sim::mac_grid::{CellLabel, FaceKind, GridDims};
+    use surge::sim::pressure::PressureSolver;
+    let d = GridDims {
+        n: [34, 8, 22],
+        h: 0.01,
+        lower: [0.0; 3],
+    };
+    let n = d.n;
+    let mut labels = vec![CellLabel::Empty; d.cells()];
+    for k in 0..n[2] {
+        for j in 0..n[1] {
+            for i in 0..n[0] {
+                let wall =
+                    i == 0 || j == 0 || k == 0 || i + 1 == n[0] || j + 1 == n[1] || k + 1 == n[2];
+                let liquid = (i <= 10 && k <= 16) || k <= 4;
+                labels[d.cell(i, j, k)] = if wall {
+                    CellLabel::Solid
+                } else if liquid {
+                    CellLabel::Fluid
+                } else {
+                    CellLabel::Empty
+                };
+            }
+        }
+    }
+    let mut kinds: [Vec<FaceKind>; 3] = std::array::from_fn(|a| vec![FaceKind::Free; d.faces(a)]);
+    surge::sim::forces::classify_faces(&d, &labels, &mut kinds);
+    let dt = 1.0f32 / 300.0;
+    // Face (a, i, j, k) sits at lower + h * ([i, j, k] + 0.5 - 0.5 e_a).
+    let field = |a: usize, f: usize| -> f32 {
+        let m = d.face_n(a);
+        let (i, j, k) = (f % m[0], (f / m[0]) % m[1], f / (m[0] * m[1]));
+        let x = [i as f64, j as f64, k as f64].map(|c| c * d.h as f64);
+        let swirl = match a {
+            0 => (7.0 * x[2]).sin() * (5.0 * x[0]).cos(),
+            1 => 0.3 * (9.0 * x[0]).sin(),
+            _ => -(7.0 * x[0]).cos() * (5.0 * x[2]).sin(),
+        };
+        let gravity = if a == 2 { -G * dt as f64 } else { 0.0 };
+        (swirl + 0.5 * noise((a * 1_000_000 + f) as u64) + gravity) as f32
+    };
+    let div_h = |vel: &[Vec<f32>; 3], i: usize, j: usize, k: usize| -> f64 {
+        let mut s = 0.0;
+        for (a, v) in vel.iter().enumerate() {
+            let m = d.face_n(a);
+            let at = |ii: usize, jj: usize, kk: usize| v[ii + m[0] * (jj + m[1] * kk)] as f64;
+            let e = [(a == 0) as usize, (a == 1) as usize, (a == 2) as usize];
+            s += at(i + e[0], j + e[1], k + e[2]) - at(i, j, k);
+        }
+        s
+    };
+    let fluid_cells: Vec<[usize; 3]> = (0..d.cells())
+        .filter(|&c| labels[c] == CellLabel::Fluid)
+        .map(|c| [c % n[0], (c / n[0]) % n[1], c / (n[0] * n[1])])
+        .collect();
     for tol in [1e-3, 1e-5] {
-        let mut s = dam_break_scene(0.05, 60.0, 6);
-        s.solver.pressure_tolerance = tol;
-        let p = dam_break_particles(&mut s, 0.05);
-        let mut sim = Simulation::new(&s, p, 0).unwrap();
-        run(&mut sim, s.time.frames, |sim, r| {
-            let (div, stats) = sim.last_projection();
-            assert!(!div.is_empty());
-            assert!(stats.rhs_max > 0.0, "{r:?}");
-            let umax = 3.0; // bound on face speeds in this small dam break, m/s
-            let allowed = tol * stats.rhs_max + 8.0 * f32::EPSILON as f64 * umax;
-            let worst = div.iter().fold(0.0f64, |m, d| m.max(d.abs()));
-            assert!(
-                worst <= allowed,
-                "tol {tol}: max |div h| = {worst:e} > {allowed:e} (rhs_max {:e}, {} its)",
-                stats.rhs_max,
-                stats.iterations
-            );
-            assert!(stats.rhs_max > 10.0 * allowed, "trivial system: {stats:?}");
+        let mut vel: [Vec<f32>; 3] = std::array::from_fn(|a| {
+            (0..d.faces(a))
+                .map(|f| {
+                    if kinds[a][f] == FaceKind::Wall {
+                        0.0
+                    } else {
+                        field(a, f)
+                    }
+                })
+                .collect()
         });
+        let before = vel.clone();
+        let rhs_max = fluid_cells
+            .iter()
+            .map(|&[i, j, k]| div_h(&vel, i, j, k).abs())
+            .fold(0.0, f64::max);
+        let mut solver = PressureSolver::new(d.cells());
+        let cap = 1000;
+        let stats = solver.project(&d, &labels, &kinds, &mut vel, tol, cap, dt, false);
+        assert!(
+            stats.residual <= tol && stats.iterations < cap,
+            "tol {tol}: not converged: {stats:?}"
+        );
+        assert_eq!(stats.unknowns as usize, fluid_cells.len());
+        assert!(
+            (stats.rhs_max - rhs_max).abs() <= 1e-9 * rhs_max,
+            "solver's rhs_max {} vs measured {rhs_max}",
+            stats.rhs_max
+        );
+        let umax = vel
+            .iter()
+            .flatten()
+            .fold(0.0f64, |m, &u| m.max((u as f64).abs()));
+        let allowed = tol * rhs_max + 8.0 * f32::EPSILON as f64 * umax;
+        let worst = fluid_cells
+            .iter()
+            .map(|&[i, j, k]| div_h(&vel, i, j, k).abs())
+            .fold(0.0, f64::max);
+        eprintln!(
+            "tol {tol}: max |div h| {rhs_max:.3e} -> {worst:.3e} m/s (allowed {allowed:.3e}, u_max {umax:.2} m/s, {} iterations)",
+            stats.iterations
+        );
+        assert!(
+            worst <= allowed,
+            "tol {tol}: max |div h| = {worst:e} > {allowed:e} (before {rhs_max:e}, {} its)",
+            stats.iterations
+        );
+        assert!(rhs_max > 100.0 * allowed, "trivial system: {rhs_max:e}");
+        for a in 0..3 {
+            for f in 0..d.faces(a) {
+                match kinds[a][f] {
+                    FaceKind::Wall => assert_eq!(vel[a][f], 0.0, "wall face {a}/{f} moved"),
+                    FaceKind::Free => {
+                        assert_eq!(vel[a][f], before[a][f], "free face {a}/{f} changed")
+                    }
+                    FaceKind::Fluid => {}
+                }
+            }
+        }
     }
 }
 
@@ -292,187 +366,6 @@ fn tutorial_ball_falls_and_lands() {
 
 // ---------------------------------------------------------------------------------------------
 
-/// Martin & Moyce (1952) dam break: a column `a` wide and `n^2 a = 2a` high against the back
-/// wall of a tank, quasi-2D (4 cells deep, free-slip front and back walls).
-fn dam_break_scene(h: f64, fps: f64, frames: u32) -> Scene {
-    let a = 0.1;
-    let (nx, ny, nz) = ((0.6 / h).round() as u32, 4, (0.25 / h).round() as u32);
-    let _ = a;
-    scene([0.0, 0.0, 0.0], h, [nx + 2, ny + 2, nz + 2], fps, frames)
-}
-
-fn dam_break_particles(s: &mut Scene, h: f64) -> Particles {
-    let a = 0.1;
-    let depth = 4.0 * h;
-    seeded(
-        s,
-        vec![Source::Box {
-            min: [h, h, h],
-            max: [h + a, h + depth, h + 2.0 * a],
-            velocity: [0.0; 3],
-        }],
-    )
-}
-
-/// Results of the Martin & Moyce dam-break run.
-struct DamBreak {
-    /// (T = t sqrt(2 g / a), Z = front / a) per frame.
-    front: Vec<(f64, f64)>,
-}
-
-fn dam_break() -> &'static DamBreak {
-    static RUN: OnceLock<DamBreak> = OnceLock::new();
-    RUN.get_or_init(|| {
-        let h = 0.01;
-        let a = 0.1;
-        let mut s = dam_break_scene(h, 60.0, 180);
-        let p = dam_break_particles(&mut s, h);
-        let back = h; // inner face of the back wall
-        let mut front = vec![(0.0, 1.0)];
-        let mut sim = Simulation::new(&s, p, 0).unwrap();
-        run(&mut sim, s.time.frames, |sim, _| {
-            let p = sim.particles();
-            let t = s.frame_time(sim.frame());
-            // Leading edge: the farthest particle plus half a particle spacing.
-            let xmax = p.pos[0].iter().fold(f64::MIN, |m, &x| m.max(x as f64)) + 0.25 * h;
-            front.push((t * (2.0 * G / a).sqrt(), (xmax - back) / a));
-        });
-        DamBreak { front }
-    })
-}
-
-/// Liquid volume as particle count over the mean particle density of the cells inside the
-/// liquid (cells whose 26 neighbours are all fluid or wall), times the seeding density's volume.
-/// Liquid volume as the particle count over the mean particle density inside the liquid, in
-/// units of the seeding density (8 per cell): `V = N h^3 8 / mean(n_c)`, the mean over cells
-/// whose 26 neighbours each hold at least half the seeding density (or are wall), i.e. away
-/// from the surface and the spray. This is what FLIP's volume loss changes: particles packing
-/// closer in the bulk. A mean, not a clipped count, so per-cell noise does not bias it.
-fn volume_by_density(s: &Scene, p: &Particles) -> f64 {
-    let d = &s.domain;
-    let n = d.resolution.map(|r| r as usize);
-    let mut count = vec![0u32; n[0] * n[1] * n[2]];
-    let idx = |i: usize, j: usize, k: usize| i + n[0] * (j + n[1] * k);
-    for q in 0..p.len() {
-        let x = p.position(q);
-        let c: [usize; 3] =
-            std::array::from_fn(|a| ((x[a] as f64 - d.lower[a]) / d.cell_size) as usize);
-        count[idx(c[0], c[1], c[2])] += 1;
-    }
-    let wall = |i: usize, j: usize, k: usize| {
-        i == 0 || j == 0 || k == 0 || i + 1 == n[0] || j + 1 == n[1] || k + 1 == n[2]
-    };
-    let (mut sum, mut cells) = (0u64, 0u64);
-    for k in 1..n[2] - 1 {
-        for j in 1..n[1] - 1 {
-            for i in 1..n[0] - 1 {
-                let mut inside = true;
-                for dk in 0..3 {
-                    for dj in 0..3 {
-                        for di in 0..3 {
-                            let (a, b, c) = (i + di - 1, j + dj - 1, k + dk - 1);
-                            if !wall(a, b, c) && count[idx(a, b, c)] < 4 {
-                                inside = false;
-                            }
-                        }
-                    }
-                }
-                if inside && count[idx(i, j, k)] > 0 {
-                    sum += count[idx(i, j, k)] as u64;
-                    cells += 1;
-                }
-            }
-        }
-    }
-    p.len() as f64 / (sum as f64 / cells as f64) * d.cell_size.powi(3)
-}
-
-/// Volume over 3 s of a dam break stays within 2% of the start: a 0.15 m x 0.3 m column in a
-/// 0.3 m tank (8 cells deep, h = 0.01 m, default CFL 3 and FLIP 0.95), so the pool is 15 cells
-/// deep and the density measure has about a thousand inner cells to average.
-#[test]
-fn dam_break_keeps_volume() {
-    let h = 0.01;
-    let mut s = scene([0.0, 0.0, 0.0], h, [32, 10, 37], 30.0, 90);
-    let p = seeded(
-        &mut s,
-        vec![Source::Box {
-            min: [h, h, h],
-            max: [h + 0.15, 9.0 * h, h + 0.3],
-            velocity: [0.0; 3],
-        }],
-    );
-    let v0 = volume_by_density(&s, &p);
-    let exact = 0.15 * 0.3 * 0.08;
-    assert!(
-        (v0 / exact - 1.0).abs() < 1e-3,
-        "seeded volume {v0} vs {exact}"
-    );
-    let mut sim = Simulation::new(&s, p, 0).unwrap();
-    let mut worst = 0.0f64;
-    run(&mut sim, s.time.frames, |sim, _| {
-        let v = volume_by_density(&s, sim.particles());
-        let change = v / v0 - 1.0;
-        worst = worst.max(change.abs());
-        assert!(
-            change.abs() < 0.02,
-            "frame {}: volume {v:e} vs {v0:e} ({:+.2}%)",
-            sim.frame(),
-            100.0 * change
-        );
-    });
-    eprintln!("largest volume change over 3 s: {:.2}%", 100.0 * worst);
-}
-
-/// Surge front of the collapsing column against Martin & Moyce (1952), "Part IV. An
-/// experimental study of the collapse of liquid columns on a rigid horizontal plane", Phil.
-/// Trans. R. Soc. Lond. A 244, 312-324, Table 2: the two-dimensional collapse of a column of
-/// width a = 2.25 in and height n^2 a with n^2 = 2 (here a = 0.1 m, 4 cells deep with free-slip
-/// side walls; inviscid flow is scale-free in Z and T); front Z = x / a, x from the back wall,
-/// against T = t sqrt(2 g / a) (Z tabulated in steps of 0.5 in / a).
-///
-/// Tolerance, asymmetric: the simulated front may lead the measured one by up to
-/// `0.15 Z_exp + 0.1` and lag it by up to `0.05 Z_exp + 0.1`. Justification: `0.1` in Z is one
-/// cell (h / a = 0.1), the resolution of the front here. The simulation is inviscid with
-/// free-slip walls, while the experiment's surge tip is slowed by floor friction and its time
-/// origin by the removal of the dam (a paper diaphragm), so numerical fronts run ahead of
-/// Martin & Moyce's, increasingly with T (frictionless shallow-water theory, Ritter 1892, gives
-/// a front speed dZ/dT = 2 against the measured ~1.3-1.5). A lag beyond one cell, or a lead
-/// beyond 15% plus a cell, is a bug. The data were read from the paper's table as reproduced in
-/// public validation scripts; they agree within 0.05 in Z with the Figure-3 digitisation that
-/// PySPH ships for the same case (a = 2.25 in, n^2 = 2).
-#[test]
-fn dam_break_front_matches_martin_moyce() {
-    const T: [f64; 15] = [
-        0.41, 0.84, 1.19, 1.43, 1.63, 1.83, 1.98, 2.20, 2.32, 2.51, 2.65, 2.83, 2.98, 3.11, 3.33,
-    ];
-    const Z: [f64; 15] = [
-        1.11, 1.22, 1.44, 1.67, 1.89, 2.11, 2.33, 2.56, 2.78, 3.00, 3.22, 3.44, 3.67, 3.89, 4.11,
-    ];
-    let r = dam_break();
-    let mut compared = 0;
-    for &(t, z) in &r.front {
-        if !(T[0]..=T[14]).contains(&t) {
-            continue;
-        }
-        let k = T.iter().position(|&x| x >= t).unwrap().max(1);
-        let f = (t - T[k - 1]) / (T[k] - T[k - 1]);
-        let z_exp = Z[k - 1] + f * (Z[k] - Z[k - 1]);
-        eprintln!("T {t:.3}: Z sim {z:.3}, experiment {z_exp:.3}");
-        assert!(
-            z - z_exp <= 0.15 * z_exp + 0.1 && z_exp - z <= 0.05 * z_exp + 0.1,
-            "T = {t:.3}: front Z = {z:.3}, Martin & Moyce {z_exp:.3}"
-        );
-        compared += 1;
-    }
-    assert!(
-        compared >= 10,
-        "only {compared} frames in the experiment's range"
-    );
-}
-
-// ---------------------------------------------------------------------------------------------
-
 fn bytes(p: &Particles) -> Vec<u8> {
     p.pos
         .iter()
@@ -481,8 +374,11 @@ fn bytes(p: &Particles) -> Vec<u8> {
         .collect()
 }
 
-/// The same run gives identical bytes with 1 and 2 threads, and resuming from the particles of
-/// frame k gives the same bytes as the uninterrupted run.
+/// Resuming from the particles of frame k gives the same bytes as the uninterrupted run, and
+/// with small preconditioner blocks (so that the block-parallel MIC(0) solves split here) 1, 2
+/// and 3 threads agree. This scene (1,600 particles) is below the particle loops' parallel
+/// thresholds; `tests/cli.rs` compares thread counts on the full default dam break, where every
+/// loop splits.
 #[test]
 fn deterministic_across_threads_and_resume() {
     let h = 0.02;
@@ -545,7 +441,7 @@ fn non_finite_particle_is_an_error() {
 #[test]
 fn adaptive_substeps_cover_each_frame_exactly() {
     let h = 0.02;
-    for max_substeps in [64, 3] {
+    for max_substeps in [64, 1] {
         let mut s = dam_break_scene(h, 24.0, 10);
         s.solver.max_substeps = max_substeps;
         let p = dam_break_particles(&mut s, h);
@@ -556,7 +452,7 @@ fn adaptive_substeps_cover_each_frame_exactly() {
             let len = s.frame_time(k) - s.frame_time(k - 1);
             let sum: f64 = r.substep_reports.iter().map(|x| x.dt as f32 as f64).sum();
             assert_eq!(r.substep_reports.len() as u32, r.substeps);
-            assert!(r.substeps >= 1 && r.substeps <= max_substeps, "{r:?}");
+            assert!(r.substeps <= max_substeps, "{r:?}");
             assert!(
                 (sum - len).abs() < 1e-6 * len,
                 "frame {k}: substeps sum to {sum}, frame is {len}"
@@ -567,6 +463,13 @@ fn adaptive_substeps_cover_each_frame_exactly() {
             assert!(
                 counts.last() > counts.first(),
                 "substeps did not grow as the column collapsed: {counts:?}"
+            );
+        } else {
+            // The cap binds: the collapsing column wants 2 substeps a frame from frame 3 on
+            // (the run with 64 above grows from 1 to 2), and every frame takes just 1.
+            assert!(
+                counts.iter().all(|&n| n == 1),
+                "cap of 1 exceeded: {counts:?}"
             );
         }
     }
@@ -582,7 +485,20 @@ fn empty_and_single_particle_scenes_run() {
     let mut p = Particles::default();
     p.push([0.3, 0.3, 0.3], [50.0, -20.0, 10.0]);
     let mut sim = Simulation::new(&s, p, 0).unwrap();
+    // The first substep is the CFL rule's: the longest dt with (u + |g| dt) dt <= cfl h for the
+    // particle's speed u = |(50, -20, 10)| (5.47 ms, far below the frame's 33 ms).
+    let u = (50.0f64 * 50.0 + 20.0 * 20.0 + 10.0 * 10.0).sqrt();
+    let reach = s.solver.cfl * s.domain.cell_size;
+    let dt_cfl = 2.0 * reach / (u + (u * u + 4.0 * G * reach).sqrt());
+    let mut first = true;
     run(&mut sim, 3, |_, r| {
-        assert!(r.substeps <= s.solver.max_substeps)
+        if std::mem::take(&mut first) {
+            let dt0 = r.substep_reports[0].dt;
+            assert!(
+                (dt0 / dt_cfl - 1.0).abs() < 1e-6,
+                "first substep {dt0} s, CFL rule {dt_cfl} s"
+            );
+            assert!(r.substeps >= 2, "{r:?}");
+        }
     });
 }

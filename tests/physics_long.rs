@@ -7,8 +7,13 @@ use surge::sim::Simulation;
 /// z = -0.115) whose depth matches the ball's volume spread over the floor,
 /// 4/3 pi 0.1^3 / (0.23 x 0.48) = 0.038 m (inputs/README.md: "about 0.04 m deep"). The depth is
 /// measured as twice the particles' mean height above the floor (a uniform pool of depth D has
-/// mean height D / 2), so a compressed (volume-losing) pool fails it; tolerance 5%. Measured
-/// when written: mean height 0.0191 m against 0.0190, max speed 6.5 mm/s.
+/// mean height D / 2), so a compressed (volume-losing) pool fails it; tolerance 5% (the
+/// density correction keeps the volume within 1%; the pool's edges are rounded over a cell or
+/// two of its 23 x 48 cm, a few percent of its area). Settled means still: 3.5 s after the
+/// impact the sloshing has decayed, so the largest particle speed must be below 0.05 m/s
+/// (a 3.8 cm pool's gravity wave speed is sqrt(g D) = 0.6 m/s; 0.05 m/s is a ripple of a
+/// twelfth of that). Measured when written: mean height 0.0191 m against 0.0190, max speed
+/// 6.5 mm/s.
 #[test]
 fn tutorial_settles_into_pool() {
     let mut s = Scene {
@@ -58,5 +63,9 @@ fn tutorial_settles_into_pool() {
         "pool depth {} vs {expected}",
         2.0 * mean
     );
-    assert!(p.max_speed() < 0.5);
+    assert!(
+        p.max_speed() < 0.05,
+        "max speed {} m/s after 5 s",
+        p.max_speed()
+    );
 }

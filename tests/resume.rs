@@ -93,47 +93,22 @@ fn three_frames_then_resume_to_six_is_identical() {
     assert_eq!(outputs(&dir.path().join("r")), before);
 }
 
-/// A small deterministic generator for kill times (xorshift), seeded from the clock; the seed is
-/// printed so a failure can be replayed.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> f64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
-
+/// Kill points, fixed so that a failure replays: the run (then each resume) is SIGKILLed the
+/// moment frame N's stats line appears, while frame N + 1 is being simulated and frame N's
+/// meshes and previews written. Five kills, each after the previous resume has passed a new
+/// checkpoint (tiny.json checkpoints every 2 frames), so each resume starts from a later
+/// checkpoint; after every kill, every file in the folder is whole; at the end one more
+/// resume finishes the run, which must equal the uninterrupted one byte for byte.
 #[test]
-fn sigkill_at_random_moments_then_resume_is_identical() {
+fn sigkill_at_five_moments_then_resume_is_identical() {
     let dir = tempfile::tempdir().unwrap();
     let last = 30;
-    let t0 = Instant::now();
     let reference = reference(dir.path(), last);
-    let full = t0.elapsed().as_secs_f64();
-    let seed = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos() as u64
-        | 1;
-    eprintln!("kill-time seed {seed}, uninterrupted run {full:.3} s");
-    let mut rng = Rng(seed);
     let out = dir.path().join("k");
-    let mut kills = 0;
-    let mut attempts = 0;
-    while kills < 4 && attempts < 40 {
-        attempts += 1;
-        let complete = std::fs::read_to_string(out.join("stats.jsonl"))
-            .is_ok_and(|s| s.lines().count() == last as usize + 1);
-        if complete {
-            // Finished before a kill landed: start again for more chances.
-            std::fs::remove_dir_all(&out).unwrap();
-        }
-        let args: Vec<String> = if out.join("scene.json").exists() {
-            vec!["-q".into(), "resume".into(), "k".into()]
-        } else {
-            let v = [
+    let kill_after = [1u32, 6, 11, 17, 24];
+    for (i, &frame) in kill_after.iter().enumerate() {
+        let args: Vec<String> = if i == 0 {
+            [
                 "-q",
                 "run",
                 &tiny(),
@@ -141,9 +116,12 @@ fn sigkill_at_random_moments_then_resume_is_identical() {
                 "k",
                 "--frames",
                 &last.to_string(),
-                "--overwrite",
-            ];
-            v.iter().map(|s| s.to_string()).collect()
+            ]
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
+        } else {
+            vec!["-q".into(), "resume".into(), "k".into()]
         };
         let mut child = Command::new(SURGE)
             .current_dir(dir.path())
@@ -151,33 +129,26 @@ fn sigkill_at_random_moments_then_resume_is_identical() {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        std::thread::sleep(Duration::from_secs_f64(full * rng.next()));
-        match child.try_wait().unwrap() {
-            Some(status) => assert!(
-                status.success(),
-                "attempt {attempt}: {status:?}",
-                attempt = attempts
-            ),
-            None => {
-                child.kill().unwrap(); // SIGKILL
-                child.wait().unwrap();
-                kills += 1;
+        let probe = out.join(format!("stats/frame_{frame:04}.json"));
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while !probe.exists() {
+            if let Some(status) = child.try_wait().unwrap() {
+                panic!("kill {i}: surge ended ({status:?}) before frame {frame}");
             }
+            assert!(
+                Instant::now() < deadline,
+                "kill {i}: frame {frame} never came"
+            );
+            std::thread::sleep(Duration::from_micros(200));
         }
-        // Never a half-written file: every frame file present decodes.
-        for e in std::fs::read_dir(out.join("particles"))
-            .into_iter()
-            .flatten()
-            .flatten()
-        {
-            let name = e.file_name().to_string_lossy().into_owned();
-            if name.ends_with(".bin") && !name.starts_with('.') {
-                surge::output::frame::read(&e.path()).unwrap();
-            }
-        }
+        child.kill().unwrap(); // SIGKILL
+        let status = child.wait().unwrap();
+        assert!(!status.success(), "kill {i} landed after the run ended");
+        let files = common::assert_all_whole(&out);
+        let done: Vec<String> = checkpoints(&out);
+        eprintln!("kill {i} after frame {frame}: {files} whole files, checkpoints {done:?}");
+        assert!(!done.is_empty(), "kill {i}: no checkpoint left");
     }
-    eprintln!("{kills} kills");
-    assert!(kills >= 1, "no kill landed inside the run");
     ok(&surge(dir.path(), &["-q", "resume", "k"]));
     assert_same(&reference, &dir.path().join("k"));
 }
@@ -407,9 +378,40 @@ fn physics_change_is_refused_output_change_goes_on() {
     std::fs::write(&scene_path, serde_json::to_string_pretty(&scene).unwrap()).unwrap();
     let err = ok(&surge(dir.path(), &["resume", "p", "--frames", "5"]));
     assert!(err.contains("`output.previews`: true -> false"), "{err}");
-    assert!(out.join("particles/frame_0005.bin").is_file());
-    assert!(out.join("previews/frame_0003.png").is_file());
-    assert!(!out.join("previews/frame_0004.png").exists());
+    // An output-only change leaves the physics alone: particles, meshes and stats equal an
+    // uninterrupted run to frame 5; previews stop from the next frame on (frames 0-3 keep
+    // theirs, byte for byte), and the folder's scene now says so.
+    let reference = reference(dir.path(), 5);
+    let (got, want) = (outputs(&out), outputs(&reference));
+    for f in 0..=5u32 {
+        for rel in [
+            format!("particles/frame_{f:04}.bin"),
+            format!("meshes/frame_{f:04}.ply"),
+            format!("stats/frame_{f:04}.json"),
+        ] {
+            let rel = PathBuf::from(rel);
+            assert!(got.get(&rel) == want.get(&rel), "{} differs", rel.display());
+            assert!(got.contains_key(&rel), "{} missing", rel.display());
+        }
+        let png = PathBuf::from(format!("previews/frame_{f:04}.png"));
+        if f <= 3 {
+            assert!(got[&png] == want[&png], "{} differs", png.display());
+        } else {
+            assert!(
+                !got.contains_key(&png),
+                "{} written after previews were turned off",
+                png.display()
+            );
+        }
+    }
+    assert_eq!(
+        got[Path::new("stats.jsonl")],
+        want[Path::new("stats.jsonl")]
+    );
+    let now: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&scene_path).unwrap()).unwrap();
+    assert_eq!(now["output"]["previews"], false);
+    assert_eq!(now["time"]["frames"], 5);
 }
 
 #[test]
@@ -524,15 +526,28 @@ fn a_second_process_on_the_same_folder_is_refused() {
     while !probe.exists() && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(1));
     }
+    assert!(probe.exists(), "the first run never wrote frame 1");
+    // 400 frames of the tiny scene take seconds: the first process is still writing when the
+    // second one starts, and after it was refused.
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "the first run ended too soon"
+    );
+    assert!(
+        dir.path().join("l/.surge.lock").exists(),
+        "no lock file while running"
+    );
     let o = surge(dir.path(), &["resume", "l"]);
     let still_running = child.try_wait().unwrap().is_none();
     child.kill().ok();
     child.wait().unwrap();
-    if still_running {
-        assert_eq!(o.status.code(), Some(1));
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert!(err.contains("another surge process is writing"), "{err}");
-    }
+    assert!(
+        still_running,
+        "the first run ended while the second was refused"
+    );
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("another surge process is writing"), "{err}");
     // Once the first process is gone (killed), the lock is free again.
     ok(&surge(dir.path(), &["-q", "resume", "l", "--frames", "3"]));
     let f3 = dir.path().join("l/particles/frame_0003.bin");

@@ -65,9 +65,12 @@ fn ball_is_one_closed_mesh_with_the_particles_volume() {
                 m.triangles.len(),
                 100.0 * err
             );
+            // The README's calibration figure, -1.2% (the volume-restoring shift and the exact
+            // restore after smoothing make it the same with and without smoothing): checked to
+            // its printed digit.
             assert!(
-                err.abs() < 0.03,
-                "volume {v} vs particles' {v0}: {:+.2}%",
+                (err + 0.012).abs() <= 0.0005,
+                "volume {v} vs particles' {v0}: {:+.2}% (README: -1.2%)",
                 100.0 * err
             );
         }
@@ -92,7 +95,17 @@ fn top_heights(m: &TriMesh, s: &Scene) -> Vec<f64> {
 #[test]
 fn resting_pool_is_flat_at_its_fill_height() {
     let s = pool_scene();
-    let p = seed(&s);
+    // Seeded, then simulated to rest (1 s): the particles of a pool at rest, not a jittered box.
+    let mut sim = Simulation::new(&s, seed(&s), 0).unwrap();
+    for _ in 0..30 {
+        sim.advance_frame();
+    }
+    let p = sim.particles().clone();
+    assert!(
+        p.max_speed() < 1e-3,
+        "pool not at rest: {} m/s",
+        p.max_speed()
+    );
     let fill = 0.3;
     for smoothing in [0, 4] {
         let set = SurfaceSettings {
@@ -102,7 +115,9 @@ fn resting_pool_is_flat_at_its_fill_height() {
         let m = reconstruct(&p, &set, &s.domain);
         assert_closed(&m, "pool");
         let z = top_heights(&m, &s);
-        assert!(z.len() > 100);
+        // The free surface away from the walls (0.6 m x 0.4 m) at mesh spacing 0.025 m has
+        // about 24 x 16 vertices.
+        assert!(z.len() > 300, "{} top vertices", z.len());
         let mean = z.iter().sum::<f64>() / z.len() as f64;
         let rms = (z.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / z.len() as f64).sqrt();
         let worst = z.iter().map(|v| (v - fill).abs()).fold(0.0, f64::max);
@@ -115,6 +130,14 @@ fn resting_pool_is_flat_at_its_fill_height() {
             worst < 0.25 * s.domain.cell_size,
             "top deviates {worst} m from the fill height"
         );
+        if smoothing == 4 {
+            // The README's figures for the default settings: the top within 0.5 mm of the fill
+            // height on average, RMS under 2 mm, worst under 7.5 mm (measured 0.07, 1.84,
+            // 6.95 mm): a tenth of a 0.05 m cell, the level set's particle-scale bumps.
+            assert!((mean - fill).abs() < 5e-4, "mean top {mean} vs fill {fill}");
+            assert!(rms < 2e-3, "RMS {rms}");
+            assert!(worst < 7.5e-3, "worst {worst}");
+        }
     }
 }
 
@@ -134,7 +157,13 @@ fn spheres_method_gives_closed_meshes() {
         100.0 * err,
         m.topology()
     );
-    assert!(err.abs() < 0.2, "spheres volume error {err}");
+    // README: "about 6% more volume on a seeded ball" (measured +6.22%): the union of spheres
+    // of radius h/2 around particles h/2 apart overlaps less than the Zhu-Bridson blend.
+    assert!(
+        (0.055..0.065).contains(&err),
+        "spheres volume error {:+.2}% (README: about +6%)",
+        100.0 * err
+    );
 }
 
 /// Liquid touching the walls is capped flat on the wall planes (the inner box of the domain).
@@ -197,7 +226,16 @@ fn every_mesh_of_a_short_dam_break_is_closed() {
         let m = reconstruct(sim.particles(), &set, &s.domain);
         assert_closed(&m, &format!("dam break frame {f}"));
         let v = m.volume();
-        assert!(v >= 0.0, "frame {f}: volume {v}");
+        // Not just a non-negative volume (an empty mesh has that): the mesh holds the liquid.
+        // The particles keep their volume within 1% (tests/physics.rs); the mesh loses what the
+        // README says it may, sheets thinner than a mesh cell and lone droplets, which here is
+        // the thinning front of a 0.05 m-cell dam break: measured 2.5% at frame 0 growing to
+        // 7.8% at frame 12, so a mesh missing a tenth of the liquid fails.
+        let ratio = v / particle_volume(&s, sim.particles());
+        assert!(
+            ratio > 0.9 && ratio < 1.01,
+            "frame {f}: mesh volume / particles' = {ratio:.4}"
+        );
         if f == 0 {
             let v0 = particle_volume(&s, sim.particles());
             assert!((v - v0).abs() < 0.05 * v0, "frame 0: volume {v} vs {v0}");
@@ -380,6 +418,22 @@ fn smoothing_reduces_roughness_and_keeps_the_volume() {
     assert!((v1 - vp).abs() < 0.03 * vp);
     assert!(r1 < 0.8 * r0, "radius rms {r1} vs raw {r0}");
     assert!(a1 < 0.6 * a0, "dihedral rms {a1} vs raw {a0}");
+    // The README's calibration figures, each to its printed digit (the surface stage is
+    // deterministic: a change of method must come with new figures): raw level set +1.1%;
+    // RMS radius error 4.16 -> 3.59 -> 2.57 mm; RMS dihedral angle 11.8 -> 8.0 -> 4.8 degrees.
+    let close = |got: f64, stated: f64, digit: f64, what: &str| {
+        assert!(
+            (got - stated).abs() <= 0.5 * digit + 1e-9,
+            "{what}: {got} vs the README's {stated}"
+        );
+    };
+    close(100.0 * (v0 - vp) / vp, 1.1, 0.1, "raw volume error, %");
+    for (got, stated) in [(r0, 4.16), (rt, 3.59), (r1, 2.57)] {
+        close(1e3 * got, stated, 0.01, "RMS radius error, mm");
+    }
+    for (got, stated) in [(a0, 11.8), (at, 8.0), (a1, 4.8)] {
+        close(got.to_degrees(), stated, 0.1, "RMS dihedral angle, degrees");
+    }
 }
 
 /// Vertex velocities are kernel-weighted particle velocities: a ball moving as a whole gives

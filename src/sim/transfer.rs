@@ -356,12 +356,27 @@ impl GatherChunk<'_> {
 mod tests {
     use super::*;
 
-    /// Whether the vector paths can be compared here (says so when not).
+    /// Whether the vector paths can be compared here; when not, the skip is reported as
+    /// tests/common's `skip` does (stderr and the `SURGE_SKIP_LOG` file that scripts/test.sh
+    /// summarises), since a CPU without AVX2 cannot run the comparison, in CI or not.
     #[cfg(target_arch = "x86_64")]
     fn has_avx2() -> bool {
         let yes = std::is_x86_feature_detected!("avx2");
         if !yes {
-            eprintln!("no AVX2 on this CPU: nothing to compare");
+            let line = format!(
+                "{}: no AVX2 on this CPU",
+                std::thread::current().name().unwrap_or("?")
+            );
+            eprintln!("SKIPPED {line}");
+            if let Some(log) = std::env::var_os("SURGE_SKIP_LOG") {
+                use std::io::Write;
+                let mut f = std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(log)
+                    .unwrap();
+                f.write_all(format!("{line}\n").as_bytes()).unwrap();
+            }
         }
         yes
     }

@@ -2,6 +2,9 @@
 
 #![allow(dead_code)]
 
+pub mod inputs;
+pub mod physics;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -66,8 +69,42 @@ pub fn outputs(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     out
 }
 
+/// Reports that `test` did not run its check, and why: prints `SKIPPED test: reason` to stderr
+/// and appends the line `test: reason` to the file named by `SURGE_SKIP_LOG` when that is set
+/// (`scripts/test.sh` sets it and prints the count and the reasons at the end, so a skip is
+/// never hidden behind the harness's `ok`). Every skip in the suite goes through here.
+pub fn skip(test: &str, reason: &str) {
+    use std::io::Write;
+    eprintln!("SKIPPED {test}: {reason}");
+    if let Some(log) = std::env::var_os("SURGE_SKIP_LOG") {
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&log)
+            .unwrap_or_else(|e| panic!("SURGE_SKIP_LOG {}: {e}", Path::new(&log).display()));
+        // One write per line, so that lines from tests running at once do not interleave.
+        f.write_all(format!("{test}: {reason}\n").as_bytes())
+            .unwrap_or_else(|e| panic!("SURGE_SKIP_LOG {}: {e}", Path::new(&log).display()));
+    }
+}
+
+/// Whether this is a CI run (`CI=true`, as `.ci/run` is run): there a test that can run must
+/// not skip.
+pub fn in_ci() -> bool {
+    std::env::var("CI").as_deref() == Ok("true")
+}
+
+/// The name of the running test (the harness names each test's thread after it).
+pub fn test_name() -> String {
+    std::thread::current()
+        .name()
+        .unwrap_or("unnamed test")
+        .to_string()
+}
+
 /// The venv python (`scripts/setup_python.sh`; `SURGE_PYTHON` overrides the path), or None
-/// when absent outside CI (with CI=true a missing venv fails the test).
+/// when absent outside CI, after reporting the skip through [`skip`]. With CI=true a missing
+/// venv fails the test (CI's `scripts/test.sh` creates it).
 pub fn venv_python() -> Option<PathBuf> {
     let p = std::env::var_os("SURGE_PYTHON")
         .map(PathBuf::from)
@@ -76,13 +113,16 @@ pub fn venv_python() -> Option<PathBuf> {
         return Some(p);
     }
     assert!(
-        std::env::var("CI").as_deref() != Ok("true"),
+        !in_ci(),
         "CI=true but the Python venv ({}) is missing: run scripts/setup_python.sh (scripts/test.sh does)",
         p.display()
     );
-    eprintln!(
-        "SKIPPED: no Python venv at {}; run scripts/setup_python.sh",
-        p.display()
+    skip(
+        &test_name(),
+        &format!(
+            "no Python venv at {}; run scripts/setup_python.sh (or scripts/test.sh)",
+            p.display()
+        ),
     );
     None
 }
@@ -116,4 +156,72 @@ pub fn write_run(root: &Path, s: &surge::scene::Scene, frames: u32, empty: u32) 
         };
         surge::output::frame::write(&layout.particles(f), &pf).unwrap();
     }
+}
+
+/// Every file of a run folder under its real name (not a dot-prefixed temporary) is whole:
+/// particle frames and checkpoints decode (the checkpoint's CRCs verify), meshes are PLY files
+/// whose size is exactly what their header declares, previews decode as PNG, and every stats
+/// file is one JSON line. Returns how many files were checked.
+pub fn assert_all_whole(out: &Path) -> usize {
+    let mut checked = 0;
+    for (rel, bytes) in snapshot(out) {
+        let name = rel.file_name().unwrap().to_string_lossy().into_owned();
+        if name.starts_with('.') {
+            continue; // temporaries and the lock
+        }
+        let path = out.join(&rel);
+        let what = rel.display().to_string();
+        match rel.extension().and_then(|e| e.to_str()) {
+            Some("bin") if rel.starts_with("particles") => {
+                surge::output::frame::read(&path).unwrap_or_else(|e| panic!("{what}: {e}"));
+            }
+            Some("bin") if rel.starts_with("checkpoints") => {
+                surge::checkpoint::read(&path).unwrap_or_else(|e| panic!("{what}: {e}"));
+            }
+            Some("ply") => {
+                let end = bytes
+                    .windows(11)
+                    .position(|w| w == b"end_header\n")
+                    .unwrap_or_else(|| panic!("{what}: no PLY header end"))
+                    + 11;
+                let header = String::from_utf8_lossy(&bytes[..end]);
+                let count = |el: &str| -> usize {
+                    header
+                        .lines()
+                        .find_map(|l| l.strip_prefix(&format!("element {el} ")))
+                        .unwrap_or_else(|| panic!("{what}: no {el} count"))
+                        .parse()
+                        .unwrap()
+                };
+                assert_eq!(
+                    bytes.len(),
+                    end + 36 * count("vertex") + 13 * count("face"),
+                    "{what}: size does not match its header"
+                );
+            }
+            Some("png") => {
+                let mut r = png::Decoder::new(std::io::Cursor::new(&bytes))
+                    .read_info()
+                    .unwrap_or_else(|e| panic!("{what}: {e}"));
+                let mut buf = vec![0; r.output_buffer_size().unwrap()];
+                r.next_frame(&mut buf)
+                    .unwrap_or_else(|e| panic!("{what}: {e}"));
+            }
+            Some("json") | Some("jsonl") => {
+                let text = String::from_utf8(bytes).unwrap();
+                if rel.starts_with("stats") || name == "stats.jsonl" {
+                    for l in text.lines() {
+                        serde_json::from_str::<serde_json::Value>(l)
+                            .unwrap_or_else(|e| panic!("{what}: {e}: {l}"));
+                    }
+                } else {
+                    serde_json::from_str::<serde_json::Value>(&text)
+                        .unwrap_or_else(|e| panic!("{what}: {e}"));
+                }
+            }
+            _ => panic!("unexpected file {what}"),
+        }
+        checked += 1;
+    }
+    checked
 }
