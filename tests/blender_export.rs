@@ -10,45 +10,6 @@ use surge::output::RunLayout;
 
 mod common;
 
-/// Says why `test` did not run: `SKIPPED test: reason` on stderr and a line in the file named
-/// by SURGE_SKIP_LOG; with CI=true a skip is a failure.
-fn skip(test: &str, reason: &str) {
-    assert!(
-        std::env::var("CI").as_deref() != Ok("true"),
-        "{test}: CI=true, so it may not be skipped: {reason}"
-    );
-    eprintln!("SKIPPED {test}: {reason}");
-    if let Some(log) = std::env::var_os("SURGE_SKIP_LOG") {
-        use std::io::Write;
-        if let Ok(mut f) = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(log)
-        {
-            let _ = writeln!(f, "{test}: {reason}");
-        }
-    }
-}
-
-/// The venv python with bpy, or None (after [`skip`]) when it is missing.
-fn python(test: &str) -> Option<PathBuf> {
-    let p = std::env::var_os("SURGE_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python"));
-    if p.exists() {
-        Some(p)
-    } else {
-        skip(
-            test,
-            &format!(
-                "no Python venv at {} (scripts/setup_python.sh makes it)",
-                p.display()
-            ),
-        );
-        None
-    }
-}
-
 fn repo(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
 }
@@ -112,7 +73,9 @@ fn close(a: [f64; 3], b: [f64; 3], tol: f64) -> bool {
 #[test]
 fn blender_shot_exports_to_a_scene_surge_runs() {
     const TEST: &str = "blender_shot_exports_to_a_scene_surge_runs";
-    let Some(python) = python(TEST) else { return };
+    let Some(python) = common::venv_python() else {
+        return;
+    };
     let d = tempfile::tempdir().unwrap();
     build(&python, d.path());
     let blend = d.path().join("shot.blend");
@@ -287,7 +250,9 @@ fn blender_shot_exports_to_a_scene_surge_runs() {
 #[test]
 fn bad_blender_properties_are_errors_naming_object_and_property() {
     const TEST: &str = "bad_blender_properties_are_errors_naming_object_and_property";
-    let Some(python) = python(TEST) else { return };
+    let Some(python) = common::venv_python() else {
+        return;
+    };
     let d = tempfile::tempdir().unwrap();
     build(&python, d.path());
     for (file, object, words) in [

@@ -10,45 +10,6 @@ use surge::output::RunLayout;
 
 mod common;
 
-/// Says why `test` did not run: `SKIPPED test: reason` on stderr and a line in the file named
-/// by SURGE_SKIP_LOG; with CI=true a skip is a failure.
-fn skip(test: &str, reason: &str) {
-    assert!(
-        std::env::var("CI").as_deref() != Ok("true"),
-        "{test}: CI=true, so it may not be skipped: {reason}"
-    );
-    eprintln!("SKIPPED {test}: {reason}");
-    if let Some(log) = std::env::var_os("SURGE_SKIP_LOG") {
-        use std::io::Write;
-        if let Ok(mut f) = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(log)
-        {
-            let _ = writeln!(f, "{test}: {reason}");
-        }
-    }
-}
-
-/// The venv python with bpy, or None (after [`skip`]) when it is missing.
-fn python(test: &str) -> Option<PathBuf> {
-    let p = std::env::var_os("SURGE_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python"));
-    if p.exists() {
-        Some(p)
-    } else {
-        skip(
-            test,
-            &format!(
-                "no Python venv at {} (scripts/setup_python.sh makes it)",
-                p.display()
-            ),
-        );
-        None
-    }
-}
-
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
@@ -136,7 +97,9 @@ fn write_obstacles(run: &Path) {
 #[test]
 fn saved_blend_plays_renders_and_exports_without_scripts() {
     const TEST: &str = "saved_blend_plays_renders_and_exports_without_scripts";
-    let Some(py) = python(TEST) else { return };
+    let Some(py) = common::venv_python() else {
+        return;
+    };
     let d = tempfile::tempdir().unwrap();
     let run = make_run(d.path());
     write_obstacles(&run);
@@ -307,7 +270,9 @@ fn saved_blend_plays_renders_and_exports_without_scripts() {
 #[test]
 fn import_survives_unrelated_blender_arguments() {
     const TEST: &str = "import_survives_unrelated_blender_arguments";
-    let Some(py) = python(TEST) else { return };
+    let Some(py) = common::venv_python() else {
+        return;
+    };
     let d = tempfile::tempdir().unwrap();
     let run = make_run(d.path());
     // As Blender's Text Editor runs it (__main__) while Blender was started with `-- ...`

@@ -66,7 +66,10 @@ fn without_a_terminal_one_line_per_frame_and_where_the_outputs_are() {
     );
     assert!(
         err.contains(&format!("meshes:   {o}/meshes/"))
-            && err.contains("blender -P scripts/blender_import.py"),
+            && err.contains(&format!(
+                "blender -b -P {}/scripts/blender_import.py -- ",
+                env!("CARGO_MANIFEST_DIR")
+            )),
         "{err}"
     );
     assert!(

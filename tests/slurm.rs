@@ -18,26 +18,11 @@
 
 mod common;
 
-use common::{SURGE, outputs, surge};
+use common::{SURGE, outputs, skip, surge};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
-
-/// Prints `SKIPPED test: reason` and appends `test: reason` to `$SURGE_SKIP_LOG` when set.
-fn skip(test: &str, reason: &str) {
-    eprintln!("SKIPPED {test}: {reason}");
-    if let Some(log) = std::env::var_os("SURGE_SKIP_LOG") {
-        use std::io::Write;
-        if let Ok(mut f) = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(log)
-        {
-            let _ = writeln!(f, "{test}: {reason}");
-        }
-    }
-}
 
 fn repo() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
