@@ -27,7 +27,7 @@
 
 use crate::output::RunLayout;
 use crate::scene::Scene;
-use crate::sim::Particles;
+use crate::particles::Particles;
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

@@ -15,8 +15,11 @@
 
 pub mod checkpoint;
 pub mod cli;
+pub mod error;
+pub mod geometry;
 pub mod mesh;
 pub mod output;
+pub mod particles;
 pub mod render;
 pub mod scene;
 pub mod sim;

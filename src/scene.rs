@@ -10,6 +10,8 @@
 //! outermost layer of cells is solid wall (as in the tutorial and in Mantaflow's default), so
 //! liquid lives in the inner `resolution - 2` cells of each axis.
 
+pub use crate::error::InputError;
+pub use crate::geometry::Domain;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
@@ -75,29 +77,6 @@ pub struct Scene {
     /// What to write.
     #[serde(default)]
     pub output: OutputSettings,
-}
-
-/// The simulation box: `resolution` cubic cells of `cell_size` metres from `lower`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Domain {
-    /// Lower corner `[x, y, z]`, m.
-    pub lower: [f64; 3],
-    /// Edge length of one cubic cell, m. Must be > 0.
-    pub cell_size: f64,
-    /// Cells along x, y, z, including the one-cell solid wall layer on each side. Each >= 3.
-    pub resolution: [u32; 3],
-}
-
-impl Domain {
-    /// Upper corner, m.
-    pub fn upper(&self) -> [f64; 3] {
-        std::array::from_fn(|a| self.lower[a] + self.resolution[a] as f64 * self.cell_size)
-    }
-    /// Spacing of seeded particles (2 x 2 x 2 per cell), m.
-    pub fn particle_spacing(&self) -> f64 {
-        0.5 * self.cell_size
-    }
 }
 
 /// A region that starts full of liquid.
@@ -290,73 +269,6 @@ fn yes() -> bool {
 // ---------------------------------------------------------------------------------------------
 // Loading and validation
 // ---------------------------------------------------------------------------------------------
-
-/// A bad input: which file, where in it, what is wrong, and how to fix it.
-///
-/// Displayed as `FILE: field `a.b`: PROBLEM` then `  fix: FIX` on a second line.
-#[derive(Debug, Clone, PartialEq)]
-pub struct InputError {
-    /// The file at fault.
-    pub file: PathBuf,
-    /// Where in it: `field `domain.cell_size`` or `line 12`; none for the whole file.
-    pub at: Option<String>,
-    /// What is wrong.
-    pub problem: String,
-    /// What to do about it.
-    pub fix: String,
-}
-
-impl std::fmt::Display for InputError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: ", self.file.display())?;
-        if let Some(at) = &self.at {
-            write!(f, "{at}: ")?;
-        }
-        write!(f, "{}\n  fix: {}", self.problem, self.fix)
-    }
-}
-
-impl std::error::Error for InputError {}
-
-impl InputError {
-    /// An error about the field at JSON path `field` (e.g. `domain.cell_size`, `sources[1]`).
-    pub fn field(
-        file: &Path,
-        field: &str,
-        problem: impl Into<String>,
-        fix: impl Into<String>,
-    ) -> Self {
-        Self {
-            file: file.to_path_buf(),
-            at: (!field.is_empty()).then(|| format!("field `{field}`")),
-            problem: problem.into(),
-            fix: fix.into(),
-        }
-    }
-    /// An error about line `line` (1-based) of a text file.
-    pub fn line(
-        file: &Path,
-        line: usize,
-        problem: impl Into<String>,
-        fix: impl Into<String>,
-    ) -> Self {
-        Self {
-            file: file.to_path_buf(),
-            at: Some(format!("line {line}")),
-            problem: problem.into(),
-            fix: fix.into(),
-        }
-    }
-    /// An error about the whole file.
-    pub fn file(file: &Path, problem: impl Into<String>, fix: impl Into<String>) -> Self {
-        Self {
-            file: file.to_path_buf(),
-            at: None,
-            problem: problem.into(),
-            fix: fix.into(),
-        }
-    }
-}
 
 /// Which input format a scene file was in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -1216,11 +1128,7 @@ pub fn validate(scene: &Scene, file: &Path) -> Result<(), InputError> {
         ));
     }
     let h = d.cell_size;
-    let up = d.upper();
-    let (lo_in, hi_in): ([f64; 3], [f64; 3]) = (
-        std::array::from_fn(|a| d.lower[a] + h),
-        std::array::from_fn(|a| up[a] - h),
-    );
+    let [lo_in, hi_in] = d.liquid_region();
     let region = format!("[{:?}, {:?}]", lo_in, hi_in);
     let mut seeded_estimate = 0.0f64;
     for (i, src) in scene.sources.iter().enumerate() {

@@ -8,8 +8,9 @@
 //! Particle files (the tutorial's `.in` layout: a count line, then `x y z vx vy vz` lines) are
 //! read as they are, in file order, after checking every line.
 
-use crate::scene::{Domain, InputError, Scene, Source};
-use crate::sim::Particles;
+use crate::geometry::{Ball, Cuboid, Domain, Shape};
+use crate::scene::{InputError, Scene, Source};
+use crate::particles::Particles;
 use rand_chacha::ChaCha8Rng;
 use rand_chacha::rand_core::{Rng, SeedableRng};
 use std::path::Path;
@@ -32,28 +33,18 @@ pub fn seed_sources(scene: &Scene, files: &[Particles]) -> (Particles, Vec<usize
         let before = out.len();
         let (lo, hi, vel, inside): (_, _, _, Box<dyn Fn([f64; 3]) -> bool>) = match src {
             Source::Box { min, max, velocity } => {
-                let (min, max) = (*min, *max);
-                (
-                    min,
-                    max,
-                    *velocity,
-                    Box::new(move |p: [f64; 3]| (0..3).all(|a| p[a] >= min[a] && p[a] <= max[a])),
-                )
+                let shape = Cuboid { min: *min, max: *max };
+                let [lo, hi] = shape.aabb();
+                (lo, hi, *velocity, Box::new(move |p| shape.contains(p)))
             }
             Source::Sphere {
                 center,
                 radius,
                 velocity,
             } => {
-                let (c, r) = (*center, *radius);
-                (
-                    std::array::from_fn(|a| c[a] - r),
-                    std::array::from_fn(|a| c[a] + r),
-                    *velocity,
-                    Box::new(move |p: [f64; 3]| {
-                        (0..3).map(|a| (p[a] - c[a]).powi(2)).sum::<f64>() <= r * r
-                    }),
-                )
+                let shape = Ball { center: *center, radius: *radius };
+                let [lo, hi] = shape.aabb();
+                (lo, hi, *velocity, Box::new(move |p| shape.contains(p)))
             }
             Source::ParticleFile { .. } => {
                 if let Some(f) = file_iter.next() {
@@ -112,10 +103,7 @@ pub fn read_particle_file(path: &Path, domain: &Domain) -> Result<Particles, Inp
         )
     })?;
     let particles = parse_particle_text(&text, path)?;
-    let h = domain.cell_size;
-    let up = domain.upper();
-    let lo: [f64; 3] = std::array::from_fn(|a| domain.lower[a] + h);
-    let hi: [f64; 3] = std::array::from_fn(|a| up[a] - h);
+    let [lo, hi] = domain.liquid_region();
     let mut outside = 0usize;
     let mut first = None;
     for i in 0..particles.len() {

@@ -175,7 +175,7 @@ pub fn run(global: &GlobalArgs, args: MeshArgs) -> anyhow::Result<()> {
     let layout = RunLayout::new(&args.out);
     let mut scene = crate::scene::read_resolved(&layout.scene())?;
     scene.surface = args.surface.apply(&scene.surface);
-    scene.surface.validate_for(&scene.domain).context(
+    scene.surface.validate_for(&scene.domain).map_err(crate::error::InputError::from).context(
         "surface settings (scene.json's `surface` section with the command-line flags applied)",
     )?;
     let present = particle_frames(&layout, scene.output.particles)?;

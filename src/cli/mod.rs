@@ -6,6 +6,7 @@ pub mod preview;
 pub mod resume;
 pub mod run;
 
+use crate::error::InputError;
 use clap::{Args, Parser, Subcommand};
 
 /// surge: liquid shot description in, mesh sequence out.
@@ -57,16 +58,16 @@ pub fn main() -> i32 {
     }
 }
 
-/// The error chain as `error: A: B: C`, then every `fix:` line of the chain, so that the fix
-/// comes last even when a context that carries it wraps a lower-level cause.
+/// The error chain as `error: A: B: C`, then the fix of every [`InputError`] in the chain, so
+/// that the fix comes last even when a plain context wraps a typed cause. The fix is read from
+/// the error's field, never parsed out of text.
 pub fn error_text(e: &anyhow::Error) -> String {
     let mut problems: Vec<String> = Vec::new();
     let mut fixes: Vec<String> = Vec::new();
     for cause in e.chain() {
-        let text = cause.to_string();
-        let (problem, fix) = match text.split_once("\n  fix: ") {
-            Some((p, f)) => (p.to_string(), Some(f.to_string())),
-            None => (text, None),
+        let (problem, fix) = match cause.downcast_ref::<InputError>() {
+            Some(ie) => (ie.headline(), Some(ie.fix.clone())),
+            None => (cause.to_string(), None),
         };
         if !problem.is_empty() && problems.last() != Some(&problem) {
             problems.push(problem);
@@ -81,10 +82,9 @@ pub fn error_text(e: &anyhow::Error) -> String {
     out
 }
 
-/// An error displayed as `PROBLEM` then `  fix: FIX` on a second line, the form [`error_text`]
-/// (and [`crate::scene::InputError`]) use, so that the fix is printed last.
+/// A problem outside any input file, with its fix as a separate field ([`InputError::plain`]).
 pub(crate) fn fail(problem: impl std::fmt::Display, fix: impl std::fmt::Display) -> anyhow::Error {
-    anyhow::anyhow!("{problem}\n  fix: {fix}")
+    anyhow::Error::new(InputError::plain(problem.to_string(), fix.to_string()))
 }
 
 fn dispatch(cli: Cli) -> anyhow::Result<()> {
@@ -100,8 +100,8 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
 mod tests {
     #[test]
     fn fix_lines_come_after_the_whole_chain() {
-        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "No such file");
-        let e = anyhow::Error::new(io).context("cannot create OUT\n  fix: pick a writable path");
+        // A typed cause (problem and fix as fields) wrapped by a plain context.
+        let e = super::fail("No such file", "pick a writable path").context("cannot create OUT");
         assert_eq!(
             super::error_text(&e),
             "error: cannot create OUT: No such file\n  fix: pick a writable path"

@@ -24,7 +24,6 @@ use crate::output::part::NamePattern;
 use crate::output::stats::StatsLog;
 use crate::scene::{self, Scene};
 use crate::sim::Simulation;
-use anyhow::bail;
 use clap::Args;
 use std::path::{Path, PathBuf};
 
@@ -57,18 +56,27 @@ pub fn run(global: &GlobalArgs, args: ResumeArgs) -> anyhow::Result<()> {
     if !layout.scene().is_file() {
         let p = args.out.display();
         if args.out.is_file() {
-            bail!(
-                "{p} is a file; `surge resume` takes the output folder of a run\n  fix: to start a run of this scene: `surge run {p} -o OUT`; to continue one: `surge resume OUT`"
-            );
+            return Err(super::fail(
+                format!("{p} is a file; `surge resume` takes the output folder of a run"),
+                format!(
+                    "to start a run of this scene: `surge run {p} -o OUT`; to continue one: `surge resume OUT`"
+                ),
+            ));
         }
         if !args.out.exists() {
-            bail!(
-                "{p} does not exist\n  fix: give the output folder of a `surge run` (the default is out/<scene name>), or start a run with `surge run SCENE -o {p}`"
-            );
+            return Err(super::fail(
+                format!("{p} does not exist"),
+                format!(
+                    "give the output folder of a `surge run` (the default is out/<scene name>), or start a run with `surge run SCENE -o {p}`"
+                ),
+            ));
         }
-        bail!(
-            "{p} is not a surge run folder (no scene.json)\n  fix: give the output folder of a `surge run`, or start a run with `surge run SCENE -o {p}`"
-        );
+        return Err(super::fail(
+            format!("{p} is not a surge run folder (no scene.json)"),
+            format!(
+                "give the output folder of a `surge run`, or start a run with `surge run SCENE -o {p}`"
+            ),
+        ));
     }
     let _lock = super::run::lock_run_folder(&args.out)?;
     let (mut scene, scene_file) = match &args.scene {
@@ -131,11 +139,14 @@ pub fn run(global: &GlobalArgs, args: ResumeArgs) -> anyhow::Result<()> {
         &checkpoint::physics_view(&scene_now),
     );
     if !physics_changes.is_empty() {
-        bail!(
-            "{}: the scene changed since the checkpoint of frame {c} in ways that change the physics:\n    {}\n  fix: undo these changes to resume (a resumed run must match an uninterrupted one), or start a new run with `surge run SCENE -o NEW_FOLDER` (or `--overwrite`)",
-            scene_file.display(),
-            physics_changes.join("\n    ")
-        );
+        return Err(super::fail(
+            format!(
+                "{}: the scene changed since the checkpoint of frame {c} in ways that change the physics:\n    {}",
+                scene_file.display(),
+                physics_changes.join("\n    ")
+            ),
+            "undo these changes to resume (a resumed run must match an uninterrupted one), or start a new run with `surge run SCENE -o NEW_FOLDER` (or `--overwrite`)",
+        ));
     }
     let all_changes = checkpoint::diff(&ckpt.meta.scene, &scene_now);
     if !all_changes.is_empty() {
@@ -207,10 +218,19 @@ fn start_over(
             // The scene's particle file may be gone; frame 0's particle frame is the same state.
             match crate::output::frame::read(&layout.particles(0)) {
                 Ok(f) if f.frame == 0 => f.particles,
-                _ => bail!(
-                    "{why}, and the initial state cannot be rebuilt: {seed_err}\n  fix: restore the particle file, or start over with `surge run SCENE -o {} --overwrite`",
-                    layout.root.display()
-                ),
+                _ => {
+                    return Err(super::fail(
+                        format!(
+                            "{why}, and the initial state cannot be rebuilt: {}",
+                            seed_err.headline()
+                        ),
+                        format!(
+                            "{}\n  fix: restore the particle file, or start over with `surge run SCENE -o {} --overwrite`",
+                            seed_err.fix,
+                            layout.root.display()
+                        ),
+                    ));
+                }
             }
         }
     };
@@ -259,9 +279,9 @@ fn remove_outputs_after(
     let mut removed = 0;
     let mut remove = |p: &Path| -> anyhow::Result<()> {
         std::fs::remove_file(p).map_err(|e| {
-            anyhow::anyhow!(
-                "cannot remove {}: {e}\n  fix: make the output folder writable",
-                p.display()
+            super::fail(
+                format!("cannot remove {}: {e}", p.display()),
+                "make the output folder writable",
             )
         })?;
         removed += 1;

@@ -18,7 +18,7 @@ use crate::output::stats::{self, StatsLog};
 use crate::output::{RunLayout, atomic_write};
 use crate::scene::{self, LoadedScene, Scene};
 use crate::sim::{FrameReport, Particles, Simulation};
-use anyhow::{Context, bail};
+use anyhow::Context;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::path::{Path, PathBuf};
@@ -141,19 +141,24 @@ pub(crate) fn lock_run_folder(out: &Path) -> anyhow::Result<std::fs::File> {
         .truncate(false)
         .write(true)
         .open(&path)
-        .with_context(|| {
-            format!(
-                "cannot create {} (is the output folder writable?)\n  fix: pick a writable output folder",
-                path.display()
+        .map_err(|e| {
+            super::fail(
+                format!(
+                    "cannot create {} (is the output folder writable?): {e}",
+                    path.display()
+                ),
+                "pick a writable output folder",
             )
         })?;
     match file.try_lock() {
         Ok(()) => Ok(file),
-        Err(std::fs::TryLockError::WouldBlock) => bail!(
-            "another surge process is writing {}\n  fix: wait for it to finish (or stop it with Ctrl-C, then `surge resume {}`)",
-            out.display(),
-            out.display()
-        ),
+        Err(std::fs::TryLockError::WouldBlock) => Err(super::fail(
+            format!("another surge process is writing {}", out.display()),
+            format!(
+                "wait for it to finish (or stop it with Ctrl-C, then `surge resume {}`)",
+                out.display()
+            ),
+        )),
         Err(std::fs::TryLockError::Error(e)) => {
             Err(anyhow::Error::new(e).context(format!("locking {}", path.display())))
         }
@@ -165,10 +170,10 @@ pub(crate) fn lock_run_folder(out: &Path) -> anyhow::Result<std::fs::File> {
 /// removed. Returns the folder's lock, held for the whole run.
 fn prepare_output_dir(out: &Path, overwrite: bool, scene: &Scene) -> anyhow::Result<std::fs::File> {
     if out.exists() && !out.is_dir() {
-        bail!(
-            "output folder {} exists and is not a folder\n  fix: pick another path with -o",
-            out.display()
-        );
+        return Err(super::fail(
+            format!("output folder {} exists and is not a folder", out.display()),
+            "pick another path with -o",
+        ));
     }
     let entries: Vec<String> = match std::fs::read_dir(out) {
         Ok(rd) => rd
@@ -179,10 +184,10 @@ fn prepare_output_dir(out: &Path, overwrite: bool, scene: &Scene) -> anyhow::Res
         Err(_) => Vec::new(),
     };
     if entries.is_empty() {
-        std::fs::create_dir_all(out).with_context(|| {
-            format!(
-                "cannot create the output folder {}\n  fix: pick a writable path with -o",
-                out.display()
+        std::fs::create_dir_all(out).map_err(|e| {
+            super::fail(
+                format!("cannot create the output folder {}: {e}", out.display()),
+                "pick a writable path with -o",
             )
         })?;
         return lock_run_folder(out);
@@ -191,14 +196,19 @@ fn prepare_output_dir(out: &Path, overwrite: bool, scene: &Scene) -> anyhow::Res
         let mut shown = entries.clone();
         shown.sort();
         shown.truncate(3);
-        bail!(
-            "output folder {} is not empty (it holds {} entries: {}{})\n  fix: pass --overwrite to replace a previous run there, pick another folder with -o, or continue an interrupted run with `surge resume {}`",
-            out.display(),
-            entries.len(),
-            shown.join(", "),
-            if entries.len() > 3 { ", ..." } else { "" },
-            out.display()
-        );
+        return Err(super::fail(
+            format!(
+                "output folder {} is not empty (it holds {} entries: {}{})",
+                out.display(),
+                entries.len(),
+                shown.join(", "),
+                if entries.len() > 3 { ", ..." } else { "" },
+            ),
+            format!(
+                "pass --overwrite to replace a previous run there, pick another folder with -o, or continue an interrupted run with `surge resume {}`",
+                out.display()
+            ),
+        ));
     }
     let lock = lock_run_folder(out)?;
     // Only surge's own outputs are removed, never other files a user keeps there.
@@ -275,12 +285,15 @@ pub(crate) fn check_memory(
     };
     let gb = |b: f64| b / (1u64 << 30) as f64;
     if need > total {
-        bail!(
-            "{}: this scene needs about {:.1} GB of memory ({cells:.3e} cells, {particles} particles) and this machine has {:.1} GB\n  fix: use fewer cells: a smaller `domain.resolution`, with a larger `domain.cell_size` to keep the box's size (memory falls with the cube of the cell size)",
-            file.display(),
-            gb(need),
-            gb(total)
-        );
+        return Err(super::fail(
+            format!(
+                "{}: this scene needs about {:.1} GB of memory ({cells:.3e} cells, {particles} particles) and this machine has {:.1} GB",
+                file.display(),
+                gb(need),
+                gb(total)
+            ),
+            "use fewer cells: a smaller `domain.resolution`, with a larger `domain.cell_size` to keep the box's size (memory falls with the cube of the cell size)",
+        ));
     }
     if need > available && !quiet {
         eprintln!(
@@ -306,11 +319,16 @@ fn check_finite(p: &Particles, frame: u32, layout: &RunLayout) -> anyhow::Result
         .max()
         .unwrap_or(0);
     if bad > 0 {
-        bail!(
-            "frame {frame}: the simulation became unstable: at least {bad} of {} particles have NaN or infinite positions or velocities. Nothing of frame {frame} was written; the frames before it and their checkpoints are intact\n  fix: lower `solver.cfl` or raise `solver.max_substeps` (or check `gravity` and source velocities), then start a new run with `--overwrite`; if the scene is ordinary, please report it as a bug with {}",
-            p.len(),
-            layout.scene().display()
-        );
+        return Err(super::fail(
+            format!(
+                "frame {frame}: the simulation became unstable: at least {bad} of {} particles have NaN or infinite positions or velocities. Nothing of frame {frame} was written; the frames before it and their checkpoints are intact",
+                p.len()
+            ),
+            format!(
+                "lower `solver.cfl` or raise `solver.max_substeps` (or check `gravity` and source velocities), then start a new run with `--overwrite`; if the scene is ordinary, please report it as a bug with {}",
+                layout.scene().display()
+            ),
+        ));
     }
     Ok(())
 }

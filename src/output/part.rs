@@ -9,7 +9,7 @@
 //! File names come from a printf pattern with one integer conversion (`fluid.%03d.part`,
 //! `output.%04d.txt`, `f%d`, `%5d`, `%-4d`, `%%` for a literal percent sign).
 
-use crate::sim::Particles;
+use crate::particles::Particles;
 use std::fmt::Write as _;
 
 /// Formats `v` like C's `printf("%g", v)` (precision 6).

@@ -62,7 +62,7 @@ pub use image::Image;
 
 use crate::output::frame::ParticleFrame;
 use crate::scene::{Domain, Scene, Source};
-use crate::sim::Particles;
+use crate::particles::Particles;
 use serde::{Deserialize, Serialize};
 
 /// Largest image side, pixels.
@@ -240,12 +240,7 @@ pub struct View {
 /// The liquid region of a domain: the domain minus its one-cell solid wall layer, `[lower,
 /// upper]`, m.
 pub fn liquid_region(domain: &Domain) -> [[f64; 3]; 2] {
-    let up = domain.upper();
-    let h = domain.cell_size;
-    [
-        std::array::from_fn(|a| domain.lower[a] + h),
-        std::array::from_fn(|a| up[a] - h),
-    ]
+    domain.liquid_region()
 }
 
 /// The default speed range's upper end, m/s: `sqrt(2 |g| H)` with `H` the liquid region's

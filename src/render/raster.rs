@@ -17,7 +17,7 @@ use super::View;
 use super::backdrop::{Backdrop, Layer, Segment, draw_legend};
 use super::colormap::{LinearToSrgb, srgb_to_linear, viridis};
 use super::image::Image;
-use crate::sim::Particles;
+use crate::particles::Particles;
 use rayon::prelude::*;
 
 /// Image rows per strip, the unit of parallel work.

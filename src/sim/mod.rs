@@ -58,13 +58,12 @@ pub mod forces;
 #[cfg(target_arch = "x86_64")]
 mod gather_avx2;
 pub mod mac_grid;
-pub mod particles;
 pub mod pressure;
 pub mod reduce;
 mod sync_ptr;
 pub mod transfer;
 
-pub use particles::Particles;
+pub use crate::particles::{self, Particles};
 
 use crate::scene::Scene;
 use cell_sort::SortedParticles;
