@@ -93,6 +93,11 @@ impl InputError {
         self.at = (!field.is_empty()).then(|| format!("field `{field}`"));
         self
     }
+    /// The same error, in `file` (a stage's check names the field; the scene reader the file).
+    pub fn in_file(mut self, file: &Path) -> Self {
+        self.file = file.to_path_buf();
+        self
+    }
     /// An error about the whole file.
     pub fn file(file: &Path, problem: impl Into<String>, fix: impl Into<String>) -> Self {
         Self {
@@ -104,3 +109,82 @@ impl InputError {
     }
 }
 
+
+/// A number as a person writes it: plain for everyday magnitudes, `1e-30` style beyond them
+/// (Rust's `{}` would print thirty zeros).
+pub fn show(x: f64) -> String {
+    let a = x.abs();
+    if x != 0.0 && a.is_finite() && !(1e-4..1e7).contains(&a) {
+        format!("{x:e}")
+    } else {
+        format!("{x}")
+    }
+}
+
+
+/// A problem outside any input file as an error, with its fix as a separate field
+/// ([`InputError::plain`]).
+pub fn fail(problem: impl std::fmt::Display, fix: impl std::fmt::Display) -> anyhow::Error {
+    anyhow::Error::new(InputError::plain(problem.to_string(), fix.to_string()))
+}
+
+/// Field checks shared by every settings type. Each returns an error naming the field (JSON
+/// path) with no file; the scene reader places it in its file ([`InputError::in_file`]).
+pub mod check {
+    use super::{InputError, show};
+    use std::path::Path;
+
+    /// An error about the field at JSON path `field`, file still unknown.
+    pub fn err(field: &str, problem: impl Into<String>, fix: impl Into<String>) -> InputError {
+        InputError::field(Path::new(""), field, problem, fix)
+    }
+
+    /// Every component finite.
+    pub fn finite3(field: &str, v: &[f64; 3], fix: &str) -> Result<(), InputError> {
+        for (a, x) in v.iter().enumerate() {
+            if !x.is_finite() {
+                return Err(err(
+                    &format!("{field}[{a}]"),
+                    format!("not a finite number: {x}"),
+                    fix,
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// A finite number > 0.
+    pub fn positive(field: &str, v: f64, fix: &str) -> Result<(), InputError> {
+        if v.is_finite() && v > 0.0 {
+            Ok(())
+        } else {
+            Err(err(
+                field,
+                format!("must be a finite number > 0, got {}", show(v)),
+                fix,
+            ))
+        }
+    }
+
+    /// Every component at most `limit` in size (`unit` names it in the message).
+    pub fn bounded(
+        field: &str,
+        v: &[f64; 3],
+        limit: f64,
+        unit: &str,
+        fix: &str,
+    ) -> Result<(), InputError> {
+        match v.iter().position(|x| x.abs() > limit) {
+            Some(a) => Err(err(
+                &format!("{field}[{a}]"),
+                format!(
+                    "{} {unit} is beyond what a liquid simulation can take (at most {} {unit} per component)",
+                    show(v[a]),
+                    show(limit)
+                ),
+                fix,
+            )),
+            None => Ok(()),
+        }
+    }
+}

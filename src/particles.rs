@@ -1,5 +1,15 @@
 //! Liquid particles as a struct of arrays.
 
+/// Most particles a scene may seed (2^28, 6 GB of particle state): a guard against a typo
+/// that would exhaust memory.
+pub const MAX_PARTICLES: usize = 1 << 28;
+
+/// Largest gravity component and initial speed a scene may give, m/s^2 and m/s. Far beyond any
+/// liquid shot (the speed of sound in water is 1,500 m/s, where incompressible flow stops making
+/// sense) and far below what overflows the f32 particle state (a typo like `-9.8e30` would
+/// turn every particle into NaN within a frame).
+pub const MAX_ACCELERATION_OR_SPEED: f64 = 1e4;
+
 /// Particles as a struct of arrays: `pos[axis][i]`, `vel[axis][i]`.
 ///
 /// Order is the particles' identity: every file surge writes keeps the order the particles were

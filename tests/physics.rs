@@ -7,7 +7,7 @@
 
 use std::sync::OnceLock;
 use surge::scene::{Domain, Scene, SolverSettings, Source, TimeSettings};
-use surge::sim::{FrameReport, Particles, Simulation};
+use surge::sim::{FrameReport, Particles, SimSettings, Simulation};
 
 const G: f64 = surge::scene::STANDARD_GRAVITY;
 
@@ -39,7 +39,7 @@ fn seeded(scene: &mut Scene, sources: Vec<Source>) -> Particles {
 }
 
 /// Count, finiteness, and every particle strictly inside the inner (non-wall) box.
-fn check_conservation(scene: &Scene, p: &Particles, n0: usize, when: &str) {
+fn check_conservation(scene: &SimSettings, p: &Particles, n0: usize, when: &str) {
     assert_eq!(p.len(), n0, "{when}: particle count changed");
     let d = &scene.domain;
     for i in 0..p.len() {
@@ -79,10 +79,10 @@ fn run(sim: &mut Simulation, frames: u32, mut each: impl FnMut(&Simulation, &Fra
     for _ in 0..frames {
         let r = sim.advance_frame();
         let when = format!("frame {}", sim.frame());
-        check_conservation(sim.scene(), sim.particles(), n0, &when);
+        check_conservation(sim.settings(), sim.particles(), n0, &when);
         assert!(
-            r.pressure_residual_max <= sim.scene().solver.pressure_tolerance
-                || r.pressure_iterations_max == sim.scene().solver.pressure_max_iterations,
+            r.pressure_residual_max <= sim.settings().solver.pressure_tolerance
+                || r.pressure_iterations_max == sim.settings().solver.pressure_max_iterations,
             "{when}: pressure solve stopped early: {r:?}"
         );
         each(sim, &r);

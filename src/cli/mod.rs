@@ -82,11 +82,6 @@ pub fn error_text(e: &anyhow::Error) -> String {
     out
 }
 
-/// A problem outside any input file, with its fix as a separate field ([`InputError::plain`]).
-pub(crate) fn fail(problem: impl std::fmt::Display, fix: impl std::fmt::Display) -> anyhow::Error {
-    anyhow::Error::new(InputError::plain(problem.to_string(), fix.to_string()))
-}
-
 fn dispatch(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Run(a) => run::run(&cli.global, a),
@@ -101,7 +96,7 @@ mod tests {
     #[test]
     fn fix_lines_come_after_the_whole_chain() {
         // A typed cause (problem and fix as fields) wrapped by a plain context.
-        let e = super::fail("No such file", "pick a writable path").context("cannot create OUT");
+        let e = crate::error::fail("No such file", "pick a writable path").context("cannot create OUT");
         assert_eq!(
             super::error_text(&e),
             "error: cannot create OUT: No such file\n  fix: pick a writable path"

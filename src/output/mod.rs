@@ -17,7 +17,11 @@
 pub mod frame;
 pub mod part;
 pub mod ply;
+pub mod png;
+pub mod settings;
 pub mod stats;
+
+pub use settings::OutputSettings;
 
 use std::fs;
 use std::io::{self, Write};

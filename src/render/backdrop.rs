@@ -19,7 +19,7 @@
 use super::View;
 use super::camera::{V3, dot, sub};
 use super::colormap::{srgb_to_linear, viridis};
-use super::image::Image;
+use crate::image::Image;
 use crate::particles::Particles;
 use rayon::prelude::*;
 

@@ -16,7 +16,7 @@
 use super::View;
 use super::backdrop::{Backdrop, Layer, Segment, draw_legend};
 use super::colormap::{LinearToSrgb, srgb_to_linear, viridis};
-use super::image::Image;
+use crate::image::Image;
 use crate::particles::Particles;
 use rayon::prelude::*;
 

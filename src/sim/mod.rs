@@ -60,12 +60,14 @@ mod gather_avx2;
 pub mod mac_grid;
 pub mod pressure;
 pub mod reduce;
+pub mod seeding;
+pub mod settings;
 mod sync_ptr;
 pub mod transfer;
 
 pub use crate::particles::{self, Particles};
 
-use crate::scene::Scene;
+pub use settings::{SimSettings, SolverSettings, TimeSettings};
 use cell_sort::SortedParticles;
 use extrapolate::Extrapolator;
 use mac_grid::{CellLabel, FaceKind, GridDims};
@@ -184,15 +186,21 @@ impl Workspace {
 /// A running simulation. Its whole state is the scene, the particles and the frame index: it
 /// can be rebuilt exactly from a particle frame (see `checkpoint`).
 pub struct Simulation {
-    scene: Scene,
+    settings: SimSettings,
     particles: Particles,
     frame: u32,
     ws: Workspace,
 }
 
 impl Simulation {
-    /// A simulation of `scene` whose particles are at the state of the end of `frame`.
-    pub fn new(scene: &Scene, particles: Particles, frame: u32) -> anyhow::Result<Self> {
+    /// A simulation of `settings` (a [`SimSettings`], or a scene, which converts into one)
+    /// whose particles are at the state of the end of `frame`.
+    pub fn new(
+        settings: impl Into<SimSettings>,
+        particles: Particles,
+        frame: u32,
+    ) -> anyhow::Result<Self> {
+        let scene: SimSettings = settings.into();
         let d = &scene.domain;
         anyhow::ensure!(
             d.cell_size.is_finite() && d.cell_size > 0.0,
@@ -229,7 +237,7 @@ impl Simulation {
         }
         let dims = GridDims::new(d);
         Ok(Self {
-            scene: scene.clone(),
+            settings: scene,
             particles,
             frame,
             ws: Workspace::new(dims),
@@ -246,9 +254,9 @@ impl Simulation {
         &self.particles
     }
 
-    /// The scene being simulated.
-    pub fn scene(&self) -> &Scene {
-        &self.scene
+    /// The settings being simulated.
+    pub fn settings(&self) -> &SimSettings {
+        &self.settings
     }
 
     /// Use the MIC(0) preconditioner in the pressure solve (default true; false gives plain CG,
@@ -300,9 +308,9 @@ impl Simulation {
     fn advance_frame_in_pool(&mut self) -> FrameReport {
         let mut report = FrameReport::default();
         let most = self
-            .scene
+            .settings
             .steps_per_frame()
-            .max(self.scene.solver.max_substeps);
+            .max(self.settings.solver.max_substeps);
         report.substep_reports.reserve(most as usize);
         let ws = &mut self.ws;
         let d = ws.dims;
@@ -311,16 +319,16 @@ impl Simulation {
         advect::clamp_inside(&d, &mut ws.sorted);
         report.seconds.sort += t.elapsed().as_secs_f64();
 
-        let solver = &self.scene.solver;
-        let g = self.scene.gravity.map(|x| x as f32);
+        let solver = &self.settings.solver;
+        let g = self.settings.gravity.map(|x| x as f32);
         let gnorm = (g[0] * g[0] + g[1] * g[1] + g[2] * g[2]).sqrt() as f64;
         if let Some(dt) = solver.fixed_dt {
-            let steps = self.scene.steps_per_frame();
+            let steps = self.settings.steps_per_frame();
             for i in 0..steps {
                 let umax = max_speed(&ws.sorted) as f64;
                 substep(
                     ws,
-                    &self.scene,
+                    &self.settings,
                     dt as f32,
                     umax,
                     i == 0,
@@ -329,8 +337,8 @@ impl Simulation {
                 );
             }
         } else {
-            let t0 = self.scene.frame_time(self.frame);
-            let t1 = self.scene.frame_time(self.frame + 1);
+            let t0 = self.settings.frame_time(self.frame);
+            let t1 = self.settings.frame_time(self.frame + 1);
             let len = t1 - t0;
             let dt_min = len / solver.max_substeps.max(1) as f64;
             let dt_max = len / solver.min_substeps.max(1) as f64;
@@ -357,7 +365,7 @@ impl Simulation {
                     // Split what is left in two equal substeps rather than leave a sliver.
                     dt = 0.5 * remaining;
                 }
-                substep(ws, &self.scene, dt as f32, umax, n == 0, last, &mut report);
+                substep(ws, &self.settings, dt as f32, umax, n == 0, last, &mut report);
                 elapsed += dt;
                 n += 1;
                 if last {
@@ -442,7 +450,7 @@ fn max_speed(sp: &SortedParticles) -> f32 {
 /// applies the density correction).
 fn substep(
     ws: &mut Workspace,
-    scene: &Scene,
+    scene: &SimSettings,
     dt: f32,
     umax: f64,
     first: bool,

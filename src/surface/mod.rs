@@ -11,7 +11,7 @@
 //! 3. [`smoothing`]: Taubin smoothing with exact volume restoration (optional, on by default).
 //!
 //! Every stage runs on rayon and produces the same bytes for any thread count.
-//! [`frame_ply_bytes`] is what `surge run` and `surge mesh` call per frame.
+//! The PLY file is the output stage's (`output::ply`); `run::frame_ply_bytes` joins the two.
 
 pub mod level_set;
 pub mod marching_cubes;
@@ -20,8 +20,7 @@ pub mod sparse_grid;
 
 use crate::error::InputError;
 use crate::mesh::TriMesh;
-use crate::output::frame::ParticleFrame;
-use crate::scene::{Domain, Scene};
+use crate::geometry::Domain;
 use crate::particles::Particles;
 use serde::{Deserialize, Serialize};
 
@@ -296,14 +295,4 @@ pub fn reconstruct(particles: &Particles, settings: &SurfaceSettings, domain: &D
         p.cell,
     );
     mesh
-}
-
-/// The PLY file of one frame's surface mesh (see [`crate::output::ply`]).
-pub fn frame_ply_bytes(frame: &ParticleFrame, scene: &Scene) -> anyhow::Result<Vec<u8>> {
-    scene
-        .surface
-        .validate_for(&scene.domain)
-        .map_err(InputError::from)?;
-    let mesh = reconstruct(&frame.particles, &scene.surface, &scene.domain);
-    Ok(crate::output::ply::encode(&mesh, frame.frame, frame.time))
 }
