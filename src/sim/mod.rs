@@ -263,7 +263,7 @@ impl Simulation {
     /// for benchmarks).
     #[doc(hidden)]
     pub fn set_preconditioner(&mut self, on: bool) {
-        self.ws.pressure.precondition = on;
+        self.ws.pressure.set_preconditioner(on);
     }
 
     /// Divergence times `h` (m/s) of every fluid cell after the last substep's projection,
@@ -287,7 +287,7 @@ impl Simulation {
     /// value exercises the parallel blocks on small scenes).
     #[doc(hidden)]
     pub fn set_preconditioner_block_rows(&mut self, rows: usize) {
-        self.ws.pressure.block_rows = rows;
+        self.ws.pressure.set_block_rows(rows);
     }
 
     /// Apply the density correction (default true; false for benchmarks and comparisons).
