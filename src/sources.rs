@@ -2,7 +2,7 @@
 //! [`Scene`] (tests, benchmarks). The code lives in `sim::seeding` (seeding boxes and spheres)
 //! and `output::part` (reading particle files).
 //!
-//! Layer 4 (beside `scene`): re-exports and thin wrappers only; nothing in the crate imports it.
+//! Layer 5 (beside `run`): re-exports and thin wrappers only; nothing in the crate imports it.
 
 pub use crate::output::part::{parse_particle_text, read_particle_file};
 use crate::particles::Particles;

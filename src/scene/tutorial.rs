@@ -79,8 +79,22 @@ pub fn tutorial_last_frame(total_time: f64, dt: f64) -> u64 {
     steps.saturating_sub(1) / spf
 }
 
+/// Reads the tutorial's file into a resolved [`Scene`] (validated later with every scene).
 pub fn tutorial_scene(text: &str, file: &Path, base_dir: &Path) -> Result<Scene, InputError> {
     let t: TutorialFile = typed(text, file)?;
+    let frames = check_tutorial(&t, file)?;
+    // As the tutorial: relative to the working directory. Also relative to the json's folder
+    // and its parents, so `surge run /elsewhere/inputs/fluid.json` finds `inputs/particles.in`.
+    let cwd = PathBuf::from(".");
+    let mut bases: Vec<&Path> = vec![&cwd];
+    bases.extend(base_dir.ancestors().take(3));
+    let path = resolve_input_path(file, "particles", &t.particles, &bases)?;
+    Ok(scene_of(t, file, path, frames))
+}
+
+/// Checks what only the tutorial's keys can say (steps per frame, the frame count, the name
+/// pattern), in the tutorial's names; returns the last frame index.
+fn check_tutorial(t: &TutorialFile, file: &Path) -> Result<u64, InputError> {
     let err =
         |field: &str, problem: String, fix: &str| InputError::field(file, field, problem, fix);
     // `what` prefixes "must be > 0" (e.g. "the time step ").
@@ -124,6 +138,47 @@ pub fn tutorial_scene(text: &str, file: &Path, base_dir: &Path) -> Result<Scene,
             "check the exponent of `dt`, e.g. 0.001111112",
         ));
     }
+    check_grid(t, file)?;
+    if !(0.0..=1.0).contains(&t.flip_ratio) {
+        return Err(err(
+            "flipRatio",
+            format!("must be within [0, 1], got {}", t.flip_ratio),
+            "use 0 for PIC, 1 for FLIP, e.g. 0.95",
+        ));
+    }
+    if let Err(e) = crate::output::part::NamePattern::parse(&t.output_fname) {
+        return Err(err(
+            "output_fname",
+            e,
+            "use a file name with one `%d`-style conversion, e.g. `fluid.%03d.part`",
+        ));
+    }
+    let frames = tutorial_last_frame(t.total_time, t.dt);
+    if frames < 1 {
+        return Err(err(
+            "total_time",
+            format!(
+                "{} s is shorter than two output frames (frame 1 is at 1/30 s)",
+                t.total_time
+            ),
+            "simulate at least 1/15 s",
+        ));
+    }
+    Ok(frames)
+}
+
+/// Checks the density and the grid (`density`, `h`, `res`, `lc`) in the tutorial's names.
+fn check_grid(t: &TutorialFile, file: &Path) -> Result<(), InputError> {
+    let err =
+        |field: &str, problem: String, fix: &str| InputError::field(file, field, problem, fix);
+    // `what` prefixes "must be > 0" (e.g. "the time step ").
+    let positive = |field: &str, v: f64, what: &str, fix: &str| -> Result<(), InputError> {
+        if v.is_finite() && v > 0.0 {
+            Ok(())
+        } else {
+            Err(err(field, format!("{what}must be > 0, got {v}"), fix))
+        }
+    };
     positive(
         "density",
         t.density,
@@ -155,38 +210,13 @@ pub fn tutorial_scene(text: &str, file: &Path, base_dir: &Path) -> Result<Scene,
             ));
         }
     }
-    if !(0.0..=1.0).contains(&t.flip_ratio) {
-        return Err(err(
-            "flipRatio",
-            format!("must be within [0, 1], got {}", t.flip_ratio),
-            "use 0 for PIC, 1 for FLIP, e.g. 0.95",
-        ));
-    }
-    if let Err(e) = crate::output::part::NamePattern::parse(&t.output_fname) {
-        return Err(err(
-            "output_fname",
-            e,
-            "use a file name with one `%d`-style conversion, e.g. `fluid.%03d.part`",
-        ));
-    }
-    let frames = tutorial_last_frame(t.total_time, t.dt);
-    if frames < 1 {
-        return Err(err(
-            "total_time",
-            format!(
-                "{} s is shorter than two output frames (frame 1 is at 1/30 s)",
-                t.total_time
-            ),
-            "simulate at least 1/15 s",
-        ));
-    }
-    // As the tutorial: relative to the working directory. Also relative to the json's folder
-    // and its parents, so `surge run /elsewhere/inputs/fluid.json` finds `inputs/particles.in`.
-    let cwd = PathBuf::from(".");
-    let mut bases: Vec<&Path> = vec![&cwd];
-    bases.extend(base_dir.ancestors().take(3));
-    let path = resolve_input_path(file, "particles", &t.particles, &bases)?;
-    Ok(Scene {
+    Ok(())
+}
+
+/// The scene the tutorial's file describes: a fixed step, 30 fps, the particle file as the only
+/// source, its `.part` frames.
+fn scene_of(t: TutorialFile, file: &Path, path: PathBuf, frames: u64) -> Scene {
+    Scene {
         name: file
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
@@ -215,7 +245,7 @@ pub fn tutorial_scene(text: &str, file: &Path, base_dir: &Path) -> Result<Scene,
             part_pattern: Some(t.output_fname),
             ..OutputSettings::default()
         },
-    })
+    }
 }
 
 
