@@ -109,7 +109,6 @@ impl InputError {
     }
 }
 
-
 /// A number as a person writes it: plain for everyday magnitudes, `1e-30` style beyond them
 /// (Rust's `{}` would print thirty zeros).
 pub fn show(x: f64) -> String {
@@ -120,7 +119,6 @@ pub fn show(x: f64) -> String {
         format!("{x}")
     }
 }
-
 
 /// A problem outside any input file as an error, with its fix as a separate field
 /// ([`InputError::plain`]).

@@ -1,4 +1,7 @@
-//! Liquid particles as a struct of arrays.
+//! Liquid particles as a struct of arrays (the data-oriented layout of the stepper's hot
+//! loops), and the limits of the particle state (most particles, largest speed).
+//!
+//! Layer 0: imports nothing of surge.
 
 /// Most particles a scene may seed (2^28, 6 GB of particle state): a guard against a typo
 /// that would exhaust memory.

@@ -71,7 +71,9 @@ fn crate_paths(text: &str) -> Vec<(usize, String)> {
 /// The violations in `text`, the source of a file of top-level module `module`.
 fn violations(module: &str, file: &str, text: &str) -> Vec<String> {
     let Some(own) = layer(module) else {
-        return vec![format!("{file}: module `{module}` is not in the layer table")];
+        return vec![format!(
+            "{file}: module `{module}` is not in the layer table"
+        )];
     };
     let mut out = Vec::new();
     for (line, target) in crate_paths(text) {
@@ -110,7 +112,12 @@ fn no_module_imports_its_own_or_a_higher_layer() {
     let mut checked = 0;
     for f in &files {
         let rel = f.strip_prefix(&src).unwrap();
-        let first = rel.components().next().unwrap().as_os_str().to_string_lossy();
+        let first = rel
+            .components()
+            .next()
+            .unwrap()
+            .as_os_str()
+            .to_string_lossy();
         let module = first.trim_end_matches(".rs").to_string();
         if module == "lib" || module == "main" {
             continue; // the crate root and the binary: above every layer
@@ -119,18 +126,29 @@ fn no_module_imports_its_own_or_a_higher_layer() {
         bad.extend(violations(&module, &rel.display().to_string(), &text));
         checked += 1;
     }
-    assert!(checked > 40, "only {checked} files found under {}", src.display());
-    assert!(bad.is_empty(), "upward or sideways imports:\n{}", bad.join("\n"));
+    assert!(
+        checked > 40,
+        "only {checked} files found under {}",
+        src.display()
+    );
+    assert!(
+        bad.is_empty(),
+        "upward or sideways imports:\n{}",
+        bad.join("\n")
+    );
 }
 
 #[test]
 fn every_top_level_module_is_in_the_table() {
-    let lib = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/lib.rs"))
-        .unwrap();
+    let lib =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/lib.rs")).unwrap();
     for line in lib.lines() {
         if let Some(m) = line.strip_prefix("pub mod ") {
             let m = m.trim_end_matches(';');
-            assert!(layer(m).is_some(), "src/lib.rs declares `{m}`, missing from LAYERS");
+            assert!(
+                layer(m).is_some(),
+                "src/lib.rs declares `{m}`, missing from LAYERS"
+            );
         }
     }
 }

@@ -26,7 +26,11 @@ fn files(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
                     let text = String::from_utf8(bytes).unwrap();
                     let lines: Vec<String> = text
                         .lines()
-                        .map(|l| surge::output::stats::deterministic_part(l).unwrap().to_string())
+                        .map(|l| {
+                            surge::output::stats::deterministic_part(l)
+                                .unwrap()
+                                .to_string()
+                        })
                         .collect();
                     lines.join("\n").into_bytes()
                 } else {
@@ -95,7 +99,13 @@ fn a_library_run_writes_the_bytes_of_the_binary() {
     let out = run::run(Some(&tiny()), &options, &stop, &rec).unwrap();
     assert_eq!(out, lib);
     assert_eq!(*rec.frames.lock().unwrap(), vec![1, 2, 3, 4]);
-    assert!(rec.said.lock().unwrap().iter().any(|s| s.contains("777 particles")));
+    assert!(
+        rec.said
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|s| s.contains("777 particles"))
+    );
     let status = std::process::Command::new(env!("CARGO_BIN_EXE_surge"))
         .args(["-q", "run"])
         .arg(tiny())
@@ -126,12 +136,20 @@ fn a_raised_stop_flag_interrupts_and_resume_finishes_the_same_run() {
         stop_after: Some(2),
     };
     let e = run::run(Some(&tiny()), &options(&cut), &stop, &rec).unwrap_err();
-    let interrupted = e.downcast_ref::<run::Interrupted>().expect("an Interrupted error");
+    let interrupted = e
+        .downcast_ref::<run::Interrupted>()
+        .expect("an Interrupted error");
     // The flag is seen between frames: the writer raised it after frame 2, while the stepper
     // may have simulated up to two frames more (one waiting for the writer, one under way);
     // the run must stop before its last frame (5).
     assert!((2..=4).contains(&interrupted.frame), "{interrupted:?}");
-    assert!(cut.join(format!("checkpoints/checkpoint_{:04}.bin", interrupted.frame)).is_file());
+    assert!(
+        cut.join(format!(
+            "checkpoints/checkpoint_{:04}.bin",
+            interrupted.frame
+        ))
+        .is_file()
+    );
     let go = AtomicBool::new(false);
     run::resume(&cut, &ResumeOptions::default(), &go, &run::Silent).unwrap();
     run::run(Some(&tiny()), &options(&straight), &go, &run::Silent).unwrap();

@@ -1,5 +1,8 @@
 //! The command line. The only module that touches the process: exit codes, signals, the thread
 //! pool, progress bars and logging.
+//!
+//! Layer 6: imports everything below; each command turns its flags into the options of a
+//! `run` entry point and hands it the terminal observer and the Ctrl-C/SIGTERM stop flag.
 
 pub mod mesh;
 pub mod preview;
@@ -96,7 +99,8 @@ mod tests {
     #[test]
     fn fix_lines_come_after_the_whole_chain() {
         // A typed cause (problem and fix as fields) wrapped by a plain context.
-        let e = crate::error::fail("No such file", "pick a writable path").context("cannot create OUT");
+        let e =
+            crate::error::fail("No such file", "pick a writable path").context("cannot create OUT");
         assert_eq!(
             super::error_text(&e),
             "error: cannot create OUT: No such file\n  fix: pick a writable path"

@@ -61,7 +61,10 @@ impl Shape for Ball {
     }
     fn aabb(&self) -> [[f64; 3]; 2] {
         let (c, r) = (self.center, self.radius);
-        [std::array::from_fn(|a| c[a] - r), std::array::from_fn(|a| c[a] + r)]
+        [
+            std::array::from_fn(|a| c[a] - r),
+            std::array::from_fn(|a| c[a] + r),
+        ]
     }
 }
 
@@ -73,12 +76,18 @@ mod tests {
     /// point one unit off a face is one unit out, one off a corner diagonal is sqrt(3) out.
     #[test]
     fn exact_distances() {
-        let b = Cuboid { min: [0.0; 3], max: [1.0; 3] };
+        let b = Cuboid {
+            min: [0.0; 3],
+            max: [1.0; 3],
+        };
         assert_eq!(b.signed_distance([0.5; 3]), -0.5);
         assert_eq!(b.signed_distance([2.0, 0.5, 0.5]), 1.0);
         assert!((b.signed_distance([2.0; 3]) - 3f64.sqrt()).abs() < 1e-15);
         assert!(b.contains([1.0, 0.0, 0.5]) && !b.contains([1.0 + 1e-12, 0.5, 0.5]));
-        let s = Ball { center: [1.0, 2.0, 3.0], radius: 0.5 };
+        let s = Ball {
+            center: [1.0, 2.0, 3.0],
+            radius: 0.5,
+        };
         assert_eq!(s.signed_distance([1.0, 2.0, 4.0]), 0.5);
         assert!(s.contains([1.0, 2.5, 3.0]) && !s.contains([1.0, 2.6, 3.0]));
         assert_eq!(s.aabb(), [[0.5, 1.5, 2.5], [1.5, 2.5, 3.5]]);

@@ -12,8 +12,8 @@
 use crate::error::InputError;
 use crate::geometry::Domain;
 use crate::particles::{MAX_ACCELERATION_OR_SPEED, MAX_PARTICLES, Particles};
-use std::path::Path;
 use std::fmt::Write as _;
+use std::path::Path;
 
 /// Formats `v` like C's `printf("%g", v)` (precision 6).
 pub fn format_g(v: f64) -> String {

@@ -261,7 +261,15 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let layout = RunLayout::new(dir.path());
         let lines: Vec<String> = (0..5)
-            .map(|f| frame_line(f, 0.0, 1, &serde_json::json!({"substeps": 0, "seconds": {}}), &[]))
+            .map(|f| {
+                frame_line(
+                    f,
+                    0.0,
+                    1,
+                    &serde_json::json!({"substeps": 0, "seconds": {}}),
+                    &[],
+                )
+            })
             .collect();
         std::fs::write(layout.stats(), lines.join("\n") + "\n").unwrap();
         let log = StatsLog::new(&layout);

@@ -50,15 +50,20 @@
 //! means the same speed in every frame. A small text-free legend bar in the bottom-right corner
 //! shows the map, slow on the left, with a small triangle above it marking the frame's top
 //! speed (at the right end when it is off the scale).
+//!
+//! Layer 2 (a stage beside sim, surface and output, importing none of them): imports error,
+//! particles, image and geometry. Owns [`RenderSettings`] and [`View`]; takes plain data
+//! (particles + view -> [`Image`]); the PNG encoding is `output::png`'s.
 
 pub mod backdrop;
 pub mod camera;
 pub mod colormap;
 pub use crate::image;
 pub mod raster;
+mod splat;
 
-pub use camera::Camera;
 pub use crate::image::Image;
+pub use camera::Camera;
 
 use crate::geometry::Domain;
 use crate::particles::Particles;

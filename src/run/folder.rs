@@ -60,7 +60,11 @@ pub(crate) fn lock_run_folder(out: &Path) -> anyhow::Result<std::fs::File> {
 /// Checks the output folder before anything is written: it must be a folder (or not exist) and
 /// be empty unless `overwrite`, in which case the previous run's outputs (only those) are
 /// removed. Returns the folder's lock, held for the whole run.
-pub(crate) fn prepare_output_dir(out: &Path, overwrite: bool, scene: &Scene) -> anyhow::Result<std::fs::File> {
+pub(crate) fn prepare_output_dir(
+    out: &Path,
+    overwrite: bool,
+    scene: &Scene,
+) -> anyhow::Result<std::fs::File> {
     if out.exists() && !out.is_dir() {
         return Err(fail(
             format!("output folder {} exists and is not a folder", out.display()),
@@ -196,7 +200,6 @@ pub(crate) fn check_memory(
     }
     Ok(())
 }
-
 
 pub(crate) fn part_patterns(scene: &Scene) -> Vec<NamePattern> {
     scene

@@ -120,7 +120,8 @@ impl<'a> Pipeline<'a> {
     fn simulate_frames(&self, mut sim: Simulation) -> anyhow::Result<()> {
         self.observer.simulating();
         let last = self.scene.time.frames;
-        self.observer.begin(sim.frame(), last, sim.particles().len());
+        self.observer
+            .begin(sim.frame(), last, sim.particles().len());
         let stopped = std::thread::scope(|scope| -> anyhow::Result<Option<u32>> {
             let (tx, rx) = std::sync::mpsc::sync_channel::<FrameJob>(1);
             let writer = scope.spawn(|| -> anyhow::Result<()> {
@@ -171,7 +172,8 @@ impl<'a> Pipeline<'a> {
             .into());
         }
         self.observer.end(true);
-        self.observer.done(&self.layout.root, last, &self.scene.output);
+        self.observer
+            .done(&self.layout.root, last, &self.scene.output);
         Ok(())
     }
 
@@ -299,7 +301,6 @@ impl<'a> Pipeline<'a> {
     }
 }
 
-
 /// Stops the run when the stepper produced NaN or infinite numbers (an unstable extreme scene or
 /// a stepper bug), before any output of that frame is written.
 fn check_finite(p: &Particles, frame: u32, layout: &RunLayout) -> anyhow::Result<()> {
@@ -327,7 +328,6 @@ fn check_finite(p: &Particles, frame: u32, layout: &RunLayout) -> anyhow::Result
     }
     Ok(())
 }
-
 
 #[cfg(test)]
 mod tests {

@@ -127,9 +127,13 @@ pub fn remesh(out: &Path, options: &MeshOptions, observer: &dyn Observer) -> any
     let layout = RunLayout::new(out);
     let mut scene = crate::scene::read_resolved(&layout.scene())?;
     scene.surface = (options.surface)(&scene.surface);
-    scene.surface.validate_for(&scene.domain).map_err(crate::error::InputError::from).context(
-        "surface settings (scene.json's `surface` section with the command-line flags applied)",
-    )?;
+    scene
+        .surface
+        .validate_for(&scene.domain)
+        .map_err(crate::error::InputError::from)
+        .context(
+            "surface settings (scene.json's `surface` section with the command-line flags applied)",
+        )?;
     let present = particle_frames(&layout, scene.output.particles)?;
     let frames: Vec<u32> = match &options.frames {
         None => present.clone(),
@@ -263,10 +267,7 @@ pub fn repreview(
                 .filter(|&f| layout.particles(f).exists())
                 .collect();
             if all.is_empty() {
-                return Err(no_particle_frames(
-                    &layout,
-                    scene.output.particles,
-                ));
+                return Err(no_particle_frames(&layout, scene.output.particles));
             }
             all
         }
@@ -304,4 +305,3 @@ pub fn repreview(
     ));
     Ok(())
 }
-

@@ -127,4 +127,3 @@ pub fn serde_error(file: &Path, path: &str, msg: String) -> InputError {
         InputError::field(file, path, msg, fix)
     }
 }
-

@@ -160,7 +160,6 @@ pub struct LoadedScene {
     pub notes: Vec<String>,
 }
 
-
 /// Keys of the tutorial's `fluid.json`.
 const TUTORIAL_KEYS: [&str; 9] = [
     "dt",
@@ -279,7 +278,10 @@ pub fn load_str(text: &str, file: &Path, base_dir: &Path) -> Result<LoadedScene,
             SceneFormat::Tutorial,
         )
     } else {
-        (native::native_scene(&clean, file, base_dir)?, SceneFormat::Native)
+        (
+            native::native_scene(&clean, file, base_dir)?,
+            SceneFormat::Native,
+        )
     };
     validate(&scene, file).map_err(|e| match format {
         SceneFormat::Tutorial => tutorial::tutorial_names(e),
@@ -343,10 +345,14 @@ pub fn initial_particles(scene: &Scene, file: &Path) -> Result<Particles, InputE
     let mut files = Vec::new();
     for src in &scene.sources {
         if let Source::ParticleFile { path } = src {
-            files.push(crate::output::part::read_particle_file(path, &scene.domain)?);
+            files.push(crate::output::part::read_particle_file(
+                path,
+                &scene.domain,
+            )?);
         }
     }
-    let (particles, counts) = crate::sim::seeding::seed_sources(&scene.domain, &scene.sources, scene.seed, &files);
+    let (particles, counts) =
+        crate::sim::seeding::seed_sources(&scene.domain, &scene.sources, scene.seed, &files);
     for (i, (n, src)) in counts.iter().zip(&scene.sources).enumerate() {
         if *n == 0 {
             let fix = match src {
@@ -383,4 +389,3 @@ pub fn read_resolved(path: &Path) -> Result<Scene, InputError> {
     validate(&scene, path)?;
     Ok(scene)
 }
-

@@ -186,7 +186,6 @@ pub fn resolve_input_path(
     ))
 }
 
-
 /// A note for every box or sphere source that reaches outside the domain: only the part in the
 /// liquid region is filled, so the liquid is smaller than the source says. (Reaching into the
 /// one-cell wall layer is the usual way to fill up to a wall, e.g. `min` at the domain's corner,
@@ -219,7 +218,6 @@ pub fn clipped_sources(scene: &Scene) -> Vec<String> {
     }
     notes
 }
-
 
 #[cfg(test)]
 mod tests {

@@ -33,7 +33,6 @@ pub fn tutorial_names(mut e: InputError) -> InputError {
     e
 }
 
-
 /// The tutorial's `fluid.json`, every key optional where the tutorial has a default.
 #[derive(Debug, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -247,7 +246,6 @@ fn scene_of(t: TutorialFile, file: &Path, path: PathBuf, frames: u64) -> Scene {
         },
     }
 }
-
 
 fn tutorial_default_flip_ratio() -> f64 {
     SolverSettings::default().flip_ratio

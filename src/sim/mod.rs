@@ -49,6 +49,11 @@
 //! only visits rows near the liquid, the pool's other workers are kept awake during a frame
 //! (`with_workers_awake`), and the grid-to-particle loop runs eight particles at a time with
 //! AVX2 where the CPU has it (`gather_avx2`, bit-identical to the scalar loop).
+//!
+//! Layer 2 (a stage beside surface, render and output, importing none of them): imports error,
+//! particles and geometry. Owns its settings ([`settings`]: `SolverSettings`, `TimeSettings`,
+//! `SimSettings`), the seeding of sources ([`seeding`]) and the pressure solve ([`pressure`]:
+//! system assembly, the CG loop, and the preconditioners behind one trait).
 
 pub mod advect;
 pub mod cell_sort;
@@ -67,12 +72,12 @@ pub mod transfer;
 
 pub use crate::particles::{self, Particles};
 
-pub use settings::{SimSettings, SolverSettings, TimeSettings};
 use cell_sort::SortedParticles;
 use extrapolate::Extrapolator;
 use mac_grid::{CellLabel, FaceKind, GridDims};
 use pressure::PressureSolver;
 use rayon::prelude::*;
+pub use settings::{SimSettings, SolverSettings, TimeSettings};
 use std::time::Instant;
 
 /// Seconds spent per stage during one frame (wall-clock; the only non-deterministic output).
@@ -365,7 +370,15 @@ impl Simulation {
                     // Split what is left in two equal substeps rather than leave a sliver.
                     dt = 0.5 * remaining;
                 }
-                substep(ws, &self.settings, dt as f32, umax, n == 0, last, &mut report);
+                substep(
+                    ws,
+                    &self.settings,
+                    dt as f32,
+                    umax,
+                    n == 0,
+                    last,
+                    &mut report,
+                );
                 elapsed += dt;
                 n += 1;
                 if last {

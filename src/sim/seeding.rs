@@ -41,7 +41,6 @@ pub enum Source {
     ParticleFile { path: PathBuf },
 }
 
-
 /// Seeds every box and sphere source, in source order. Particle-file sources are
 /// read by the scene loader and passed in as `files`, one entry per particle-file source.
 pub fn seed_particles(
@@ -70,7 +69,10 @@ pub fn seed_sources(
         let before = out.len();
         let (lo, hi, vel, inside): (_, _, _, Box<dyn Fn([f64; 3]) -> bool>) = match src {
             Source::Box { min, max, velocity } => {
-                let shape = Cuboid { min: *min, max: *max };
+                let shape = Cuboid {
+                    min: *min,
+                    max: *max,
+                };
                 let [lo, hi] = shape.aabb();
                 (lo, hi, *velocity, Box::new(move |p| shape.contains(p)))
             }
@@ -79,7 +81,10 @@ pub fn seed_sources(
                 radius,
                 velocity,
             } => {
-                let shape = Ball { center: *center, radius: *radius };
+                let shape = Ball {
+                    center: *center,
+                    radius: *radius,
+                };
                 let [lo, hi] = shape.aabb();
                 (lo, hi, *velocity, Box::new(move |p| shape.contains(p)))
             }
@@ -160,48 +165,8 @@ pub fn check_sources(d: &Domain, sources: &[Source]) -> Result<(), InputError> {
     let mut seeded_estimate = 0.0f64;
     for (i, src) in sources.iter().enumerate() {
         let f = format!("sources[{i}]");
-        let (lo, hi) = match src {
-            Source::Box { min, max, velocity } => {
-                finite3(
-                    &format!("{f}.min"),
-                    min,
-                    "give three finite numbers in metres",
-                )?;
-                finite3(
-                    &format!("{f}.max"),
-                    max,
-                    "give three finite numbers in metres",
-                )?;
-                check_velocity(&f, velocity)?;
-                for a in 0..3 {
-                    if min[a] >= max[a] {
-                        return Err(err(
-                            &format!("{f}.max[{a}]"),
-                            format!(
-                                "the box is empty: max {} is not above min {}",
-                                max[a], min[a]
-                            ),
-                            "make every max coordinate larger than the min one",
-                        ));
-                    }
-                }
-                (*min, *max)
-            }
-            Source::Sphere {
-                center,
-                radius,
-                velocity,
-            } => {
-                finite3(
-                    &format!("{f}.center"),
-                    center,
-                    "give three finite numbers in metres",
-                )?;
-                positive(&format!("{f}.radius"), *radius, "give the radius in metres")?;
-                check_velocity(&f, velocity)?;
-                (center.map(|c| c - radius), center.map(|c| c + radius))
-            }
-            Source::ParticleFile { .. } => continue,
+        let Some((lo, hi)) = source_bounds(&f, src)? else {
+            continue;
         };
         if (0..3).any(|a| hi[a] <= lo_in[a] || lo[a] >= hi_in[a]) {
             return Err(err(
@@ -232,4 +197,53 @@ pub fn check_sources(d: &Domain, sources: &[Source]) -> Result<(), InputError> {
         }
     }
     Ok(())
+}
+
+/// Checks one box or sphere source (`f` its JSON path) and returns its bounding box; `None`
+/// for a particle file (read and checked later).
+fn source_bounds(f: &str, src: &Source) -> Result<Option<([f64; 3], [f64; 3])>, InputError> {
+    let bounds = match src {
+        Source::Box { min, max, velocity } => {
+            finite3(
+                &format!("{f}.min"),
+                min,
+                "give three finite numbers in metres",
+            )?;
+            finite3(
+                &format!("{f}.max"),
+                max,
+                "give three finite numbers in metres",
+            )?;
+            check_velocity(f, velocity)?;
+            for a in 0..3 {
+                if min[a] >= max[a] {
+                    return Err(err(
+                        &format!("{f}.max[{a}]"),
+                        format!(
+                            "the box is empty: max {} is not above min {}",
+                            max[a], min[a]
+                        ),
+                        "make every max coordinate larger than the min one",
+                    ));
+                }
+            }
+            (*min, *max)
+        }
+        Source::Sphere {
+            center,
+            radius,
+            velocity,
+        } => {
+            finite3(
+                &format!("{f}.center"),
+                center,
+                "give three finite numbers in metres",
+            )?;
+            positive(&format!("{f}.radius"), *radius, "give the radius in metres")?;
+            check_velocity(f, velocity)?;
+            (center.map(|c| c - radius), center.map(|c| c + radius))
+        }
+        Source::ParticleFile { .. } => return Ok(None),
+    };
+    Ok(Some(bounds))
 }

@@ -12,6 +12,11 @@
 //!
 //! Every stage runs on rayon and produces the same bytes for any thread count.
 //! The PLY file is the output stage's (`output::ply`); `run::frame_ply_bytes` joins the two.
+//!
+//! Layer 2 (a stage beside sim, render and output, importing none of them): imports error,
+//! particles, mesh and geometry. Owns [`SurfaceSettings`] and its checks; takes plain data
+//! (`reconstruct(&Particles, &SurfaceSettings, &Domain) -> TriMesh`); the PLY encoding is
+//! `output::ply`'s.
 
 pub mod level_set;
 pub mod marching_cubes;
@@ -19,8 +24,8 @@ pub mod smoothing;
 pub mod sparse_grid;
 
 use crate::error::InputError;
-use crate::mesh::TriMesh;
 use crate::geometry::Domain;
+use crate::mesh::TriMesh;
 use crate::particles::Particles;
 use serde::{Deserialize, Serialize};
 

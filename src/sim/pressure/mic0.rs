@@ -216,7 +216,6 @@ impl Mic0 {
         });
         self.precon[nf] = 0.0;
     }
-
 }
 
 impl Preconditioner for Mic0 {
@@ -262,7 +261,6 @@ impl Preconditioner for Mic0 {
         sums.iter().sum()
     }
 
-
     /// One CG step fused with the next preconditioner application: `q += alpha s`,
     /// `r -= alpha z` (`z` holds `A s` on entry), `z = M^-1 r`; returns `(z . r, max |r|)`.
     /// The update of row `i` is done in the forward sweep just before the row is used, saving a
@@ -306,5 +304,4 @@ impl Preconditioner for Mic0 {
         let rmax = sums.iter().map(|x| x.1).fold(0.0, f64::max);
         (dot, rmax)
     }
-
 }

@@ -127,7 +127,13 @@ impl PressureSolver {
     fn build(&mut self, d: &GridDims, labels: &[CellLabel]) {
         self.sys.build(d, labels);
         let nf = self.sys.nf;
-        for v in [&mut self.q, &mut self.rhs, &mut self.r, &mut self.z, &mut self.s] {
+        for v in [
+            &mut self.q,
+            &mut self.rhs,
+            &mut self.r,
+            &mut self.z,
+            &mut self.s,
+        ] {
             if v.len() < nf + 1 {
                 v.resize(nf + 1, 0.0);
             }

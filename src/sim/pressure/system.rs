@@ -169,7 +169,6 @@ impl System {
             });
         partials.iter().sum()
     }
-
 }
 
 /// Row `r` of `A s`: `diag_r s_r - sum of the six neighbours' s` (non-fluid neighbours point
@@ -185,4 +184,3 @@ pub fn a_row(r: usize, nb: &[[u32; 6]], diag: &[f64], s: &[f64]) -> f64 {
             + s[m[4] as usize]
             + s[m[5] as usize])
 }
-
