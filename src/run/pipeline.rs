@@ -39,7 +39,9 @@ pub(crate) struct Pipeline<'a> {
     pub layout: RunLayout,
     pub scene: Scene,
     part: Option<NamePattern>,
-    view: Option<View>,
+    /// The preview's view, resolved once (an error is reported at the first preview, as a
+    /// per-frame render would).
+    view: Result<View, crate::render::SettingError>,
     record: SceneRecord,
     stop: &'a AtomicBool,
     observer: &'a dyn Observer,
@@ -57,11 +59,7 @@ impl<'a> Pipeline<'a> {
             Some(p) => Some(NamePattern::parse(p).map_err(anyhow::Error::msg)?),
             None => None,
         };
-        let view = if scene.output.previews {
-            Some(View::from_scene(&scene)?)
-        } else {
-            None
-        };
+        let view = View::from_scene(&scene);
         let json = serde_json::to_value(&scene).context("serialising the scene")?;
         let record = SceneRecord::new(json, scene.seed, scene.output.keep_checkpoints);
         Ok(Self {
@@ -277,9 +275,8 @@ impl<'a> Pipeline<'a> {
             o.previews,
             &|| {
                 // The view was resolved once, with the pipeline.
-                let view = self.view.as_ref().expect("previews on: view resolved");
-                crate::render::render(&pf.particles, view)
-                    .to_png()
+                let view = self.view.as_ref().map_err(|e| anyhow::Error::new(e.clone()));
+                view.and_then(|v| crate::render::render(&pf.particles, v).to_png())
                     .with_context(|| format!("rendering the preview of frame {frame}"))
             },
             self.layout.preview(frame),
