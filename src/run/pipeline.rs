@@ -275,7 +275,10 @@ impl<'a> Pipeline<'a> {
             o.previews,
             &|| {
                 // The view was resolved once, with the pipeline.
-                let view = self.view.as_ref().map_err(|e| anyhow::Error::new(e.clone()));
+                let view = self
+                    .view
+                    .as_ref()
+                    .map_err(|e| anyhow::Error::new(e.clone()));
                 view.and_then(|v| crate::render::render(&pf.particles, v).to_png())
                     .with_context(|| format!("rendering the preview of frame {frame}"))
             },

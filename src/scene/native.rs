@@ -196,12 +196,8 @@ pub fn clipped_sources(scene: &Scene) -> Vec<String> {
     let tol = 1e-9 * d.cell_size;
     let mut notes = Vec::new();
     for (i, src) in scene.sources.iter().enumerate() {
-        let (lo, hi) = match src {
-            Source::Box { min, max, .. } => (*min, *max),
-            Source::Sphere { center, radius, .. } => {
-                (center.map(|c| c - radius), center.map(|c| c + radius))
-            }
-            Source::ParticleFile { .. } => continue,
+        let Some([lo, hi]) = src.aabb() else {
+            continue;
         };
         let axes: Vec<&str> = (0..3)
             .filter(|&a| lo[a] < d.lower[a] - tol || hi[a] > up[a] + tol)

@@ -41,6 +41,30 @@ pub enum Source {
     ParticleFile { path: PathBuf },
 }
 
+impl Source {
+    /// The bounding box `[lower, upper]` of a box or sphere source (its shape's, see
+    /// [`crate::geometry::shapes`]); `None` for a particle file.
+    pub fn aabb(&self) -> Option<[[f64; 3]; 2]> {
+        match self {
+            Source::Box { min, max, .. } => Some(
+                Cuboid {
+                    min: *min,
+                    max: *max,
+                }
+                .aabb(),
+            ),
+            Source::Sphere { center, radius, .. } => Some(
+                Ball {
+                    center: *center,
+                    radius: *radius,
+                }
+                .aabb(),
+            ),
+            Source::ParticleFile { .. } => None,
+        }
+    }
+}
+
 /// Seeds every box and sphere source, in source order. Particle-file sources are
 /// read by the scene loader and passed in as `files`, one entry per particle-file source.
 pub fn seed_particles(
@@ -241,7 +265,12 @@ fn source_bounds(f: &str, src: &Source) -> Result<Option<([f64; 3], [f64; 3])>, 
             )?;
             positive(&format!("{f}.radius"), *radius, "give the radius in metres")?;
             check_velocity(f, velocity)?;
-            (center.map(|c| c - radius), center.map(|c| c + radius))
+            let [lo, hi] = Ball {
+                center: *center,
+                radius: *radius,
+            }
+            .aabb();
+            (lo, hi)
         }
         Source::ParticleFile { .. } => return Ok(None),
     };
