@@ -189,7 +189,7 @@ pub fn check_sources(d: &Domain, sources: &[Source]) -> Result<(), InputError> {
     let mut seeded_estimate = 0.0f64;
     for (i, src) in sources.iter().enumerate() {
         let f = format!("sources[{i}]");
-        let Some((lo, hi)) = source_bounds(&f, src)? else {
+        let Some([lo, hi]) = source_bounds(&f, src)? else {
             continue;
         };
         if (0..3).any(|a| hi[a] <= lo_in[a] || lo[a] >= hi_in[a]) {
@@ -225,7 +225,7 @@ pub fn check_sources(d: &Domain, sources: &[Source]) -> Result<(), InputError> {
 
 /// Checks one box or sphere source (`f` its JSON path) and returns its bounding box; `None`
 /// for a particle file (read and checked later).
-fn source_bounds(f: &str, src: &Source) -> Result<Option<([f64; 3], [f64; 3])>, InputError> {
+fn source_bounds(f: &str, src: &Source) -> Result<Option<[[f64; 3]; 2]>, InputError> {
     let bounds = match src {
         Source::Box { min, max, velocity } => {
             finite3(
@@ -251,7 +251,7 @@ fn source_bounds(f: &str, src: &Source) -> Result<Option<([f64; 3], [f64; 3])>, 
                     ));
                 }
             }
-            (*min, *max)
+            [*min, *max]
         }
         Source::Sphere {
             center,
@@ -265,12 +265,11 @@ fn source_bounds(f: &str, src: &Source) -> Result<Option<([f64; 3], [f64; 3])>, 
             )?;
             positive(&format!("{f}.radius"), *radius, "give the radius in metres")?;
             check_velocity(f, velocity)?;
-            let [lo, hi] = Ball {
+            Ball {
                 center: *center,
                 radius: *radius,
             }
-            .aabb();
-            (lo, hi)
+            .aabb()
         }
         Source::ParticleFile { .. } => return Ok(None),
     };
