@@ -2,7 +2,7 @@
 //!
 //! PIC/FLIP keeps no state on the grid between substeps (the grid is rebuilt from the particles
 //! every substep), so the state is the particles in creation order plus the frame index; the
-//! clock is derived from the frame index ([`crate::scene::Scene::frame_time`]) and the only
+//! clock is derived from the frame index (`sim::settings::frame_time`; the caller hands in the time) and the only
 //! random draw, the jitter of seeded sources, happens once at frame 0 from the scene's `seed`.
 //! Scratch (grids, solver vectors) is never stored, as in rapier's "state is serialised, scratch
 //! is not". The stepper guarantees that `Simulation::new(scene, particles_at_k, k)` continues
@@ -24,10 +24,12 @@
 //!
 //! A checkpoint is written with [`crate::output::atomic_write`] (temporary file, fsync, rename),
 //! and only the newest `output.keep_checkpoints` are kept.
+//!
+//! Layer 3: imports particles and output only. The caller hands it the resolved scene as JSON
+//! with its physics hash ([`SceneRecord`], made once per run) and each frame's time.
 
 use crate::output::RunLayout;
-use crate::scene::Scene;
-use crate::sim::Particles;
+use crate::particles::Particles;
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -91,9 +93,37 @@ pub fn physics_view(scene: &Value) -> Value {
     v
 }
 
+/// What a checkpoint records about the run's resolved scene, worked out once per run by the
+/// caller (the checkpoint does not know the scene type): its JSON, the hash of its physics,
+/// its seed and how many checkpoints to keep.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SceneRecord {
+    /// The resolved scene as JSON (what `OUT/scene.json` holds).
+    pub json: Value,
+    /// [`scene_hash`] of `json`.
+    pub hash: String,
+    /// The scene's seed.
+    pub seed: u64,
+    /// `output.keep_checkpoints`.
+    pub keep: u32,
+}
+
+impl SceneRecord {
+    /// The record of a scene given as JSON.
+    pub fn new(json: Value, seed: u64, keep: u32) -> Self {
+        let hash = scene_hash(&json);
+        Self {
+            json,
+            hash,
+            seed,
+            keep,
+        }
+    }
+}
+
 /// Hash of a scene's physics-relevant part (FNV-1a 64 over its canonical JSON, keys sorted).
-pub fn scene_hash(scene: &Scene) -> String {
-    let v = physics_view(&serde_json::to_value(scene).expect("a scene serialises"));
+pub fn scene_hash(scene: &Value) -> String {
+    let v = physics_view(scene);
     let text = v.to_string();
     let mut h: u64 = 0xcbf29ce484222325;
     for b in text.bytes() {
@@ -149,17 +179,17 @@ fn diff_into(path: &str, old: &Value, new: &Value, out: &mut Vec<String>) {
     }
 }
 
-/// Encodes the state at the end of `frame`.
-pub fn encode(scene: &Scene, frame: u32, particles: &Particles) -> Vec<u8> {
+/// Encodes the state at the end of `frame`, at simulated time `time`.
+pub fn encode(scene: &SceneRecord, frame: u32, time: f64, particles: &Particles) -> Vec<u8> {
     let meta = Meta {
         format_version: VERSION,
         surge_version: env!("CARGO_PKG_VERSION").to_string(),
         frame,
-        time: scene.frame_time(frame),
+        time,
         particle_count: particles.len() as u64,
         seed: scene.seed,
-        scene_hash: scene_hash(scene),
-        scene: serde_json::to_value(scene).expect("a scene serialises"),
+        scene_hash: scene.hash.clone(),
+        scene: scene.json.clone(),
     };
     let meta_bytes = serde_json::to_vec_pretty(&meta).expect("metadata serialises");
     let mut part = Vec::with_capacity(24 * particles.len());
@@ -317,18 +347,19 @@ pub fn read(path: &Path) -> Result<Checkpoint, String> {
 }
 
 /// Writes the checkpoint of `frame` atomically, then removes all but the newest
-/// `scene.output.keep_checkpoints`.
+/// `scene.keep` (the scene's `output.keep_checkpoints`).
 pub fn write(
     layout: &RunLayout,
-    scene: &Scene,
+    scene: &SceneRecord,
     frame: u32,
+    time: f64,
     particles: &Particles,
 ) -> anyhow::Result<PathBuf> {
     let p = path(layout, frame);
-    crate::output::atomic_write(&p, &encode(scene, frame, particles))
+    crate::output::atomic_write(&p, &encode(scene, frame, time, particles))
         .with_context(|| format!("writing checkpoint {}", p.display()))?;
     let all = list(layout);
-    let keep = scene.output.keep_checkpoints.max(1) as usize;
+    let keep = scene.keep.max(1) as usize;
     if all.len() > keep {
         for (_, old) in &all[..all.len() - keep] {
             std::fs::remove_file(old)
@@ -342,10 +373,15 @@ pub fn write(
 mod tests {
     use super::*;
 
-    fn scene() -> Scene {
+    /// A resolved scene's JSON as `surge run` writes it (defaults filled in).
+    fn scene() -> Value {
         serde_json::from_str(
-            r#"{"domain": {"lower": [0,0,0], "cell_size": 0.1, "resolution": [5,5,5]},
-                "sources": [{"type": "box", "min": [0.1,0.1,0.1], "max": [0.3,0.3,0.3]}]}"#,
+            r#"{"name": "t", "domain": {"lower": [0,0,0], "cell_size": 0.1, "resolution": [5,5,5]},
+                "gravity": [0.0, 0.0, -9.80665], "density": 1000.0,
+                "sources": [{"type": "box", "min": [0.1,0.1,0.1], "max": [0.3,0.3,0.3]}],
+                "seed": 0, "time": {"fps": 30.0, "frames": 90},
+                "solver": {"flip_ratio": 0.95}, "surface": {}, "render": {},
+                "output": {"previews": true}}"#,
         )
         .unwrap()
     }
@@ -356,7 +392,7 @@ mod tests {
         let mut p = Particles::default();
         p.push([0.1, 0.2, 0.3], [1.0, -2.0, 3.5]);
         p.push([0.15, 0.25, 0.35], [0.0, 0.0, -9.5]);
-        let bytes = encode(&s, 4, &p);
+        let bytes = encode(&SceneRecord::new(s.clone(), 0, 2), 4, 4.0 / 30.0, &p);
         let c = decode(&bytes).unwrap();
         assert_eq!(c.particles, p);
         assert_eq!(c.meta.frame, 4);
@@ -377,13 +413,13 @@ mod tests {
     fn physics_diff_ignores_output_fields() {
         let a = scene();
         let mut b = a.clone();
-        b.time.frames = 500;
-        b.output.previews = false;
+        b["time"]["frames"] = 500.into();
+        b["output"]["previews"] = false.into();
         assert_eq!(scene_hash(&a), scene_hash(&b));
-        b.solver.flip_ratio = 0.5;
+        b["solver"]["flip_ratio"] = 0.5.into();
         assert_ne!(scene_hash(&a), scene_hash(&b));
-        let va = physics_view(&serde_json::to_value(&a).unwrap());
-        let vb = physics_view(&serde_json::to_value(&b).unwrap());
+        let va = physics_view(&a);
+        let vb = physics_view(&b);
         let d = diff(&va, &vb);
         assert_eq!(d.len(), 1);
         assert!(

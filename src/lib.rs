@@ -12,12 +12,23 @@
 //! tutorial's `fluid.json`); [`output`] owns the run directory layout and every file format
 //! surge writes; [`cli`] is the command line and the only place that touches the process
 //! (exit codes, signals, the thread pool, progress bars).
+//!
+//! The layers (README.md, "Architecture"; `tests/layers.rs` enforces them): L0 [`error`],
+//! [`particles`], [`mesh`], [`image`]; L1 [`geometry`]; L2 the stages [`sim`], [`surface`],
+//! [`render`], [`output`], which never import each other; L3 [`checkpoint`]; L4 [`scene`];
+//! L5 [`run`] (the library entry points: run, resume, remesh, repreview) and [`sources`]; L6
+//! [`cli`]. Each module imports only lower layers.
 
 pub mod checkpoint;
 pub mod cli;
+pub mod error;
+pub mod geometry;
+pub mod image;
 pub mod mesh;
 pub mod output;
+pub mod particles;
 pub mod render;
+pub mod run;
 pub mod scene;
 pub mod sim;
 pub mod sources;

@@ -6,6 +6,8 @@
 //! surface stage promises: every edge shared by exactly two triangles that traverse it in
 //! opposite directions (closed, edge-manifold, consistently oriented), and a positive enclosed
 //! volume, computed with the divergence theorem as `sum(a . (b x c)) / 6` over triangles.
+//!
+//! Layer 0: imports nothing of surge.
 
 /// A triangle mesh with per-vertex attributes.
 #[derive(Debug, Clone, Default, PartialEq)]

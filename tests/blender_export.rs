@@ -72,7 +72,6 @@ fn close(a: [f64; 3], b: [f64; 3], tol: f64) -> bool {
 
 #[test]
 fn blender_shot_exports_to_a_scene_surge_runs() {
-    const TEST: &str = "blender_shot_exports_to_a_scene_surge_runs";
     let Some(python) = common::venv_python() else {
         return;
     };
@@ -249,7 +248,6 @@ fn blender_shot_exports_to_a_scene_surge_runs() {
 
 #[test]
 fn bad_blender_properties_are_errors_naming_object_and_property() {
-    const TEST: &str = "bad_blender_properties_are_errors_naming_object_and_property";
     let Some(python) = common::venv_python() else {
         return;
     };

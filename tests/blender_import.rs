@@ -96,7 +96,6 @@ fn write_obstacles(run: &Path) {
 
 #[test]
 fn saved_blend_plays_renders_and_exports_without_scripts() {
-    const TEST: &str = "saved_blend_plays_renders_and_exports_without_scripts";
     let Some(py) = common::venv_python() else {
         return;
     };
@@ -269,7 +268,6 @@ fn saved_blend_plays_renders_and_exports_without_scripts() {
 
 #[test]
 fn import_survives_unrelated_blender_arguments() {
-    const TEST: &str = "import_survives_unrelated_blender_arguments";
     let Some(py) = common::venv_python() else {
         return;
     };

@@ -212,7 +212,7 @@ fn previews_of_two_frames_differ_where_the_liquid_moved_and_decode_as_png() {
                 time: i as f64 / 30.0,
                 particles: block(at),
             };
-            render::frame_png_bytes(&frame, &sc).unwrap()
+            surge::run::frame_png_bytes(&frame, &sc).unwrap()
         })
         .collect();
     let imgs: Vec<Image> = pngs.iter().map(|b| decode_with_png_crate(b)).collect();
@@ -293,7 +293,7 @@ fn same_bytes_with_one_and_two_threads() {
             .num_threads(n)
             .build()
             .unwrap()
-            .install(|| render::frame_png_bytes(&frame, &sc).unwrap())
+            .install(|| surge::run::frame_png_bytes(&frame, &sc).unwrap())
     };
     let one = with(1);
     let two = with(2);

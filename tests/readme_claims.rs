@@ -74,7 +74,10 @@ fn without_a_terminal_one_line_per_frame_and_where_the_outputs_are() {
     );
     assert!(
         err.contains(&format!("previews: {o}/previews/"))
-            && err.contains(&format!("scripts/make_movie.sh {o}")),
+            && err.contains(&format!(
+                "{}/scripts/make_movie.sh ",
+                env!("CARGO_MANIFEST_DIR")
+            )),
         "{err}"
     );
     // No progress-bar control characters in a log.
@@ -388,7 +391,13 @@ fn default_preview_colour_range_is_a_free_fall_over_the_region() {
     )
     .unwrap();
     let view = |s: &surge::scene::Scene| {
-        surge::render::View::new(&s.render, &s.domain, s.gravity, &s.sources).unwrap()
+        surge::render::View::new(
+            &s.render,
+            &s.domain,
+            s.gravity,
+            surge::scene::fastest_source_speed(&s.sources),
+        )
+        .unwrap()
     };
     // Liquid region height: (12 - 2) cells of 0.05 m.
     let fall = (2.0 * surge::scene::STANDARD_GRAVITY * 0.5).sqrt();

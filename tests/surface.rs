@@ -261,7 +261,7 @@ fn output_is_identical_for_any_thread_count() {
             .num_threads(threads)
             .build()
             .unwrap()
-            .install(|| surge::surface::frame_ply_bytes(&frame, &s).unwrap())
+            .install(|| surge::run::frame_ply_bytes(&frame, &s).unwrap())
     };
     let one = run(1);
     assert!(one.len() > 1000);

@@ -146,7 +146,7 @@ fn frame_bytes(f: u32) -> (Vec<u8>, surge::mesh::TriMesh) {
         time: s.frame_time(f),
         particles: sim.particles().clone(),
     };
-    (surge::surface::frame_ply_bytes(&pf, &s).unwrap(), mesh)
+    (surge::run::frame_ply_bytes(&pf, &s).unwrap(), mesh)
 }
 
 #[test]

@@ -1,4 +1,5 @@
-//! `surge mesh OUT [--frames A..B] [surface options]`: re-mesh a run's particle frames.
+//! `surge mesh OUT [--frames A..B] [surface options]`: re-mesh a run's particle frames
+//! ([`crate::run::remesh`]).
 //!
 //! Reads `OUT/scene.json` and `OUT/particles/frame_NNNN.bin`, writes `OUT/meshes/frame_NNNN.ply`
 //! atomically. Frames are independent and the output of a frame depends only on its particle
@@ -7,12 +8,11 @@
 //! section for this invocation only; `OUT/scene.json` is not changed.
 
 use super::GlobalArgs;
-use crate::output::{RunLayout, atomic_write, frame};
+use super::run::Terminal;
+use crate::run::MeshOptions;
 use crate::surface::{Method, SurfaceSettings};
-use anyhow::{Context, bail};
 use clap::Args;
 use std::path::PathBuf;
-use std::time::Instant;
 
 #[derive(Debug, Args)]
 pub struct MeshArgs {
@@ -83,181 +83,15 @@ impl SurfaceArgs {
     }
 }
 
-/// Parses `A..B` (inclusive), `A..` or `N`; `None` for an open upper end.
-pub fn parse_frames(s: &str) -> anyhow::Result<(u32, Option<u32>)> {
-    let num = |t: &str| -> anyhow::Result<u32> {
-        t.trim().parse::<u32>().with_context(|| {
-            format!("--frames {s}: '{t}' is not a frame number; use A..B (inclusive), A.. or N")
-        })
-    };
-    match s.split_once("..") {
-        None => {
-            let n = num(s)?;
-            Ok((n, Some(n)))
-        }
-        Some((a, b)) => {
-            let b = b.strip_prefix('=').unwrap_or(b);
-            let a = num(a)?;
-            if b.trim().is_empty() {
-                return Ok((a, None));
-            }
-            let b = num(b)?;
-            if b < a {
-                bail!(
-                    "--frames {s}: the range is empty (B < A); both ends are inclusive, e.g. 0..4"
-                );
-            }
-            Ok((a, Some(b)))
-        }
-    }
-}
-
-/// Frame numbers of `particles/frame_NNNN.bin` files, ascending. `particles_on`: the scene's
-/// `output.particles` (a run without it has no particle frames).
-fn particle_frames(layout: &RunLayout, particles_on: bool) -> anyhow::Result<Vec<u32>> {
-    let dir = layout.particles_dir();
-    let entries = match std::fs::read_dir(&dir) {
-        Ok(e) => e,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(no_particle_frames(layout, particles_on));
-        }
-        Err(e) => return Err(anyhow::Error::new(e).context(format!("reading {}", dir.display()))),
-    };
-    let mut frames = Vec::new();
-    for e in entries {
-        let name = e?.file_name();
-        let name = name.to_string_lossy();
-        if let Some(n) = name
-            .strip_prefix("frame_")
-            .and_then(|r| r.strip_suffix(".bin"))
-            .and_then(|n| n.parse::<u32>().ok())
-        {
-            frames.push(n);
-        }
-    }
-    frames.sort_unstable();
-    if frames.is_empty() {
-        return Err(no_particle_frames(layout, particles_on));
-    }
-    Ok(frames)
-}
-
-/// The error for a run folder without particle frames, shared with `surge preview`.
-pub(crate) fn no_particle_frames(layout: &RunLayout, particles_on: bool) -> anyhow::Error {
-    let dir = layout.particles_dir();
-    if particles_on {
-        super::fail(
-            format!(
-                "{}: no particle frames (frame_NNNN.bin): the run wrote none yet",
-                dir.display()
-            ),
-            format!(
-                "give the output folder of a `surge run` that has written frames, or continue this one with `surge resume {}`",
-                layout.root.display()
-            ),
-        )
-    } else {
-        super::fail(
-            format!(
-                "{}: no particle frames: the run was made with `output.particles: false` (see {})",
-                dir.display(),
-                layout.scene().display()
-            ),
-            format!(
-                "re-run the scene with `\"output\": {{\"particles\": true}}` (the default): `surge run SCENE -o {} --overwrite`",
-                layout.root.display()
-            ),
-        )
-    }
-}
+pub use crate::run::remesh::parse_mesh_frames as parse_frames;
 
 pub fn run(global: &GlobalArgs, args: MeshArgs) -> anyhow::Result<()> {
-    let layout = RunLayout::new(&args.out);
-    let mut scene = crate::scene::read_resolved(&layout.scene())?;
-    scene.surface = args.surface.apply(&scene.surface);
-    scene.surface.validate_for(&scene.domain).context(
-        "surface settings (scene.json's `surface` section with the command-line flags applied)",
-    )?;
-    let present = particle_frames(&layout, scene.output.particles)?;
-    let frames: Vec<u32> = match &args.frames {
-        None => present.clone(),
-        Some(spec) => {
-            let (a, b) = parse_frames(spec)?;
-            let last = match b {
-                Some(b) => b,
-                None => *present.last().unwrap_or(&a),
-            };
-            let wanted: Vec<u32> = (a..=last).collect();
-            if let Some(m) = wanted.iter().find(|f| present.binary_search(f).is_err()) {
-                bail!(
-                    "{} does not exist: --frames {spec} asks for frame {m}, but the run has particle frames {}",
-                    layout.particles(*m).display(),
-                    describe(&present)
-                );
-            }
-            wanted
-        }
+    let edit = |base: &SurfaceSettings| args.surface.apply(base);
+    let options = MeshOptions {
+        frames: args.frames.clone(),
+        surface: &edit,
     };
-    if frames.is_empty() {
-        bail!(
-            "{}: no particle frames to mesh",
-            layout.particles_dir().display()
-        );
-    }
-    let range = format!("{}..{}", frames[0], frames[frames.len() - 1]);
-    if !global.quiet {
-        // Plain lines (no progress bar): readable in a render farm's log files.
-        eprintln!(
-            "surge mesh: {} frame{} {range} of {}",
-            frames.len(),
-            if frames.len() == 1 { "" } else { "s" },
-            args.out.display()
-        );
-    }
-    let t0 = Instant::now();
-    for (k, &f) in frames.iter().enumerate() {
-        let t = Instant::now();
-        let path = layout.particles(f);
-        let pf = frame::read(&path)?;
-        if pf.frame != f {
-            bail!(
-                "{}: holds frame {} (expected {f}); the run folder is inconsistent",
-                path.display(),
-                pf.frame
-            );
-        }
-        let bytes = crate::surface::frame_ply_bytes(&pf, &scene)
-            .with_context(|| format!("meshing {}", path.display()))?;
-        let out = layout.mesh(f);
-        atomic_write(&out, &bytes).with_context(|| format!("writing {}", out.display()))?;
-        if !global.quiet {
-            let (v, t_) = crate::output::ply::header_counts(&bytes)?;
-            eprintln!(
-                "frame {f:4} ({}/{} of {range}): {} particles -> {v} vertices, {t_} triangles in {:.2} s -> {}",
-                k + 1,
-                frames.len(),
-                pf.particles.len(),
-                t.elapsed().as_secs_f64(),
-                out.display()
-            );
-        }
-    }
-    if !global.quiet {
-        eprintln!(
-            "meshed {} frame{} ({range}) in {:.2} s",
-            frames.len(),
-            if frames.len() == 1 { "" } else { "s" },
-            t0.elapsed().as_secs_f64()
-        );
-    }
-    Ok(())
-}
-
-fn describe(frames: &[u32]) -> String {
-    match (frames.first(), frames.last()) {
-        (Some(a), Some(b)) => format!("{a}..{b} ({} files)", frames.len()),
-        _ => "none".to_string(),
-    }
+    crate::run::remesh(&args.out, &options, &Terminal::new(global))
 }
 
 #[cfg(test)]

@@ -1,11 +1,15 @@
 //! The command line. The only module that touches the process: exit codes, signals, the thread
 //! pool, progress bars and logging.
+//!
+//! Layer 6: imports everything below; each command turns its flags into the options of a
+//! `run` entry point and hands it the terminal observer and the Ctrl-C/SIGTERM stop flag.
 
 pub mod mesh;
 pub mod preview;
 pub mod resume;
 pub mod run;
 
+use crate::error::InputError;
 use clap::{Args, Parser, Subcommand};
 
 /// surge: liquid shot description in, mesh sequence out.
@@ -54,27 +58,37 @@ pub fn main() -> i32 {
     let cli = Cli::parse();
     match dispatch(cli) {
         Ok(()) => 0,
-        Err(e) => {
-            eprintln!("{}", error_text(&e));
-            match e.downcast_ref::<run::Interrupted>() {
-                Some(i) if i.signal == run::StopSignal::Terminate => EXIT_TERMINATED,
-                Some(_) => EXIT_INTERRUPTED,
-                None => 1,
+        Err(e) => match e.downcast_ref::<run::Interrupted>() {
+            Some(i) if run::stop_signal() == run::StopSignal::Terminate => {
+                eprintln!(
+                    "error: stopped by SIGTERM after frame {}; its checkpoint is written (exit status {EXIT_TERMINATED}: resume me). Continue with: surge resume {}",
+                    i.frame,
+                    i.out.display()
+                );
+                EXIT_TERMINATED
             }
-        }
+            Some(_) => {
+                eprintln!("{}", error_text(&e));
+                EXIT_INTERRUPTED
+            }
+            None => {
+                eprintln!("{}", error_text(&e));
+                1
+            }
+        },
     }
 }
 
-/// The error chain as `error: A: B: C`, then every `fix:` line of the chain, so that the fix
-/// comes last even when a context that carries it wraps a lower-level cause.
+/// The error chain as `error: A: B: C`, then the fix of every [`InputError`] in the chain, so
+/// that the fix comes last even when a plain context wraps a typed cause. The fix is read from
+/// the error's field, never parsed out of text.
 pub fn error_text(e: &anyhow::Error) -> String {
     let mut problems: Vec<String> = Vec::new();
     let mut fixes: Vec<String> = Vec::new();
     for cause in e.chain() {
-        let text = cause.to_string();
-        let (problem, fix) = match text.split_once("\n  fix: ") {
-            Some((p, f)) => (p.to_string(), Some(f.to_string())),
-            None => (text, None),
+        let (problem, fix) = match cause.downcast_ref::<InputError>() {
+            Some(ie) => (ie.headline(), Some(ie.fix.clone())),
+            None => (cause.to_string(), None),
         };
         if !problem.is_empty() && problems.last() != Some(&problem) {
             problems.push(problem);
@@ -87,12 +101,6 @@ pub fn error_text(e: &anyhow::Error) -> String {
         out.push_str(&f);
     }
     out
-}
-
-/// An error displayed as `PROBLEM` then `  fix: FIX` on a second line, the form [`error_text`]
-/// (and [`crate::scene::InputError`]) use, so that the fix is printed last.
-pub(crate) fn fail(problem: impl std::fmt::Display, fix: impl std::fmt::Display) -> anyhow::Error {
-    anyhow::anyhow!("{problem}\n  fix: {fix}")
 }
 
 fn dispatch(cli: Cli) -> anyhow::Result<()> {
@@ -108,8 +116,9 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
 mod tests {
     #[test]
     fn fix_lines_come_after_the_whole_chain() {
-        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "No such file");
-        let e = anyhow::Error::new(io).context("cannot create OUT\n  fix: pick a writable path");
+        // A typed cause (problem and fix as fields) wrapped by a plain context.
+        let e =
+            crate::error::fail("No such file", "pick a writable path").context("cannot create OUT");
         assert_eq!(
             super::error_text(&e),
             "error: cannot create OUT: No such file\n  fix: pick a writable path"

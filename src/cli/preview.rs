@@ -1,15 +1,15 @@
-//! `surge preview OUT`: re-renders a run's sphere previews from its particle frames.
+//! `surge preview OUT`: re-renders a run's sphere previews from its particle frames
+//! ([`crate::run::repreview`]).
 //!
 //! Reads `OUT/scene.json` and `OUT/particles/frame_NNNN.bin`, writes
 //! `OUT/previews/frame_NNNN.png` atomically. Frames are independent, so a render farm can split
 //! a run with `--frames 0..49`, `--frames 50..99`, ... (inclusive ranges).
 
 use super::GlobalArgs;
-use crate::output::{self, RunLayout};
-use crate::render::{self, RenderSettings, View};
-use anyhow::{Context, bail};
+use super::run::Terminal;
+use crate::render::RenderSettings;
+use crate::run::PreviewOptions;
 use clap::Args;
-use std::io::IsTerminal;
 use std::path::PathBuf;
 
 #[derive(Debug, Args, Default)]
@@ -65,41 +65,8 @@ fn parse_vec3(s: &str) -> Result<[f64; 3], String> {
     Ok(v)
 }
 
-/// An inclusive frame range: `A..B`, `A..`, `..B` or `A`; `last` fills an open end.
-pub fn parse_frames(s: &str, last: u32) -> anyhow::Result<(u32, u32)> {
-    let num = |p: &str, what: &str| -> anyhow::Result<u32> {
-        p.trim().parse::<u32>().with_context(|| {
-            format!("--frames {s:?}: the {what} {p:?} is not a frame number; use A..B (inclusive), e.g. 0..4")
-        })
-    };
-    let (a, b) = match s.split_once("..") {
-        Some((a, b)) => {
-            let b = b.strip_prefix('=').unwrap_or(b);
-            (
-                if a.trim().is_empty() {
-                    0
-                } else {
-                    num(a, "start")?
-                },
-                if b.trim().is_empty() {
-                    last
-                } else {
-                    num(b, "end")?
-                },
-            )
-        }
-        None => {
-            let f = num(s, "frame")?;
-            (f, f)
-        }
-    };
-    if a > b {
-        bail!("--frames {s:?}: the start comes after the end; ranges are inclusive, e.g. 0..4");
-    }
-    Ok((a, b))
-}
+pub use crate::run::remesh::parse_preview_frames as parse_frames;
 
-/// The scene's render settings with the command line's overrides.
 fn settings(base: &RenderSettings, a: &PreviewArgs) -> RenderSettings {
     let mut s = base.clone();
     if let Some(w) = a.width {
@@ -127,108 +94,19 @@ fn settings(base: &RenderSettings, a: &PreviewArgs) -> RenderSettings {
 }
 
 pub fn run(global: &GlobalArgs, args: PreviewArgs) -> anyhow::Result<()> {
-    let layout = RunLayout::new(&args.out);
-    let scene_path = layout.scene();
-    if !scene_path.exists() {
-        bail!(
-            "{} not found: `surge preview` needs the output folder of a `surge run` (it holds \
-             scene.json and particles/)",
-            scene_path.display()
-        );
-    }
-    let mut scene = crate::scene::read_resolved(&scene_path)?;
-    scene.render = settings(&scene.render, &args);
-    if let Some(max) = args.speed_max {
-        let lo = scene.render.speed_range.map_or(0.0, |r| r[0]);
-        scene.render.speed_range = Some([lo, max]);
-    }
-    // Resolve once up front so a bad setting fails before any frame is read.
-    View::from_scene(&scene)
-        .map_err(|e| anyhow::anyhow!("{e} (from {} and the command line)", scene_path.display()))?;
-
-    let frames: Vec<u32> = match &args.frames {
-        Some(spec) => {
-            let (a, b) = parse_frames(spec, scene.time.frames)?;
-            (a..=b).collect()
+    let edit = |base: &RenderSettings| {
+        let mut s = settings(base, &args);
+        if let Some(max) = args.speed_max {
+            let lo = s.speed_range.map_or(0.0, |r| r[0]);
+            s.speed_range = Some([lo, max]);
         }
-        None => {
-            let all: Vec<u32> = (0..=scene.time.frames)
-                .filter(|&f| layout.particles(f).exists())
-                .collect();
-            if all.is_empty() {
-                return Err(super::mesh::no_particle_frames(
-                    &layout,
-                    scene.output.particles,
-                ));
-            }
-            all
-        }
+        s
     };
-    for &f in &frames {
-        let p = layout.particles(f);
-        if !p.exists() {
-            bail!(
-                "{} not found: frame {f} has no particle frame (the run has not reached it, or \
-                 wrote no particles); pick frames the run has with --frames A..B",
-                p.display()
-            );
-        }
-    }
-
-    // A progress bar on a terminal; elsewhere (a log file, a render farm's job output) one plain
-    // line per frame with the task's frame range, and no escape codes.
-    let range = format!("{}..{}", frames[0], frames[frames.len() - 1]);
-    let plain = !global.quiet && !std::io::stderr().is_terminal();
-    let bar = if global.quiet || plain {
-        indicatif::ProgressBar::hidden()
-    } else {
-        indicatif::ProgressBar::new(frames.len() as u64).with_style(
-            indicatif::ProgressStyle::with_template(
-                "preview {bar:30} {pos}/{len} frames, {per_sec}, eta {eta}",
-            )
-            .expect("valid template"),
-        )
+    let options = PreviewOptions {
+        frames: args.frames.clone(),
+        render: &edit,
     };
-    if plain {
-        eprintln!(
-            "surge preview: {} frame{} {range} of {}",
-            frames.len(),
-            if frames.len() == 1 { "" } else { "s" },
-            args.out.display()
-        );
-    }
-    let done = std::sync::atomic::AtomicUsize::new(0);
-    // Frames are independent: render a few at a time (each render is parallel too), which
-    // keeps the cores busy when frames are small.
-    use rayon::prelude::*;
-    frames.par_iter().with_max_len(1).try_for_each(|&f| {
-        let t = std::time::Instant::now();
-        let frame = output::frame::read(&layout.particles(f))?;
-        let png = render::frame_png_bytes(&frame, &scene)?;
-        let path = layout.preview(f);
-        output::atomic_write(&path, &png).with_context(|| format!("writing {}", path.display()))?;
-        bar.inc(1);
-        if plain {
-            let k = done.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
-            eprintln!(
-                "frame {f:4} ({k}/{} of {range}): {} particles in {:.2} s -> {}",
-                frames.len(),
-                frame.particles.len(),
-                t.elapsed().as_secs_f64(),
-                path.display()
-            );
-        }
-        anyhow::Ok(())
-    })?;
-    bar.finish_and_clear();
-    if !global.quiet {
-        eprintln!(
-            "wrote {} preview(s) to {}",
-            frames.len(),
-            layout.previews_dir().display()
-        );
-    }
-    Ok(())
+    crate::run::repreview(&args.out, &options, &Terminal::new(global))
 }
 
 #[cfg(test)]

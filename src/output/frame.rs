@@ -14,7 +14,7 @@
 //! Particles are in creation order. Read it in Python with
 //! `numpy.fromfile(f, '<f4', offset=32).reshape(6, -1)`.
 
-use crate::sim::Particles;
+use crate::particles::Particles;
 use std::path::Path;
 
 pub const MAGIC: &[u8; 8] = b"SURGEPRT";

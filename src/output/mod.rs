@@ -13,11 +13,19 @@
 //!
 //! Every file is written atomically: to a temporary name in the same folder, fsynced, then
 //! renamed into place, so a killed run never leaves a half-written file behind.
+//!
+//! Layer 2 (a stage beside sim, surface and render, importing none of them): imports error,
+//! particles, mesh, image and geometry. It encodes what the stages produce (a `TriMesh` as PLY,
+//! an `Image` as PNG, particles as frames and `.part` text) and owns [`OutputSettings`].
 
 pub mod frame;
 pub mod part;
 pub mod ply;
+pub mod png;
+pub mod settings;
 pub mod stats;
+
+pub use settings::OutputSettings;
 
 use std::fs;
 use std::io::{self, Write};

@@ -9,8 +9,11 @@
 //! File names come from a printf pattern with one integer conversion (`fluid.%03d.part`,
 //! `output.%04d.txt`, `f%d`, `%5d`, `%-4d`, `%%` for a literal percent sign).
 
-use crate::sim::Particles;
+use crate::error::InputError;
+use crate::geometry::Domain;
+use crate::particles::{MAX_ACCELERATION_OR_SPEED, MAX_PARTICLES, Particles};
 use std::fmt::Write as _;
+use std::path::Path;
 
 /// Formats `v` like C's `printf("%g", v)` (precision 6).
 pub fn format_g(v: f64) -> String {
@@ -235,6 +238,165 @@ impl NamePattern {
         let f: u32 = mid.trim().trim_start_matches('+').parse().ok()?;
         (self.name(f) == file_name).then_some(f)
     }
+}
+
+/// Reads a particle file (`N`, then N lines `x y z vx vy vz`) and checks that every number is
+/// finite, the count line matches the lines that follow, and every particle lies in `domain`'s
+/// liquid region (inside the one-cell wall layer). Errors name the line.
+pub fn read_particle_file(path: &Path, domain: &Domain) -> Result<Particles, InputError> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        InputError::file(
+            path,
+            format!("cannot read the particle file: {e}"),
+            "check the path (relative paths: see README.md) and that it is a text file",
+        )
+    })?;
+    let particles = parse_particle_text(&text, path)?;
+    let [lo, hi] = domain.liquid_region();
+    let mut outside = 0usize;
+    let mut first = None;
+    for i in 0..particles.len() {
+        let p = particles.position(i);
+        if (0..3).any(|a| (p[a] as f64) < lo[a] || (p[a] as f64) > hi[a]) {
+            outside += 1;
+            first.get_or_insert((i, p));
+        }
+    }
+    let limit = MAX_ACCELERATION_OR_SPEED;
+    if let Some(i) = (0..particles.len()).find(|&i| {
+        particles
+            .velocity(i)
+            .iter()
+            .any(|v| (*v as f64).abs() > limit)
+    }) {
+        return Err(InputError::line(
+            path,
+            line_of_particle(&text, i),
+            format!(
+                "the velocity {:?} is beyond what a liquid simulation can take (at most {limit} m/s per component)",
+                particles.velocity(i)
+            ),
+            "check the columns (`x y z vx vy vz`) and the exponents",
+        ));
+    }
+    if let Some((i, p)) = first {
+        return Err(InputError::line(
+            path,
+            line_of_particle(&text, i),
+            format!(
+                "{outside} of {} particles lie outside the domain's liquid region [{lo:?}, {hi:?}] (the domain minus its one-cell wall layer); the first is this one, at {p:?}",
+                particles.len()
+            ),
+            "move the particles inside, or enlarge the domain (`res`/`lc` or `domain.resolution`/`domain.lower`)",
+        ));
+    }
+    Ok(particles)
+}
+
+/// 1-based line number of particle `i` (skipping blank lines as the parser does).
+fn line_of_particle(text: &str, i: usize) -> usize {
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .nth(i + 1)
+        .map_or(0, |(n, _)| n + 1)
+}
+
+/// Parses a particle file's text; `path` names it in errors.
+pub fn parse_particle_text(text: &str, path: &Path) -> Result<Particles, InputError> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut lines = text
+        .lines()
+        .enumerate()
+        .map(|(n, l)| (n + 1, l.trim()))
+        .filter(|(_, l)| !l.is_empty());
+    let Some((count_line, count_text)) = lines.next() else {
+        return Err(InputError::file(
+            path,
+            "the particle file is empty",
+            "write the particle count on line 1, then one line `x y z vx vy vz` per particle",
+        ));
+    };
+    let n: usize = count_text.parse().map_err(|_| {
+        InputError::line(
+            path,
+            count_line,
+            format!("expected the particle count (a whole number), found `{count_text}`"),
+            "write the particle count on the first line",
+        )
+    })?;
+    if n > MAX_PARTICLES {
+        return Err(InputError::line(
+            path,
+            count_line,
+            format!(
+                "{n} particles is more than surge handles ({})",
+                MAX_PARTICLES
+            ),
+            "use fewer particles",
+        ));
+    }
+    let mut p = Particles::with_capacity(n.min(1 << 24));
+    let mut last_line = count_line;
+    for (line, l) in lines {
+        last_line = line;
+        let mut values = [0f32; 6];
+        let mut k = 0;
+        for word in l.split_whitespace() {
+            if k == 6 {
+                k += 1;
+                break;
+            }
+            let v: f32 = word.parse().map_err(|_| {
+                InputError::line(
+                    path,
+                    line,
+                    format!("`{word}` is not a number"),
+                    "write six numbers `x y z vx vy vz` per line",
+                )
+            })?;
+            if !v.is_finite() {
+                return Err(InputError::line(
+                    path,
+                    line,
+                    format!("`{word}` is not a finite number"),
+                    "replace NaN and infinite values with finite positions and velocities",
+                ));
+            }
+            values[k] = v;
+            k += 1;
+        }
+        if k != 6 {
+            return Err(InputError::line(
+                path,
+                line,
+                format!(
+                    "expected 6 numbers `x y z vx vy vz`, found {} in `{l}`",
+                    l.split_whitespace().count()
+                ),
+                "write exactly six numbers per particle line",
+            ));
+        }
+        p.push(
+            [values[0], values[1], values[2]],
+            [values[3], values[4], values[5]],
+        );
+    }
+    if p.len() != n {
+        return Err(InputError::line(
+            path,
+            count_line,
+            format!(
+                "the count line says {n} particles but {} particle lines follow (last at line {last_line})",
+                p.len()
+            ),
+            format!(
+                "set line {count_line} to {} or add/remove particle lines",
+                p.len()
+            ),
+        ));
+    }
+    Ok(p)
 }
 
 #[cfg(test)]

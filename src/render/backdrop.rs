@@ -19,8 +19,8 @@
 use super::View;
 use super::camera::{V3, dot, sub};
 use super::colormap::{srgb_to_linear, viridis};
-use super::image::Image;
-use crate::sim::Particles;
+use crate::image::Image;
+use crate::particles::Particles;
 use rayon::prelude::*;
 
 /// Width of the region's edge lines, pixels.

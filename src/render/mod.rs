@@ -50,19 +50,23 @@
 //! means the same speed in every frame. A small text-free legend bar in the bottom-right corner
 //! shows the map, slow on the left, with a small triangle above it marking the frame's top
 //! speed (at the right end when it is off the scale).
+//!
+//! Layer 2 (a stage beside sim, surface and output, importing none of them): imports error,
+//! particles, image and geometry. Owns [`RenderSettings`] and [`View`]; takes plain data
+//! (particles + view -> [`Image`]); the PNG encoding is `output::png`'s.
 
 pub mod backdrop;
 pub mod camera;
 pub mod colormap;
-pub mod image;
+pub use crate::image;
 pub mod raster;
+mod splat;
 
+pub use crate::image::Image;
 pub use camera::Camera;
-pub use image::Image;
 
-use crate::output::frame::ParticleFrame;
-use crate::scene::{Domain, Scene, Source};
-use crate::sim::Particles;
+use crate::geometry::Domain;
+use crate::particles::Particles;
 use serde::{Deserialize, Serialize};
 
 /// Largest image side, pixels.
@@ -240,17 +244,13 @@ pub struct View {
 /// The liquid region of a domain: the domain minus its one-cell solid wall layer, `[lower,
 /// upper]`, m.
 pub fn liquid_region(domain: &Domain) -> [[f64; 3]; 2] {
-    let up = domain.upper();
-    let h = domain.cell_size;
-    [
-        std::array::from_fn(|a| domain.lower[a] + h),
-        std::array::from_fn(|a| up[a] - h),
-    ]
+    domain.liquid_region()
 }
 
 /// The default speed range's upper end, m/s: `sqrt(2 |g| H)` with `H` the liquid region's
-/// extent along gravity's main axis, or the fastest source's speed if larger, or 1 if both are 0.
-pub fn default_max_speed(domain: &Domain, gravity: [f64; 3], sources: &[Source]) -> f64 {
+/// extent along gravity's main axis, or `source_speed` (the fastest source's speed) if larger,
+/// or 1 if both are 0.
+pub fn default_max_speed(domain: &Domain, gravity: [f64; 3], source_speed: f64) -> f64 {
     let [lo, hi] = liquid_region(domain);
     let g = gravity.iter().map(|c| c * c).sum::<f64>().sqrt();
     let fall = if g > 0.0 {
@@ -261,27 +261,32 @@ pub fn default_max_speed(domain: &Domain, gravity: [f64; 3], sources: &[Source])
     } else {
         0.0
     };
-    let source = sources
-        .iter()
-        .map(|s| match s {
-            Source::Box { velocity, .. } | Source::Sphere { velocity, .. } => {
-                velocity.iter().map(|c| c * c).sum::<f64>().sqrt()
-            }
-            Source::ParticleFile { .. } => 0.0,
-        })
-        .fold(0.0, f64::max);
-    let m = fall.max(source);
+    let m = fall.max(source_speed);
     if m > 0.0 && m.is_finite() { m } else { 1.0 }
 }
 
+/// What a [`View`] is resolved from: the settings and the few scene facts they default from.
+/// Plain data; a scene converts into it (`From<&Scene>` in `scene`).
+#[derive(Debug, Clone, Copy)]
+pub struct ViewInput<'a> {
+    /// The scene's `render` section.
+    pub settings: &'a RenderSettings,
+    /// The simulation box.
+    pub domain: &'a Domain,
+    /// Gravity, m/s^2.
+    pub gravity: [f64; 3],
+    /// The fastest source's initial speed, m/s (0 without any).
+    pub source_speed: f64,
+}
+
 impl View {
-    /// Resolves settings against a domain, gravity (m/s^2) and the scene's sources (which only
-    /// feed the default speed range).
+    /// Resolves settings against a domain, gravity (m/s^2) and the fastest source speed (m/s,
+    /// which only feeds the default speed range).
     pub fn new(
         settings: &RenderSettings,
         domain: &Domain,
         gravity: [f64; 3],
-        sources: &[Source],
+        source_speed: f64,
     ) -> Result<View, SettingError> {
         settings.validate()?;
         let region = liquid_region(domain);
@@ -291,7 +296,7 @@ impl View {
             .unwrap_or(0.5 * domain.particle_spacing()) as f32;
         let speed_range = settings
             .speed_range
-            .unwrap_or([0.0, default_max_speed(domain, gravity, sources)]);
+            .unwrap_or([0.0, default_max_speed(domain, gravity, source_speed)]);
         let g2: f64 = gravity.iter().map(|c| c * c).sum();
         let floor = (settings.show_domain && g2 > 0.0).then(|| {
             let axis = (0..3)
@@ -309,9 +314,10 @@ impl View {
         })
     }
 
-    /// [`View::new`] for a scene.
-    pub fn from_scene(scene: &Scene) -> Result<View, SettingError> {
-        View::new(&scene.render, &scene.domain, scene.gravity, &scene.sources)
+    /// [`View::new`] for a scene (anything that gives a [`ViewInput`]).
+    pub fn from_scene<'a>(input: impl Into<ViewInput<'a>>) -> Result<View, SettingError> {
+        let i = input.into();
+        View::new(i.settings, i.domain, i.gravity, i.source_speed)
     }
 }
 
@@ -320,15 +326,10 @@ pub fn render(particles: &Particles, view: &View) -> Image {
     raster::render(particles, view)
 }
 
-/// Renders particles as the scene's `render` section says.
-pub fn render_scene(particles: &Particles, scene: &Scene) -> anyhow::Result<Image> {
-    Ok(render(particles, &View::from_scene(scene)?))
-}
-
-/// The PNG file of one frame's preview.
-pub fn frame_png_bytes(frame: &ParticleFrame, scene: &Scene) -> anyhow::Result<Vec<u8>> {
-    use anyhow::Context;
-    let image = render_scene(&frame.particles, scene)
-        .with_context(|| format!("rendering the preview of frame {}", frame.frame))?;
-    image.to_png()
+/// Renders particles as a scene's `render` section says (anything that gives a [`ViewInput`]).
+pub fn render_scene<'a>(
+    particles: &Particles,
+    input: impl Into<ViewInput<'a>>,
+) -> anyhow::Result<Image> {
+    Ok(render(particles, &View::from_scene(input)?))
 }

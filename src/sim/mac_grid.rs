@@ -40,7 +40,7 @@ pub struct GridDims {
 
 impl GridDims {
     /// Dimensions of a scene's grid.
-    pub fn new(domain: &crate::scene::Domain) -> Self {
+    pub fn new(domain: &crate::geometry::Domain) -> Self {
         Self {
             n: domain.resolution.map(|r| r as usize),
             h: domain.cell_size as f32,

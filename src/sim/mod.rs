@@ -49,6 +49,11 @@
 //! only visits rows near the liquid, the pool's other workers are kept awake during a frame
 //! (`with_workers_awake`), and the grid-to-particle loop runs eight particles at a time with
 //! AVX2 where the CPU has it (`gather_avx2`, bit-identical to the scalar loop).
+//!
+//! Layer 2 (a stage beside surface, render and output, importing none of them): imports error,
+//! particles and geometry. Owns its settings ([`settings`]: `SolverSettings`, `TimeSettings`,
+//! `SimSettings`), the seeding of sources ([`seeding`]) and the pressure solve ([`pressure`]:
+//! system assembly, the CG loop, and the preconditioners behind one trait).
 
 pub mod advect;
 pub mod cell_sort;
@@ -58,20 +63,21 @@ pub mod forces;
 #[cfg(target_arch = "x86_64")]
 mod gather_avx2;
 pub mod mac_grid;
-pub mod particles;
 pub mod pressure;
 pub mod reduce;
+pub mod seeding;
+pub mod settings;
 mod sync_ptr;
 pub mod transfer;
 
-pub use particles::Particles;
+pub use crate::particles::{self, Particles};
 
-use crate::scene::Scene;
 use cell_sort::SortedParticles;
 use extrapolate::Extrapolator;
 use mac_grid::{CellLabel, FaceKind, GridDims};
 use pressure::PressureSolver;
 use rayon::prelude::*;
+pub use settings::{SimSettings, SolverSettings, TimeSettings};
 use std::time::Instant;
 
 /// Seconds spent per stage during one frame (wall-clock; the only non-deterministic output).
@@ -185,15 +191,21 @@ impl Workspace {
 /// A running simulation. Its whole state is the scene, the particles and the frame index: it
 /// can be rebuilt exactly from a particle frame (see `checkpoint`).
 pub struct Simulation {
-    scene: Scene,
+    settings: SimSettings,
     particles: Particles,
     frame: u32,
     ws: Workspace,
 }
 
 impl Simulation {
-    /// A simulation of `scene` whose particles are at the state of the end of `frame`.
-    pub fn new(scene: &Scene, particles: Particles, frame: u32) -> anyhow::Result<Self> {
+    /// A simulation of `settings` (a [`SimSettings`], or a scene, which converts into one)
+    /// whose particles are at the state of the end of `frame`.
+    pub fn new(
+        settings: impl Into<SimSettings>,
+        particles: Particles,
+        frame: u32,
+    ) -> anyhow::Result<Self> {
+        let scene: SimSettings = settings.into();
         let d = &scene.domain;
         anyhow::ensure!(
             d.cell_size.is_finite() && d.cell_size > 0.0,
@@ -230,7 +242,7 @@ impl Simulation {
         }
         let dims = GridDims::new(d);
         Ok(Self {
-            scene: scene.clone(),
+            settings: scene,
             particles,
             frame,
             ws: Workspace::new(dims),
@@ -247,16 +259,16 @@ impl Simulation {
         &self.particles
     }
 
-    /// The scene being simulated.
-    pub fn scene(&self) -> &Scene {
-        &self.scene
+    /// The settings being simulated.
+    pub fn settings(&self) -> &SimSettings {
+        &self.settings
     }
 
     /// Use the MIC(0) preconditioner in the pressure solve (default true; false gives plain CG,
     /// for benchmarks).
     #[doc(hidden)]
     pub fn set_preconditioner(&mut self, on: bool) {
-        self.ws.pressure.precondition = on;
+        self.ws.pressure.set_preconditioner(on);
     }
 
     /// Divergence times `h` (m/s) of every fluid cell after the last substep's projection,
@@ -280,7 +292,7 @@ impl Simulation {
     /// value exercises the parallel blocks on small scenes).
     #[doc(hidden)]
     pub fn set_preconditioner_block_rows(&mut self, rows: usize) {
-        self.ws.pressure.block_rows = rows;
+        self.ws.pressure.set_block_rows(rows);
     }
 
     /// Apply the density correction (default true; false for benchmarks and comparisons).
@@ -301,9 +313,9 @@ impl Simulation {
     fn advance_frame_in_pool(&mut self) -> FrameReport {
         let mut report = FrameReport::default();
         let most = self
-            .scene
+            .settings
             .steps_per_frame()
-            .max(self.scene.solver.max_substeps);
+            .max(self.settings.solver.max_substeps);
         report.substep_reports.reserve(most as usize);
         let ws = &mut self.ws;
         let d = ws.dims;
@@ -312,16 +324,16 @@ impl Simulation {
         advect::clamp_inside(&d, &mut ws.sorted);
         report.seconds.sort += t.elapsed().as_secs_f64();
 
-        let solver = &self.scene.solver;
-        let g = self.scene.gravity.map(|x| x as f32);
+        let solver = &self.settings.solver;
+        let g = self.settings.gravity.map(|x| x as f32);
         let gnorm = (g[0] * g[0] + g[1] * g[1] + g[2] * g[2]).sqrt() as f64;
         if let Some(dt) = solver.fixed_dt {
-            let steps = self.scene.steps_per_frame();
+            let steps = self.settings.steps_per_frame();
             for i in 0..steps {
                 let umax = max_speed(&ws.sorted) as f64;
                 substep(
                     ws,
-                    &self.scene,
+                    &self.settings,
                     dt as f32,
                     umax,
                     i == 0,
@@ -330,8 +342,8 @@ impl Simulation {
                 );
             }
         } else {
-            let t0 = self.scene.frame_time(self.frame);
-            let t1 = self.scene.frame_time(self.frame + 1);
+            let t0 = self.settings.frame_time(self.frame);
+            let t1 = self.settings.frame_time(self.frame + 1);
             let len = t1 - t0;
             let dt_min = len / solver.max_substeps.max(1) as f64;
             let dt_max = len / solver.min_substeps.max(1) as f64;
@@ -358,7 +370,15 @@ impl Simulation {
                     // Split what is left in two equal substeps rather than leave a sliver.
                     dt = 0.5 * remaining;
                 }
-                substep(ws, &self.scene, dt as f32, umax, n == 0, last, &mut report);
+                substep(
+                    ws,
+                    &self.settings,
+                    dt as f32,
+                    umax,
+                    n == 0,
+                    last,
+                    &mut report,
+                );
                 elapsed += dt;
                 n += 1;
                 if last {
@@ -443,7 +463,7 @@ fn max_speed(sp: &SortedParticles) -> f32 {
 /// applies the density correction).
 fn substep(
     ws: &mut Workspace,
-    scene: &Scene,
+    scene: &SimSettings,
     dt: f32,
     umax: f64,
     first: bool,

@@ -11,17 +11,22 @@
 //! 3. [`smoothing`]: Taubin smoothing with exact volume restoration (optional, on by default).
 //!
 //! Every stage runs on rayon and produces the same bytes for any thread count.
-//! [`frame_ply_bytes`] is what `surge run` and `surge mesh` call per frame.
+//! The PLY file is the output stage's (`output::ply`); `run::frame_ply_bytes` joins the two.
+//!
+//! Layer 2 (a stage beside sim, render and output, importing none of them): imports error,
+//! particles, mesh and geometry. Owns [`SurfaceSettings`] and its checks; takes plain data
+//! (`reconstruct(&Particles, &SurfaceSettings, &Domain) -> TriMesh`); the PLY encoding is
+//! `output::ply`'s.
 
 pub mod level_set;
 pub mod marching_cubes;
 pub mod smoothing;
 pub mod sparse_grid;
 
+use crate::error::InputError;
+use crate::geometry::Domain;
 use crate::mesh::TriMesh;
-use crate::output::frame::ParticleFrame;
-use crate::scene::{Domain, Scene};
-use crate::sim::Particles;
+use crate::particles::Particles;
 use serde::{Deserialize, Serialize};
 
 /// Default particle radius as a multiple of the particle spacing `s = cell_size / 2`: the radius
@@ -116,14 +121,21 @@ const BYTES_PER_SAMPLE: f64 = 16.0;
 const BYTES_PER_TABLE_BLOCK: f64 = 9.0;
 
 /// Surface settings that are invalid, or whose sampling grid would not fit in memory for the
-/// domain ([`SurfaceSettings::validate_for`]). Displayed as `PROBLEM` then `  fix: FIX`.
+/// domain ([`SurfaceSettings::validate_for`]). Displayed as the problem; the fix is a field, and
+/// the error converts into [`InputError`] (the scene reader places it in its file).
 #[derive(Debug, Clone, thiserror::Error)]
-#[error("{message}\n  fix: {fix}")]
+#[error("{message}")]
 pub struct SamplingTooFine {
     /// What is wrong, naming the field.
     pub message: String,
     /// How to fix it.
     pub fix: String,
+}
+
+impl From<SamplingTooFine> for InputError {
+    fn from(e: SamplingTooFine) -> Self {
+        InputError::plain(e.message, e.fix)
+    }
 }
 
 fn default_kernel_radius_factor() -> f64 {
@@ -235,7 +247,7 @@ impl SurfaceSettings {
     /// The level-set parameters for `domain`.
     pub fn level_set_params(&self, domain: &Domain) -> level_set::Params {
         let r = self.radius(domain);
-        let up = domain.upper();
+        let [region_lo, region_hi] = domain.liquid_region();
         level_set::Params {
             kind: match self.method {
                 Method::ZhuBridson => level_set::Kind::ZhuBridson,
@@ -244,8 +256,8 @@ impl SurfaceSettings {
             cell: self.mesh_cell(domain),
             radius: r,
             kernel_radius: self.kernel_radius_factor * r,
-            region_lo: std::array::from_fn(|a| domain.lower[a] + domain.cell_size),
-            region_hi: std::array::from_fn(|a| up[a] - domain.cell_size),
+            region_lo,
+            region_hi,
         }
     }
 }
@@ -288,11 +300,4 @@ pub fn reconstruct(particles: &Particles, settings: &SurfaceSettings, domain: &D
         p.cell,
     );
     mesh
-}
-
-/// The PLY file of one frame's surface mesh (see [`crate::output::ply`]).
-pub fn frame_ply_bytes(frame: &ParticleFrame, scene: &Scene) -> anyhow::Result<Vec<u8>> {
-    scene.surface.validate_for(&scene.domain)?;
-    let mesh = reconstruct(&frame.particles, &scene.surface, &scene.domain);
-    Ok(crate::output::ply::encode(&mesh, frame.frame, frame.time))
 }

@@ -2,7 +2,7 @@
 //! frame loop that checks conservation and converged pressure solves after every frame.
 
 use surge::scene::{Domain, Scene, SolverSettings, Source, TimeSettings};
-use surge::sim::{FrameReport, Particles, Simulation};
+use surge::sim::{FrameReport, Particles, SimSettings, Simulation};
 
 pub const G: f64 = surge::scene::STANDARD_GRAVITY;
 
@@ -34,7 +34,7 @@ pub fn seeded(scene: &mut Scene, sources: Vec<Source>) -> Particles {
 }
 
 /// Count, finiteness, and every particle strictly inside the inner (non-wall) box.
-pub fn check_conservation(scene: &Scene, p: &Particles, n0: usize, when: &str) {
+pub fn check_conservation(scene: &SimSettings, p: &Particles, n0: usize, when: &str) {
     assert_eq!(p.len(), n0, "{when}: particle count changed");
     let d = &scene.domain;
     for i in 0..p.len() {
@@ -74,10 +74,10 @@ pub fn run(sim: &mut Simulation, frames: u32, mut each: impl FnMut(&Simulation, 
     for _ in 0..frames {
         let r = sim.advance_frame();
         let when = format!("frame {}", sim.frame());
-        check_conservation(sim.scene(), sim.particles(), n0, &when);
+        check_conservation(sim.settings(), sim.particles(), n0, &when);
         // Every substep's pressure solve converged: residual within the tolerance, reached
         // before the iteration cap (a solve that stops at the cap has not converged).
-        let solver = &sim.scene().solver;
+        let solver = &sim.settings().solver;
         for (k, sr) in r.substep_reports.iter().enumerate() {
             assert!(
                 sr.pressure_residual <= solver.pressure_tolerance

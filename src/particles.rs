@@ -1,4 +1,17 @@
-//! Liquid particles as a struct of arrays.
+//! Liquid particles as a struct of arrays (the data-oriented layout of the stepper's hot
+//! loops), and the limits of the particle state (most particles, largest speed).
+//!
+//! Layer 0: imports nothing of surge.
+
+/// Most particles a scene may seed (2^28, 6 GB of particle state): a guard against a typo
+/// that would exhaust memory.
+pub const MAX_PARTICLES: usize = 1 << 28;
+
+/// Largest gravity component and initial speed a scene may give, m/s^2 and m/s. Far beyond any
+/// liquid shot (the speed of sound in water is 1,500 m/s, where incompressible flow stops making
+/// sense) and far below what overflows the f32 particle state (a typo like `-9.8e30` would
+/// turn every particle into NaN within a frame).
+pub const MAX_ACCELERATION_OR_SPEED: f64 = 1e4;
 
 /// Particles as a struct of arrays: `pos[axis][i]`, `vel[axis][i]`.
 ///

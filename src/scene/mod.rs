@@ -1,0 +1,391 @@
+//! Shot descriptions: the native scene format (`scenes/*.json`) and the tutorial's `fluid.json`.
+//!
+//! Layer 4: the only module that knows the JSON input formats. It imports the layers below
+//! (error, particles, geometry, the stages' settings types, output's particle-file reader) and
+//! is imported only by `run` and `cli`. Every input becomes one [`Scene`], fully resolved
+//! (defaults filled in), which is what `OUT/scene.json` stores and what a resume reads. A
+//! [`Scene`] is a bundle of the stages' own settings types ([`Domain`], [`SolverSettings`],
+//! [`TimeSettings`], [`Source`], `SurfaceSettings`, `RenderSettings`, [`OutputSettings`]);
+//! each type checks its own section and this module checks only what crosses sections, then
+//! places the error in its file. [`native`] reads native scenes, [`tutorial`] the tutorial's
+//! file, [`json`] holds the shared JSON error reporting.
+//!
+//! Units: metres, seconds, kilograms. Axes: z is up by default (Blender's convention); gravity
+//! is a vector, so a y-up scene just sets `gravity: [0, -9.80665, 0]`.
+//!
+//! Grid convention: see [`crate::geometry::domain`].
+
+pub mod json;
+pub mod native;
+pub mod tutorial;
+
+pub use crate::error::{InputError, show};
+pub use crate::geometry::Domain;
+pub use crate::geometry::domain::{MIN_CELL_SIZE, POSITION_RESOLUTION_CELLS};
+pub use crate::output::OutputSettings;
+pub use crate::particles::{MAX_ACCELERATION_OR_SPEED, MAX_PARTICLES};
+pub use crate::sim::seeding::Source;
+pub use crate::sim::settings::{
+    MAX_SUBSTEPS, STANDARD_GRAVITY, SimSettings, SolverSettings, TimeSettings,
+};
+pub use tutorial::{TUTORIAL_FPS, tutorial_last_frame};
+
+use crate::particles::Particles;
+use json::{json_syntax_error, strip_comment_lines, typed};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// A fully described shot.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scene {
+    /// Shot name; the default output folder is `out/<name>/`. (default: the scene file's stem)
+    #[serde(default)]
+    pub name: String,
+    /// The simulation box and its grid.
+    pub domain: Domain,
+    /// Gravity vector, m/s^2. (default: `[0, 0, -9.80665]`, z up)
+    #[serde(default = "default_gravity")]
+    pub gravity: [f64; 3],
+    /// Liquid density, kg/m^3. Scales pressure only; the motion does not depend on it.
+    /// (default: `1000`)
+    #[serde(default = "default_density")]
+    pub density: f64,
+    /// Where the liquid starts. At least one source.
+    pub sources: Vec<Source>,
+    /// Seed of the jitter used when seeding sources. (default: `0`)
+    #[serde(default)]
+    pub seed: u64,
+    /// Frames and frame rate.
+    #[serde(default)]
+    pub time: TimeSettings,
+    /// Stepper settings.
+    #[serde(default)]
+    pub solver: SolverSettings,
+    /// Surface reconstruction settings (meshes).
+    #[serde(default)]
+    pub surface: crate::surface::SurfaceSettings,
+    /// Sphere preview settings.
+    #[serde(default)]
+    pub render: crate::render::RenderSettings,
+    /// What to write.
+    #[serde(default)]
+    pub output: OutputSettings,
+}
+
+impl Scene {
+    /// Simulated time at the end of `frame`, s. Derived from the frame index, never accumulated.
+    pub fn frame_time(&self, frame: u32) -> f64 {
+        crate::sim::settings::frame_time(&self.time, &self.solver, frame)
+    }
+
+    /// With a fixed step: steps per frame (at least 1). With adaptive steps: 0.
+    pub fn steps_per_frame(&self) -> u32 {
+        crate::sim::settings::steps_per_frame(&self.time, &self.solver)
+    }
+
+    /// The physics part, as the stepper takes it.
+    pub fn sim_settings(&self) -> SimSettings {
+        SimSettings::from(self)
+    }
+}
+
+impl From<&Scene> for SimSettings {
+    fn from(s: &Scene) -> Self {
+        SimSettings {
+            domain: s.domain.clone(),
+            gravity: s.gravity,
+            density: s.density,
+            sources: s.sources.clone(),
+            seed: s.seed,
+            time: s.time.clone(),
+            solver: s.solver.clone(),
+        }
+    }
+}
+
+impl<'a> From<&'a Scene> for crate::render::ViewInput<'a> {
+    fn from(s: &'a Scene) -> Self {
+        crate::render::ViewInput {
+            settings: &s.render,
+            domain: &s.domain,
+            gravity: s.gravity,
+            source_speed: fastest_source_speed(&s.sources),
+        }
+    }
+}
+
+/// The fastest initial speed of a box or sphere source, m/s (0 without any): it feeds the
+/// preview's default colour range.
+pub fn fastest_source_speed(sources: &[Source]) -> f64 {
+    sources
+        .iter()
+        .map(|s| match s {
+            Source::Box { velocity, .. } | Source::Sphere { velocity, .. } => {
+                velocity.iter().map(|c| c * c).sum::<f64>().sqrt()
+            }
+            Source::ParticleFile { .. } => 0.0,
+        })
+        .fold(0.0, f64::max)
+}
+
+fn default_gravity() -> [f64; 3] {
+    [0.0, 0.0, -STANDARD_GRAVITY]
+}
+fn default_density() -> f64 {
+    1000.0
+}
+
+/// Which input format a scene file was in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SceneFormat {
+    /// A native scene (`scenes/*.json`).
+    Native,
+    /// The tutorial's `fluid.json`.
+    Tutorial,
+}
+
+/// A scene read, resolved, validated and seeded: everything a run needs to start.
+#[derive(Debug, Clone)]
+pub struct LoadedScene {
+    /// The resolved scene: defaults filled in, particle file paths absolute.
+    pub scene: Scene,
+    /// The initial particles, in creation order (source order, then seeding order).
+    pub particles: Particles,
+    /// The file it came from.
+    pub file: PathBuf,
+    /// Its format.
+    pub format: SceneFormat,
+    /// Things worth telling the user that are not errors (a source clipped by the walls).
+    pub notes: Vec<String>,
+}
+
+/// Keys of the tutorial's `fluid.json`.
+const TUTORIAL_KEYS: [&str; 9] = [
+    "dt",
+    "total_time",
+    "density",
+    "res",
+    "h",
+    "lc",
+    "flipRatio",
+    "particles",
+    "output_fname",
+];
+
+/// Reads a scene file (native or the tutorial's `fluid.json`, told apart by their keys),
+/// validates every field and seeds its particles. Nothing is written.
+pub fn load(path: &Path) -> Result<LoadedScene, InputError> {
+    if path.is_dir() {
+        let p = path.display();
+        let run_folder = path.join("scene.json").is_file()
+            && ["particles", "checkpoints", "stats"]
+                .iter()
+                .any(|d| path.join(d).is_dir());
+        let jsons: Vec<String> = std::fs::read_dir(path)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".json"))
+            .collect();
+        return Err(if run_folder {
+            InputError::file(
+                path,
+                "is the output folder of a run, not a scene file",
+                format!(
+                    "continue that run with `surge resume {p}`, or run its scene again with `surge run {} -o NEW_FOLDER`",
+                    path.join("scene.json").display()
+                ),
+            )
+        } else if jsons.len() == 1 {
+            InputError::file(
+                path,
+                "is a folder, not a scene file",
+                format!(
+                    "give the scene file itself: `{}`",
+                    path.join(&jsons[0]).display()
+                ),
+            )
+        } else {
+            InputError::file(
+                path,
+                "is a folder, not a scene file",
+                "give the scene's .json file, e.g. scenes/dam_break.json (or inputs/fluid.json)",
+            )
+        });
+    }
+    let bytes = std::fs::read(path).map_err(|e| {
+        let fix = if e.kind() == std::io::ErrorKind::NotFound {
+            "check the path; shipped scenes are in `scenes/`, the tutorial's input is `inputs/fluid.json`"
+        } else {
+            "make the file readable"
+        };
+        InputError::file(path, format!("cannot read the scene file: {e}"), fix)
+    })?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        let b = e.as_bytes();
+        let utf16 = b.starts_with(&[0xff, 0xfe]) || b.starts_with(&[0xfe, 0xff]);
+        InputError::file(
+            path,
+            if utf16 {
+                "the file is UTF-16 text, not UTF-8".to_string()
+            } else {
+                format!(
+                    "not UTF-8 text (invalid byte at offset {}): is it a scene file?",
+                    e.utf8_error().valid_up_to()
+                )
+            },
+            "save the scene as UTF-8 JSON text (in most editors: Save with Encoding > UTF-8)",
+        )
+    })?;
+    if text.trim_start_matches('\u{feff}').trim().is_empty() {
+        return Err(InputError::file(
+            path,
+            "the file is empty",
+            "write the scene as one JSON object; README.md's scene reference has a minimal example",
+        ));
+    }
+    let base = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let base = std::path::absolute(&base).unwrap_or(base);
+    load_str(&text, path, &base)
+}
+
+/// [`load`] from text: `file` names it in errors (and gives the default name), relative particle
+/// file paths of native scenes are taken from `base_dir`.
+pub fn load_str(text: &str, file: &Path, base_dir: &Path) -> Result<LoadedScene, InputError> {
+    let clean = strip_comment_lines(text);
+    let value: serde_json::Value =
+        serde_json::from_str(&clean).map_err(|e| json_syntax_error(file, &clean, e))?;
+    let Some(obj) = value.as_object() else {
+        return Err(InputError::file(
+            file,
+            "the top level is not a JSON object `{ ... }`",
+            "write the scene as one JSON object; see README.md's scene reference",
+        ));
+    };
+    let is_tutorial = !obj.contains_key("domain")
+        && !obj.contains_key("sources")
+        && TUTORIAL_KEYS
+            .iter()
+            .any(|k| *k != "density" && obj.contains_key(*k));
+    let (scene, format) = if is_tutorial {
+        (
+            tutorial::tutorial_scene(&clean, file, base_dir)?,
+            SceneFormat::Tutorial,
+        )
+    } else {
+        (
+            native::native_scene(&clean, file, base_dir)?,
+            SceneFormat::Native,
+        )
+    };
+    validate(&scene, file).map_err(|e| match format {
+        SceneFormat::Tutorial => tutorial::tutorial_names(e),
+        SceneFormat::Native => e,
+    })?;
+    let particles = initial_particles(&scene, file)?;
+    let notes = native::clipped_sources(&scene);
+    Ok(LoadedScene {
+        scene,
+        particles,
+        file: file.to_path_buf(),
+        format,
+        notes,
+    })
+}
+
+/// Checks a resolved scene: each section by its own type's check, in the order of the file
+/// (name, domain, gravity and density, sources, time, solver, surface, render, output); the
+/// first problem found is returned, placed in `file`. Run once per run, and once per
+/// `surge mesh` / `surge preview` (never per frame).
+pub fn validate(scene: &Scene, file: &Path) -> Result<(), InputError> {
+    check_sections(scene).map_err(|e| e.in_file(file))
+}
+
+fn check_sections(scene: &Scene) -> Result<(), InputError> {
+    use crate::error::check::err;
+    if scene.name.contains('/')
+        || scene.name.contains('\\')
+        || scene.name == ".."
+        || scene.name == "."
+    {
+        return Err(err(
+            "name",
+            format!("`{}` is not a plain name", scene.name),
+            "use a name without path separators; it names the default output folder out/<name>/",
+        ));
+    }
+    scene.domain.check()?;
+    crate::sim::settings::check_gravity_density(&scene.gravity, scene.density)?;
+    crate::sim::seeding::check_sources(&scene.domain, &scene.sources)?;
+    scene.time.check()?;
+    scene.solver.check(scene.time.fps)?;
+    // Crosses sections: the surface's sampling grid depends on the domain.
+    if let Err(e) = scene.surface.validate_for(&scene.domain) {
+        return Err(err("surface", e.message, e.fix));
+    }
+    if let Err(e) = scene.render.validate() {
+        return Err(err(
+            "render",
+            e.to_string(),
+            "see the preview section of README.md",
+        ));
+    }
+    scene.output.check()
+}
+
+/// Seeds the initial particles of a validated scene: box and sphere sources are seeded, particle
+/// files read (their paths relative to the working directory unless absolute). Checks that every
+/// source gives particles and that every particle lies in the liquid region.
+pub fn initial_particles(scene: &Scene, file: &Path) -> Result<Particles, InputError> {
+    let mut files = Vec::new();
+    for src in &scene.sources {
+        if let Source::ParticleFile { path } = src {
+            files.push(crate::output::part::read_particle_file(
+                path,
+                &scene.domain,
+            )?);
+        }
+    }
+    let (particles, counts) =
+        crate::sim::seeding::seed_sources(&scene.domain, &scene.sources, scene.seed, &files);
+    for (i, (n, src)) in counts.iter().zip(&scene.sources).enumerate() {
+        if *n == 0 {
+            let fix = match src {
+                Source::ParticleFile { .. } => "put at least one particle in the file".to_string(),
+                _ => format!(
+                    "make it cover at least one particle spacing ({} m, half a cell) inside the domain's liquid region",
+                    scene.domain.particle_spacing()
+                ),
+            };
+            return Err(InputError::field(
+                file,
+                &format!("sources[{i}]"),
+                "this source seeds no particles",
+                fix,
+            ));
+        }
+    }
+    Ok(particles)
+}
+
+/// Reads a resolved scene (`OUT/scene.json`, as `surge run` writes it) and validates it.
+pub fn read_resolved(path: &Path) -> Result<Scene, InputError> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        InputError::file(
+            path,
+            format!("cannot read the resolved scene: {e}"),
+            "give the output folder of a `surge run`; it holds scene.json",
+        )
+    })?;
+    let clean = strip_comment_lines(&text);
+    serde_json::from_str::<serde_json::Value>(&clean)
+        .map_err(|e| json_syntax_error(path, &clean, e))?;
+    let scene: Scene = typed(&clean, path)?;
+    validate(&scene, path)?;
+    Ok(scene)
+}

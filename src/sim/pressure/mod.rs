@@ -1,0 +1,310 @@
+//! Pressure projection: a 7-point Poisson system on the fluid cells, solved by MIC(0)-
+//! preconditioned conjugate gradient, matrix-free.
+//!
+//! Bridson, *Fluid Simulation for Computer Graphics* (2nd ed., 2015), ch. 5: the discrete
+//! pressure `p` makes the face velocities divergence-free in every fluid cell,
+//!
+//! `(dt / (rho h^2)) (n_c p_c - sum_{fluid nb} p_nb) = -div_c`,  `div_c = sum_a (u_a+ - u_a-) / h`,
+//!
+//! where `n_c` counts the non-solid neighbours (walls are Neumann: their face keeps zero normal
+//! velocity, so the neighbour drops out), and empty (air) cells hold `p = 0` (Dirichlet free
+//! surface, first order). With `q = p dt / (rho h)` the system is the integer-stencil
+//! `n_c q_c - sum q_nb = -sum_a (u_a+ - u_a-)` and the update is `u_f -= q_c - q_{c - e_a}` on
+//! every face between two non-solid cells with fluid on one side; `p = q rho h / dt`. The
+//! scaling by `dt`, `rho` and `h` is thus exact and the solver works on O(1) numbers.
+//!
+//! The solver (Bridson fig. 5.5 / 5.7): modified incomplete Cholesky MIC(0) with `tau = 0.97`,
+//! safety `sigma = 0.25`, applied block-Jacobi style on up to [`BLOCKS`] slabs of whole
+//! z-planes of at least [`BLOCK_ROWS`] unknowns each (so large systems run their triangular
+//! solves in parallel; the couplings between slabs are left to CG; small systems are one
+//! block, plain MIC(0)), conjugate gradient stopping when `max|r| <= tol * max|b|` or after the
+//! iteration cap. Vectors and dot products are f64 (the default tolerance, 1e-6, is close to
+//! f32's resolution); dot products use fixed chunks ([`super::reduce`]), the blocks depend on
+//! the fluid cells only and each block's triangular solves run in lexicographic order, so
+//! results are thread-independent.
+//! Within a frame each projection starts from the previous substep's pressure scaled by the
+//! ratio of the substeps (the hydrostatic part carries over); the first substep of a frame
+//! starts from zero, so that a frame depends on its particles only (exact resume).
+//!
+//! Storage: the unknowns are only the fluid cells, numbered as "rows" in lexicographic cell
+//! order (x fastest); each row keeps its six neighbours' row numbers, a non-fluid neighbour
+//! pointing at a dummy row `nf` that always holds 0 (so air is `q = 0` and a wall neighbour,
+//! which also drops out of the diagonal, contributes nothing). Vectors have `nf + 1` entries;
+//! the work per iteration is proportional to the liquid, not to the box.
+
+pub mod cg;
+pub mod mic0;
+pub mod preconditioner;
+pub mod system;
+
+pub use mic0::{BLOCK_ROWS, BLOCKS, Mic0};
+pub use preconditioner::{Identity, Preconditioner, Preconditioning};
+
+use super::mac_grid::{CellLabel, FaceKind, GridDims};
+use super::reduce;
+use super::sync_ptr::SyncPtr;
+use rayon::prelude::*;
+use system::{NONE, System};
+
+/// Fewest rows (cells) per task of the passes that set up and finish a solve (once per solve,
+/// not per CG iteration): finer than the CG loop's vector operations ([`reduce::MIN_TASK`]),
+/// since these passes are longer and the stepper keeps the pool's workers awake (a hand-off
+/// costs a microsecond or two). Task sizes never change results.
+pub(crate) const SETUP_ROWS: usize = 1024;
+pub(crate) const SETUP_CELLS: usize = 4096;
+
+/// Outcome of one pressure solve.
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
+pub struct SolveStats {
+    /// CG iterations.
+    pub iterations: u32,
+    /// Final `max|r| / max|b|` (0 when the right-hand side is zero).
+    pub residual: f64,
+    /// Fluid cells (unknowns).
+    pub unknowns: u32,
+    /// `max|b|`: the largest `|sum_a (u_a+ - u_a-)|` (divergence times `h`, m/s) of a fluid cell
+    /// before the solve.
+    pub rhs_max: f64,
+}
+
+/// The pressure system, its preconditioner and the preallocated vectors of its solve.
+pub struct PressureSolver {
+    /// The assembled system.
+    sys: System,
+    /// The scaled pressure `q = p dt / (rho h)` of the last solve, per row (+ dummy).
+    q: Vec<f64>,
+    rhs: Vec<f64>,
+    r: Vec<f64>,
+    z: Vec<f64>,
+    s: Vec<f64>,
+    partials: Vec<f64>,
+    /// The preconditioner (default MIC(0); none gives plain CG, for benchmarks).
+    pub preconditioner: Preconditioning,
+    /// The last projection's `q` per grid cell (0 outside the fluid), and its substep length
+    /// (0: none to start from).
+    warm: Vec<f32>,
+    warm_dt: f32,
+}
+
+impl PressureSolver {
+    /// Buffers for a grid of `cells` cells, sized for every cell being fluid, so that no
+    /// substep allocates.
+    pub fn new(cells: usize) -> Self {
+        let v = || vec![0.0; cells + 1];
+        Self {
+            sys: System::new(cells),
+            q: v(),
+            rhs: v(),
+            r: v(),
+            z: v(),
+            s: v(),
+            partials: vec![0.0; reduce::partials_len(cells + 1)],
+            preconditioner: Preconditioning::Mic0(Mic0::new(cells)),
+            warm: vec![0.0; cells],
+            warm_dt: 0.0,
+        }
+    }
+
+    /// Use the MIC(0) preconditioner (true, the default) or none (plain CG). Allocates: call
+    /// before stepping.
+    pub fn set_preconditioner(&mut self, on: bool) {
+        let cells = self.warm.len();
+        self.preconditioner = if on {
+            Preconditioning::Mic0(Mic0::new(cells))
+        } else {
+            Preconditioning::None(Identity)
+        };
+    }
+
+    /// Fewest rows per block of the block-Jacobi MIC(0) preconditioner (tests).
+    pub fn set_block_rows(&mut self, rows: usize) {
+        if let Preconditioning::Mic0(m) = &mut self.preconditioner {
+            m.block_rows = rows;
+        }
+    }
+
+    /// Assembles the system of `labels` and sizes the row vectors (the dummy row holds 0).
+    fn build(&mut self, d: &GridDims, labels: &[CellLabel]) {
+        self.sys.build(d, labels);
+        let nf = self.sys.nf;
+        for v in [
+            &mut self.q,
+            &mut self.rhs,
+            &mut self.r,
+            &mut self.z,
+            &mut self.s,
+        ] {
+            if v.len() < nf + 1 {
+                v.resize(nf + 1, 0.0);
+            }
+            v[nf] = 0.0;
+        }
+        self.partials.resize(reduce::partials_len(nf + 1), 0.0);
+    }
+
+    /// Projects `vel` to be divergence-free in the fluid cells. `warm`: start CG from the last
+    /// projection's pressure scaled by `dt / dt_last` (the previous substep of the same frame;
+    /// the first substep of a frame starts from zero so that a frame depends on its particles
+    /// only).
+    #[allow(clippy::too_many_arguments)]
+    pub fn project(
+        &mut self,
+        d: &GridDims,
+        labels: &[CellLabel],
+        kinds: &[Vec<FaceKind>; 3],
+        vel: &mut [Vec<f32>; 3],
+        tolerance: f64,
+        max_iterations: u32,
+        dt: f32,
+        warm: bool,
+    ) -> SolveStats {
+        self.build(d, labels);
+        let use_warm = warm && self.warm_dt > 0.0 && self.warm.len() == d.cells();
+        let scale = if use_warm {
+            (dt / self.warm_dt) as f64
+        } else {
+            0.0
+        };
+        let nf = self.sys.nf;
+        let (ijk_of, rhs) = (&self.sys.ijk_of[..nf], &mut self.rhs[..nf]);
+        rhs.par_iter_mut()
+            .zip(ijk_of.par_iter())
+            .with_min_len(SETUP_ROWS)
+            .for_each(|(b, &[i, j, k])| {
+                *b = -divergence_at(d, vel, i as usize, j as usize, k as usize);
+            });
+        self.preconditioner.get().setup(&self.sys);
+        if use_warm {
+            let (warm, q, cell_of) = (&self.warm, &mut self.q[..nf], &self.sys.cell_of[..nf]);
+            q.par_iter_mut()
+                .zip(cell_of.par_iter())
+                .with_min_len(SETUP_ROWS)
+                .for_each(|(q, &c)| *q = warm[c as usize] as f64 * scale);
+        }
+        let stats = self.solve(tolerance, max_iterations, use_warm);
+        self.apply(d, kinds, vel);
+        // Keep this pressure (per cell, zero outside the fluid) for the next substep's start.
+        self.warm.resize(d.cells(), 0.0);
+        let (q, row_of) = (&self.q, &self.sys.row_of);
+        self.warm
+            .par_iter_mut()
+            .zip(row_of.par_iter())
+            .with_min_len(SETUP_CELLS)
+            .for_each(|(w, &r)| *w = if r == NONE { 0.0 } else { q[r as usize] as f32 });
+        self.warm_dt = dt;
+        stats
+    }
+
+    /// Density correction (after [`Self::project`], same cells and matrix): solves
+    /// `A q = e_c h` on the fluid cells (`e_c` the relative over-density, see
+    /// [`super::density`]) and writes the displacement `-grad q` (m) to the fluid faces of
+    /// `disp` (zero elsewhere). Moving the particles by it makes over-dense cells expand by their
+    /// excess volume.
+    pub fn density_displacement(
+        &mut self,
+        d: &GridDims,
+        kinds: &[Vec<FaceKind>; 3],
+        rho: &[f32],
+        disp: &mut [Vec<f32>; 3],
+        tolerance: f64,
+        max_iterations: u32,
+    ) -> SolveStats {
+        let h = d.h as f64;
+        let n = d.n;
+        let nf = self.sys.nf;
+        let sys = &self.sys;
+        let (cell_of, ijk_of, nb, diag) = (&sys.cell_of, &sys.ijk_of, &sys.nb, &sys.diag);
+        self.rhs[..nf]
+            .par_iter_mut()
+            .enumerate()
+            .with_min_len(reduce::MIN_ROWS)
+            .for_each(|(r, b)| {
+                let c = cell_of[r] as usize;
+                let ijk = ijk_of[r].map(|x| x as usize);
+                // The kernel reaches 1/8 of its mass into an adjacent wall layer per axis,
+                // where no particle can be.
+                let walls = (0..3)
+                    .filter(|&a| ijk[a] == 1 || ijk[a] + 2 == n[a])
+                    .count();
+                let rest = super::density::REST_DENSITY * 0.875f32.powi(walls as i32);
+                let e = (rho[c] / rest - 1.0) as f64;
+                // Interior cells (every neighbour fluid or wall) are corrected both ways; at
+                // the surface, where the kernel sees air, only over-density counts.
+                let fluid_nb = nb[r].iter().filter(|&&m| (m as usize) < nf).count();
+                let interior = fluid_nb as f64 == diag[r];
+                *b = if interior { e } else { e.max(0.0) } * h;
+            });
+        let stats = self.solve(tolerance, max_iterations, false);
+        for v in disp.iter_mut() {
+            v.par_iter_mut()
+                .with_min_len(reduce::MIN_TASK)
+                .for_each(|x| *x = 0.0);
+        }
+        self.apply(d, kinds, disp);
+        stats
+    }
+
+    /// `u_f -= q_c - q_{c - e_a}` on fluid faces (`q = 0` in air), visiting the fluid rows:
+    /// each row updates its lower face along each axis (unless it is a wall face) and its upper
+    /// face when the cell above is air, so every fluid face is updated exactly once.
+    fn apply(&self, d: &GridDims, kinds: &[Vec<FaceKind>; 3], vel: &mut [Vec<f32>; 3]) {
+        let nf = self.sys.nf;
+        let (q, nb, ijk_of) = (&self.q, &self.sys.nb, &self.sys.ijk_of[..nf]);
+        let ptr: [SyncPtr<f32>; 3] = std::array::from_fn(|a| SyncPtr(vel[a].as_mut_ptr()));
+        let lens: [usize; 3] = std::array::from_fn(|a| vel[a].len());
+        ijk_of
+            .par_iter()
+            .enumerate()
+            .with_min_len(SETUP_ROWS)
+            .for_each(|(r, ijk)| {
+                let ijk = ijk.map(|x| x as usize);
+                for a in 0..3 {
+                    let m = d.face_n(a);
+                    let lower = ijk[0] + m[0] * (ijk[1] + m[1] * ijk[2]);
+                    let upper = lower + [1, m[0], m[0] * m[1]][a];
+                    assert!(upper < lens[a]);
+                    let (below, above) = (nb[r][2 * a] as usize, nb[r][2 * a + 1] as usize);
+                    // SAFETY: a fluid face is written only by the fluid row above it or, when that
+                    // cell is air, by the fluid row below it: one writer per face.
+                    unsafe {
+                        if kinds[a][lower] == FaceKind::Fluid {
+                            *ptr[a].get(lower) -= (q[r] - q[below]) as f32;
+                        }
+                        if above == nf && kinds[a][upper] == FaceKind::Fluid {
+                            *ptr[a].get(upper) -= (q[above] - q[r]) as f32;
+                        }
+                    }
+                }
+            });
+    }
+}
+
+/// `sum_a (u_a+ - u_a-)` of cell `(i, j, k)`: the divergence times `h` (velocity units).
+#[inline]
+pub fn divergence_at(d: &GridDims, vel: &[Vec<f32>; 3], i: usize, j: usize, k: usize) -> f64 {
+    let mut s = 0.0f64;
+    for (a, v) in vel.iter().enumerate() {
+        let m = d.face_n(a);
+        let lo = i + m[0] * (j + m[1] * k);
+        let step = [1, m[0], m[0] * m[1]][a];
+        s += v[lo + step] as f64 - v[lo] as f64;
+    }
+    s
+}
+
+/// Divergence `div u = sum_a (u_a+ - u_a-) / h`, 1/s, of every fluid cell (0 elsewhere).
+#[doc(hidden)]
+pub fn divergence(d: &GridDims, labels: &[CellLabel], vel: &[Vec<f32>; 3], out: &mut [f64]) {
+    for k in 0..d.n[2] {
+        for j in 0..d.n[1] {
+            for i in 0..d.n[0] {
+                let c = d.cell(i, j, k);
+                out[c] = if labels[c] == CellLabel::Fluid {
+                    divergence_at(d, vel, i, j, k) / d.h as f64
+                } else {
+                    0.0
+                };
+            }
+        }
+    }
+}

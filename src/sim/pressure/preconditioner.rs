@@ -1,0 +1,96 @@
+//! The one interface between the conjugate-gradient loop ([`super::cg`]) and a preconditioner
+//! `M ~ A`: [`Preconditioner`]. MIC(0) ([`super::mic0`]) and none ([`Identity`], plain CG as in
+//! the tutorial's C++) implement it; a further preconditioner (multigrid) is one new file that
+//! implements the trait and one variant of [`Preconditioning`].
+//!
+//! Layer 2 (sim::pressure). Contract: every method is deterministic for any thread count, and
+//! allocates nothing after `setup` has seen the largest system (buffers are sized when the
+//! solver is created).
+
+use super::super::reduce;
+use super::mic0::Mic0;
+use super::system::System;
+use rayon::prelude::*;
+
+/// A preconditioner for the pressure system.
+pub trait Preconditioner: Send + Sync {
+    /// Prepares for a newly assembled system (once per projection, before its solves).
+    fn setup(&mut self, sys: &System);
+
+    /// Called at the start of every solve with the vector length `nf + 1`.
+    fn begin_solve(&mut self, _n1: usize) {}
+
+    /// `z = M^-1 r` on the `nf + 1` entries (the dummy row stays 0); returns `z . r`.
+    /// `partials` is scratch for [`reduce::dot`].
+    fn apply(&mut self, sys: &System, r: &[f64], z: &mut [f64], partials: &mut [f64]) -> f64;
+
+    /// One CG step and the next application: `q += alpha s`, `r -= alpha z` (`z` holds `A s`
+    /// on entry), then `z = M^-1 r`; returns `(z . r, max |r|)`. When `max |r| <= stop_at`
+    /// the solve ends, and an implementation may skip the application (the first value is then
+    /// unused). The default does the update in one pass and then [`Self::apply`]; an
+    /// implementation may fuse the two (MIC(0) does).
+    #[allow(clippy::too_many_arguments)]
+    fn step_and_apply(
+        &mut self,
+        sys: &System,
+        alpha: f64,
+        q: &mut [f64],
+        s: &[f64],
+        r: &mut [f64],
+        z: &mut [f64],
+        partials: &mut [f64],
+        stop_at: f64,
+    ) -> (f64, f64) {
+        // q += alpha s, r -= alpha z, and max |r| in the same pass (max is exact in any order).
+        let rmax = q
+            .par_iter_mut()
+            .zip(s.par_iter())
+            .zip(r.par_iter_mut().zip(z.par_iter()))
+            .with_min_len(reduce::MIN_TASK)
+            .map(|((q, s), (r, z))| {
+                *q += alpha * s;
+                *r -= alpha * z;
+                r.abs()
+            })
+            .reduce(|| 0.0, f64::max);
+        if rmax <= stop_at {
+            return (0.0, rmax);
+        }
+        (self.apply(sys, r, z, partials), rmax)
+    }
+}
+
+/// No preconditioning: `z = r` (plain CG).
+pub struct Identity;
+
+impl Preconditioner for Identity {
+    fn setup(&mut self, _sys: &System) {}
+
+    fn apply(&mut self, sys: &System, r: &[f64], z: &mut [f64], partials: &mut [f64]) -> f64 {
+        let nf = sys.nf;
+        z[..nf]
+            .par_iter_mut()
+            .zip(r[..nf].par_iter())
+            .with_min_len(reduce::MIN_TASK)
+            .for_each(|(z, r)| *z = *r);
+        reduce::dot(z, r, partials)
+    }
+}
+
+/// The preconditioner a pressure solver uses.
+pub enum Preconditioning {
+    /// Plain CG.
+    None(Identity),
+    /// Block-Jacobi MIC(0) (the default).
+    Mic0(Mic0),
+}
+
+impl Preconditioning {
+    /// The preconditioner behind the choice.
+    pub fn get(&mut self) -> &mut dyn Preconditioner {
+        match self {
+            Preconditioning::None(p) => p,
+            Preconditioning::Mic0(p) => p,
+        }
+    }
+}

@@ -1,0 +1,305 @@
+//! The stepper's settings, owned here: [`SolverSettings`] (the scene's `solver` section),
+//! [`TimeSettings`] (`time`: frame rate and last frame) with the clock that turns a frame index
+//! into simulated time, and [`SimSettings`], the plain data a [`super::Simulation`] runs on
+//! (domain, gravity, density, sources, seed, time, solver), which the scene reader fills in.
+//!
+//! Layer 2 (sim): imports error, particles and geometry only. Each section checks itself
+//! (`check`), naming the field and the fix; the scene reader places the error in its file.
+//! The clock follows the tutorial (a frame is `round(1 / (fps dt))` fixed steps) or, with
+//! adaptive substeps, `frame / fps` (Bridson 2015, sec. 3.2).
+
+use super::seeding::Source;
+use crate::error::InputError;
+use crate::error::check::{bounded, err, finite3, positive};
+use crate::error::show;
+use crate::geometry::Domain;
+use crate::particles::MAX_ACCELERATION_OR_SPEED;
+use serde::{Deserialize, Serialize};
+
+/// Standard gravity, m/s^2.
+pub const STANDARD_GRAVITY: f64 = 9.80665;
+
+/// Most substeps per frame (`solver.max_substeps`, or the fixed steps a frame takes with
+/// `solver.fixed_dt`): beyond it a typo (a `fixed_dt` of `1e-12`) would run for days and its
+/// per-substep reports would fill memory.
+pub const MAX_SUBSTEPS: u32 = 10_000;
+
+/// Frames and frame rate.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TimeSettings {
+    /// Frames per second of the output. (default: `30`)
+    #[serde(default = "default_fps")]
+    pub fps: f64,
+    /// Index of the last frame. A run writes frames `0..=frames`, frame 0 being the initial
+    /// state, so it covers `frames / fps` seconds. (default: `90`, three seconds at 30 fps)
+    #[serde(default = "default_frames")]
+    pub frames: u32,
+}
+
+impl Default for TimeSettings {
+    fn default() -> Self {
+        Self {
+            fps: default_fps(),
+            frames: default_frames(),
+        }
+    }
+}
+
+/// Stepper settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SolverSettings {
+    /// FLIP share f in `v_p = f (v_p - v_old) + v_new`: 0 is PIC, 1 is pure FLIP. (default: `0.95`)
+    #[serde(default = "default_flip_ratio")]
+    pub flip_ratio: f64,
+    /// CFL number: the largest distance, in cells, a particle may move in one substep.
+    /// (default: `3`)
+    #[serde(default = "default_cfl")]
+    pub cfl: f64,
+    /// Fewest substeps per frame. (default: `1`)
+    #[serde(default = "default_min_substeps")]
+    pub min_substeps: u32,
+    /// Most substeps per frame; the CFL condition is given up beyond it. (default: `64`)
+    #[serde(default = "default_max_substeps")]
+    pub max_substeps: u32,
+    /// Fixed substep length, s, instead of CFL-adaptive substeps (the tutorial's mode); a frame
+    /// is then `round(1 / (fps * fixed_dt))` steps. (default: none, adaptive)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fixed_dt: Option<f64>,
+    /// Relative tolerance of the pressure solve: stop when the residual's max norm falls below
+    /// this times the right-hand side's. (default: `1e-6`)
+    #[serde(default = "default_pressure_tolerance")]
+    pub pressure_tolerance: f64,
+    /// Iteration cap of the pressure solve. (default: `1000`)
+    #[serde(default = "default_pressure_max_iterations")]
+    pub pressure_max_iterations: u32,
+}
+
+impl Default for SolverSettings {
+    fn default() -> Self {
+        Self {
+            flip_ratio: default_flip_ratio(),
+            cfl: default_cfl(),
+            min_substeps: default_min_substeps(),
+            max_substeps: default_max_substeps(),
+            fixed_dt: None,
+            pressure_tolerance: default_pressure_tolerance(),
+            pressure_max_iterations: default_pressure_max_iterations(),
+        }
+    }
+}
+
+fn default_fps() -> f64 {
+    30.0
+}
+fn default_frames() -> u32 {
+    90
+}
+fn default_flip_ratio() -> f64 {
+    0.95
+}
+fn default_cfl() -> f64 {
+    3.0
+}
+fn default_min_substeps() -> u32 {
+    1
+}
+fn default_max_substeps() -> u32 {
+    64
+}
+fn default_pressure_tolerance() -> f64 {
+    1e-6
+}
+fn default_pressure_max_iterations() -> u32 {
+    1000
+}
+
+/// Simulated time at the end of `frame`, s, for these settings. Derived from the frame index,
+/// never accumulated.
+pub fn frame_time(time: &TimeSettings, solver: &SolverSettings, frame: u32) -> f64 {
+    match solver.fixed_dt {
+        Some(dt) => frame as f64 * steps_per_frame(time, solver) as f64 * dt,
+        None => frame as f64 / time.fps,
+    }
+}
+
+/// With a fixed step: steps per frame (at least 1). With adaptive steps: 0.
+pub fn steps_per_frame(time: &TimeSettings, solver: &SolverSettings) -> u32 {
+    match solver.fixed_dt {
+        Some(dt) => ((1.0 / (time.fps * dt)).round() as u32).max(1),
+        None => 0,
+    }
+}
+
+/// Everything the stepper and the seeding read: the physics part of a scene, as plain data.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SimSettings {
+    /// The simulation box and its grid.
+    pub domain: Domain,
+    /// Gravity vector, m/s^2.
+    pub gravity: [f64; 3],
+    /// Liquid density, kg/m^3 (scales pressure only).
+    pub density: f64,
+    /// Where the liquid starts.
+    pub sources: Vec<Source>,
+    /// Seed of the seeding jitter.
+    pub seed: u64,
+    /// Frames and frame rate.
+    pub time: TimeSettings,
+    /// Stepper settings.
+    pub solver: SolverSettings,
+}
+
+impl From<&SimSettings> for SimSettings {
+    fn from(s: &SimSettings) -> Self {
+        s.clone()
+    }
+}
+
+impl SimSettings {
+    /// Simulated time at the end of `frame`, s.
+    pub fn frame_time(&self, frame: u32) -> f64 {
+        frame_time(&self.time, &self.solver, frame)
+    }
+    /// With a fixed step: steps per frame (at least 1). With adaptive steps: 0.
+    pub fn steps_per_frame(&self) -> u32 {
+        steps_per_frame(&self.time, &self.solver)
+    }
+}
+
+/// Checks the scene's `gravity` and `density`.
+pub fn check_gravity_density(gravity: &[f64; 3], density: f64) -> Result<(), InputError> {
+    finite3(
+        "gravity",
+        gravity,
+        "give gravity as three finite numbers in m/s^2, e.g. [0, 0, -9.80665]",
+    )?;
+    bounded(
+        "gravity",
+        gravity,
+        MAX_ACCELERATION_OR_SPEED,
+        "m/s^2",
+        "check the exponent; Earth's gravity is [0, 0, -9.80665] m/s^2",
+    )?;
+    positive(
+        "density",
+        density,
+        "set the liquid density in kg/m^3, e.g. 1000",
+    )
+}
+
+impl TimeSettings {
+    /// Checks the scene's `time` section.
+    pub fn check(&self) -> Result<(), InputError> {
+        let t = self;
+        positive("time.fps", t.fps, "set the frames per second, e.g. 30")?;
+        if !(0.01..=1e5).contains(&t.fps) {
+            return Err(err(
+                "time.fps",
+                format!(
+                    "{} frames per second is outside [0.01, 100000]",
+                    show(t.fps)
+                ),
+                "set the frames per second, e.g. 24, 30 or 60",
+            ));
+        }
+        if t.frames < 1 {
+            return Err(err(
+                "time.frames",
+                "must be at least 1 (frame 0 is the initial state)",
+                "set the index of the last frame, e.g. 90",
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl SolverSettings {
+    /// Checks the scene's `solver` section (`fps`: the frame rate, which bounds `fixed_dt`).
+    pub fn check(&self, fps: f64) -> Result<(), InputError> {
+        let s = self;
+        if !(0.0..=1.0).contains(&s.flip_ratio) {
+            return Err(err(
+                "solver.flip_ratio",
+                format!("must be within [0, 1], got {}", s.flip_ratio),
+                "use 0 for PIC, 1 for FLIP, e.g. 0.95",
+            ));
+        }
+        positive(
+            "solver.cfl",
+            s.cfl,
+            "set the CFL number (cells per substep), e.g. 3",
+        )?;
+        if s.min_substeps < 1 {
+            return Err(err(
+                "solver.min_substeps",
+                "must be at least 1",
+                "set it to 1 or more",
+            ));
+        }
+        if s.max_substeps > MAX_SUBSTEPS {
+            return Err(err(
+                "solver.max_substeps",
+                format!(
+                    "{} is more than surge allows ({MAX_SUBSTEPS})",
+                    s.max_substeps
+                ),
+                "the CFL condition rarely needs more than 64; lower it",
+            ));
+        }
+        if s.max_substeps < s.min_substeps {
+            return Err(err(
+                "solver.max_substeps",
+                format!(
+                    "{} is below solver.min_substeps ({})",
+                    s.max_substeps, s.min_substeps
+                ),
+                "make max_substeps at least min_substeps",
+            ));
+        }
+        self.check_fixed_dt(fps)?;
+        if !(s.pressure_tolerance.is_finite()
+            && s.pressure_tolerance > 0.0
+            && s.pressure_tolerance < 1.0)
+        {
+            return Err(err(
+                "solver.pressure_tolerance",
+                format!("must be within (0, 1), got {}", s.pressure_tolerance),
+                "set the relative residual to reach, e.g. 1e-6",
+            ));
+        }
+        if s.pressure_max_iterations < 1 {
+            return Err(err(
+                "solver.pressure_max_iterations",
+                "must be at least 1",
+                "set the iteration cap, e.g. 1000",
+            ));
+        }
+        Ok(())
+    }
+
+    fn check_fixed_dt(&self, fps: f64) -> Result<(), InputError> {
+        let Some(dt) = self.fixed_dt else {
+            return Ok(());
+        };
+        positive(
+            "solver.fixed_dt",
+            dt,
+            "set the fixed step in seconds, or remove the key for adaptive substeps",
+        )?;
+        let steps = 1.0 / (fps * dt);
+        if steps.round() > MAX_SUBSTEPS as f64 {
+            return Err(err(
+                "solver.fixed_dt",
+                format!(
+                    "{} s at {} fps is {steps:.0} steps per frame, more than surge allows ({MAX_SUBSTEPS})",
+                    show(dt),
+                    fps
+                ),
+                "check the exponent, or remove the key for CFL-adaptive substeps",
+            ));
+        }
+        Ok(())
+    }
+}
