@@ -8,7 +8,7 @@
 //! 1. **Project** ([`camera`]): every sphere's exact screen bounding box comes from the tangent
 //!    lines of its silhouette, which under perspective is an ellipse (Mara and McGuire, *2D
 //!    Polyhedral Bounds of a Clipped, Perspective-Projected 3D Sphere*, JCGT 2013).
-//! 2. **Bin** ([`raster`]): boxes are sorted into horizontal strips of [`raster::STRIP_ROWS`]
+//! 2. **Bin** ([`raster`]): boxes are sorted into horizontal strips of [`splat::STRIP_ROWS`]
 //!    rows (a stable counting sort), then each strip's spheres are ordered front to back by a
 //!    stable counting sort on quantised depth (ties keep particle order).
 //! 3. **Ray-cast** ([`raster`]): strips run in parallel (rayon). For each pixel of a sphere's box

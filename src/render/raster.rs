@@ -16,13 +16,10 @@
 use super::View;
 use super::backdrop::{Backdrop, Layer, Segment, draw_legend};
 use super::colormap::{LinearToSrgb, srgb_to_linear, viridis};
-use super::splat::{Splat, bin, splats, strip_lists};
+use super::splat::{STRIP_ROWS, Splat, bin, splats, strip_lists};
 use crate::image::Image;
 use crate::particles::Particles;
 use rayon::prelude::*;
-
-/// Image rows per strip, the unit of parallel work.
-pub const STRIP_ROWS: usize = 8;
 
 /// Entries of the linear-light colour map table.
 const COLOUR_STEPS: usize = 256;

@@ -7,9 +7,11 @@
 //! Layer 2 (render): imports particles.
 
 use super::View;
-use super::raster::STRIP_ROWS;
 use crate::particles::Particles;
 use rayon::prelude::*;
+
+/// Image rows per strip, the unit of parallel work.
+pub const STRIP_ROWS: usize = 8;
 
 /// One sphere on screen.
 #[derive(Debug, Clone, Copy)]
