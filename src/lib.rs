@@ -14,6 +14,7 @@
 //! (exit codes, signals, the thread pool, progress bars).
 
 pub mod checkpoint;
+pub mod geometry;
 pub mod cli;
 pub mod mesh;
 pub mod output;

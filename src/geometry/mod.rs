@@ -1,0 +1,4 @@
+//! Geometry of solid obstacles (merge note: the coordinator merges this list with the shapes /
+//! domain modules of the other branch).
+
+pub mod mesh_io;
