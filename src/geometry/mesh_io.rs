@@ -388,6 +388,8 @@ pub fn double_area(a: [f64; 3], b: [f64; 3], c: [f64; 3]) -> f64 {
     (n[0] * n[0] + n[1] * n[1] + n[2] * n[2]).sqrt()
 }
 
+pub mod test_meshes;
+
 impl IndexedMesh {
     /// Checks the mesh (see the module docs) and drops degenerate triangles. `path` names the
     /// file in errors.
