@@ -18,7 +18,7 @@
 //! Detection* (2005), section 5.1.5, with a segment fallback for slivers.
 
 /// Most triangles in one leaf.
-pub const LEAF_SIZE: usize = 4;
+pub const LEAF_SIZE: usize = 8;
 
 /// One node: its box, and either its triangles (`count > 0`: `first..first + count` in leaf
 /// order) or its right child (`count == 0`: `first`; the left child is the next node).
@@ -50,13 +50,13 @@ pub struct Bvh {
     dipoles: Vec<Dipole>,
 }
 
-pub(crate) fn sub(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
+pub fn sub(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
     [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
 }
-pub(crate) fn dot(a: [f64; 3], b: [f64; 3]) -> f64 {
+pub fn dot(a: [f64; 3], b: [f64; 3]) -> f64 {
     a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 }
-pub(crate) fn cross(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
+pub fn cross(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
     [
         a[1] * b[2] - a[2] * b[1],
         a[2] * b[0] - a[0] * b[2],
