@@ -4,3 +4,5 @@
 pub mod bvh;
 pub mod mesh_io;
 pub mod mesh_sdf;
+pub mod solid;
+pub mod transform;
