@@ -2,6 +2,7 @@
 //! domain modules of the other branch).
 
 pub mod bvh;
+pub mod face_fractions;
 pub mod mesh_io;
 pub mod mesh_sdf;
 pub mod solid;
