@@ -594,6 +594,39 @@ mod tests {
     }
 
     #[test]
+    fn shipped_glass_is_a_closed_outward_shell() {
+        // inputs/glass.obj, written by scripts/make_glass.py.
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("inputs/glass.obj");
+        let m = read_mesh(&path).unwrap();
+        let tri = crate::mesh::TriMesh {
+            positions: m.positions.iter().map(|p| p.map(|c| c as f32)).collect(),
+            triangles: m.triangles.clone(),
+            ..Default::default()
+        };
+        assert!(tri.topology().is_closed_manifold(), "{:?}", tri.topology());
+        let vol: f64 = m
+            .triangles
+            .iter()
+            .map(|t| {
+                let [a, b, c] = t.map(|i| m.positions[i as usize]);
+                a[0] * (b[1] * c[2] - b[2] * c[1]) - a[1] * (b[0] * c[2] - b[2] * c[0])
+                    + a[2] * (b[0] * c[1] - b[1] * c[0])
+            })
+            .sum::<f64>()
+            / 6.0;
+        // Outer cylinder minus the cavity: pi (0.08^2 0.15 - 0.07^2 0.14), less the 96-gon's
+        // chord loss (0.07%).
+        let want = std::f64::consts::PI * (0.08f64.powi(2) * 0.15 - 0.07f64.powi(2) * 0.14);
+        assert!(vol > 0.998 * want && vol <= want, "{vol} vs {want}");
+        let (lo, hi) = m.bounds();
+        assert!(
+            (lo[2] - 0.0).abs() < 1e-9
+                && (hi[2] - 0.15).abs() < 1e-9
+                && (hi[0] - 0.08).abs() < 1e-9
+        );
+    }
+
+    #[test]
     fn files_missing_or_of_unknown_type_are_named() {
         let d = tempfile::tempdir().unwrap();
         let missing = d.path().join("nope.obj");

@@ -193,3 +193,52 @@ fn trilinear_sample_and_gradient_of_a_plane_are_exact() {
     let (v, grad) = s.sample([-2.0, 1.0, 1.0]);
     assert!((v - (f([0.0, 1.0, 1.0]) + 2.0)).abs() < 1e-6 && grad == [-1.0, 0.0, 0.0]);
 }
+
+/// Signed distance of the glass material (a CSG of two capped cylinders): exact sign, and a
+/// magnitude that never exceeds the true distance.
+fn glass_csg(p: [f64; 3]) -> f64 {
+    let cyl = |r: f64, z0: f64, z1: f64| {
+        let rho = (p[0] * p[0] + p[1] * p[1]).sqrt();
+        let dr = rho - r;
+        let dz = (z0 - p[2]).max(p[2] - z1);
+        let o = (dr.max(0.0).powi(2) + dz.max(0.0).powi(2)).sqrt();
+        o + dr.max(dz).min(0.0)
+    };
+    // Outer cup minus the cavity (open at the top: extend it past the rim).
+    cyl(0.08, 0.0, 0.15).max(-cyl(0.07, 0.01, 1.0))
+}
+
+#[test]
+fn shipped_glass_has_the_right_sign_everywhere_off_its_surface() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("inputs/glass.obj");
+    let m = crate::geometry::mesh_io::read_mesh(&path).unwrap();
+    let bvh = Bvh::build(&m.positions, &m.triangles);
+    // At the wall thickness (one cell) and at 2.5 cells per wall.
+    for h in [0.01, 0.004] {
+        let n = (0.2 / h) as usize + 1;
+        let g = GridSpec {
+            origin: [-0.1 + 0.3 * h, -0.1 + 0.1 * h, -0.02 + 0.2 * h],
+            spacing: h,
+            dims: [n, n, n],
+        };
+        let sdf = mesh_sdf(&bvh, &g, 3.0);
+        let mut checked = [0usize; 2];
+        for k in 0..n {
+            for j in 0..n {
+                for i in 0..n {
+                    let p = g.point(i, j, k);
+                    let want = glass_csg(p);
+                    if want.abs() > h {
+                        let got = sdf.at(i, j, k);
+                        assert_eq!(got < 0.0, want < 0.0, "h {h} at {p:?}: {got} vs {want}");
+                        checked[(want < 0.0) as usize] += 1;
+                    }
+                }
+            }
+        }
+        assert!(
+            checked[0] > 1000 && (h > 0.005 || checked[1] > 100),
+            "{checked:?}"
+        );
+    }
+}
