@@ -12,10 +12,13 @@
 //!
 //! `GEOMETRY_N=128` sets the grid size, `GEOMETRY_REPEATS=3` the repeats (median reported).
 
+use std::sync::Arc;
 use std::time::Instant;
 use surge::geometry::bvh::{Bvh, closest_on_triangle};
 use surge::geometry::mesh_io::IndexedMesh;
 use surge::geometry::mesh_sdf::{BandMethod, GridSpec, mesh_sdf, mesh_sdf_with};
+use surge::geometry::solid::{Liquid, MeshShape, Shape, Solid};
+use surge::geometry::transform::{Keyframe, Motion, Pose};
 
 /// A torus (radii 0.3 and 0.12 around the origin, in the xy plane) with small bumps, as
 /// `n x n` quads split into triangles.
@@ -203,4 +206,97 @@ fn main() {
         "nodes in band: {in_band}; inside: {inside}; largest |magnitude| difference vs peer: {:.3e} cells",
         worst / g.spacing
     );
+    solid_queries(&mesh);
+}
+
+/// Part 2: `Solid` queries per million points, one thread (the simulation calls them inside
+/// its own parallel loops). "posed": `Solid::at(t)` once, then queries without re-evaluating
+/// the keyframes.
+fn solid_queries(mesh: &IndexedMesh) {
+    let n = 1_000_000;
+    let mut seed = 99u64;
+    let mut r = || {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (seed >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+    };
+    let pts: Vec<[f64; 3]> = (0..n).map(|_| [r(), r(), r()]).collect();
+    let still = Motion::Static(Pose::new([0.01, -0.02, 0.03], [10.0, 20.0, 30.0]));
+    let moving = Motion::keyframed(vec![
+        Keyframe {
+            time: 0.0,
+            translate: [0.0; 3],
+            rotate_deg: [0.0; 3],
+        },
+        Keyframe {
+            time: 1.0,
+            translate: [0.1, 0.0, 0.0],
+            rotate_deg: [0.0, 0.0, 45.0],
+        },
+        Keyframe {
+            time: 2.0,
+            translate: [0.1, 0.1, 0.0],
+            rotate_deg: [0.0, 30.0, 45.0],
+        },
+    ])
+    .unwrap();
+    let t = Instant::now();
+    let shape = MeshShape::build(mesh, [1.0; 3], 1.0 / 255.0, 3.0).unwrap();
+    println!(
+        "mesh obstacle build (body-frame grid {:?}, 1/255 m cells): {:.3} s",
+        shape.sdf.grid.dims,
+        t.elapsed().as_secs_f64()
+    );
+    let shape = Arc::new(shape);
+    let shapes = [
+        (
+            "box",
+            Shape::Box {
+                min: [-0.2, -0.1, -0.3],
+                max: [0.2, 0.1, 0.3],
+            },
+        ),
+        (
+            "sphere",
+            Shape::Sphere {
+                centre: [0.0; 3],
+                radius: 0.3,
+            },
+        ),
+        (
+            "cylinder",
+            Shape::Cylinder {
+                a: [0.0, 0.0, -0.2],
+                b: [0.0, 0.0, 0.2],
+                radius: 0.2,
+            },
+        ),
+        ("mesh", Shape::Mesh(shape)),
+    ];
+    println!("Solid queries, 1 thread, ns per point (1M points in a 1 m cube):");
+    println!(
+        "  shape      static: distance  distance+normal  velocity | animated: distance  distance+normal  posed distance"
+    );
+    for (name, shape) in shapes {
+        let s = Solid::new(shape.clone(), [1.0; 3], still.clone(), Liquid::Outside).unwrap();
+        let a = Solid::new(shape, [1.0; 3], moving.clone(), Liquid::Outside).unwrap();
+        let time = |f: &dyn Fn([f64; 3]) -> f64| {
+            let t = Instant::now();
+            let mut acc = 0.0;
+            for p in &pts {
+                acc += f(*p);
+            }
+            std::hint::black_box(acc);
+            t.elapsed().as_secs_f64() * 1e9 / n as f64
+        };
+        let sd = time(&|p| s.signed_distance(p, 0.5));
+        let sn = time(&|p| s.distance_and_normal(p, 0.5).1[0]);
+        let sv = time(&|p| s.velocity(p, 0.5)[1]);
+        let ad = time(&|p| a.signed_distance(p, 1.3));
+        let an = time(&|p| a.distance_and_normal(p, 1.3).1[0]);
+        let posed = a.at(1.3);
+        let pd = time(&|p| posed.signed_distance(p));
+        println!("  {name:<9} {sd:>16.1} {sn:>16.1} {sv:>9.1} | {ad:>17.1} {an:>16.1} {pd:>15.1}");
+    }
 }

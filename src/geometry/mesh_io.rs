@@ -178,7 +178,6 @@ fn parse_obj(bytes: &[u8], path: &Path) -> Result<IndexedMesh, MeshError> {
         triangulate: false,
         ignore_points: true,
         ignore_lines: true,
-        ..Default::default()
     };
     let (models, _materials) = tobj::load_obj_buf(&mut BufReader::new(bytes), &opts, |_| {
         Err(tobj::LoadError::OpenFileFailed)
@@ -192,11 +191,8 @@ fn parse_obj(bytes: &[u8], path: &Path) -> Result<IndexedMesh, MeshError> {
         if base as usize + m.positions.len() / 3 > MAX_VERTICES {
             return Err(too_many(path, "vertices", MAX_VERTICES));
         }
-        mesh.positions.extend(
-            m.positions
-                .chunks_exact(3)
-                .map(|c| [c[0] as f64, c[1] as f64, c[2] as f64]),
-        );
+        mesh.positions
+            .extend(m.positions.chunks_exact(3).map(|c| [c[0], c[1], c[2]]));
         let mut start = 0usize;
         let arities: Vec<u32> = if m.face_arities.is_empty() {
             vec![3; m.indices.len() / 3]

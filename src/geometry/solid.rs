@@ -26,7 +26,7 @@
 use super::bvh::Bvh;
 use super::mesh_io::IndexedMesh;
 use super::mesh_sdf::{GridSdf, GridSpec, mesh_sdf};
-use super::transform::{Motion, Pose};
+use super::transform::{Motion, Pose, RigidVelocity};
 use std::sync::Arc;
 
 /// Largest body-frame grid for one mesh obstacle, in nodes (4 bytes each).
@@ -329,8 +329,18 @@ impl Solid {
         }
     }
 
+    /// The solid frozen at time `t`: pose and velocity evaluated once, for many queries (what a
+    /// substep's loops should use).
+    pub fn at(&self, t: f64) -> PosedSolid<'_> {
+        PosedSolid {
+            solid: self,
+            pose: self.motion.pose(t),
+            velocity: self.motion.velocity(t),
+        }
+    }
+
     /// Signed distance to the solid at world point `p` and time `t`: negative in the solid,
-    /// positive where liquid may be.
+    /// positive where liquid may be. (For many points at one time use [`Self::at`].)
     pub fn signed_distance(&self, p: [f64; 3], t: f64) -> f64 {
         self.distance_and_normal(p, t).0
     }
@@ -338,7 +348,10 @@ impl Solid {
     /// [`Self::signed_distance`] and its unit gradient (pointing from the solid into the
     /// liquid's side; zero where it is undefined, e.g. a clamped mesh value far from the mesh).
     pub fn distance_and_normal(&self, p: [f64; 3], t: f64) -> (f64, [f64; 3]) {
-        let pose = self.motion.pose(t);
+        self.eval(&self.motion.pose(t), p)
+    }
+
+    fn eval(&self, pose: &Pose, p: [f64; 3]) -> (f64, [f64; 3]) {
         let (d, g) = self.shape_sdf(pose.to_body(p));
         let g = pose.dir_to_world(g);
         match self.liquid {
@@ -382,6 +395,36 @@ impl Solid {
             }
         }
         (wlo, whi)
+    }
+}
+
+/// A [`Solid`] at one time (see [`Solid::at`]).
+#[derive(Debug, Clone, Copy)]
+pub struct PosedSolid<'a> {
+    solid: &'a Solid,
+    pose: Pose,
+    velocity: RigidVelocity,
+}
+
+impl PosedSolid<'_> {
+    /// See [`Solid::signed_distance`].
+    pub fn signed_distance(&self, p: [f64; 3]) -> f64 {
+        self.distance_and_normal(p).0
+    }
+
+    /// See [`Solid::distance_and_normal`].
+    pub fn distance_and_normal(&self, p: [f64; 3]) -> (f64, [f64; 3]) {
+        self.solid.eval(&self.pose, p)
+    }
+
+    /// See [`Solid::velocity`].
+    pub fn velocity(&self, p: [f64; 3]) -> [f64; 3] {
+        self.velocity.at(p)
+    }
+
+    /// The pose (body to world).
+    pub fn pose(&self) -> &Pose {
+        &self.pose
     }
 }
 

@@ -143,10 +143,10 @@ impl Motion {
         let mut rotations: Vec<UnitQuaternion<f64>> = Vec::with_capacity(keys.len());
         for k in &keys {
             let mut q = euler_xyz_degrees(k.rotate_deg);
-            if let Some(prev) = rotations.last() {
-                if prev.coords.dot(&q.coords) < 0.0 {
-                    q = UnitQuaternion::new_unchecked(-q.into_inner());
-                }
+            if let Some(prev) = rotations.last()
+                && prev.coords.dot(&q.coords) < 0.0
+            {
+                q = UnitQuaternion::new_unchecked(-q.into_inner());
             }
             rotations.push(q);
         }
@@ -206,16 +206,16 @@ impl Motion {
             angular: Vector3::zeros(),
             centre: pose.translate,
         };
-        if let Motion::Keyframed { keys, rotations } = self {
-            if let (i, Some(_)) = Self::segment(keys, t) {
-                let dt = keys[i + 1].time - keys[i].time;
-                let (a, b) = (
-                    Vector3::from(keys[i].translate),
-                    Vector3::from(keys[i + 1].translate),
-                );
-                v.linear = (b - a) / dt;
-                v.angular = (rotations[i + 1] * rotations[i].inverse()).scaled_axis() / dt;
-            }
+        if let Motion::Keyframed { keys, rotations } = self
+            && let (i, Some(_)) = Self::segment(keys, t)
+        {
+            let dt = keys[i + 1].time - keys[i].time;
+            let (a, b) = (
+                Vector3::from(keys[i].translate),
+                Vector3::from(keys[i + 1].translate),
+            );
+            v.linear = (b - a) / dt;
+            v.angular = (rotations[i + 1] * rotations[i].inverse()).scaled_axis() / dt;
         }
         v
     }
