@@ -123,8 +123,14 @@ fn in_triangle_2d(p: [[f64; 2]; 3]) -> Option<[f64; 3]> {
     Some([a / sum, b / sum, c / sum])
 }
 
+/// Lines along `axis` are indexed by the other two axes `(u, v)` in increasing order, `u`
+/// fastest: x-lines by (y, z), y-lines by (x, z), z-lines by (x, y).
 fn crossings(bvh: &Bvh, g: &GridSpec, axis: usize) -> Crossings {
-    let (u, v) = ((axis + 1) % 3, (axis + 2) % 3);
+    let (u, v) = match axis {
+        0 => (1, 2),
+        1 => (0, 2),
+        _ => (0, 1),
+    };
     let (nu, nv) = (g.dims[u], g.dims[v]);
     let h = g.spacing;
     let range = |lo: f64, hi: f64, o: f64, n: usize| {
@@ -350,8 +356,7 @@ pub fn mesh_sdf_with(bvh: &Bvh, grid: &GridSpec, band_cells: f64, method: BandMe
                     } else {
                         -1
                     };
-                    // Lines along y are indexed by (z, x), along z by (x, y).
-                    let vy = vote(cy.line(k + nz * i), y);
+                    let vy = vote(cy.line(i + nx * k), y);
                     let vz = vote(cz.line(i + nx * j), z);
                     let sum = vx + vy + vz;
                     let inside = if sum != 0 {
