@@ -422,11 +422,19 @@ fn fill_triangle(
         }
         let (i0, i1) = node_range(g, 0, lo, hi, 0.0);
         let row = nx * j as usize;
+        let dyz2 = dy * dy + dz * dz;
         for i in i0..=i1 {
-            let p = [g.origin[0] + g.spacing * i as f64, y, z];
+            let x = g.origin[0] + g.spacing * i as f64;
+            let b = &mut best[row + i as usize];
+            // Skip when even the triangle's box is no nearer than the node's best so far
+            // (shrunk a little so rounding can never skip a strictly nearer triangle).
+            let dx = (bx[0][0] - x).max(x - bx[1][0]).max(0.0);
+            if (dx * dx + dyz2) * (1.0 - 1e-9) >= *b {
+                continue;
+            }
+            let p = [x, y, z];
             let q = closest_on_triangle(p, t);
             let d2 = dot(sub(p, q), sub(p, q));
-            let b = &mut best[row + i as usize];
             if d2 < *b {
                 *b = d2;
             }
