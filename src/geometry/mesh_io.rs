@@ -520,6 +520,17 @@ mod tests {
     }
 
     #[test]
+    fn binary_stl_whose_header_starts_with_solid_is_read_as_binary() {
+        // Some exporters write "solid" into the binary header.
+        let tris = [[[0., 0., 0.], [1., 0., 0.], [0., 1., 0.]]];
+        let mut b = binary_stl(&tris);
+        b[..10].copy_from_slice(b"solid blen");
+        let m = parse_mesh(&b, MeshFormat::Stl, p()).unwrap();
+        assert_eq!(m.triangles, vec![[0, 1, 2]]);
+        assert_eq!(m.positions[1], [1.0, 0.0, 0.0]);
+    }
+
+    #[test]
     fn stl_binary_count_larger_than_the_file_is_refused_before_reading() {
         let mut b = binary_stl(&[[[0., 0., 0.], [1., 0., 0.], [0., 1., 0.]]]);
         b[80..84].copy_from_slice(&1_000_000u32.to_le_bytes());
@@ -535,6 +546,16 @@ mod tests {
         let s = "ply\nformat ascii 1.0\nelement vertex 4000000000\nproperty float x\nproperty float y\nproperty float z\nend_header\n0 0 0\n";
         let e = parse_mesh(s.as_bytes(), MeshFormat::Ply, p()).unwrap_err();
         assert!(e.to_string().contains("claims 4000000000"), "{e}");
+    }
+
+    #[test]
+    fn ply_hostile_list_length_is_an_error_not_an_allocation() {
+        let mut b = b"ply\nformat binary_little_endian 1.0\nelement vertex 3\nproperty float x\nproperty float y\nproperty float z\nelement face 1\nproperty list uint uint vertex_indices\nend_header\n".to_vec();
+        b.extend(std::iter::repeat_n(0u8, 36));
+        b.extend_from_slice(&4_000_000_000u32.to_le_bytes());
+        b.extend_from_slice(&[0u8; 12]);
+        let e = parse_mesh(&b, MeshFormat::Ply, p()).unwrap_err();
+        assert!(matches!(e, MeshError::Parse { .. }), "{e}");
     }
 
     #[test]
