@@ -334,3 +334,73 @@ fn bad_shapes_are_refused() {
     let big = MeshShape::build(&icosphere([0.0; 3], 1.0, 0), [1000.0; 3], 0.001, 3.0).unwrap_err();
     assert!(matches!(big, SolidError::MeshGridTooLarge { .. }), "{big}");
 }
+
+#[test]
+fn distance_on_grid_is_the_minimum_over_solids_for_any_thread_count() {
+    let m = Motion::keyframed(vec![
+        Keyframe {
+            time: 0.0,
+            translate: [0.0; 3],
+            rotate_deg: [0.0; 3],
+        },
+        Keyframe {
+            time: 1.0,
+            translate: [0.2, 0.0, 0.0],
+            rotate_deg: [0.0, 0.0, 40.0],
+        },
+    ])
+    .unwrap();
+    let solids = vec![
+        Solid::new(
+            Shape::Sphere {
+                centre: [0.0; 3],
+                radius: 0.2,
+            },
+            [1.0; 3],
+            m,
+            Liquid::Outside,
+        )
+        .unwrap(),
+        Solid::new(
+            Shape::Box {
+                min: [-0.5; 3],
+                max: [0.5; 3],
+            },
+            [1.0; 3],
+            fixed([0.0; 3], [0.0; 3]),
+            Liquid::Inside,
+        )
+        .unwrap(),
+    ];
+    let g = GridSpec {
+        origin: [-0.6; 3],
+        spacing: 0.05,
+        dims: [25, 24, 23],
+    };
+    let run = |threads| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap()
+            .install(|| distance_on_grid(&solids, &g, 0.6))
+    };
+    let (a, b) = (run(1), run(4));
+    assert!(a.iter().zip(&b).all(|(x, y)| x.to_bits() == y.to_bits()));
+    for (n, p) in [(0, 0, 0), (12, 12, 12), (20, 3, 7), (24, 23, 22)]
+        .into_iter()
+        .enumerate()
+    {
+        let q = g.point(p.0, p.1, p.2);
+        let want = solids[0]
+            .signed_distance(q, 0.6)
+            .min(solids[1].signed_distance(q, 0.6));
+        assert_eq!(a[g.index(p.0, p.1, p.2)], want as f32, "point {n}");
+    }
+    // The corner lies outside the container (solid), the centre region in the moving ball.
+    assert!(a[0] < 0.0);
+    assert!(
+        distance_on_grid(&[], &g, 0.0)
+            .iter()
+            .all(|d| d.is_infinite())
+    );
+}
