@@ -17,8 +17,8 @@
 //!   unscaling), so the solid is never reported farther away than it is;
 //! - mesh: the scale is applied to the vertices before the body-frame grid is built once
 //!   ([`MeshShape::build`]), so any scale is exact up to the grid sampling: exact distance at the
-//!   grid nodes within the band, trilinear in between (see [`super::mesh_sdf`]), and exact (a
-//!   BVH query) beyond the band, where the grid is clamped ([`MeshShape::distance`]).
+//!   grid nodes within the band, trilinear in between (see [`super::mesh_sdf`]); beyond the
+//!   band a lower bound outside and the exact distance inside ([`MeshShape::distance`]).
 //!
 //! Analytic distances (Quilez's box and capped-cylinder forms, derived here as a 2D box in the
 //! cylinder's radial/axial coordinates) have closed-form gradients; the mesh gradient is that of
@@ -165,13 +165,15 @@ impl MeshShape {
 
 impl MeshShape {
     /// Signed distance and unit gradient at body-frame point `q`: the trilinear interpolant of
-    /// the grid where it is within the band; beyond it (where the grid only holds `±band`, or
-    /// outside the grid) the exact distance to the nearest triangle from a BVH query, with the
-    /// grid's sign and the gradient pointing away from that triangle, so a point deep in the
-    /// solid still has a distance and a direction out.
+    /// the grid where it is within the band. Farther outside the mesh, the grid's clamped value
+    /// (plus the distance to the grid when beyond it): a lower bound of the true distance, which
+    /// is all that far points need, at the cost of a grid lookup. Deeper inside than the band,
+    /// the exact distance to the nearest triangle (a BVH query, rare: only penetrating points)
+    /// with the gradient pointing out through that triangle, so a point deep in the solid still
+    /// has a direction out.
     pub fn distance(&self, q: [f64; 3]) -> (f64, [f64; 3]) {
         let (d, g) = self.sdf.sample(q);
-        if d.abs() < self.sdf.band * (1.0 - 1e-6) {
+        if d > -self.sdf.band * (1.0 - 1e-6) {
             let l = (g[0] * g[0] + g[1] * g[1] + g[2] * g[2]).sqrt();
             return (d, if l > 0.0 { g.map(|c| c / l) } else { g });
         }
@@ -179,13 +181,12 @@ impl MeshShape {
             return (d, [0.0; 3]);
         };
         let dist = hit.dist2.sqrt();
-        let sign = if d < 0.0 { -1.0 } else { 1.0 };
         let g = if dist > 0.0 {
-            [0, 1, 2].map(|a| sign * (q[a] - hit.point[a]) / dist)
+            [0, 1, 2].map(|a| (hit.point[a] - q[a]) / dist)
         } else {
             [0.0; 3]
         };
-        (sign * dist, g)
+        (-dist, g)
     }
 }
 
