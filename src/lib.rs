@@ -14,8 +14,8 @@
 //! (exit codes, signals, the thread pool, progress bars).
 
 pub mod checkpoint;
-pub mod geometry;
 pub mod cli;
+pub mod geometry;
 pub mod mesh;
 pub mod output;
 pub mod render;
