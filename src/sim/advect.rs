@@ -30,8 +30,9 @@ pub fn clamp_inside(d: &GridDims, sp: &mut SortedParticles) {
     }
 }
 
-/// Moves every particle by the displacement field `disp` (m, on the faces), clamped inside.
-pub fn displace(d: &GridDims, sp: &mut SortedParticles, disp: &[Vec<f32>; 3]) {
+/// Moves every particle by `scale` times the displacement field `disp` (m, on the faces),
+/// clamped inside.
+pub fn displace(d: &GridDims, sp: &mut SortedParticles, disp: &[Vec<f32>; 3], scale: f32) {
     let (lo, hi) = d.interior_bounds(WALL_MARGIN * d.h);
     let [px, py, pz] = &mut sp.pos;
     px.par_iter_mut()
@@ -40,7 +41,7 @@ pub fn displace(d: &GridDims, sp: &mut SortedParticles, disp: &[Vec<f32>; 3]) {
         .with_min_len(1024)
         .for_each(|((x, y), z)| {
             let p = [*x, *y, *z];
-            let u = d.sample_velocity(disp, p);
+            let u = d.sample_velocity(disp, p).map(|c| c * scale);
             *x = (p[0] + u[0]).clamp(lo[0], hi[0]);
             *y = (p[1] + u[1]).clamp(lo[1], hi[1]);
             *z = (p[2] + u[2]).clamp(lo[2], hi[2]);

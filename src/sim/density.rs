@@ -32,6 +32,23 @@ pub const REST_DENSITY: f32 = 8.0;
 /// Relative tolerance of the correction's Poisson solve.
 pub const TOLERANCE: f64 = 1e-3;
 
+/// Whether the substep from time `ta` to `tb` (s, absolute simulated time) ends with a volume
+/// correction: every substep when `solver.volume_correction_interval` is 0, otherwise the
+/// substeps that reach a multiple of the interval `every` (so the corrections follow simulated time,
+/// whatever the frame rate); never when the `strength` (`solver.volume_correction`) is 0.
+pub fn correction_due(strength: f64, every: f64, ta: f64, tb: f64) -> bool {
+    if strength <= 0.0 {
+        return false;
+    }
+    if every <= 0.0 {
+        return true;
+    }
+    // Multiples reached; the small offset makes a substep that ends on a multiple (to rounding)
+    // count it, and the next one not.
+    let k = |t: f64| (t / every + 1e-6).floor();
+    k(tb) > k(ta)
+}
+
 /// Particle density at cell centres: `rho_c = sum_p w(x_p - x_c)`, the same trilinear hat
 /// weights as the velocity splat (so a cell seeded with 2 x 2 x 2 particles, surrounded by like
 /// cells, has `rho = 8`). Gathered per z-plane of cells in sorted particle order.
