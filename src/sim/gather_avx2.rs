@@ -144,6 +144,7 @@ pub unsafe fn gather_and_advect8(
     let n = shortest / LANES * LANES;
     let (fl, omf) = (_mm256_set1_ps(flip), _mm256_set1_ps(1.0 - flip));
     let (h, dtv) = (_mm256_set1_ps(0.5 * dt), _mm256_set1_ps(dt));
+    let half = _mm256_set1_ps(0.5);
     let [px, py, pz] = pos;
     let [vx, vy, vz] = vel;
     let mut i = 0;
@@ -165,11 +166,17 @@ pub unsafe fn gather_and_advect8(
             _mm256_storeu_ps(vx.as_mut_ptr().add(i), v[0]);
             _mm256_storeu_ps(vy.as_mut_ptr().add(i), v[1]);
             _mm256_storeu_ps(vz.as_mut_ptr().add(i), v[2]);
+            // Time-centred velocity v_new - dv / 2, as in the scalar loop.
+            let centred = |u: __m256, a: usize| _mm256_sub_ps(u, _mm256_mul_ps(half, dv[a]));
             let mid: [__m256; 3] = std::array::from_fn(|a| {
-                clamp8(_mm256_add_ps(p[a], _mm256_mul_ps(h, vn[a])), lo[a], hi[a])
+                clamp8(
+                    _mm256_add_ps(p[a], _mm256_mul_ps(h, centred(vn[a], a))),
+                    lo[a],
+                    hi[a],
+                )
             });
             let sm = stencil8(d, mid);
-            let um = [0, 1, 2].map(|a| interp8(d, &sm, a, &vel_new[a]));
+            let um = [0, 1, 2].map(|a| centred(interp8(d, &sm, a, &vel_new[a]), a));
             let q: [__m256; 3] = std::array::from_fn(|a| {
                 clamp8(_mm256_add_ps(p[a], _mm256_mul_ps(dtv, um[a])), lo[a], hi[a])
             });

@@ -336,12 +336,23 @@ impl GatherChunk<'_> {
             vy[i] = flip * (vy[i] + dv[1]) + (1.0 - flip) * vn[1];
             vz[i] = flip * (vz[i] + dv[2]) + (1.0 - flip) * vn[2];
             let h = 0.5 * dt;
+            // Time-centred velocity (v_old + v_new) / 2 = v_new - dv / 2 (see [`super::advect`]).
+            let u0 = [
+                vn[0] - 0.5 * dv[0],
+                vn[1] - 0.5 * dv[1],
+                vn[2] - 0.5 * dv[2],
+            ];
             let mid = clamp(
-                [p[0] + h * vn[0], p[1] + h * vn[1], p[2] + h * vn[2]],
+                [p[0] + h * u0[0], p[1] + h * u0[1], p[2] + h * u0[2]],
                 lo,
                 hi,
             );
             let um = d.sample_velocity(vel_new, mid);
+            let um = [
+                um[0] - 0.5 * dv[0],
+                um[1] - 0.5 * dv[1],
+                um[2] - 0.5 * dv[2],
+            ];
             let q = clamp(
                 [p[0] + dt * um[0], p[1] + dt * um[1], p[2] + dt * um[2]],
                 lo,
