@@ -13,6 +13,8 @@
 
 #[path = "collapse_column.rs"]
 mod collapse_column;
+#[path = "volume_measure.rs"]
+mod volume_measure;
 
 use collapse_column::*;
 use std::time::Instant;
@@ -25,6 +27,90 @@ fn env_f64(name: &str, default: f64) -> f64 {
 }
 
 fn main() {
+    if std::env::var("VALIDATE_SKIP_COLUMN").is_err() {
+        column_rates();
+    }
+    if std::env::var("VALIDATE_SKIP_VOLUME").is_err() {
+        dam_break_volume();
+    }
+}
+
+/// Overrides of the solver settings from the environment.
+fn solver_overrides(s: &mut surge::scene::Scene) {
+    if let Ok(v) = std::env::var("VALIDATE_CORRECTION") {
+        s.solver.volume_correction = v.parse().expect("VALIDATE_CORRECTION");
+    }
+    if let Ok(v) = std::env::var("VALIDATE_CFL") {
+        s.solver.cfl = v.parse().expect("VALIDATE_CFL");
+    }
+    if let Ok(v) = std::env::var("VALIDATE_INTERVAL") {
+        s.solver.volume_correction_interval = v.parse().expect("VALIDATE_INTERVAL");
+    }
+}
+
+/// The shipped dam break (`scenes/dam_break.json`, 30 fps, 3 s): volume and crowding per frame.
+fn dam_break_volume() {
+    let path = std::path::Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/scenes/dam_break.json"
+    ));
+    let loaded = surge::scene::load(path).expect("scenes/dam_break.json");
+    let mut s = loaded.scene.clone();
+    solver_overrides(&mut s);
+    let p = loaded.particles.clone();
+    let frames = s.time.frames;
+    println!(
+        "== dam break volume: scenes/dam_break.json, {} particles, {frames} frames at {} fps (volume_correction {}, interval {} s)",
+        p.len(),
+        s.time.fps,
+        s.solver.volume_correction,
+        s.solver.volume_correction_interval
+    );
+    let v0 = volume_measure::measure(&s, &p).volume;
+    let mut sim = surge::sim::Simulation::new(&s, p, 0).expect("dam break");
+    let (mut worst, mut worst_t, mut beyond, mut bulk_max, mut any_max, mut crowd) =
+        (0.0f64, 0.0, 0, 0u32, 0u32, 0.0f64);
+    let t0 = Instant::now();
+    let mut substeps = 0;
+    for _ in 0..frames {
+        substeps += sim.advance_frame().substeps;
+        let m = volume_measure::measure(&s, sim.particles());
+        let c = m.volume / v0 - 1.0;
+        let t = s.frame_time(sim.frame());
+        if c.abs() > worst.abs() {
+            (worst, worst_t) = (c, t);
+        }
+        if c.abs() > 0.01 {
+            beyond += 1;
+        }
+        bulk_max = bulk_max.max(m.bulk_max);
+        any_max = any_max.max(m.any_max);
+        crowd = crowd.max(m.over_twice);
+        if std::env::var("VALIDATE_VERBOSE").is_ok() {
+            println!(
+                "  t {t:.3}: volume {:+.2}%, bulk max {} any max {} at {:?}, over 2x {:.1}%",
+                100.0 * c,
+                m.bulk_max,
+                m.any_max,
+                m.any_max_cell,
+                100.0 * m.over_twice
+            );
+        }
+    }
+    println!(
+        "  {substeps} substeps in {:.1} s; largest volume change {:+.2}% at t = {worst_t:.3} s, {beyond} of {frames} frames beyond 1% (target: none)",
+        t0.elapsed().as_secs_f64(),
+        100.0 * worst
+    );
+    println!(
+        "  most particles in a bulk cell {bulk_max} ({:.1}x the seeding density; target under 3x), in any cell {any_max}; largest share of particles in cells above 2x: {:.1}%",
+        bulk_max as f64 / volume_measure::SEEDED,
+        100.0 * crowd
+    );
+}
+
+/// The collapsing column at several frame rates.
+fn column_rates() {
     let cells = env_f64("VALIDATE_CELLS", 32.0) as u32;
     let a = env_f64("VALIDATE_A", 1.0);
     let t_end = env_f64("VALIDATE_T_END", 0.75);
@@ -46,15 +132,7 @@ fn main() {
     for &f in &fps {
         let frames = (t_end * f).round() as u32;
         let (mut s, p) = column(a, cells, f, frames);
-        if let Ok(v) = std::env::var("VALIDATE_CORRECTION") {
-            s.solver.volume_correction = v.parse().expect("VALIDATE_CORRECTION");
-        }
-        if let Ok(v) = std::env::var("VALIDATE_CFL") {
-            s.solver.cfl = v.parse().expect("VALIDATE_CFL");
-        }
-        if let Ok(v) = std::env::var("VALIDATE_INTERVAL") {
-            s.solver.volume_correction_interval = v.parse().expect("VALIDATE_INTERVAL");
-        }
+        solver_overrides(&mut s);
         let t = Instant::now();
         let r = run(&s, p, a, every, t_end);
         println!(
