@@ -386,9 +386,11 @@ fn volume_by_density(s: &Scene, p: &Particles) -> f64 {
     p.len() as f64 / (sum as f64 / cells as f64) * d.cell_size.powi(3)
 }
 
-/// Volume over 3 s of a dam break stays within 2% of the start: a 0.15 m x 0.3 m column in a
-/// 0.3 m tank (8 cells deep, h = 0.01 m, default CFL 3 and FLIP 0.95), so the pool is 15 cells
-/// deep and the density measure has about a thousand inner cells to average.
+/// Volume at every frame of a 3 s dam break stays within 1% of the start (issue 19's target):
+/// a 0.15 m x 0.3 m column in a 0.3 m tank (8 cells deep, h = 0.01 m, default CFL 3 and FLIP
+/// 0.95, volume correction every substep), so the pool is 15 cells deep and the density
+/// measure has about a thousand inner cells to average. Measured when written: 0.60% at worst
+/// (it was 2% with the correction once per frame).
 #[test]
 fn dam_break_keeps_volume() {
     let h = 0.01;
@@ -414,7 +416,7 @@ fn dam_break_keeps_volume() {
         let change = v / v0 - 1.0;
         worst = worst.max(change.abs());
         assert!(
-            change.abs() < 0.02,
+            change.abs() < 0.01,
             "frame {}: volume {v:e} vs {v0:e} ({:+.2}%)",
             sim.frame(),
             100.0 * change
