@@ -522,7 +522,7 @@ fn substep(
             &ws.rho,
             &mut ws.disp,
             density::TOLERANCE,
-            scene.solver.pressure_max_iterations,
+            density::MAX_ITERATIONS.min(scene.solver.pressure_max_iterations),
         );
         density_iterations = st.iterations;
         advect::displace(&d, &mut ws.sorted, &ws.disp, strength);
