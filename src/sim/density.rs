@@ -26,6 +26,7 @@
 
 use super::cell_sort::SortedParticles;
 use super::mac_grid::GridDims;
+use super::sync_ptr::SyncPtr;
 use rayon::prelude::*;
 
 /// Rest density: particles per cell as seeded (2 x 2 x 2).
@@ -60,35 +61,53 @@ pub fn correction_due(strength: f64, every: f64, ta: f64, tb: f64) -> bool {
 
 /// Particle density at cell centres: `rho_c = sum_p w(x_p - x_c)`, the same trilinear hat
 /// weights as the velocity splat (so a cell seeded with 2 x 2 x 2 particles, surrounded by like
-/// cells, has `rho = 8`). Gathered per z-plane of cells in sorted particle order.
+/// cells, has `rho = 8`). Each particle is visited once, in sorted order, and adds to the eight
+/// cell centres around it, which lie in the z-planes `c - 1 ..= c + 1` of its cell plane `c`;
+/// the cell planes run in three colours (`c mod 3`) whose planes write disjoint z-planes, in
+/// parallel within a colour, so every cell sums its contributions in the same order for any
+/// thread count.
 #[allow(clippy::needless_range_loop)]
 pub fn splat_density(d: &GridDims, sp: &SortedParticles, rho: &mut [f32]) {
     let inv = 1.0 / d.h;
     let plane = d.n[0] * d.n[1];
-    let nx = d.n[0];
+    let (nx, nz) = (d.n[0], d.n[2]);
     let pos = &sp.pos;
-    rho.par_chunks_mut(plane).enumerate().for_each(|(kk, rp)| {
-        rp.iter_mut().for_each(|x| *x = 0.0);
-        let k0 = kk.saturating_sub(1);
-        let k1 = (kk + 1).min(d.n[2] - 1);
-        let s0 = sp.cell_start[d.cell(0, 0, k0)] as usize;
-        let s1 = sp.cell_start[d.cell(0, 0, k1 + 1)] as usize;
-        for s in s0..s1 {
-            let gz = (pos[2][s] - d.lower[2]) * inv - 0.5;
-            let wz = 1.0 - (gz - kk as f32).abs();
-            if wz <= 0.0 {
-                continue;
+    rho.par_chunks_mut(plane)
+        .for_each(|rp| rp.iter_mut().for_each(|x| *x = 0.0));
+    let len = rho.len();
+    let out = SyncPtr(rho.as_mut_ptr());
+    for colour in 0..3 {
+        let planes = (nz + 2 - colour) / 3;
+        (0..planes).into_par_iter().for_each(|m| {
+            let c = colour + 3 * m;
+            let s0 = sp.cell_start[d.cell(0, 0, c)] as usize;
+            let s1 = sp.cell_start[d.cell(0, 0, c + 1)] as usize;
+            for s in s0..s1 {
+                let gz = (pos[2][s] - d.lower[2]) * inv - 0.5;
+                let gx = (pos[0][s] - d.lower[0]) * inv - 0.5;
+                let gy = (pos[1][s] - d.lower[1]) * inv - 0.5;
+                // Particles are inside the wall layer, so g >= 0.5: truncation is floor.
+                let (i0, j0, k0) = (gx as i32, gy as i32, gz as i32);
+                let (fx, fy, fz) = (gx - i0 as f32, gy - j0 as f32, gz - k0 as f32);
+                let base = i0 as usize + nx * j0 as usize + plane * k0 as usize;
+                let w = [
+                    (1.0 - fx) * (1.0 - fy),
+                    fx * (1.0 - fy),
+                    (1.0 - fx) * fy,
+                    fx * fy,
+                ];
+                let offs = [0, 1, nx, nx + 1];
+                for (kz, wz) in [(0, 1.0 - fz), (plane, fz)] {
+                    for q in 0..4 {
+                        let at = base + kz + offs[q];
+                        assert!(at < len);
+                        // SAFETY: in bounds (checked); a particle of cell plane c writes only
+                        // z-planes c - 1 ..= c + 1, and the planes of one colour are three
+                        // apart, so no two tasks of a colour write the same cell.
+                        unsafe { *out.get(at) += wz * w[q] };
+                    }
+                }
             }
-            let gx = (pos[0][s] - d.lower[0]) * inv - 0.5;
-            let gy = (pos[1][s] - d.lower[1]) * inv - 0.5;
-            // Particles are inside the wall layer, so gx, gy >= 0.5: truncation is floor.
-            let (i0, j0) = ((gx as i32) as f32, (gy as i32) as f32);
-            let (fx, fy) = (gx - i0, gy - j0);
-            let base = i0 as usize + nx * j0 as usize;
-            rp[base] += wz * (1.0 - fx) * (1.0 - fy);
-            rp[base + 1] += wz * fx * (1.0 - fy);
-            rp[base + nx] += wz * (1.0 - fx) * fy;
-            rp[base + nx + 1] += wz * fx * fy;
-        }
-    });
+        });
+    }
 }

@@ -54,6 +54,8 @@
 pub mod advect;
 pub mod cell_sort;
 pub mod density;
+#[cfg(target_arch = "x86_64")]
+mod displace_avx2;
 pub mod extrapolate;
 pub mod forces;
 #[cfg(target_arch = "x86_64")]
