@@ -111,3 +111,30 @@ pub fn splat_density(d: &GridDims, sp: &SortedParticles, rho: &mut [f32]) {
         });
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::correction_due;
+
+    /// With an interval, the corrections follow simulated time: over 1 s cut into substeps
+    /// of any length no longer than the interval, there is one per multiple of it; off means
+    /// none, 0 means every substep.
+    #[test]
+    fn corrections_follow_simulated_time() {
+        for (frames_per_s, subs) in [(24u32, [5u32, 7]), (60, [2, 3]), (400, [1, 3])] {
+            for sub in subs {
+                let n = frames_per_s * sub;
+                let dt = 1.0 / n as f64;
+                let count = (0..n)
+                    .filter(|&i| correction_due(1.0, 0.01, i as f64 * dt, (i + 1) as f64 * dt))
+                    .count();
+                assert_eq!(count, 100, "{frames_per_s} fps x {sub} substeps");
+                let every = (0..n)
+                    .filter(|&i| correction_due(0.5, 0.0, i as f64 * dt, (i + 1) as f64 * dt))
+                    .count();
+                assert_eq!(every, n as usize);
+                assert!(!(0..n).any(|i| correction_due(0.0, 0.0, i as f64 * dt, 1.0)));
+            }
+        }
+    }
+}
