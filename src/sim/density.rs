@@ -22,7 +22,19 @@
 //! residual of [`TOLERANCE`] or after [`MAX_ITERATIONS`]: it is a correction, applied again in
 //! every substep (or every `solver.volume_correction_interval` of simulated time, see
 //! [`correction_due`]), measured and applied where the particles were splatted, before they
-//! move; so it depends on simulated time, not on the frame rate (issue 19).
+//! move; so it depends on simulated time, not on the frame rate (issue 19). Its strength
+//! `solver.volume_correction` scales the displacement (1 moves each cell's whole excess; 0 is
+//! off).
+//!
+//! Why this rather than what other FLIP solvers add: Mantaflow keeps each cell's particle count
+//! between bounds by deleting particles from crowded cells and seeding new ones in sparse ones
+//! (`adjustNumber`), and Houdini's FLIP reseeds by particle separation; both change the particle
+//! count (surge's particles are its state: checkpoints, exact resume and the tests count them)
+//! and reseeding invents velocities. The position correction keeps the count, the momentum and
+//! the determinism, and it is the same Poisson matrix as the projection. What it does not stop:
+//! a crowd made within one substep (a splash thrown against a wall, clamped onto the wall
+//! margin) is only spread by the next substeps' corrections, so a frame can still show a few
+//! cells at several times the seeding density (README, "Volume").
 
 use super::cell_sort::SortedParticles;
 use super::mac_grid::GridDims;
