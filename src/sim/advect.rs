@@ -25,6 +25,22 @@ use rayon::prelude::*;
 /// Fraction of a cell particles keep from the wall layer.
 pub const WALL_MARGIN: f32 = 0.01;
 
+/// A coordinate `x` past `lo` (`hi`) mirrored back inside the interval: `2 lo - x`, at most
+/// `hi` (`2 hi - x`, at least `lo`); a NaN stays NaN. The advection's last stage uses it rather
+/// than a clamp, so that particles a substep carries into a wall land spread over the depth
+/// they overshot by instead of piled on one plane (which crowded wall cells to many times the
+/// seeding density in impacts).
+#[inline(always)]
+pub fn reflect(x: f32, lo: f32, hi: f32) -> f32 {
+    if x < lo {
+        (lo + lo - x).min(hi)
+    } else if x > hi {
+        (hi + hi - x).max(lo)
+    } else {
+        x
+    }
+}
+
 /// Clamps every particle into the interior box. Run at the start of every frame: a no-op for
 /// particles the stepper produced, it moves input particles that sit on a wall off it.
 pub fn clamp_inside(d: &GridDims, sp: &mut SortedParticles) {
