@@ -10,14 +10,21 @@
 //!    `v_old`;
 //! 3. [`forces`]: gravity `u += g dt`, then zero normal velocity on wall faces;
 //! 4. [`pressure`]: 7-point Poisson projection solved by MIC(0)-preconditioned CG;
-//! 5. [`extrapolate`]: the projected velocity and the FLIP change `v_new - v_old` spread into
+//! 5. [`density`] (every substep, or every `solver.volume_correction_interval` of simulated
+//!    time, see [`density::correction_due`]): a position correction that spreads over-dense
+//!    particles back to the seeding density (a second Poisson solve with the same matrix),
+//!    keeping the liquid's volume; it moves the particles where they were splatted, before the
+//!    transfer and advection;
+//! 6. [`extrapolate`]: the projected velocity and the FLIP change `v_new - v_old` spread into
 //!    air and wall faces, enough layers for the substep's CFL number;
-//! 6. [`transfer::gather_and_advect`]: grid to particle, `v_p = f (v_p - v_old) + v_new`, and
-//!    in the same pass [`advect`]ion by RK2 through `v_new`, clamped inside the wall layer;
-//! 4b. [`density`] (every substep, or every `solver.volume_correction_interval` of simulated
-//!    time): a position correction that spreads over-dense particles back to the seeding
-//!    density (a second Poisson solve with the same matrix), keeping the liquid's volume; it
-//!    moves the particles where they were splatted, before the transfer and advection.
+//! 7. [`transfer::gather_and_advect`]: grid to particle, `v_p = f (v_p - v_old) + v_new`, and
+//!    in the same pass [`advect`]ion by RK2 through the time-centred `(v_old + v_new) / 2`,
+//!    kept inside the wall layer.
+//!
+//! Frame rate: frames only sample the state. Nothing but the substep lengths depends on where
+//! frames fall (a frame shorter than the CFL step shortens its substeps), and the pressure
+//! solve's warm start, dropped at each frame's first substep for exact resume, changes results
+//! only within the solver tolerance (issue 19; `scripts/validate_physics.rs`).
 //!
 //! Advection comes last rather than first so that the particles are the whole state between
 //! substeps (no grid velocity outlives a substep): a simulation rebuilt from a frame's particles
