@@ -1,4 +1,4 @@
-//! Physics validation: `cargo bench --bench validate_physics` (about N minutes on 2 cores).
+//! Physics validation: `cargo bench --bench validate_physics` (about a minute on 2 cores).
 //!
 //! A quasi-2D collapsing column (`scripts/collapse_column.rs`: Martin & Moyce 1952, n^2 = 2,
 //! `VALIDATE_CELLS` cells across the column, default 32, column width `VALIDATE_A` m, default
