@@ -259,6 +259,30 @@ fn negative_tolerance() {
 }
 
 #[test]
+fn volume_correction_outside_unit_interval() {
+    expect_failure(
+        "s.json",
+        &native(&format!(
+            "\"sources\": [{BOX}], \"solver\": {{\"volume_correction\": 2}}"
+        )),
+        &[],
+        &["`solver.volume_correction`", "[0, 1]"],
+    );
+}
+
+#[test]
+fn negative_volume_correction_interval() {
+    expect_failure(
+        "s.json",
+        &native(&format!(
+            "\"sources\": [{BOX}], \"solver\": {{\"volume_correction_interval\": -0.1}}"
+        )),
+        &[],
+        &["`solver.volume_correction_interval`", ">= 0"],
+    );
+}
+
+#[test]
 fn flip_ratio_outside_unit_interval() {
     expect_failure(
         "s.json",

@@ -19,11 +19,26 @@
 //!   so the correction adds no momentum or energy.
 //!
 //! The solve reuses the projection's MIC(0) preconditioner and is stopped at a relative
-//! residual of [`TOLERANCE`]: it is a correction, applied again in the last substep of every
-//! frame (the drift it undoes is slow: once per frame keeps a 3 s dam break within about 1%).
+//! residual of [`TOLERANCE`] or after [`MAX_ITERATIONS`]: it is a correction, applied again in
+//! every substep (or every `solver.volume_correction_interval` of simulated time, see
+//! [`correction_due`]), measured and applied where the particles were splatted, before they
+//! move; so it depends on simulated time, not on the frame rate (issue 19). Its strength
+//! `solver.volume_correction` scales the displacement (1 moves each cell's whole excess; 0 is
+//! off).
+//!
+//! Why this rather than what other FLIP solvers add: Mantaflow keeps each cell's particle count
+//! between bounds by deleting particles from crowded cells and seeding new ones in sparse ones
+//! (`adjustNumber`), and Houdini's FLIP reseeds by particle separation; both change the particle
+//! count (surge's particles are its state: checkpoints, exact resume and the tests count them)
+//! and reseeding invents velocities. The position correction keeps the count, the momentum and
+//! the determinism, and it is the same Poisson matrix as the projection. What it does not stop:
+//! a crowd made within one substep (a splash thrown against a wall, clamped onto the wall
+//! margin) is only spread by the next substeps' corrections, so a frame can still show a few
+//! cells at several times the seeding density (README, "Volume").
 
 use super::cell_sort::SortedParticles;
 use super::mac_grid::GridDims;
+use super::sync_ptr::SyncPtr;
 use rayon::prelude::*;
 
 /// Rest density: particles per cell as seeded (2 x 2 x 2).
@@ -32,37 +47,106 @@ pub const REST_DENSITY: f32 = 8.0;
 /// Relative tolerance of the correction's Poisson solve.
 pub const TOLERANCE: f64 = 1e-3;
 
+/// Iteration cap of the correction's solve. The correction runs every substep, so what one
+/// solve leaves is taken up by the next: without the cap the solve took 25 iterations on
+/// average on the 1M-particle dam break (its right-hand side is small once the liquid is
+/// corrected, and the tolerance is relative), with it 8 at most, and the volume and the
+/// collapsing column came out the same (`cargo bench --bench validate_physics`).
+pub const MAX_ITERATIONS: u32 = 8;
+
+/// Whether the substep from time `ta` to `tb` (s, absolute simulated time) ends with a volume
+/// correction: every substep when `solver.volume_correction_interval` is 0, otherwise the
+/// substeps that reach a multiple of the interval `every` (so the corrections follow simulated time,
+/// whatever the frame rate); never when the `strength` (`solver.volume_correction`) is 0.
+pub fn correction_due(strength: f64, every: f64, ta: f64, tb: f64) -> bool {
+    if strength <= 0.0 {
+        return false;
+    }
+    if every <= 0.0 {
+        return true;
+    }
+    // Multiples reached; the small offset makes a substep that ends on a multiple (to rounding)
+    // count it, and the next one not.
+    let k = |t: f64| (t / every + 1e-6).floor();
+    k(tb) > k(ta)
+}
+
 /// Particle density at cell centres: `rho_c = sum_p w(x_p - x_c)`, the same trilinear hat
 /// weights as the velocity splat (so a cell seeded with 2 x 2 x 2 particles, surrounded by like
-/// cells, has `rho = 8`). Gathered per z-plane of cells in sorted particle order.
+/// cells, has `rho = 8`). Each particle is visited once, in sorted order, and adds to the eight
+/// cell centres around it, which lie in the z-planes `c - 1 ..= c + 1` of its cell plane `c`;
+/// the cell planes run in three colours (`c mod 3`) whose planes write disjoint z-planes, in
+/// parallel within a colour, so every cell sums its contributions in the same order for any
+/// thread count.
 #[allow(clippy::needless_range_loop)]
 pub fn splat_density(d: &GridDims, sp: &SortedParticles, rho: &mut [f32]) {
     let inv = 1.0 / d.h;
     let plane = d.n[0] * d.n[1];
-    let nx = d.n[0];
+    let (nx, nz) = (d.n[0], d.n[2]);
     let pos = &sp.pos;
-    rho.par_chunks_mut(plane).enumerate().for_each(|(kk, rp)| {
-        rp.iter_mut().for_each(|x| *x = 0.0);
-        let k0 = kk.saturating_sub(1);
-        let k1 = (kk + 1).min(d.n[2] - 1);
-        let s0 = sp.cell_start[d.cell(0, 0, k0)] as usize;
-        let s1 = sp.cell_start[d.cell(0, 0, k1 + 1)] as usize;
-        for s in s0..s1 {
-            let gz = (pos[2][s] - d.lower[2]) * inv - 0.5;
-            let wz = 1.0 - (gz - kk as f32).abs();
-            if wz <= 0.0 {
-                continue;
+    rho.par_chunks_mut(plane)
+        .for_each(|rp| rp.iter_mut().for_each(|x| *x = 0.0));
+    let len = rho.len();
+    let out = SyncPtr(rho.as_mut_ptr());
+    for colour in 0..3 {
+        let planes = (nz + 2 - colour) / 3;
+        (0..planes).into_par_iter().for_each(|m| {
+            let c = colour + 3 * m;
+            let s0 = sp.cell_start[d.cell(0, 0, c)] as usize;
+            let s1 = sp.cell_start[d.cell(0, 0, c + 1)] as usize;
+            for s in s0..s1 {
+                let gz = (pos[2][s] - d.lower[2]) * inv - 0.5;
+                let gx = (pos[0][s] - d.lower[0]) * inv - 0.5;
+                let gy = (pos[1][s] - d.lower[1]) * inv - 0.5;
+                // Particles are inside the wall layer, so g >= 0.5: truncation is floor.
+                let (i0, j0, k0) = (gx as i32, gy as i32, gz as i32);
+                let (fx, fy, fz) = (gx - i0 as f32, gy - j0 as f32, gz - k0 as f32);
+                let base = i0 as usize + nx * j0 as usize + plane * k0 as usize;
+                let w = [
+                    (1.0 - fx) * (1.0 - fy),
+                    fx * (1.0 - fy),
+                    (1.0 - fx) * fy,
+                    fx * fy,
+                ];
+                let offs = [0, 1, nx, nx + 1];
+                for (kz, wz) in [(0, 1.0 - fz), (plane, fz)] {
+                    for q in 0..4 {
+                        let at = base + kz + offs[q];
+                        assert!(at < len);
+                        // SAFETY: in bounds (checked); a particle of cell plane c writes only
+                        // z-planes c - 1 ..= c + 1, and the planes of one colour are three
+                        // apart, so no two tasks of a colour write the same cell.
+                        unsafe { *out.get(at) += wz * w[q] };
+                    }
+                }
             }
-            let gx = (pos[0][s] - d.lower[0]) * inv - 0.5;
-            let gy = (pos[1][s] - d.lower[1]) * inv - 0.5;
-            // Particles are inside the wall layer, so gx, gy >= 0.5: truncation is floor.
-            let (i0, j0) = ((gx as i32) as f32, (gy as i32) as f32);
-            let (fx, fy) = (gx - i0, gy - j0);
-            let base = i0 as usize + nx * j0 as usize;
-            rp[base] += wz * (1.0 - fx) * (1.0 - fy);
-            rp[base + 1] += wz * fx * (1.0 - fy);
-            rp[base + nx] += wz * (1.0 - fx) * fy;
-            rp[base + nx + 1] += wz * fx * fy;
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::correction_due;
+
+    /// With an interval, the corrections follow simulated time: over 1 s cut into substeps
+    /// of any length no longer than the interval, there is one per multiple of it; off means
+    /// none, 0 means every substep.
+    #[test]
+    fn corrections_follow_simulated_time() {
+        for (frames_per_s, subs) in [(24u32, [5u32, 7]), (60, [2, 3]), (400, [1, 3])] {
+            for sub in subs {
+                let n = frames_per_s * sub;
+                let dt = 1.0 / n as f64;
+                let count = (0..n)
+                    .filter(|&i| correction_due(1.0, 0.01, i as f64 * dt, (i + 1) as f64 * dt))
+                    .count();
+                assert_eq!(count, 100, "{frames_per_s} fps x {sub} substeps");
+                let every = (0..n)
+                    .filter(|&i| correction_due(0.5, 0.0, i as f64 * dt, (i + 1) as f64 * dt))
+                    .count();
+                assert_eq!(every, n as usize);
+                assert!(!(0..n).any(|i| correction_due(0.0, 0.0, i as f64 * dt, 1.0)));
+            }
         }
-    });
+    }
 }

@@ -17,7 +17,7 @@ pub const LANES: usize = 8;
 
 /// Interpolation weights of eight points on the three face grids: per component, the flat
 /// index of the lower corner node and the fractions along x, y, z (as [`super::mac_grid::Stencil`]).
-struct Stencil8 {
+pub(super) struct Stencil8 {
     base: [__m256i; 3],
     frac: [[__m256; 3]; 3],
 }
@@ -36,7 +36,7 @@ pub fn fits(d: &GridDims, grids: [&[Vec<f32>; 3]; 2]) -> bool {
 /// [`GridDims::stencil`] of eight points.
 #[inline]
 #[target_feature(enable = "avx2")]
-fn stencil8(d: &GridDims, p: [__m256; 3]) -> Stencil8 {
+pub(super) fn stencil8(d: &GridDims, p: [__m256; 3]) -> Stencil8 {
     let inv = 1.0 / d.h;
     let zero = _mm256_setzero_ps();
     let mut own = [(_mm256_setzero_si256(), zero); 3];
@@ -94,7 +94,7 @@ fn lerp(a0: __m256, a1: __m256, t: __m256) -> __m256 {
 /// `f` has component `a`'s grid size (the stencil keeps every corner inside it).
 #[inline]
 #[target_feature(enable = "avx2")]
-unsafe fn interp8(d: &GridDims, st: &Stencil8, a: usize, f: &[f32]) -> __m256 {
+pub(super) unsafe fn interp8(d: &GridDims, st: &Stencil8, a: usize, f: &[f32]) -> __m256 {
     let m = d.face_n(a);
     let (sy, sz) = (m[0] as i32, (m[0] * m[1]) as i32);
     debug_assert!(f.len() >= d.faces(a));
@@ -114,11 +114,24 @@ unsafe fn interp8(d: &GridDims, st: &Stencil8, a: usize, f: &[f32]) -> __m256 {
 /// `x.clamp(lo, hi)` per lane, with `f32::clamp`'s NaN behaviour (a NaN stays NaN).
 #[inline]
 #[target_feature(enable = "avx2")]
-fn clamp8(x: __m256, lo: f32, hi: f32) -> __m256 {
+pub(super) fn clamp8(x: __m256, lo: f32, hi: f32) -> __m256 {
     let (lo, hi) = (_mm256_set1_ps(lo), _mm256_set1_ps(hi));
     let below = _mm256_cmp_ps::<_CMP_LT_OQ>(x, lo);
     let above = _mm256_cmp_ps::<_CMP_GT_OQ>(x, hi);
     _mm256_blendv_ps(_mm256_blendv_ps(x, hi, above), lo, below)
+}
+
+/// [`super::advect::reflect`] per lane: a coordinate past `lo` (`hi`) is mirrored back inside
+/// (`2 lo - x`, at most `hi`; `2 hi - x`, at least `lo`); a NaN stays NaN.
+#[inline]
+#[target_feature(enable = "avx2")]
+pub(super) fn reflect8(x: __m256, lo: f32, hi: f32) -> __m256 {
+    let (lov, hiv) = (_mm256_set1_ps(lo), _mm256_set1_ps(hi));
+    let below = _mm256_cmp_ps::<_CMP_LT_OQ>(x, lov);
+    let above = _mm256_cmp_ps::<_CMP_GT_OQ>(x, hiv);
+    let rb = _mm256_min_ps(_mm256_sub_ps(_mm256_set1_ps(lo + lo), x), hiv);
+    let ra = _mm256_max_ps(_mm256_sub_ps(_mm256_set1_ps(hi + hi), x), lov);
+    _mm256_blendv_ps(_mm256_blendv_ps(x, ra, above), rb, below)
 }
 
 /// The blend and RK2 step of [`super::transfer::gather_and_advect`] for the first whole groups
@@ -171,7 +184,7 @@ pub unsafe fn gather_and_advect8(
             let sm = stencil8(d, mid);
             let um = [0, 1, 2].map(|a| interp8(d, &sm, a, &vel_new[a]));
             let q: [__m256; 3] = std::array::from_fn(|a| {
-                clamp8(_mm256_add_ps(p[a], _mm256_mul_ps(dtv, um[a])), lo[a], hi[a])
+                reflect8(_mm256_add_ps(p[a], _mm256_mul_ps(dtv, um[a])), lo[a], hi[a])
             });
             _mm256_storeu_ps(px.as_mut_ptr().add(i), q[0]);
             _mm256_storeu_ps(py.as_mut_ptr().add(i), q[1]);

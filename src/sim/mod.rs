@@ -10,13 +10,21 @@
 //!    `v_old`;
 //! 3. [`forces`]: gravity `u += g dt`, then zero normal velocity on wall faces;
 //! 4. [`pressure`]: 7-point Poisson projection solved by MIC(0)-preconditioned CG;
-//! 5. [`extrapolate`]: the projected velocity and the FLIP change `v_new - v_old` spread into
+//! 5. [`density`] (every substep, or every `solver.volume_correction_interval` of simulated
+//!    time, see [`density::correction_due`]): a position correction that spreads over-dense
+//!    particles back to the seeding density (a second Poisson solve with the same matrix),
+//!    keeping the liquid's volume; it moves the particles where they were splatted, before the
+//!    transfer and advection;
+//! 6. [`extrapolate`]: the projected velocity and the FLIP change `v_new - v_old` spread into
 //!    air and wall faces, enough layers for the substep's CFL number;
-//! 6. [`transfer::gather_and_advect`]: grid to particle, `v_p = f (v_p - v_old) + v_new`, and
-//!    in the same pass [`advect`]ion by RK2 through `v_new`, clamped inside the wall layer;
-//! 7. [`density`] (last substep of each frame only): a position correction that spreads
-//!    over-dense particles back to the seeding density (a second Poisson solve with the same
-//!    matrix), keeping the liquid's volume.
+//! 7. [`transfer::gather_and_advect`]: grid to particle, `v_p = f (v_p - v_old) + v_new`, and
+//!    in the same pass [`advect`]ion by RK2 through the time-centred `(v_old + v_new) / 2`,
+//!    kept inside the wall layer.
+//!
+//! Frame rate: frames only sample the state. Nothing but the substep lengths depends on where
+//! frames fall (a frame shorter than the CFL step shortens its substeps), and the pressure
+//! solve's warm start, dropped at each frame's first substep for exact resume, changes results
+//! only within the solver tolerance (issue 19; `scripts/validate_physics.rs`).
 //!
 //! Advection comes last rather than first so that the particles are the whole state between
 //! substeps (no grid velocity outlives a substep): a simulation rebuilt from a frame's particles
@@ -58,6 +66,8 @@
 pub mod advect;
 pub mod cell_sort;
 pub mod density;
+#[cfg(target_arch = "x86_64")]
+mod displace_avx2;
 pub mod extrapolate;
 pub mod forces;
 #[cfg(target_arch = "x86_64")]
@@ -157,6 +167,8 @@ struct Workspace {
     kinds: [Vec<FaceKind>; 3],
     vel: [Vec<f32>; 3],
     old: [Vec<f32>; 3],
+    /// The density correction's displacement, m, on the faces.
+    disp: [Vec<f32>; 3],
     /// Splat accumulators `[sum w v, sum w]` per face.
     acc: [Vec<[f32; 2]>; 3],
     rho: Vec<f32>,
@@ -177,6 +189,7 @@ impl Workspace {
             kinds: std::array::from_fn(|a| vec![FaceKind::Free; faces(a)]),
             vel: fgrid(),
             old: fgrid(),
+            disp: fgrid(),
             acc: std::array::from_fn(|a| vec![[0.0; 2]; faces(a)]),
             rho: vec![0.0; dims.cells()],
             density_correction: true,
@@ -329,15 +342,23 @@ impl Simulation {
         let gnorm = (g[0] * g[0] + g[1] * g[1] + g[2] * g[2]).sqrt() as f64;
         if let Some(dt) = solver.fixed_dt {
             let steps = self.settings.steps_per_frame();
+            let t0 = self.settings.frame_time(self.frame);
             for i in 0..steps {
                 let umax = max_speed(&ws.sorted) as f64;
+                let (ta, tb) = (t0 + i as f64 * dt, t0 + (i + 1) as f64 * dt);
+                let correct = density::correction_due(
+                    solver.volume_correction,
+                    solver.volume_correction_interval,
+                    ta,
+                    tb,
+                );
                 substep(
                     ws,
                     &self.settings,
                     dt as f32,
                     umax,
                     i == 0,
-                    i + 1 == steps,
+                    correct,
                     &mut report,
                 );
             }
@@ -370,13 +391,19 @@ impl Simulation {
                     // Split what is left in two equal substeps rather than leave a sliver.
                     dt = 0.5 * remaining;
                 }
+                let correct = density::correction_due(
+                    solver.volume_correction,
+                    solver.volume_correction_interval,
+                    t0 + elapsed,
+                    t0 + elapsed + dt,
+                );
                 substep(
                     ws,
                     &self.settings,
                     dt as f32,
                     umax,
                     n == 0,
-                    last,
+                    correct,
                     &mut report,
                 );
                 elapsed += dt;
@@ -458,16 +485,16 @@ fn max_speed(sp: &SortedParticles) -> f32 {
         .reduce(|| 0.0, f32::max)
 }
 
-/// One substep of length `dt`; `umax` is the largest particle speed at its start; `first`,
-/// `last`: the frame's first substep (the pressure solve starts from zero) and last (it also
-/// applies the density correction).
+/// One substep of length `dt`; `umax` is the largest particle speed at its start; `first`:
+/// the frame's first substep (the pressure solve starts from zero); `correct`: it also applies
+/// the density correction ([`density::correction_due`]).
 fn substep(
     ws: &mut Workspace,
     scene: &SimSettings,
     dt: f32,
     umax: f64,
     first: bool,
-    last: bool,
+    correct: bool,
     report: &mut FrameReport,
 ) {
     let d = ws.dims;
@@ -501,6 +528,29 @@ fn substep(
     secs.pressure += t.elapsed().as_secs_f64();
 
     let t = Instant::now();
+    // The density correction, measured and applied where the particles were splatted (the
+    // sort and the pressure matrix are valid there), before they move: applied after the
+    // advection, its displacement would land up to `cfl` cells away from where it was
+    // measured, which in large substeps stirred the liquid (issue 19).
+    let strength = scene.solver.volume_correction as f32;
+    let correct = ws.density_correction && correct && strength > 0.0;
+    let mut density_iterations = 0;
+    if correct {
+        density::splat_density(&d, &ws.sorted, &mut ws.rho);
+        let st = ws.pressure.density_displacement(
+            &d,
+            &ws.kinds,
+            &ws.rho,
+            &mut ws.disp,
+            density::TOLERANCE,
+            density::MAX_ITERATIONS.min(scene.solver.pressure_max_iterations),
+        );
+        density_iterations = st.iterations;
+        advect::displace(&d, &mut ws.sorted, &ws.disp, strength);
+    }
+    secs.density += t.elapsed().as_secs_f64();
+
+    let t = Instant::now();
     // The FLIP change (formed by the extrapolator's first pass), then both grids extrapolated
     // by enough layers for this substep's reach.
     let gn = (g[0] * g[0] + g[1] * g[1] + g[2] * g[2]).sqrt() as f64;
@@ -514,34 +564,9 @@ fn substep(
     secs.extrapolate += t.elapsed().as_secs_f64();
 
     let t = Instant::now();
-    // Density is measured where the particles were splatted (the sort is still valid there).
-    let correct = ws.density_correction && last;
-    if correct {
-        density::splat_density(&d, &ws.sorted, &mut ws.rho);
-    }
-    secs.density += t.elapsed().as_secs_f64();
-
-    let t = Instant::now();
     let flip = scene.solver.flip_ratio as f32;
     transfer::gather_and_advect(&d, &mut ws.sorted, &ws.vel, &ws.old, flip, dt);
     secs.transfer += t.elapsed().as_secs_f64();
-
-    let t = Instant::now();
-    let mut density_iterations = 0;
-    if correct {
-        let st = ws.pressure.density_displacement(
-            &d,
-            &ws.kinds,
-            &ws.rho,
-            // The FLIP change grid is free again: it holds the displacement.
-            &mut ws.old,
-            density::TOLERANCE,
-            scene.solver.pressure_max_iterations,
-        );
-        density_iterations = st.iterations;
-        advect::displace(&d, &mut ws.sorted, &ws.old);
-    }
-    secs.density += t.elapsed().as_secs_f64();
 
     ws.last_solve = stats;
     report.substeps += 1;

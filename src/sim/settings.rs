@@ -74,6 +74,16 @@ pub struct SolverSettings {
     /// Iteration cap of the pressure solve. (default: `1000`)
     #[serde(default = "default_pressure_max_iterations")]
     pub pressure_max_iterations: u32,
+    /// Strength of the volume (density) correction, within [0, 1]: the share of each cell's
+    /// particle over-density that a correction moves away (Kugelstadt et al. 2019; see
+    /// `sim::density`). 0 switches it off. (default: `1`)
+    #[serde(default = "default_volume_correction")]
+    pub volume_correction: f64,
+    /// Physical time between volume corrections, s: a correction runs at the end of every
+    /// substep that reaches a multiple of this time, so it depends on the simulated time only,
+    /// never on the frame rate; 0 corrects after every substep. (default: `0`)
+    #[serde(default)]
+    pub volume_correction_interval: f64,
 }
 
 impl Default for SolverSettings {
@@ -86,6 +96,8 @@ impl Default for SolverSettings {
             fixed_dt: None,
             pressure_tolerance: default_pressure_tolerance(),
             pressure_max_iterations: default_pressure_max_iterations(),
+            volume_correction: default_volume_correction(),
+            volume_correction_interval: 0.0,
         }
     }
 }
@@ -113,6 +125,9 @@ fn default_pressure_tolerance() -> f64 {
 }
 fn default_pressure_max_iterations() -> u32 {
     1000
+}
+fn default_volume_correction() -> f64 {
+    1.0
 }
 
 /// Simulated time at the end of `frame`, s, for these settings. Derived from the frame index,
@@ -274,6 +289,23 @@ impl SolverSettings {
                 "solver.pressure_max_iterations",
                 "must be at least 1",
                 "set the iteration cap, e.g. 1000",
+            ));
+        }
+        if !(0.0..=1.0).contains(&s.volume_correction) {
+            return Err(err(
+                "solver.volume_correction",
+                format!("must be within [0, 1], got {}", show(s.volume_correction)),
+                "use 1 for the full correction, 0 to switch it off",
+            ));
+        }
+        if !(s.volume_correction_interval.is_finite() && s.volume_correction_interval >= 0.0) {
+            return Err(err(
+                "solver.volume_correction_interval",
+                format!(
+                    "must be a finite number >= 0 (seconds), got {}",
+                    show(s.volume_correction_interval)
+                ),
+                "use 0 to correct after every substep, or e.g. 0.01",
             ));
         }
         Ok(())

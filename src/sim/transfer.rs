@@ -342,11 +342,12 @@ impl GatherChunk<'_> {
                 hi,
             );
             let um = d.sample_velocity(vel_new, mid);
-            let q = clamp(
-                [p[0] + dt * um[0], p[1] + dt * um[1], p[2] + dt * um[2]],
-                lo,
-                hi,
-            );
+            let reflect = super::advect::reflect;
+            let q = [
+                reflect(p[0] + dt * um[0], lo[0], hi[0]),
+                reflect(p[1] + dt * um[1], lo[1], hi[1]),
+                reflect(p[2] + dt * um[2], lo[2], hi[2]),
+            ];
             (x[i], y[i], z[i]) = (q[0], q[1], q[2]);
         }
     }

@@ -1,0 +1,202 @@
+//! Physics validation: `cargo bench --bench validate_physics` (about a minute on 2 cores).
+//!
+//! A quasi-2D collapsing column (`scripts/collapse_column.rs`: Martin & Moyce 1952, n^2 = 2,
+//! `VALIDATE_CELLS` cells across the column, default 32, column width `VALIDATE_A` m, default
+//! 1) run at each frame rate of `VALIDATE_FPS` (default `24,48,120,240,400`) to
+//! `VALIDATE_T_END` s (default 0.75, T = 3.3). At every multiple of 0.125 s it prints the surge
+//! front `Z = x / a` and the residual height `H* = z / 2a` per frame rate, their spread across
+//! the frame rates in column widths (the target: under 0.03), and Martin & Moyce's values at
+//! the same time (Table 2 front, Table 6 height; targets 10% and 5%).
+//!
+//! `VALIDATE_CORRECTION` / `VALIDATE_INTERVAL` override `solver.volume_correction` and
+//! `solver.volume_correction_interval`, `VALIDATE_CFL` `solver.cfl` (to compare settings).
+
+#[path = "collapse_column.rs"]
+mod collapse_column;
+#[path = "volume_measure.rs"]
+mod volume_measure;
+
+use collapse_column::*;
+use std::time::Instant;
+
+fn env_f64(name: &str, default: f64) -> f64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn main() {
+    if std::env::var("VALIDATE_SKIP_COLUMN").is_err() {
+        column_rates();
+    }
+    if std::env::var("VALIDATE_SKIP_VOLUME").is_err() {
+        dam_break_volume();
+    }
+}
+
+/// Overrides of the solver settings from the environment.
+fn solver_overrides(s: &mut surge::scene::Scene) {
+    if let Ok(v) = std::env::var("VALIDATE_CORRECTION") {
+        s.solver.volume_correction = v.parse().expect("VALIDATE_CORRECTION");
+    }
+    if let Ok(v) = std::env::var("VALIDATE_CFL") {
+        s.solver.cfl = v.parse().expect("VALIDATE_CFL");
+    }
+    if let Ok(v) = std::env::var("VALIDATE_INTERVAL") {
+        s.solver.volume_correction_interval = v.parse().expect("VALIDATE_INTERVAL");
+    }
+}
+
+/// The shipped dam break (`scenes/dam_break.json`, 30 fps, 3 s): volume and crowding per frame.
+fn dam_break_volume() {
+    let path = std::path::Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/scenes/dam_break.json"
+    ));
+    let loaded = surge::scene::load(path).expect("scenes/dam_break.json");
+    let mut s = loaded.scene.clone();
+    solver_overrides(&mut s);
+    let p = loaded.particles.clone();
+    let frames = s.time.frames;
+    println!(
+        "== dam break volume: scenes/dam_break.json, {} particles, {frames} frames at {} fps (volume_correction {}, interval {} s)",
+        p.len(),
+        s.time.fps,
+        s.solver.volume_correction,
+        s.solver.volume_correction_interval
+    );
+    let v0 = volume_measure::measure(&s, &p).volume;
+    let mut sim = surge::sim::Simulation::new(&s, p, 0).expect("dam break");
+    let (mut worst, mut worst_t, mut beyond, mut bulk_max, mut any_max, mut crowd) =
+        (0.0f64, 0.0, 0, 0u32, 0u32, 0.0f64);
+    let t0 = Instant::now();
+    let mut substeps = 0;
+    for _ in 0..frames {
+        substeps += sim.advance_frame().substeps;
+        let m = volume_measure::measure(&s, sim.particles());
+        let c = m.volume / v0 - 1.0;
+        let t = s.frame_time(sim.frame());
+        if c.abs() > worst.abs() {
+            (worst, worst_t) = (c, t);
+        }
+        if c.abs() > 0.01 {
+            beyond += 1;
+        }
+        bulk_max = bulk_max.max(m.bulk_max);
+        any_max = any_max.max(m.any_max);
+        crowd = crowd.max(m.over_twice);
+        if std::env::var("VALIDATE_VERBOSE").is_ok() {
+            println!(
+                "  t {t:.3}: volume {:+.2}%, bulk max {} any max {} at {:?}, over 2x {:.1}%",
+                100.0 * c,
+                m.bulk_max,
+                m.any_max,
+                m.any_max_cell,
+                100.0 * m.over_twice
+            );
+        }
+    }
+    println!(
+        "  {substeps} substeps in {:.1} s; largest volume change {:+.2}% at t = {worst_t:.3} s, {beyond} of {frames} frames beyond 1% (target: none)",
+        t0.elapsed().as_secs_f64(),
+        100.0 * worst
+    );
+    println!(
+        "  most particles in a bulk cell {bulk_max} ({:.1}x the seeding density; target under 3x), in any cell {any_max}; largest share of particles in cells above 2x: {:.1}%",
+        bulk_max as f64 / volume_measure::SEEDED,
+        100.0 * crowd
+    );
+}
+
+/// The collapsing column at several frame rates.
+fn column_rates() {
+    let cells = env_f64("VALIDATE_CELLS", 32.0) as u32;
+    let a = env_f64("VALIDATE_A", 1.0);
+    let t_end = env_f64("VALIDATE_T_END", 0.75);
+    let every = 0.125;
+    let fps: Vec<f64> = std::env::var("VALIDATE_FPS")
+        .unwrap_or_else(|_| "24,48,120,240,400".into())
+        .split(',')
+        .map(|x| {
+            x.trim()
+                .parse()
+                .expect("VALIDATE_FPS: comma-separated numbers")
+        })
+        .collect();
+    let g = surge::scene::STANDARD_GRAVITY;
+    println!(
+        "== collapsing column: a = {a} m, {cells} cells across, to t = {t_end} s, fps {fps:?}"
+    );
+    let mut runs = Vec::new();
+    for &f in &fps {
+        let frames = (t_end * f).round() as u32;
+        let (mut s, p) = column(a, cells, f, frames);
+        solver_overrides(&mut s);
+        let t = Instant::now();
+        let r = run(&s, p, a, every, t_end);
+        println!(
+            "  {f} fps: {frames} frames in {:.1} s (volume_correction {}, interval {} s)",
+            t.elapsed().as_secs_f64(),
+            s.solver.volume_correction,
+            s.solver.volume_correction_interval
+        );
+        runs.push(r);
+    }
+    println!(
+        "  t (s)     T   tau | front Z per fps ... spread | M&M Z  worst err | height H* per fps ... spread(z/a) | M&M H*  worst err"
+    );
+    let (mut worst_spread_z, mut worst_spread_h) = (0.0f64, 0.0f64);
+    let (mut worst_mm_z, mut worst_mm_h) = (0.0f64, 0.0f64);
+    for k in 1..runs[0].len() {
+        let t = runs[0][k].0;
+        let big_t = t * (2.0 * g / a).sqrt();
+        let tau = t * (g / a).sqrt();
+        let zs: Vec<f64> = runs.iter().map(|r| r[k].1).collect();
+        let hs: Vec<f64> = runs.iter().map(|r| r[k].2).collect();
+        let spread = |v: &[f64]| {
+            v.iter().cloned().fold(f64::MIN, f64::max) - v.iter().cloned().fold(f64::MAX, f64::min)
+        };
+        let (sz, sh) = (spread(&zs), 2.0 * spread(&hs));
+        worst_spread_z = worst_spread_z.max(sz);
+        worst_spread_h = worst_spread_h.max(sh);
+        let mut line = format!("  {t:.3} {big_t:5.2} {tau:5.2} |");
+        for z in &zs {
+            line += &format!(" {z:.3}");
+        }
+        line += &format!(" {sz:.3} |");
+        if (MM_FRONT_T[0]..=MM_FRONT_T[14]).contains(&big_t) {
+            let zr = interp(&MM_FRONT_T, &MM_FRONT_Z, big_t);
+            let e = zs
+                .iter()
+                .map(|z| z / zr - 1.0)
+                .fold(0.0f64, |m, e| if e.abs() > m.abs() { e } else { m });
+            worst_mm_z = worst_mm_z.max(e.abs());
+            line += &format!(" {zr:.3} {:+.1}% |", 100.0 * e);
+        } else {
+            line += "   -      -    |";
+        }
+        for h in &hs {
+            line += &format!(" {h:.3}");
+        }
+        line += &format!(" {sh:.3} |");
+        if (MM_HEIGHT_TAU[0]..=MM_HEIGHT_TAU[16]).contains(&tau) {
+            let hr = interp(&MM_HEIGHT_TAU, &MM_HEIGHT_H, tau);
+            let e = hs
+                .iter()
+                .map(|h| h / hr - 1.0)
+                .fold(0.0f64, |m, e| if e.abs() > m.abs() { e } else { m });
+            worst_mm_h = worst_mm_h.max(e.abs());
+            line += &format!(" {hr:.3} {:+.1}%", 100.0 * e);
+        }
+        println!("{line}");
+    }
+    println!(
+        "  largest spread across frame rates, in column widths: front {worst_spread_z:.3}, height {worst_spread_h:.3} (target 0.03)"
+    );
+    println!(
+        "  largest error against Martin & Moyce: front {:.1}% (target 10%), height {:.1}% (target 5%)",
+        100.0 * worst_mm_z,
+        100.0 * worst_mm_h
+    );
+}

