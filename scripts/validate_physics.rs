@@ -2,11 +2,11 @@
 //!
 //! A quasi-2D collapsing column (`scripts/collapse_column.rs`: Martin & Moyce 1952, n^2 = 2,
 //! `VALIDATE_CELLS` cells across the column, default 32, column width `VALIDATE_A` m, default
-//! 1) run at each frame rate of `VALIDATE_FPS` (default `24,48,120,240,400`) to
-//! `VALIDATE_T_END` s (default 0.75, T = 3.3). At every multiple of 0.125 s it prints the surge
-//! front `Z = x / a` and the residual height `H* = z / 2a` per frame rate, their spread across
-//! the frame rates in column widths (the target: under 0.03), and Martin & Moyce's values at
-//! the same time (Table 2 front, Table 6 height; targets 10% and 5%).
+//! 1\) run at each frame rate of `VALIDATE_FPS` (default `24,48,120,240,400`) to
+//! `VALIDATE_T_END` s (default 0.75, T = 3.3). At every multiple of 0.125 s it prints the
+//! surge front `Z = x / a` and the residual height `H* = z / 2a` per frame rate, their spread
+//! across the frame rates in column widths (the target: under 0.03), and Martin & Moyce's
+//! values at the same time (Table 2 front, Table 6 height; targets 10% and 5%).
 //!
 //! `VALIDATE_CORRECTION` / `VALIDATE_INTERVAL` override `solver.volume_correction` and
 //! `solver.volume_correction_interval`, `VALIDATE_CFL` `solver.cfl` (to compare settings).
