@@ -186,3 +186,95 @@ pub mod check {
         }
     }
 }
+
+/// At most this many characters of an offending input line or value are quoted in a message.
+pub const MAX_QUOTE_CHARS: usize = 80;
+
+/// `text` for quoting in a message: at most [`MAX_QUOTE_CHARS`] characters (cut at a character
+/// boundary, then `...` and the full length), with control characters (a NUL byte, escape codes)
+/// shown escaped, so that a hostile line can neither flood the terminal nor exhaust memory.
+pub fn quote(text: &str) -> String {
+    let mut out = String::new();
+    let mut chars = text.chars();
+    for c in chars.by_ref().take(MAX_QUOTE_CHARS) {
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    if chars.next().is_some() {
+        out.push_str(&format!("... ({} characters in all)", text.chars().count()));
+    }
+    out
+}
+
+/// Plain words for Rust's type names in a deserialiser's message ("expected f64" becomes
+/// "expected a number", "u32" "a whole number from 0 to 4294967295").
+pub fn plain_types(msg: &str) -> String {
+    let mut out = msg.to_string();
+    for (ty, words) in [
+        ("f64", "a number".to_string()),
+        ("f32", "a number".to_string()),
+        ("u8", format!("a whole number from 0 to {}", u8::MAX)),
+        ("u16", format!("a whole number from 0 to {}", u16::MAX)),
+        ("u32", format!("a whole number from 0 to {}", u32::MAX)),
+        ("u64", format!("a whole number from 0 to {}", u64::MAX)),
+        ("usize", format!("a whole number from 0 to {}", usize::MAX)),
+        ("i32", "a whole number".to_string()),
+        ("i64", "a whole number".to_string()),
+    ] {
+        let mut res = String::new();
+        let mut rest = out.as_str();
+        while let Some(i) = rest.find(ty) {
+            let before = rest[..i].chars().last();
+            let after = rest[i + ty.len()..].chars().next();
+            let word = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
+            res.push_str(&rest[..i]);
+            if word(before) || word(after) {
+                res.push_str(ty);
+            } else {
+                res.push_str(&words);
+            }
+            rest = &rest[i + ty.len()..];
+        }
+        res.push_str(rest);
+        out = res;
+    }
+    out
+}
+
+/// `n` and the noun, singular or plural: `1 entry`, `2 entries`.
+pub fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quotes_are_bounded_and_escaped() {
+        let long = "x".repeat(5000);
+        let q = quote(&long);
+        assert!(q.starts_with(&"x".repeat(80)) && q.contains("5000 characters"), "{q}");
+        assert!(q.len() < 130);
+        assert_eq!(quote("a\0b"), "a\\u{0}b");
+        assert_eq!(quote("plain"), "plain");
+    }
+
+    #[test]
+    fn type_names_become_words() {
+        assert_eq!(
+            plain_types("invalid type: string \"a\", expected f64"),
+            "invalid type: string \"a\", expected a number"
+        );
+        assert_eq!(
+            plain_types("invalid value: integer `-1`, expected u32"),
+            "invalid value: integer `-1`, expected a whole number from 0 to 4294967295"
+        );
+        assert_eq!(plain_types("field u32x"), "field u32x");
+        assert_eq!(count(1, "entry", "entries"), "1 entry");
+        assert_eq!(count(3, "entry", "entries"), "3 entries");
+    }
+}

@@ -154,7 +154,9 @@ pub fn run_loaded(
         .unwrap_or_else(|| PathBuf::from("out").join(&scene.name));
     let _lock = prepare_output_dir(&out, options.overwrite, &scene)?;
     let layout = RunLayout::new(&out);
+    folder::test_kill_point("before-scene", &layout);
     write_scene(&layout, &scene)?;
+    folder::test_kill_point("after-scene", &layout);
     for n in &notes {
         observer.say(&format!("note: {}: {n}", file.display()));
     }

@@ -160,6 +160,15 @@ pub struct LoadedScene {
     pub notes: Vec<String>,
 }
 
+/// The largest scene file surge reads, bytes (4 MiB): a scene is a few kB of JSON; anything
+/// near this size is not a scene (`/dev/zero`, a particle dump), and the cap keeps memory
+/// bounded whatever file is given.
+pub const MAX_SCENE_BYTES: u64 = 4 << 20;
+
+/// The longest scene `name`, characters: it names the default output folder `out/<name>/`,
+/// and file systems allow 255 bytes per name.
+pub const MAX_NAME_CHARS: usize = 100;
+
 /// Keys of the tutorial's `fluid.json`.
 const TUTORIAL_KEYS: [&str; 9] = [
     "dt",
@@ -215,7 +224,17 @@ pub fn load(path: &Path) -> Result<LoadedScene, InputError> {
             )
         });
     }
-    let bytes = std::fs::read(path).map_err(|e| {
+    let bytes = json::read_capped(path, MAX_SCENE_BYTES).map_err(|e| {
+        if let Some(size) = json::too_large(&e) {
+            return InputError::file(
+                path,
+                format!(
+                    "the file is larger than a scene file can be ({size}; surge reads at most {} MB of scene JSON)",
+                    MAX_SCENE_BYTES >> 20
+                ),
+                "give the scene's .json file (a few kB); particles belong in a particle file (`particle_file` source), not in the scene",
+            );
+        }
         let fix = if e.kind() == std::io::ErrorKind::NotFound {
             "check the path; shipped scenes are in `scenes/`, the tutorial's input is `inputs/fluid.json`"
         } else {
@@ -315,8 +334,29 @@ fn check_sections(scene: &Scene) -> Result<(), InputError> {
     {
         return Err(err(
             "name",
-            format!("`{}` is not a plain name", scene.name),
+            format!("`{}` is not a plain name", crate::error::quote(&scene.name)),
             "use a name without path separators; it names the default output folder out/<name>/",
+        ));
+    }
+    let chars = scene.name.chars().count();
+    if chars > MAX_NAME_CHARS {
+        return Err(err(
+            "name",
+            format!(
+                "`{}` is too long ({chars} characters; at most {MAX_NAME_CHARS})",
+                crate::error::quote(&scene.name)
+            ),
+            "use a short name; it names the default output folder out/<name>/",
+        ));
+    }
+    if scene.name.chars().any(char::is_control) {
+        return Err(err(
+            "name",
+            format!(
+                "`{}` holds control characters (a NUL byte, a newline, an escape)",
+                crate::error::quote(&scene.name)
+            ),
+            "use letters, digits, `-`, `_` and spaces only; it names the default output folder out/<name>/",
         ));
     }
     scene.domain.check()?;
@@ -375,11 +415,18 @@ pub fn initial_particles(scene: &Scene, file: &Path) -> Result<Particles, InputE
 
 /// Reads a resolved scene (`OUT/scene.json`, as `surge run` writes it) and validates it.
 pub fn read_resolved(path: &Path) -> Result<Scene, InputError> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
+    let bytes = json::read_capped(path, MAX_SCENE_BYTES).map_err(|e| {
         InputError::file(
             path,
             format!("cannot read the resolved scene: {e}"),
             "give the output folder of a `surge run`; it holds scene.json",
+        )
+    })?;
+    let text = String::from_utf8(bytes).map_err(|_| {
+        InputError::file(
+            path,
+            "not UTF-8 text: the resolved scene is damaged",
+            "re-run the shot (`surge run SCENE -o FOLDER --overwrite`), or give the scene with `--scene FILE`",
         )
     })?;
     let clean = strip_comment_lines(&text);
