@@ -30,7 +30,7 @@ pub struct ResumeArgs {
     #[arg(long, value_name = "F")]
     pub from_frame: Option<u32>,
     /// Index of the last frame: extend (or shorten) the run. An output-only change.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=crate::sim::settings::MAX_FRAMES as i64))]
     pub frames: Option<u32>,
     /// Write a checkpoint every N frames from now on (0: only at the end).
     #[arg(long, value_name = "N")]

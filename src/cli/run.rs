@@ -36,7 +36,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub overwrite: bool,
     /// Index of the last frame to simulate (overrides the scene's `time.frames`).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=crate::sim::settings::MAX_FRAMES as i64))]
     pub frames: Option<u32>,
     /// Write a checkpoint every N frames (overrides `output.checkpoint_every`; 0: only at the end).
     #[arg(long, value_name = "N")]

@@ -128,7 +128,17 @@ impl NamePattern {
         if pattern.is_empty() {
             return Err("the pattern is empty".into());
         }
+        let shown = crate::error::quote(pattern);
+        if pattern.chars().count() > 200 {
+            return Err(format!(
+                "`{shown}` is too long (at most 200 characters: file systems allow 255 bytes per name)"
+            ));
+        }
+        if pattern.chars().any(char::is_control) {
+            return Err(format!("`{shown}` holds control characters (a NUL byte, a newline)"));
+        }
         if pattern.contains('/') || pattern.contains('\\') {
+            let pattern = &shown;
             return Err(format!(
                 "`{pattern}` contains a path separator; it must be a plain file name (frames are written into the output folder)"
             ));

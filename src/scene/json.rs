@@ -144,7 +144,7 @@ pub fn typed<T: serde::de::DeserializeOwned>(text: &str, file: &Path) -> Result<
 
 /// A deserialisation error `msg` at JSON path `path`, with the fix for its kind.
 pub fn serde_error(file: &Path, path: &str, msg: String) -> InputError {
-    let msg = crate::error::plain_types(&msg);
+    let msg = crate::error::shorten_quoted(&crate::error::plain_types(&msg));
     {
         let fix = if msg.starts_with("unknown field") {
             "remove the key or correct its spelling (the valid keys are listed above)"
