@@ -301,3 +301,64 @@ fn giant_numbers() {
     let o = run_measured(dir.path(), &["run", "--frames", "4294967295", "-o", "out"], &[]);
     assert_eq!(o.code, Some(2), "{}", o.stderr);
 }
+
+// ---- the disk estimate ----
+
+/// Mounts a 1 MB tmpfs at `dir` (as root; CI runs as root); false where that is not allowed.
+fn mount_tiny(dir: &Path) -> bool {
+    Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=1m", "tmpfs"])
+        .arg(dir)
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+#[test]
+fn a_run_that_does_not_fit_is_refused_before_writing() {
+    let dir = tempfile::tempdir().unwrap();
+    let tiny = dir.path().join("tiny");
+    std::fs::create_dir(&tiny).unwrap();
+    let mounted = mount_tiny(&tiny);
+    let (out, env): (String, Vec<(&str, &str)>) = if mounted {
+        ("tiny/out".into(), vec![])
+    } else {
+        // Test hook (README.md, "Test hooks"): the free space every file system reports.
+        common::skip(
+            "a_run_that_does_not_fit_is_refused_before_writing (tmpfs part)",
+            "cannot mount a tmpfs (not root); using the SURGE_TEST_FREE_BYTES hook",
+        );
+        ("out".into(), vec![("SURGE_TEST_FREE_BYTES", "1048576")])
+    };
+    let o = run_measured(dir.path(), &["run", "--frames", "3", "-o", &out], &env);
+    let err = o.stderr.clone();
+    let cleanup = || {
+        if mounted {
+            let _ = Command::new("umount").arg(&tiny).status();
+        }
+    };
+    let listing: Vec<_> = std::fs::read_dir(dir.path().join(&out))
+        .map(|rd| rd.flatten().map(|e| e.file_name()).collect())
+        .unwrap_or_default();
+    cleanup();
+    assert_eq!(o.code, Some(1), "{err}");
+    assert!(err.contains("surge: disk: this run will write about"), "{err}");
+    assert!(err.contains("free and this run will write"), "{err}");
+    assert!(err.contains("--ignore-disk-check"), "{err}");
+    assert!(listing.is_empty(), "files written: {listing:?}");
+    // With the override it starts (and, through the hook, the fake free space is ignored).
+    let o = run_measured(
+        dir.path(),
+        &["run", "--frames", "1", "-o", "big", "--ignore-disk-check", "-q"],
+        &[("SURGE_TEST_FREE_BYTES", "1048576")],
+    );
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    // And with room, the estimate is said and the run goes ahead.
+    let o = run_measured(
+        dir.path(),
+        &["run", "--frames", "1", "-o", "roomy"],
+        &[("SURGE_TEST_FREE_BYTES", "100000000000")],
+    );
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    assert!(o.stderr.contains("93.1 GB free"), "{}", o.stderr);
+}

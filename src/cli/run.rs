@@ -41,6 +41,9 @@ pub struct RunArgs {
     /// Write a checkpoint every N frames (overrides `output.checkpoint_every`; 0: only at the end).
     #[arg(long, value_name = "N")]
     pub checkpoint_every: Option<u32>,
+    /// Start even when the estimated disk use exceeds the output folder's free space.
+    #[arg(long)]
+    pub ignore_disk_check: bool,
 }
 
 pub fn run(global: &GlobalArgs, args: RunArgs) -> anyhow::Result<()> {
@@ -49,6 +52,7 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> anyhow::Result<()> {
         overwrite: args.overwrite,
         frames: args.frames,
         checkpoint_every: args.checkpoint_every,
+        ignore_disk_check: args.ignore_disk_check,
     };
     let terminal = Terminal::new(global);
     crate::run::run(args.scene.as_deref(), &options, &STOP, &terminal).map(|_| ())
@@ -164,8 +168,9 @@ impl Observer for Terminal {
         let report = d.report;
         bar.set_position(f as u64);
         bar.set_message(format!(
-            "{} particles, {} substeps",
-            d.particles, report.substeps
+            "{} particles, {}",
+            d.particles,
+            crate::error::count(report.substeps as usize, "substep", "substeps")
         ));
         if bar.is_hidden() && !self.quiet && self.verbose == 0 {
             // No terminal (a log file, a render farm): one plain line per frame instead of the

@@ -43,6 +43,8 @@ pub struct ResumeOptions {
     pub checkpoint_every: Option<u32>,
     /// Take the scene from this file instead of OUT/scene.json.
     pub scene: Option<PathBuf>,
+    /// Continue even when the estimated disk use exceeds the output folder's free space.
+    pub ignore_disk_check: bool,
 }
 
 /// Continues the run in `out` (see the module docs).
@@ -92,6 +94,14 @@ pub fn resume(
     let c = ckpt.meta.frame;
     check_memory(&scene, ckpt.particles.len(), &scene_file, observer)?;
     compare_scenes(&ckpt, &scene, &scene_file, observer)?;
+    super::disk::check_disk(
+        &scene,
+        ckpt.particles.len(),
+        Some(c),
+        out,
+        options.ignore_disk_check,
+        &|t| observer.say(t),
+    )?;
 
     // Remove what came after the checkpoint (and what a kill left); it is recomputed identically.
     remove_temp_files(&layout)?;
