@@ -362,3 +362,68 @@ fn a_run_that_does_not_fit_is_refused_before_writing() {
     assert_eq!(o.code, Some(0), "{}", o.stderr);
     assert!(o.stderr.contains("93.1 GB free"), "{}", o.stderr);
 }
+
+// ---- kills during start-up ----
+
+/// A kill before, during and after the write of OUT/scene.json (the `SURGE_TEST_KILL_AT` hook
+/// aborts there, as `kill -9` would stop the process): afterwards `surge run` into the same
+/// folder works without `--overwrite` and without the user deleting anything (before and during:
+/// the folder holds only surge's lock and temporaries), and `surge resume` either finishes the
+/// run (after: scene.json is in place) or says how to start it (before, during), and with
+/// `--scene` starts it.
+#[test]
+fn a_kill_during_start_up_leaves_a_folder_run_and_resume_handle() {
+    for point in ["before-scene", "during-scene", "after-scene"] {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let o = run_measured(
+            d,
+            &["run", "--frames", "1", "-o", "out", "-q"],
+            &[("SURGE_TEST_KILL_AT", point)],
+        );
+        assert_eq!(o.signal, Some(6), "{point}: the hook did not abort: {}", o.stderr);
+        let names: Vec<String> = std::fs::read_dir(d.join("out"))
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        if point == "during-scene" {
+            assert!(names.contains(&".scene.json.tmp".to_string()), "{point}: {names:?}");
+        }
+        assert_eq!(
+            names.contains(&"scene.json".to_string()),
+            point == "after-scene",
+            "{point}: {names:?}"
+        );
+        // resume
+        let o = run_measured(d, &["resume", "out", "-q"], &[]);
+        if point == "after-scene" {
+            assert_eq!(o.code, Some(0), "{point}: resume: {}", o.stderr);
+            common::assert_all_whole(&d.join("out"));
+            assert!(d.join("out/particles/frame_0001.bin").is_file());
+            continue;
+        }
+        assert_eq!(o.code, Some(1), "{point}: resume: {}", o.stderr);
+        assert!(o.stderr.contains("holds no run yet"), "{point}: {}", o.stderr);
+        assert!(o.stderr.contains("surge run SCENE -o out"), "{point}: {}", o.stderr);
+        // run into the same folder, no --overwrite
+        let o = run_measured(d, &["run", "--frames", "1", "-o", "out", "-q"], &[]);
+        assert_eq!(o.code, Some(0), "{point}: run again: {}", o.stderr);
+        assert!(!d.join("out/.scene.json.tmp").exists(), "{point}: leftover kept");
+        common::assert_all_whole(&d.join("out"));
+        // and resume --scene on a fresh killed folder
+        let _ = run_measured(
+            d,
+            &["run", "--frames", "1", "-o", "again", "-q"],
+            &[("SURGE_TEST_KILL_AT", point)],
+        );
+        let scene = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/dam_break.json");
+        let o = run_measured(
+            d,
+            &["resume", "again", "--scene", scene.to_str().unwrap(), "--frames", "1", "-q"],
+            &[],
+        );
+        assert_eq!(o.code, Some(0), "{point}: resume --scene: {}", o.stderr);
+        assert!(d.join("again/particles/frame_0001.bin").is_file(), "{point}");
+    }
+}
