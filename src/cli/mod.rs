@@ -8,6 +8,7 @@ pub mod mesh;
 pub mod preview;
 pub mod resume;
 pub mod run;
+pub mod verify;
 
 use crate::error::InputError;
 use clap::{Args, Parser, Subcommand};
@@ -43,6 +44,8 @@ pub enum Command {
     Preview(preview::PreviewArgs),
     /// Continue a killed or finished run from its newest valid checkpoint.
     Resume(resume::ResumeArgs),
+    /// Check a run folder (frames, meshes, previews, checkpoints) and say what to re-run.
+    Verify(verify::VerifyArgs),
 }
 
 /// Exit status after Ctrl-C (SIGINT) or SIGHUP stopped a run (checkpoint written).
@@ -109,6 +112,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
         Command::Mesh(a) => mesh::run(&cli.global, a),
         Command::Preview(a) => preview::run(&cli.global, a),
         Command::Resume(a) => resume::run(&cli.global, a),
+        Command::Verify(a) => verify::run(&cli.global, a),
     }
 }
 

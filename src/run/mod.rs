@@ -16,6 +16,7 @@ pub mod folder;
 pub mod pipeline;
 pub mod remesh;
 pub mod resume;
+pub mod verify;
 
 pub use remesh::{MeshOptions, PreviewOptions, remesh, repreview};
 pub use resume::{ResumeOptions, resume};
