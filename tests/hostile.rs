@@ -476,3 +476,50 @@ fn a_flipped_bit_in_a_frame_is_caught_and_verify_says_what_to_rerun() {
     let o = run_measured(d, &["verify", "out"], &[]);
     assert_eq!(o.code, Some(0), "{}", o.stderr);
 }
+
+// ---- locks and checkpoints of another scene ----
+
+/// `surge mesh` and `surge preview` take the run folder's lock shared: refused while a
+/// `surge run`/`resume` holds it (exclusively), allowed beside each other. A valid checkpoint of
+/// another scene copied into the folder is skipped by `resume` with a warning, and the newest
+/// matching one is used.
+#[test]
+fn mesh_and_preview_lock_and_foreign_checkpoints_are_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let o = run_measured(d, &["run", "--frames", "2", "--checkpoint-every", "1", "-o", "out", "-q"], &[]);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    let lock = std::fs::OpenOptions::new()
+        .write(true)
+        .open(d.join("out/.surge.lock"))
+        .unwrap();
+    lock.try_lock().unwrap();
+    for cmd in ["mesh", "preview"] {
+        let o = run_measured(d, &[cmd, "out", "--frames", "1"], &[]);
+        assert_eq!(o.code, Some(1), "{cmd} beside a run: {}", o.stderr);
+        assert!(o.stderr.contains("is writing"), "{cmd}: {}", o.stderr);
+    }
+    lock.unlock().unwrap();
+    lock.try_lock_shared().unwrap();
+    let o = run_measured(d, &["mesh", "out", "--frames", "1", "-q"], &[]);
+    assert_eq!(o.code, Some(0), "mesh beside another mesh: {}", o.stderr);
+    lock.unlock().unwrap();
+    drop(lock);
+
+    // Another scene (stronger gravity), its checkpoint of frame 3 copied in.
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/dam_break.json"))
+        .unwrap()
+        .replace("\"seed\": 1,", "\"seed\": 1, \"gravity\": [0, 0, -20],");
+    std::fs::write(d.join("other.json"), text).unwrap();
+    let o = run_measured(d, &["run", "other.json", "--frames", "3", "--checkpoint-every", "3", "-o", "other", "-q"], &[]);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    std::fs::copy(
+        d.join("other/checkpoints/checkpoint_0003.bin"),
+        d.join("out/checkpoints/checkpoint_0003.bin"),
+    )
+    .unwrap();
+    let o = run_measured(d, &["resume", "out", "--frames", "3"], &[]);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    assert!(o.stderr.contains("checkpoint_0003.bin is of another scene"), "{}", o.stderr);
+    assert!(o.stderr.contains("from the checkpoint of frame 2"), "{}", o.stderr);
+}

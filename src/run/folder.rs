@@ -75,6 +75,46 @@ pub(crate) fn lock_run_folder(out: &Path) -> anyhow::Result<std::fs::File> {
     }
 }
 
+/// Takes the run folder's lock shared, as `surge mesh` and `surge preview` do: any number of
+/// them may work on a folder at once (each output file is written atomically under a name of
+/// its own process, so two writing one frame leave one whole file), but not beside a
+/// `surge run` or `surge resume`, which hold the lock exclusively. A folder where the lock file
+/// cannot be created (read-only) is worked on without it.
+pub(crate) fn lock_run_folder_shared(
+    out: &Path,
+    observer: &dyn Observer,
+) -> anyhow::Result<Option<std::fs::File>> {
+    let path = out.join(LOCK_NAME);
+    let file = match std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+    {
+        Ok(f) => f,
+        Err(e) => {
+            observer.say(&format!(
+                "warning: cannot create {} ({e}); going on without the folder's lock",
+                path.display()
+            ));
+            return Ok(None);
+        }
+    };
+    match file.try_lock_shared() {
+        Ok(()) => Ok(Some(file)),
+        Err(std::fs::TryLockError::WouldBlock) => Err(fail(
+            format!(
+                "a `surge run` or `surge resume` is writing {}",
+                out.display()
+            ),
+            "wait for it to finish, then run this again (the frames it writes get their meshes and previews as it goes)",
+        )),
+        Err(std::fs::TryLockError::Error(e)) => {
+            Err(anyhow::Error::new(e).context(format!("locking {}", path.display())))
+        }
+    }
+}
+
 /// Checks the output folder before anything is written: it must be a folder (or not exist) and
 /// be empty unless `overwrite`, in which case the previous run's outputs (only those) are
 /// removed. Returns the folder's lock, held for the whole run.
