@@ -523,3 +523,63 @@ fn mesh_and_preview_lock_and_foreign_checkpoints_are_skipped() {
     assert!(o.stderr.contains("checkpoint_0003.bin is of another scene"), "{}", o.stderr);
     assert!(o.stderr.contains("from the checkpoint of frame 2"), "{}", o.stderr);
 }
+
+// ---- the command line ----
+
+/// Broken pipe, exit codes, grammar and overlap warnings.
+#[test]
+fn command_line_conventions() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // `surge run 2>&1 | head -1`: stderr closed after the first line; no panic (exit 101).
+    let o = Command::new("bash")
+        .current_dir(d)
+        .arg("-c")
+        .arg(format!("{SURGE} run --frames 1 -o piped 2>&1 | head -1; exit ${{PIPESTATUS[0]}}"))
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    assert!(!out.contains("panicked"), "{out}");
+    assert!(d.join("piped/particles/frame_0001.bin").is_file());
+    // Usage errors exit 2 everywhere.
+    for args in [
+        vec!["mesh", "piped", "--frames", "0-4"],
+        vec!["preview", "piped", "--frames", "0-4"],
+        vec!["run", "--frames", "0"],
+        vec!["resume", "piped", "--frames", "x"],
+        vec!["verify"],
+        vec!["nosuchcommand"],
+    ] {
+        let o = run_measured(d, &args, &[]);
+        assert_eq!(o.code, Some(2), "{args:?}: {}", o.stderr);
+    }
+    // Runtime errors exit 1.
+    let o = run_measured(d, &["mesh", "nothere"], &[]);
+    assert_eq!(o.code, Some(1), "{}", o.stderr);
+    // A non-empty folder that is not a run: no resume advice, and "1 entry".
+    std::fs::create_dir(d.join("mine")).unwrap();
+    std::fs::write(d.join("mine/notes.txt"), "x").unwrap();
+    let o = run_measured(d, &["run", "--frames", "1", "-o", "mine"], &[]);
+    assert_eq!(o.code, Some(1), "{}", o.stderr);
+    assert!(o.stderr.contains("it holds 1 entry:"), "{}", o.stderr);
+    assert!(!o.stderr.contains("surge resume"), "{}", o.stderr);
+    // A run folder does get it.
+    let o = run_measured(d, &["run", "--frames", "1", "-o", "piped"], &[]);
+    assert!(o.stderr.contains("surge resume piped"), "{}", o.stderr);
+    // Plain log lines (stderr is a file here): singular substep, an ETA.
+    let o = run_measured(d, &["run", "--frames", "2", "-o", "log"], &[]);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    assert!(o.stderr.contains(", ETA 0:"), "{}", o.stderr);
+    assert!(!o.stderr.contains(" 1 substeps"), "{}", o.stderr);
+    let done = o.stderr.lines().find(|l| l.contains("surge: done")).unwrap();
+    assert!(done.starts_with("surge: done"), "{done}");
+    // Overlapping sources are warned about.
+    let scene = native(&format!(
+        r#""sources": [{BOX}, {{"type": "sphere", "center": [0.3, 0.3, 0.3], "radius": 0.1}}], "time": {{"frames": 1}}"#
+    ));
+    std::fs::write(d.join("overlap.json"), scene).unwrap();
+    let o = run_measured(d, &["run", "overlap.json", "-o", "ov"], &[]);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    assert!(o.stderr.contains("sources[0] and sources[1] overlap"), "{}", o.stderr);
+}

@@ -307,7 +307,8 @@ pub fn load_str(text: &str, file: &Path, base_dir: &Path) -> Result<LoadedScene,
         SceneFormat::Native => e,
     })?;
     let particles = initial_particles(&scene, file)?;
-    let notes = native::clipped_sources(&scene);
+    let mut notes = native::clipped_sources(&scene);
+    notes.extend(overlapping_sources(&scene.sources));
     Ok(LoadedScene {
         scene,
         particles,
@@ -376,6 +377,56 @@ fn check_sections(scene: &Scene) -> Result<(), InputError> {
         ));
     }
     scene.output.check()
+}
+
+/// A warning for every pair of box/sphere sources that overlap: each source is seeded on its
+/// own, so the overlap gets the particles of both (twice the density there, which the first
+/// pressure solve pushes apart as a small burst). Sources are not merged into their union.
+pub fn overlapping_sources(sources: &[Source]) -> Vec<String> {
+    enum Shape {
+        Box([f64; 3], [f64; 3]),
+        Ball([f64; 3], f64),
+    }
+    let shape = |s: &Source| match s {
+        Source::Box { min, max, .. } => Some(Shape::Box(*min, *max)),
+        Source::Sphere { center, radius, .. } => Some(Shape::Ball(*center, *radius)),
+        _ => None,
+    };
+    let box_ball = |lo: &[f64; 3], hi: &[f64; 3], c: &[f64; 3], r: f64| {
+        let d2: f64 = (0..3)
+            .map(|a| {
+                let q = c[a].clamp(lo[a], hi[a]);
+                (c[a] - q) * (c[a] - q)
+            })
+            .sum();
+        d2 < r * r
+    };
+    let mut out = Vec::new();
+    for i in 0..sources.len() {
+        for j in i + 1..sources.len() {
+            let (Some(a), Some(b)) = (shape(&sources[i]), shape(&sources[j])) else {
+                continue;
+            };
+            let overlap = match (&a, &b) {
+                (Shape::Box(l1, h1), Shape::Box(l2, h2)) => {
+                    (0..3).all(|k| l1[k].max(l2[k]) < h1[k].min(h2[k]))
+                }
+                (Shape::Ball(c1, r1), Shape::Ball(c2, r2)) => {
+                    let d2: f64 = (0..3).map(|k| (c1[k] - c2[k]).powi(2)).sum();
+                    d2 < (r1 + r2) * (r1 + r2)
+                }
+                (Shape::Box(l, h), Shape::Ball(c, r)) | (Shape::Ball(c, r), Shape::Box(l, h)) => {
+                    box_ball(l, h, c, *r)
+                }
+            };
+            if overlap {
+                out.push(format!(
+                    "warning: sources[{i}] and sources[{j}] overlap; each is seeded on its own, so the overlap holds the particles of both (twice the density there). Make them touch without overlapping if that is not meant"
+                ));
+            }
+        }
+    }
+    out
 }
 
 /// Seeds the initial particles of a validated scene: box and sphere sources are seeded, particle
