@@ -173,14 +173,20 @@ fn check_run_folder(out: &Path, layout: &RunLayout) -> anyhow::Result<()> {
     ))
 }
 
-/// True when `out` is a folder holding nothing but surge's lock and temporary files.
+/// True when `out` is a folder holding surge's lock or temporary files and nothing else (what
+/// a run stopped during its start-up leaves).
 fn only_temporaries(out: &Path) -> bool {
-    std::fs::read_dir(out).is_ok_and(|rd| {
-        rd.flatten().all(|e| {
-            let n = e.file_name().to_string_lossy().into_owned();
-            n == super::folder::LOCK_NAME || is_temp_name(&n)
-        })
-    })
+    let Ok(rd) = std::fs::read_dir(out) else {
+        return false;
+    };
+    let names: Vec<String> = rd
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    !names.is_empty()
+        && names
+            .iter()
+            .all(|n| n == super::folder::LOCK_NAME || is_temp_name(n))
 }
 
 /// The scene to continue with and the file it came from, overrides applied.
