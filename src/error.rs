@@ -218,7 +218,13 @@ pub fn quote(text: &str) -> String {
 pub fn shorten_quoted(msg: &str) -> String {
     msg.split('`')
         .enumerate()
-        .map(|(i, part)| if i % 2 == 1 { quote(part) } else { part.to_string() })
+        .map(|(i, part)| {
+            if i % 2 == 1 {
+                quote(part)
+            } else {
+                part.to_string()
+            }
+        })
         .collect::<Vec<_>>()
         .join("`")
 }

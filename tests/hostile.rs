@@ -105,7 +105,10 @@ fn expect_clean_refusal(case: &str, dir: &Path, scene: &str, wanted: &[&str]) ->
         o.max_rss_kb as f64 / 1024.0,
         err.len()
     );
-    assert_eq!(o.signal, None, "{case}: killed by signal (an abort?): {err}");
+    assert_eq!(
+        o.signal, None,
+        "{case}: killed by signal (an abort?): {err}"
+    );
     assert_eq!(o.code, Some(1), "{case}: exit status; stderr: {err}");
     assert!(!err.contains("panicked"), "{case}: {err}");
     assert!(
@@ -114,7 +117,11 @@ fn expect_clean_refusal(case: &str, dir: &Path, scene: &str, wanted: &[&str]) ->
         o.max_rss_kb
     );
     assert!(err.starts_with("error: "), "{case}: {err}");
-    assert!(err.len() < 1500, "{case}: message of {} bytes: {err}", err.len());
+    assert!(
+        err.len() < 1500,
+        "{case}: message of {} bytes: {err}",
+        err.len()
+    );
     assert!(
         err.lines().all(|l| l.chars().count() < 500),
         "{case}: a message line is too long: {err}"
@@ -161,7 +168,12 @@ fn endless_and_huge_scene_files() {
     let f = std::fs::File::create(&sparse).unwrap();
     f.set_len(2 << 30).unwrap();
     drop(f);
-    expect_clean_refusal("2 GB sparse scene", dir.path(), "big.json", &["big.json", "2048.0 MB"]);
+    expect_clean_refusal(
+        "2 GB sparse scene",
+        dir.path(),
+        "big.json",
+        &["big.json", "2048.0 MB"],
+    );
     std::fs::remove_file(&sparse).unwrap();
     // Just over the cap: a JSON object padded with spaces.
     let mut text = vec![b' '; (4 << 20) + 1];
@@ -209,16 +221,35 @@ fn endless_and_huge_particle_files() {
     }
     std::fs::write(dir.path().join("many.in"), text).unwrap();
     std::fs::write(dir.path().join("fluid.json"), tutorial("many.in", "")).unwrap();
-    expect_clean_refusal("count 1e12", dir.path(), "fluid.json", &["many.in", "line 1", "more than surge handles"]);
+    expect_clean_refusal(
+        "count 1e12",
+        dir.path(),
+        "fluid.json",
+        &["many.in", "line 1", "more than surge handles"],
+    );
     // A 5,000-character particle line (within the line cap): quoted to 80 characters.
     let long = format!("1\n0.2 0.2 0.2 0 0 0 {}\n", "7".repeat(5000));
     std::fs::write(dir.path().join("long.in"), long).unwrap();
     std::fs::write(dir.path().join("fluid.json"), tutorial("long.in", "")).unwrap();
-    expect_clean_refusal("long particle line", dir.path(), "fluid.json", &["long.in", "line 2", "7777..."]);
+    expect_clean_refusal(
+        "long particle line",
+        dir.path(),
+        "fluid.json",
+        &["long.in", "line 2", "7777..."],
+    );
     // More particle lines than the count line says: refused at the first extra line.
-    std::fs::write(dir.path().join("extra.in"), "1\n0.2 0.2 0.2 0 0 0\n0.2 0.2 0.2 0 0 0\n").unwrap();
+    std::fs::write(
+        dir.path().join("extra.in"),
+        "1\n0.2 0.2 0.2 0 0 0\n0.2 0.2 0.2 0 0 0\n",
+    )
+    .unwrap();
     std::fs::write(dir.path().join("fluid.json"), tutorial("extra.in", "")).unwrap();
-    expect_clean_refusal("extra lines", dir.path(), "fluid.json", &["extra.in", "more particle lines follow"]);
+    expect_clean_refusal(
+        "extra lines",
+        dir.path(),
+        "fluid.json",
+        &["extra.in", "more particle lines follow"],
+    );
 }
 
 #[test]
@@ -226,16 +257,36 @@ fn deep_nesting_and_nul_bytes() {
     let dir = tempfile::tempdir().unwrap();
     let deep = "[".repeat(100_000) + &"]".repeat(100_000);
     std::fs::write(dir.path().join("deep.json"), deep).unwrap();
-    expect_clean_refusal("deep nesting", dir.path(), "deep.json", &["deep.json", "nested more than 128"]);
+    expect_clean_refusal(
+        "deep nesting",
+        dir.path(),
+        "deep.json",
+        &["deep.json", "nested more than 128"],
+    );
     let deep_obj = "{\"a\":".repeat(50_000) + "1" + &"}".repeat(50_000);
     std::fs::write(dir.path().join("deep2.json"), deep_obj).unwrap();
-    expect_clean_refusal("deep objects", dir.path(), "deep2.json", &["deep2.json", "nested more than 128"]);
+    expect_clean_refusal(
+        "deep objects",
+        dir.path(),
+        "deep2.json",
+        &["deep2.json", "nested more than 128"],
+    );
     let nul = native(&format!(r#""sources": [{BOX}], "name": "a{}b""#, "\0"));
     std::fs::write(dir.path().join("nul.json"), nul).unwrap();
-    expect_clean_refusal("raw NUL byte", dir.path(), "nul.json", &["nul.json", "line 1"]);
+    expect_clean_refusal(
+        "raw NUL byte",
+        dir.path(),
+        "nul.json",
+        &["nul.json", "line 1"],
+    );
     let escaped = native(&format!(r#""sources": [{BOX}], "name": "a\u0000b""#));
     std::fs::write(dir.path().join("nul2.json"), escaped).unwrap();
-    expect_clean_refusal("escaped NUL in name", dir.path(), "nul2.json", &["`name`", "control characters"]);
+    expect_clean_refusal(
+        "escaped NUL in name",
+        dir.path(),
+        "nul2.json",
+        &["`name`", "control characters"],
+    );
     std::fs::write(dir.path().join("zeros.json"), vec![0u8; 4096]).unwrap();
     expect_clean_refusal("4 kB of NULs", dir.path(), "zeros.json", &["zeros.json"]);
 }
@@ -246,19 +297,43 @@ fn long_names() {
     let name = "n".repeat(5000);
     let scene = native(&format!(r#""sources": [{BOX}], "name": "{name}""#));
     std::fs::write(dir.path().join("long.json"), scene).unwrap();
-    let err = expect_clean_refusal("5000-character name", dir.path(), "long.json", &["`name`", "too long", "at most 100"]);
-    assert!(!err.contains(&"n".repeat(81)), "more than 80 characters quoted: {err}");
+    let err = expect_clean_refusal(
+        "5000-character name",
+        dir.path(),
+        "long.json",
+        &["`name`", "too long", "at most 100"],
+    );
+    assert!(
+        !err.contains(&"n".repeat(81)),
+        "more than 80 characters quoted: {err}"
+    );
     let part = native(&format!(
         r#""sources": [{BOX}], "output": {{"part_pattern": "{}%d"}}"#,
         "p".repeat(5000)
     ));
     std::fs::write(dir.path().join("pattern.json"), part).unwrap();
-    let err = expect_clean_refusal("5000-character part pattern", dir.path(), "pattern.json", &["`output.part_pattern`"]);
-    assert!(!err.contains(&"p".repeat(81)), "more than 80 characters quoted: {err}");
+    let err = expect_clean_refusal(
+        "5000-character part pattern",
+        dir.path(),
+        "pattern.json",
+        &["`output.part_pattern`"],
+    );
+    assert!(
+        !err.contains(&"p".repeat(81)),
+        "more than 80 characters quoted: {err}"
+    );
     let unknown = native(&format!(r#""sources": [{BOX}], "{}": 1"#, "k".repeat(5000)));
     std::fs::write(dir.path().join("key.json"), unknown).unwrap();
-    let err = expect_clean_refusal("5000-character key", dir.path(), "key.json", &["key.json", "unknown field"]);
-    assert!(!err.contains(&"k".repeat(81)), "more than 80 characters quoted: {err}");
+    let err = expect_clean_refusal(
+        "5000-character key",
+        dir.path(),
+        "key.json",
+        &["key.json", "unknown field"],
+    );
+    assert!(
+        !err.contains(&"k".repeat(81)),
+        "more than 80 characters quoted: {err}"
+    );
 }
 
 #[test]
@@ -267,17 +342,24 @@ fn giant_numbers() {
     let cases: [(&str, String, &[&str]); 5] = [
         (
             "frames u32::MAX",
-            native(&format!(r#""sources": [{BOX}], "time": {{"frames": {}}}"#, u32::MAX)),
+            native(&format!(
+                r#""sources": [{BOX}], "time": {{"frames": {}}}"#,
+                u32::MAX
+            )),
             &["`time.frames`", "100000"],
         ),
         (
             "frames 2^64",
-            native(&format!(r#""sources": [{BOX}], "time": {{"frames": 18446744073709551616}}"#)),
+            native(&format!(
+                r#""sources": [{BOX}], "time": {{"frames": 18446744073709551616}}"#
+            )),
             &["`time.frames`", "a whole number from 0 to 4294967295"],
         ),
         (
             "cfl 1e300",
-            native(&format!(r#""sources": [{BOX}], "solver": {{"cfl": 1e300}}"#)),
+            native(&format!(
+                r#""sources": [{BOX}], "solver": {{"cfl": 1e300}}"#
+            )),
             &["`solver.cfl`", "1e300", "100"],
         ),
         (
@@ -295,10 +377,17 @@ fn giant_numbers() {
     for (case, text, wanted) in cases {
         std::fs::write(dir.path().join("s.json"), &text).unwrap();
         let err = expect_clean_refusal(case, dir.path(), "s.json", wanted);
-        assert!(!err.contains("u32") && !err.contains("f64"), "{case}: {err}");
+        assert!(
+            !err.contains("u32") && !err.contains("f64"),
+            "{case}: {err}"
+        );
     }
     // The command line's --frames has the same limit (a usage error, exit 2).
-    let o = run_measured(dir.path(), &["run", "--frames", "4294967295", "-o", "out"], &[]);
+    let o = run_measured(
+        dir.path(),
+        &["run", "--frames", "4294967295", "-o", "out"],
+        &[],
+    );
     assert_eq!(o.code, Some(2), "{}", o.stderr);
 }
 
@@ -342,14 +431,25 @@ fn a_run_that_does_not_fit_is_refused_before_writing() {
         .unwrap_or_default();
     cleanup();
     assert_eq!(o.code, Some(1), "{err}");
-    assert!(err.contains("surge: disk: this run will write about"), "{err}");
+    assert!(
+        err.contains("surge: disk: this run will write about"),
+        "{err}"
+    );
     assert!(err.contains("free and this run will write"), "{err}");
     assert!(err.contains("--ignore-disk-check"), "{err}");
     assert!(listing.is_empty(), "files written: {listing:?}");
     // With the override it starts (and, through the hook, the fake free space is ignored).
     let o = run_measured(
         dir.path(),
-        &["run", "--frames", "1", "-o", "big", "--ignore-disk-check", "-q"],
+        &[
+            "run",
+            "--frames",
+            "1",
+            "-o",
+            "big",
+            "--ignore-disk-check",
+            "-q",
+        ],
         &[("SURGE_TEST_FREE_BYTES", "1048576")],
     );
     assert_eq!(o.code, Some(0), "{}", o.stderr);
@@ -381,14 +481,22 @@ fn a_kill_during_start_up_leaves_a_folder_run_and_resume_handle() {
             &["run", "--frames", "1", "-o", "out", "-q"],
             &[("SURGE_TEST_KILL_AT", point)],
         );
-        assert_eq!(o.signal, Some(6), "{point}: the hook did not abort: {}", o.stderr);
+        assert_eq!(
+            o.signal,
+            Some(6),
+            "{point}: the hook did not abort: {}",
+            o.stderr
+        );
         let names: Vec<String> = std::fs::read_dir(d.join("out"))
             .unwrap()
             .flatten()
             .map(|e| e.file_name().to_string_lossy().into_owned())
             .collect();
         if point == "during-scene" {
-            assert!(names.contains(&".scene.json.tmp".to_string()), "{point}: {names:?}");
+            assert!(
+                names.contains(&".scene.json.tmp".to_string()),
+                "{point}: {names:?}"
+            );
         }
         assert_eq!(
             names.contains(&"scene.json".to_string()),
@@ -404,12 +512,23 @@ fn a_kill_during_start_up_leaves_a_folder_run_and_resume_handle() {
             continue;
         }
         assert_eq!(o.code, Some(1), "{point}: resume: {}", o.stderr);
-        assert!(o.stderr.contains("holds no run yet"), "{point}: {}", o.stderr);
-        assert!(o.stderr.contains("surge run SCENE -o out"), "{point}: {}", o.stderr);
+        assert!(
+            o.stderr.contains("holds no run yet"),
+            "{point}: {}",
+            o.stderr
+        );
+        assert!(
+            o.stderr.contains("surge run SCENE -o out"),
+            "{point}: {}",
+            o.stderr
+        );
         // run into the same folder, no --overwrite
         let o = run_measured(d, &["run", "--frames", "1", "-o", "out", "-q"], &[]);
         assert_eq!(o.code, Some(0), "{point}: run again: {}", o.stderr);
-        assert!(!d.join("out/.scene.json.tmp").exists(), "{point}: leftover kept");
+        assert!(
+            !d.join("out/.scene.json.tmp").exists(),
+            "{point}: leftover kept"
+        );
         common::assert_all_whole(&d.join("out"));
         // and resume --scene on a fresh killed folder
         let _ = run_measured(
@@ -420,11 +539,22 @@ fn a_kill_during_start_up_leaves_a_folder_run_and_resume_handle() {
         let scene = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/dam_break.json");
         let o = run_measured(
             d,
-            &["resume", "again", "--scene", scene.to_str().unwrap(), "--frames", "1", "-q"],
+            &[
+                "resume",
+                "again",
+                "--scene",
+                scene.to_str().unwrap(),
+                "--frames",
+                "1",
+                "-q",
+            ],
             &[],
         );
         assert_eq!(o.code, Some(0), "{point}: resume --scene: {}", o.stderr);
-        assert!(d.join("again/particles/frame_0001.bin").is_file(), "{point}");
+        assert!(
+            d.join("again/particles/frame_0001.bin").is_file(),
+            "{point}"
+        );
     }
 }
 
@@ -437,7 +567,20 @@ fn a_kill_during_start_up_leaves_a_folder_run_and_resume_handle() {
 fn a_flipped_bit_in_a_frame_is_caught_and_verify_says_what_to_rerun() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let o = run_measured(d, &["run", "--frames", "2", "--checkpoint-every", "1", "-o", "out", "-q"], &[]);
+    let o = run_measured(
+        d,
+        &[
+            "run",
+            "--frames",
+            "2",
+            "--checkpoint-every",
+            "1",
+            "-o",
+            "out",
+            "-q",
+        ],
+        &[],
+    );
     assert_eq!(o.code, Some(0), "{}", o.stderr);
     let o = run_measured(d, &["verify", "out"], &[]);
     assert_eq!(o.code, Some(0), "{}", o.stderr);
@@ -455,11 +598,23 @@ fn a_flipped_bit_in_a_frame_is_caught_and_verify_says_what_to_rerun() {
         let o = run_measured(d, &args, &[]);
         assert_eq!(o.code, Some(1), "{args:?}: {}", o.stderr);
         assert!(!o.stderr.contains("panicked"), "{args:?}: {}", o.stderr);
-        assert!(o.stderr.contains("frame_0001.bin"), "{args:?}: {}", o.stderr);
-        assert!(o.stderr.contains("checksum mismatch"), "{args:?}: {}", o.stderr);
+        assert!(
+            o.stderr.contains("frame_0001.bin"),
+            "{args:?}: {}",
+            o.stderr
+        );
+        assert!(
+            o.stderr.contains("checksum mismatch"),
+            "{args:?}: {}",
+            o.stderr
+        );
     }
     let o = run_measured(d, &["verify", "out"], &[]);
-    assert!(o.stderr.contains("surge resume out --from-frame 0"), "{}", o.stderr);
+    assert!(
+        o.stderr.contains("surge resume out --from-frame 0"),
+        "{}",
+        o.stderr
+    );
     let o = run_measured(d, &["resume", "out", "--from-frame", "0", "-q"], &[]);
     assert_eq!(o.code, Some(0), "{}", o.stderr);
     let o = run_measured(d, &["verify", "out"], &[]);
@@ -470,7 +625,11 @@ fn a_flipped_bit_in_a_frame_is_caught_and_verify_says_what_to_rerun() {
     std::fs::write(&mesh, &bytes[..bytes.len() - 5]).unwrap();
     let o = run_measured(d, &["verify", "out"], &[]);
     assert_eq!(o.code, Some(1), "{}", o.stderr);
-    assert!(o.stderr.contains("surge mesh out --frames 2"), "{}", o.stderr);
+    assert!(
+        o.stderr.contains("surge mesh out --frames 2"),
+        "{}",
+        o.stderr
+    );
     let o = run_measured(d, &["mesh", "out", "--frames", "2", "-q"], &[]);
     assert_eq!(o.code, Some(0), "{}", o.stderr);
     let o = run_measured(d, &["verify", "out"], &[]);
@@ -487,7 +646,20 @@ fn a_flipped_bit_in_a_frame_is_caught_and_verify_says_what_to_rerun() {
 fn mesh_and_preview_lock_and_foreign_checkpoints_are_skipped() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let o = run_measured(d, &["run", "--frames", "2", "--checkpoint-every", "1", "-o", "out", "-q"], &[]);
+    let o = run_measured(
+        d,
+        &[
+            "run",
+            "--frames",
+            "2",
+            "--checkpoint-every",
+            "1",
+            "-o",
+            "out",
+            "-q",
+        ],
+        &[],
+    );
     assert_eq!(o.code, Some(0), "{}", o.stderr);
     let lock = std::fs::OpenOptions::new()
         .write(true)
@@ -507,11 +679,27 @@ fn mesh_and_preview_lock_and_foreign_checkpoints_are_skipped() {
     drop(lock);
 
     // Another scene (stronger gravity), its checkpoint of frame 3 copied in.
-    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/dam_break.json"))
-        .unwrap()
-        .replace("\"seed\": 1,", "\"seed\": 1, \"gravity\": [0, 0, -20],");
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/dam_break.json"),
+    )
+    .unwrap()
+    .replace("\"seed\": 1,", "\"seed\": 1, \"gravity\": [0, 0, -20],");
     std::fs::write(d.join("other.json"), text).unwrap();
-    let o = run_measured(d, &["run", "other.json", "--frames", "3", "--checkpoint-every", "3", "-o", "other", "-q"], &[]);
+    let o = run_measured(
+        d,
+        &[
+            "run",
+            "other.json",
+            "--frames",
+            "3",
+            "--checkpoint-every",
+            "3",
+            "-o",
+            "other",
+            "-q",
+        ],
+        &[],
+    );
     assert_eq!(o.code, Some(0), "{}", o.stderr);
     std::fs::copy(
         d.join("other/checkpoints/checkpoint_0003.bin"),
@@ -520,8 +708,16 @@ fn mesh_and_preview_lock_and_foreign_checkpoints_are_skipped() {
     .unwrap();
     let o = run_measured(d, &["resume", "out", "--frames", "3"], &[]);
     assert_eq!(o.code, Some(0), "{}", o.stderr);
-    assert!(o.stderr.contains("checkpoint_0003.bin is of another scene"), "{}", o.stderr);
-    assert!(o.stderr.contains("from the checkpoint of frame 2"), "{}", o.stderr);
+    assert!(
+        o.stderr.contains("checkpoint_0003.bin is of another scene"),
+        "{}",
+        o.stderr
+    );
+    assert!(
+        o.stderr.contains("from the checkpoint of frame 2"),
+        "{}",
+        o.stderr
+    );
 }
 
 // ---- the command line ----
@@ -535,7 +731,9 @@ fn command_line_conventions() {
     let o = Command::new("bash")
         .current_dir(d)
         .arg("-c")
-        .arg(format!("{SURGE} run --frames 1 -o piped 2>&1 | head -1; exit ${{PIPESTATUS[0]}}"))
+        .arg(format!(
+            "{SURGE} run --frames 1 -o piped 2>&1 | head -1; exit ${{PIPESTATUS[0]}}"
+        ))
         .output()
         .unwrap();
     let out = String::from_utf8_lossy(&o.stdout);
@@ -572,7 +770,11 @@ fn command_line_conventions() {
     assert_eq!(o.code, Some(0), "{}", o.stderr);
     assert!(o.stderr.contains(", ETA 0:"), "{}", o.stderr);
     assert!(!o.stderr.contains(" 1 substeps"), "{}", o.stderr);
-    let done = o.stderr.lines().find(|l| l.contains("surge: done")).unwrap();
+    let done = o
+        .stderr
+        .lines()
+        .find(|l| l.contains("surge: done"))
+        .unwrap();
     assert!(done.starts_with("surge: done"), "{done}");
     // Overlapping sources are warned about.
     let scene = native(&format!(
@@ -581,5 +783,9 @@ fn command_line_conventions() {
     std::fs::write(d.join("overlap.json"), scene).unwrap();
     let o = run_measured(d, &["run", "overlap.json", "-o", "ov"], &[]);
     assert_eq!(o.code, Some(0), "{}", o.stderr);
-    assert!(o.stderr.contains("sources[0] and sources[1] overlap"), "{}", o.stderr);
+    assert!(
+        o.stderr.contains("sources[0] and sources[1] overlap"),
+        "{}",
+        o.stderr
+    );
 }

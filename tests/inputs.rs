@@ -102,7 +102,11 @@ fn wrong_type_inside_a_source_names_the_key() {
             r#""sources": [{BOX}, {{"type": "sphere", "center": [0.3, 0.3, 0.3], "radius": "0.1"}}]"#
         )),
         &[],
-        &["`sources[1].radius`", "expected a number", "at line 1 column"],
+        &[
+            "`sources[1].radius`",
+            "expected a number",
+            "at line 1 column",
+        ],
     );
     expect_failure(
         "s.json",

@@ -184,6 +184,9 @@ mod tests {
         // A NaN in a version-1 frame is caught by the finiteness check.
         v1[32..36].copy_from_slice(&f32::NAN.to_le_bytes());
         let err = decode(&v1, "t").unwrap_err().to_string();
-        assert!(err.contains("non-finite x") && err.contains("frame 7"), "{err}");
+        assert!(
+            err.contains("non-finite x") && err.contains("frame 7"),
+            "{err}"
+        );
     }
 }

@@ -135,7 +135,9 @@ impl NamePattern {
             ));
         }
         if pattern.chars().any(char::is_control) {
-            return Err(format!("`{shown}` holds control characters (a NUL byte, a newline)"));
+            return Err(format!(
+                "`{shown}` holds control characters (a NUL byte, a newline)"
+            ));
         }
         if pattern.contains('/') || pattern.contains('\\') {
             let pattern = &shown;
@@ -419,7 +421,9 @@ fn parse_particles<R: std::io::BufRead>(
                     "the count line says {n} particles but more particle lines follow (line {line}: `{}`)",
                     quote(&l)
                 ),
-                format!("set line {count_line} to the number of particle lines, or remove the extra lines"),
+                format!(
+                    "set line {count_line} to the number of particle lines, or remove the extra lines"
+                ),
             ));
         }
         let mut values = [0f32; 6];

@@ -71,7 +71,11 @@ pub fn estimate(scene: &Scene, particles: usize, first: Option<u32>) -> DiskEsti
     let d = &scene.domain;
     let cells: f64 = d.resolution.iter().map(|&r| r as f64).product();
     let mut e = DiskEstimate {
-        particles: if o.particles { frames * (40.0 + 24.0 * n) } else { 0.0 },
+        particles: if o.particles {
+            frames * (40.0 + 24.0 * n)
+        } else {
+            0.0
+        },
         ..Default::default()
     };
     if o.meshes {
@@ -85,7 +89,12 @@ pub fn estimate(scene: &Scene, particles: usize, first: Option<u32>) -> DiskEsti
     }
     let checkpoint = 256.0 + 24.0 * n + 4.0 * cells;
     e.checkpoints = checkpoint * (o.keep_checkpoints.max(1) as f64 + 0.5);
-    e.other = frames * 1024.0 + if o.part_pattern.is_some() { frames * 60.0 * n } else { 0.0 };
+    e.other = frames * 1024.0
+        + if o.part_pattern.is_some() {
+            frames * 60.0 * n
+        } else {
+            0.0
+        };
     e
 }
 

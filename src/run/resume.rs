@@ -20,8 +20,8 @@
 
 use super::Observer;
 use super::folder::{
-    check_memory, fail, lock_run_folder, part_patterns, prune_checkpoints, remove_outputs_after,
-    remove_temp_files, is_temp_name, write_scene,
+    check_memory, fail, is_temp_name, lock_run_folder, part_patterns, prune_checkpoints,
+    remove_outputs_after, remove_temp_files, write_scene,
 };
 use super::pipeline::Pipeline;
 use crate::checkpoint::{self, Checkpoint};
@@ -63,7 +63,11 @@ pub fn resume(
         let _lock = lock_run_folder(out)?;
         let (scene, _) = read_scene(&layout, options)?;
         remove_temp_files(&layout)?;
-        observer.say(&format!("{}: no run started there yet; running {}", out.display(), file.display()));
+        observer.say(&format!(
+            "{}: no run started there yet; running {}",
+            out.display(),
+            file.display()
+        ));
         return start_over(layout, scene, "no scene.json yet", stop, observer);
     }
     check_run_folder(out, &layout)?;
@@ -225,7 +229,10 @@ fn newest_checkpoint(
             continue;
         }
         match checkpoint::read(&path) {
-            Ok(c) if checkpoint::diff(&checkpoint::physics_view(&c.meta.scene), &physics).is_empty() => {
+            Ok(c)
+                if checkpoint::diff(&checkpoint::physics_view(&c.meta.scene), &physics)
+                    .is_empty() =>
+            {
                 for p in &skipped {
                     observer.say(&format!(
                         "warning: checkpoint {} is of another scene (its physics differ from scene.json); skipping it",

@@ -70,7 +70,9 @@ fn ply_whole(bytes: &[u8]) -> bool {
 }
 
 fn png_whole(bytes: &[u8]) -> bool {
-    bytes.starts_with(b"\x89PNG\r\n\x1a\n") && bytes.len() >= 12 && &bytes[bytes.len() - 8..bytes.len() - 4] == b"IEND"
+    bytes.starts_with(b"\x89PNG\r\n\x1a\n")
+        && bytes.len() >= 12
+        && &bytes[bytes.len() - 8..bytes.len() - 4] == b"IEND"
 }
 
 /// Checks the run folder `out`, reporting every problem (and the command that fixes it) to
@@ -121,7 +123,10 @@ pub fn verify(out: &Path, observer: &dyn Observer) -> anyhow::Result<Report> {
             match std::fs::read(&path) {
                 Ok(b) if ply_whole(&b) => {}
                 Ok(_) => {
-                    observer.log(&format!("{}: damaged (size does not match its header)", path.display()));
+                    observer.log(&format!(
+                        "{}: damaged (size does not match its header)",
+                        path.display()
+                    ));
                     r.bad_meshes.push(f);
                 }
                 Err(e) => {
@@ -166,11 +171,21 @@ pub fn verify(out: &Path, observer: &dyn Observer) -> anyhow::Result<Report> {
         });
     }
     // Meshes and previews of bad particle frames come back with the resume.
-    let mesh_only: Vec<u32> = r.bad_meshes.iter().copied().filter(|f| !r.bad_particles.contains(f)).collect();
+    let mesh_only: Vec<u32> = r
+        .bad_meshes
+        .iter()
+        .copied()
+        .filter(|f| !r.bad_particles.contains(f))
+        .collect();
     for range in ranges(&mesh_only) {
         todo.push(format!("`surge mesh {p} --frames {range}`"));
     }
-    let preview_only: Vec<u32> = r.bad_previews.iter().copied().filter(|f| !r.bad_particles.contains(f)).collect();
+    let preview_only: Vec<u32> = r
+        .bad_previews
+        .iter()
+        .copied()
+        .filter(|f| !r.bad_particles.contains(f))
+        .collect();
     for range in ranges(&preview_only) {
         todo.push(format!("`surge preview {p} --frames {range}`"));
     }
@@ -196,7 +211,10 @@ pub fn verify(out: &Path, observer: &dyn Observer) -> anyhow::Result<Report> {
     Err(fail(
         format!(
             "{p}: {} of {} checked are missing or damaged",
-            r.bad_particles.len() + r.bad_meshes.len() + r.bad_previews.len() + r.bad_checkpoints.len(),
+            r.bad_particles.len()
+                + r.bad_meshes.len()
+                + r.bad_previews.len()
+                + r.bad_checkpoints.len(),
             crate::error::count(r.checked, "file", "files")
         ),
         todo.join("; then "),
@@ -207,7 +225,10 @@ pub fn verify(out: &Path, observer: &dyn Observer) -> anyhow::Result<Report> {
 mod tests {
     #[test]
     fn frame_ranges() {
-        assert_eq!(super::ranges(&[1, 2, 3, 7, 9, 10]), vec!["1..3", "7", "9..10"]);
+        assert_eq!(
+            super::ranges(&[1, 2, 3, 7, 9, 10]),
+            vec!["1..3", "7", "9..10"]
+        );
         assert!(super::ranges(&[]).is_empty());
     }
 }

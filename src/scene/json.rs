@@ -87,7 +87,8 @@ pub fn json_syntax_error(file: &Path, text: &str, e: serde_json::Error) -> Input
         return InputError {
             file: file.to_path_buf(),
             at: Some(format!("line {line}, column {col}")),
-            problem: "the JSON is nested more than 128 levels deep; a scene is nested at most 4".into(),
+            problem: "the JSON is nested more than 128 levels deep; a scene is nested at most 4"
+                .into(),
             fix: "give a scene file: one object of sections (README.md's scene reference)".into(),
         };
     }

@@ -219,7 +219,10 @@ impl TimeSettings {
         if t.frames > MAX_FRAMES {
             return Err(err(
                 "time.frames",
-                format!("{} frames is more than surge allows ({MAX_FRAMES})", t.frames),
+                format!(
+                    "{} frames is more than surge allows ({MAX_FRAMES})",
+                    t.frames
+                ),
                 "set the index of the last frame, e.g. 90; split a very long shot into several runs",
             ));
         }
@@ -246,7 +249,10 @@ impl SolverSettings {
         if s.cfl > MAX_CFL {
             return Err(err(
                 "solver.cfl",
-                format!("{} is more than surge allows ({MAX_CFL} cells per substep)", show(s.cfl)),
+                format!(
+                    "{} is more than surge allows ({MAX_CFL} cells per substep)",
+                    show(s.cfl)
+                ),
                 "set the CFL number (cells per substep), e.g. 3; stable values are 1 to 5",
             ));
         }
