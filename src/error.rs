@@ -57,7 +57,7 @@ impl InputError {
     ) -> Self {
         Self {
             file: file.to_path_buf(),
-            at: (!field.is_empty()).then(|| format!("field `{field}`")),
+            at: (!field.is_empty()).then(|| format!("field `{}`", quote(field))),
             problem: problem.into(),
             fix: fix.into(),
         }
@@ -90,7 +90,7 @@ impl InputError {
     /// placed in the scene file by the scene reader).
     pub fn placed(mut self, file: &Path, field: &str) -> Self {
         self.file = file.to_path_buf();
-        self.at = (!field.is_empty()).then(|| format!("field `{field}`"));
+        self.at = (!field.is_empty()).then(|| format!("field `{}`", quote(field)));
         self
     }
     /// The same error, in `file` (a stage's check names the field; the scene reader the file).
@@ -184,5 +184,117 @@ pub mod check {
             )),
             None => Ok(()),
         }
+    }
+}
+
+/// At most this many characters of an offending input line or value are quoted in a message.
+pub const MAX_QUOTE_CHARS: usize = 80;
+
+/// `text` for quoting in a message: at most [`MAX_QUOTE_CHARS`] characters (cut at a character
+/// boundary, then `...`), with control characters (a NUL byte, escape codes)
+/// shown escaped, so that a hostile line can neither flood the terminal nor exhaust memory.
+pub fn quote(text: &str) -> String {
+    let mut out = String::new();
+    let mut shown = 0;
+    for c in text.chars() {
+        if shown >= MAX_QUOTE_CHARS {
+            out.push_str("...");
+            break;
+        }
+        if c.is_control() {
+            let e: String = c.escape_default().collect();
+            shown += e.chars().count();
+            out.push_str(&e);
+        } else {
+            shown += 1;
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// `msg` with every backquoted part cut by [`quote`] (a deserialiser quotes keys and values
+/// whole, however long).
+pub fn shorten_quoted(msg: &str) -> String {
+    msg.split('`')
+        .enumerate()
+        .map(|(i, part)| {
+            if i % 2 == 1 {
+                quote(part)
+            } else {
+                part.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("`")
+}
+
+/// Plain words for Rust's type names in a deserialiser's message ("expected f64" becomes
+/// "expected a number", "u32" "a whole number from 0 to 4294967295").
+pub fn plain_types(msg: &str) -> String {
+    let mut out = msg.to_string();
+    for (ty, words) in [
+        ("f64", "a number".to_string()),
+        ("f32", "a number".to_string()),
+        ("u8", format!("a whole number from 0 to {}", u8::MAX)),
+        ("u16", format!("a whole number from 0 to {}", u16::MAX)),
+        ("u32", format!("a whole number from 0 to {}", u32::MAX)),
+        ("u64", format!("a whole number from 0 to {}", u64::MAX)),
+        ("usize", format!("a whole number from 0 to {}", usize::MAX)),
+        ("i32", "a whole number".to_string()),
+        ("i64", "a whole number".to_string()),
+    ] {
+        let mut res = String::new();
+        let mut rest = out.as_str();
+        while let Some(i) = rest.find(ty) {
+            let before = rest[..i].chars().last();
+            let after = rest[i + ty.len()..].chars().next();
+            let word = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
+            res.push_str(&rest[..i]);
+            if word(before) || word(after) {
+                res.push_str(ty);
+            } else {
+                res.push_str(&words);
+            }
+            rest = &rest[i + ty.len()..];
+        }
+        res.push_str(rest);
+        out = res;
+    }
+    out
+}
+
+/// `n` and the noun, singular or plural: `1 entry`, `2 entries`.
+pub fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quotes_are_bounded_and_escaped() {
+        let long = "x".repeat(5000);
+        let q = quote(&long);
+        assert_eq!(q, format!("{}...", "x".repeat(80)));
+        assert!(quote(&"\0".repeat(1000)).len() < 100);
+        assert_eq!(quote("a\0b"), "a\\u{0}b");
+        assert_eq!(quote("plain"), "plain");
+    }
+
+    #[test]
+    fn type_names_become_words() {
+        assert_eq!(
+            plain_types("invalid type: string \"a\", expected f64"),
+            "invalid type: string \"a\", expected a number"
+        );
+        assert_eq!(
+            plain_types("invalid value: integer `-1`, expected u32"),
+            "invalid value: integer `-1`, expected a whole number from 0 to 4294967295"
+        );
+        assert_eq!(plain_types("field u32x"), "field u32x");
+        assert_eq!(count(1, "entry", "entries"), "1 entry");
+        assert_eq!(count(3, "entry", "entries"), "3 entries");
     }
 }

@@ -72,3 +72,33 @@ impl Particles {
             .fold(0.0, f32::max)
     }
 }
+
+/// Memory a run needs per grid cell and per particle, bytes: measured peaks of `surge run`
+/// (58 B per cell at 200^3 cells, 196 B per particle at 3-6 M particles, meshes and previews
+/// off), rounded up for the mesh and preview stages.
+pub const BYTES_PER_CELL: f64 = 64.0;
+pub const BYTES_PER_PARTICLE: f64 = 256.0;
+
+/// `(MemTotal, MemAvailable)` in bytes from /proc/meminfo (Linux), if readable.
+pub fn machine_memory() -> Option<(f64, f64)> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let field = |name: &str| -> Option<f64> {
+        let line = text.lines().find(|l| l.starts_with(name))?;
+        let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+        Some(kb * 1024.0)
+    };
+    Some((field("MemTotal:")?, field("MemAvailable:")?))
+}
+
+/// Most particles a run on a grid of `cells` cells can hold in this machine's memory (by the
+/// estimate above), at most [`MAX_PARTICLES`]: checked against a particle file's count line
+/// before its particles are read.
+pub fn particle_budget(cells: f64) -> usize {
+    match machine_memory() {
+        Some((total, _)) => {
+            let left = (total - cells * BYTES_PER_CELL).max(0.0);
+            ((left / BYTES_PER_PARTICLE) as usize).min(MAX_PARTICLES)
+        }
+        None => MAX_PARTICLES,
+    }
+}

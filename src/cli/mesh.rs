@@ -20,7 +20,7 @@ pub struct MeshArgs {
     pub out: PathBuf,
     /// Frames to mesh, inclusive: `A..B` (both ends included, so `0..4` and `5..9` cover 0-9),
     /// `A..` (from A to the last particle frame) or `N`. (default: every particle frame)
-    #[arg(long, value_name = "A..B")]
+    #[arg(long, value_name = "A..B", value_parser = check_frames)]
     pub frames: Option<String>,
     #[command(flatten)]
     pub surface: SurfaceArgs,
@@ -84,6 +84,13 @@ impl SurfaceArgs {
 }
 
 pub use crate::run::remesh::parse_mesh_frames as parse_frames;
+
+/// A malformed `--frames` is a usage error (exit status 2), caught by the parser.
+fn check_frames(s: &str) -> Result<String, String> {
+    parse_frames(s)
+        .map(|_| s.to_string())
+        .map_err(|e| format!("{e:#}"))
+}
 
 pub fn run(global: &GlobalArgs, args: MeshArgs) -> anyhow::Result<()> {
     let edit = |base: &SurfaceSettings| args.surface.apply(base);

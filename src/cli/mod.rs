@@ -4,10 +4,21 @@
 //! Layer 6: imports everything below; each command turns its flags into the options of a
 //! `run` entry point and hands it the terminal observer and the Ctrl-C/SIGTERM stop flag.
 
+/// `eprintln!` that never panics: when stderr is a closed pipe (`surge run 2>&1 | head -1`)
+/// the line is dropped and the run goes on (its outputs are what matters).
+macro_rules! say {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($t)*);
+    }};
+}
+pub(crate) use say;
+
 pub mod mesh;
 pub mod preview;
 pub mod resume;
 pub mod run;
+pub mod verify;
 
 use crate::error::InputError;
 use clap::{Args, Parser, Subcommand};
@@ -28,7 +39,8 @@ pub struct GlobalArgs {
     /// No progress bar, no messages (errors still go to stderr).
     #[arg(short, long, global = true)]
     pub quiet: bool,
-    /// More detail: per-frame figures (solver iterations, timings, mesh sizes).
+    /// More detail: one line per frame with its figures (substeps, pressure iterations and
+    /// residual, max speed, simulate and output timings).
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
 }
@@ -43,7 +55,15 @@ pub enum Command {
     Preview(preview::PreviewArgs),
     /// Continue a killed or finished run from its newest valid checkpoint.
     Resume(resume::ResumeArgs),
+    /// Check a run folder (frames, meshes, previews, checkpoints) and say what to re-run.
+    Verify(verify::VerifyArgs),
 }
+
+/// Exit status of a run that failed: bad input, a busy or full output folder, a corrupt file.
+pub const EXIT_FAILURE: i32 = 1;
+/// Exit status of a usage error (an unknown flag, a malformed value such as `--frames 0-4`):
+/// clap's convention, the same for every subcommand.
+pub const EXIT_USAGE: i32 = 2;
 
 /// Exit status after Ctrl-C (SIGINT) or SIGHUP stopped a run (checkpoint written).
 pub const EXIT_INTERRUPTED: i32 = 130;
@@ -60,7 +80,7 @@ pub fn main() -> i32 {
         Ok(()) => 0,
         Err(e) => match e.downcast_ref::<run::Interrupted>() {
             Some(i) if run::stop_signal() == run::StopSignal::Terminate => {
-                eprintln!(
+                say!(
                     "error: stopped by SIGTERM after frame {}; its checkpoint is written (exit status {EXIT_TERMINATED}: resume me). Continue with: surge resume {}",
                     i.frame,
                     i.out.display()
@@ -68,12 +88,12 @@ pub fn main() -> i32 {
                 EXIT_TERMINATED
             }
             Some(_) => {
-                eprintln!("{}", error_text(&e));
+                say!("{}", error_text(&e));
                 EXIT_INTERRUPTED
             }
             None => {
-                eprintln!("{}", error_text(&e));
-                1
+                say!("{}", error_text(&e));
+                EXIT_FAILURE
             }
         },
     }
@@ -109,6 +129,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
         Command::Mesh(a) => mesh::run(&cli.global, a),
         Command::Preview(a) => preview::run(&cli.global, a),
         Command::Resume(a) => resume::run(&cli.global, a),
+        Command::Verify(a) => verify::run(&cli.global, a),
     }
 }
 

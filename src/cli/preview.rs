@@ -19,7 +19,7 @@ pub struct PreviewArgs {
     /// Frames to render: `A..B` is inclusive (`0..4` and `5..9` together cover 0 to 9), `A..`
     /// runs to the last frame, a single number renders one frame. (default: every particle
     /// frame the run has)
-    #[arg(long, value_name = "A..B")]
+    #[arg(long, value_name = "A..B", value_parser = check_frames)]
     pub frames: Option<String>,
     /// Image width, pixels. (default: the scene's render.width, 960)
     #[arg(long)]
@@ -66,6 +66,14 @@ fn parse_vec3(s: &str) -> Result<[f64; 3], String> {
 }
 
 pub use crate::run::remesh::parse_preview_frames as parse_frames;
+
+/// A malformed `--frames` is a usage error (exit status 2), caught by the parser (the range
+/// against the run's last frame is checked later).
+fn check_frames(s: &str) -> Result<String, String> {
+    parse_frames(s, u32::MAX)
+        .map(|_| s.to_string())
+        .map_err(|e| format!("{e:#}"))
+}
 
 fn settings(base: &RenderSettings, a: &PreviewArgs) -> RenderSettings {
     let mut s = base.clone();

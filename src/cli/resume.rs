@@ -30,7 +30,7 @@ pub struct ResumeArgs {
     #[arg(long, value_name = "F")]
     pub from_frame: Option<u32>,
     /// Index of the last frame: extend (or shorten) the run. An output-only change.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=crate::sim::settings::MAX_FRAMES as i64))]
     pub frames: Option<u32>,
     /// Write a checkpoint every N frames from now on (0: only at the end).
     #[arg(long, value_name = "N")]
@@ -39,6 +39,9 @@ pub struct ResumeArgs {
     /// to its physics are refused, output-only changes are applied.
     #[arg(long, value_name = "FILE")]
     pub scene: Option<PathBuf>,
+    /// Continue even when the estimated disk use exceeds the output folder's free space.
+    #[arg(long)]
+    pub ignore_disk_check: bool,
 }
 
 pub fn run(global: &GlobalArgs, args: ResumeArgs) -> anyhow::Result<()> {
@@ -47,6 +50,7 @@ pub fn run(global: &GlobalArgs, args: ResumeArgs) -> anyhow::Result<()> {
         frames: args.frames,
         checkpoint_every: args.checkpoint_every,
         scene: args.scene,
+        ignore_disk_check: args.ignore_disk_check,
     };
     crate::run::resume(&args.out, &options, &STOP, &Terminal::new(global))
 }

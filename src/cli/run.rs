@@ -36,11 +36,14 @@ pub struct RunArgs {
     #[arg(long)]
     pub overwrite: bool,
     /// Index of the last frame to simulate (overrides the scene's `time.frames`).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=crate::sim::settings::MAX_FRAMES as i64))]
     pub frames: Option<u32>,
     /// Write a checkpoint every N frames (overrides `output.checkpoint_every`; 0: only at the end).
     #[arg(long, value_name = "N")]
     pub checkpoint_every: Option<u32>,
+    /// Start even when the estimated disk use exceeds the output folder's free space.
+    #[arg(long)]
+    pub ignore_disk_check: bool,
 }
 
 pub fn run(global: &GlobalArgs, args: RunArgs) -> anyhow::Result<()> {
@@ -49,6 +52,7 @@ pub fn run(global: &GlobalArgs, args: RunArgs) -> anyhow::Result<()> {
         overwrite: args.overwrite,
         frames: args.frames,
         checkpoint_every: args.checkpoint_every,
+        ignore_disk_check: args.ignore_disk_check,
     };
     let terminal = Terminal::new(global);
     crate::run::run(args.scene.as_deref(), &options, &STOP, &terminal).map(|_| ())
@@ -95,13 +99,26 @@ fn install_signal_handler() {
                 let _ = FIRST_SIGNAL.compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst);
                 if SIGNALS.fetch_add(1, Ordering::SeqCst) >= 1 && sig != SIGTERM {
                     // Every output is written atomically; the last checkpoint is intact.
-                    eprintln!("\nsurge: second interrupt, stopping now");
+                    super::say!("\nsurge: second interrupt, stopping now");
                     std::process::exit(super::EXIT_INTERRUPTED);
                 }
                 STOP.store(true, Ordering::SeqCst);
             }
         });
     });
+}
+
+/// `, ETA 1:23` from the seconds spent on `done` frames and the `left` frames to go.
+fn eta_text(elapsed: f64, done: u32, left: u32) -> String {
+    if done == 0 {
+        return String::new();
+    }
+    let s = (elapsed / done as f64 * left as f64).round() as u64;
+    if s >= 3600 {
+        format!(", ETA {}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
+    } else {
+        format!(", ETA {}:{:02}", s / 60, s % 60)
+    }
 }
 
 /// The terminal: what every command prints (nothing but errors with `--quiet`).
@@ -111,6 +128,8 @@ pub(crate) struct Terminal {
     bar: Mutex<ProgressBar>,
     /// Plain per-frame lines instead of the batch progress bar (stderr is not a terminal).
     plain: AtomicBool,
+    /// When the frame loop began, and its first frame: the ETA of the plain lines.
+    started: Mutex<Option<(std::time::Instant, u32)>>,
 }
 
 impl Terminal {
@@ -120,6 +139,7 @@ impl Terminal {
             verbose: global.verbose,
             bar: Mutex::new(ProgressBar::hidden()),
             plain: AtomicBool::new(false),
+            started: Mutex::new(None),
         }
     }
 
@@ -131,7 +151,7 @@ impl Terminal {
 impl Observer for Terminal {
     fn say(&self, text: &str) {
         if !self.quiet {
-            eprintln!("surge: {text}");
+            super::say!("surge: {text}");
         }
     }
 
@@ -154,6 +174,8 @@ impl Observer for Terminal {
             .progress_chars("=> "),
         );
         bar.set_position(first as u64);
+        *self.started.lock().unwrap_or_else(|e| e.into_inner()) =
+            Some((std::time::Instant::now(), first));
         bar.set_message(format!("{particles} particles"));
         *self.bar.lock().unwrap_or_else(|e| e.into_inner()) = bar;
     }
@@ -164,17 +186,24 @@ impl Observer for Terminal {
         let report = d.report;
         bar.set_position(f as u64);
         bar.set_message(format!(
-            "{} particles, {} substeps",
-            d.particles, report.substeps
+            "{} particles, {}",
+            d.particles,
+            crate::error::count(report.substeps as usize, "substep", "substeps")
         ));
         if bar.is_hidden() && !self.quiet && self.verbose == 0 {
             // No terminal (a log file, a render farm): one plain line per frame instead of the
             // bar.
-            eprintln!(
-                "surge: frame {f}/{} done ({} particles, {} substeps, {:.2} s)",
+            let eta = self
+                .started
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .map(|(t0, first)| eta_text(t0.elapsed().as_secs_f64(), f - first, d.last - f))
+                .unwrap_or_default();
+            super::say!(
+                "surge: frame {f}/{} done ({} particles, {}, {:.2} s){eta}",
                 d.last,
                 d.particles,
-                report.substeps,
+                crate::error::count(report.substeps as usize, "substep", "substeps"),
                 d.sim_seconds + d.output_seconds
             );
         }
@@ -191,7 +220,7 @@ impl Observer for Terminal {
                 d.output_seconds
             );
             if bar.is_hidden() {
-                eprintln!("{line}");
+                super::say!("{line}");
             } else {
                 bar.println(line);
             }
@@ -201,7 +230,8 @@ impl Observer for Terminal {
     fn end(&self, finished: bool) {
         let bar = self.bar();
         if finished {
-            bar.finish();
+            // Cleared, so that the "surge: done" line that follows starts a line of its own.
+            bar.finish_and_clear();
         } else {
             bar.abandon();
         }
@@ -211,25 +241,25 @@ impl Observer for Terminal {
         if self.quiet {
             return;
         }
-        eprintln!("surge: done, frames 0..={last} in {}", out.display());
+        super::say!("surge: done, frames 0..={last} in {}", out.display());
         let root = out.display();
         // Absolute paths, so the hints work from any folder.
         let abs = std::fs::canonicalize(out);
         let run = abs.as_deref().unwrap_or(out).display();
         let scripts = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts");
         if o.meshes {
-            eprintln!(
+            super::say!(
                 "  meshes:   {root}/meshes/ (into Blender: blender -b -P {scripts}/blender_import.py -- {run} --save {run}.blend)"
             );
         }
         if o.previews {
-            eprintln!("  previews: {root}/previews/ (a movie: {scripts}/make_movie.sh {run})");
+            super::say!("  previews: {root}/previews/ (a movie: {scripts}/make_movie.sh {run})");
         }
     }
 
     fn log(&self, text: &str) {
         if !self.quiet {
-            eprintln!("{text}");
+            super::say!("{text}");
         }
     }
 
@@ -249,7 +279,7 @@ impl Observer for Terminal {
             )
         };
         if plain {
-            eprintln!("{header}");
+            super::say!("{header}");
         }
         *self.bar.lock().unwrap_or_else(|e| e.into_inner()) = bar;
     }
@@ -257,7 +287,7 @@ impl Observer for Terminal {
     fn batch_tick(&self, line: &str) {
         self.bar().inc(1);
         if self.plain.load(Ordering::SeqCst) {
-            eprintln!("{line}");
+            super::say!("{line}");
         }
     }
 

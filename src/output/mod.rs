@@ -102,7 +102,13 @@ pub fn atomic_write(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let name = path
         .file_name()
         .ok_or_else(|| io::Error::other("path has no file name"))?;
-    let tmp = dir.join(format!(".{}.tmp", name.to_string_lossy()));
+    // A name of this process's own: two processes writing one file (two `surge mesh` of
+    // overlapping frame ranges) each rename a whole file into place.
+    let tmp = dir.join(format!(
+        ".{}.{}.tmp",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
     let result = (|| {
         let mut f = fs::File::create(&tmp)?;
         f.write_all(bytes)?;

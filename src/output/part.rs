@@ -128,7 +128,19 @@ impl NamePattern {
         if pattern.is_empty() {
             return Err("the pattern is empty".into());
         }
+        let shown = crate::error::quote(pattern);
+        if pattern.chars().count() > 200 {
+            return Err(format!(
+                "`{shown}` is too long (at most 200 characters: file systems allow 255 bytes per name)"
+            ));
+        }
+        if pattern.chars().any(char::is_control) {
+            return Err(format!(
+                "`{shown}` holds control characters (a NUL byte, a newline)"
+            ));
+        }
         if pattern.contains('/') || pattern.contains('\\') {
+            let pattern = &shown;
             return Err(format!(
                 "`{pattern}` contains a path separator; it must be a plain file name (frames are written into the output folder)"
             ));
@@ -240,77 +252,124 @@ impl NamePattern {
     }
 }
 
-/// Reads a particle file (`N`, then N lines `x y z vx vy vz`) and checks that every number is
-/// finite, the count line matches the lines that follow, and every particle lies in `domain`'s
-/// liquid region (inside the one-cell wall layer). Errors name the line.
+/// The longest line a particle file may have, bytes: six `%g` numbers take at most 80; the cap
+/// keeps memory bounded when a file is not a particle file (`/dev/zero`, a binary dump).
+pub const MAX_PARTICLE_LINE: usize = 1024;
+
+/// Reads a particle file (`N`, then N lines `x y z vx vy vz`), streamed line by line, and checks
+/// that every number is finite, the count line matches the lines that follow, and every
+/// particle lies in `domain`'s liquid region (inside the one-cell wall layer). The count line is
+/// checked against the memory the run would need before any particle is read. Errors name the
+/// line and quote at most 80 characters of it.
 pub fn read_particle_file(path: &Path, domain: &Domain) -> Result<Particles, InputError> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
+    let file = std::fs::File::open(path).map_err(|e| {
         InputError::file(
             path,
             format!("cannot read the particle file: {e}"),
             "check the path (relative paths: see README.md) and that it is a text file",
         )
     })?;
-    let particles = parse_particle_text(&text, path)?;
-    let [lo, hi] = domain.liquid_region();
-    let mut outside = 0usize;
-    let mut first = None;
-    for i in 0..particles.len() {
-        let p = particles.position(i);
-        if (0..3).any(|a| (p[a] as f64) < lo[a] || (p[a] as f64) > hi[a]) {
-            outside += 1;
-            first.get_or_insert((i, p));
-        }
-    }
-    let limit = MAX_ACCELERATION_OR_SPEED;
-    if let Some(i) = (0..particles.len()).find(|&i| {
-        particles
-            .velocity(i)
-            .iter()
-            .any(|v| (*v as f64).abs() > limit)
-    }) {
-        return Err(InputError::line(
+    if file.metadata().is_ok_and(|m| m.is_dir()) {
+        return Err(InputError::file(
             path,
-            line_of_particle(&text, i),
-            format!(
-                "the velocity {:?} is beyond what a liquid simulation can take (at most {limit} m/s per component)",
-                particles.velocity(i)
-            ),
-            "check the columns (`x y z vx vy vz`) and the exponents",
+            "is a folder, not a particle file",
+            "give the particle file itself (a text file: the count, then `x y z vx vy vz` lines)",
         ));
     }
-    if let Some((i, p)) = first {
-        return Err(InputError::line(
-            path,
-            line_of_particle(&text, i),
-            format!(
-                "{outside} of {} particles lie outside the domain's liquid region [{lo:?}, {hi:?}] (the domain minus its one-cell wall layer); the first is this one, at {p:?}",
-                particles.len()
-            ),
-            "move the particles inside, or enlarge the domain (`res`/`lc` or `domain.resolution`/`domain.lower`)",
-        ));
-    }
-    Ok(particles)
-}
-
-/// 1-based line number of particle `i` (skipping blank lines as the parser does).
-fn line_of_particle(text: &str, i: usize) -> usize {
-    text.lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty())
-        .nth(i + 1)
-        .map_or(0, |(n, _)| n + 1)
+    let cells: f64 = domain.resolution.iter().map(|&n| n as f64).product();
+    let budget = crate::particles::particle_budget(cells);
+    parse_particles(
+        std::io::BufReader::new(file),
+        path,
+        budget,
+        Some(domain.liquid_region()),
+    )
 }
 
 /// Parses a particle file's text; `path` names it in errors.
 pub fn parse_particle_text(text: &str, path: &Path) -> Result<Particles, InputError> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let mut lines = text
-        .lines()
-        .enumerate()
-        .map(|(n, l)| (n + 1, l.trim()))
-        .filter(|(_, l)| !l.is_empty());
-    let Some((count_line, count_text)) = lines.next() else {
+    parse_particles(text.as_bytes(), path, MAX_PARTICLES, None)
+}
+
+/// One line at a time, at most [`MAX_PARTICLE_LINE`] bytes each.
+struct Lines<R> {
+    reader: R,
+    path: std::path::PathBuf,
+    number: usize,
+    buf: Vec<u8>,
+}
+
+impl<R: std::io::BufRead> Lines<R> {
+    /// The next non-blank line, trimmed, with its 1-based number.
+    fn next(&mut self) -> Result<Option<(usize, String)>, InputError> {
+        use std::io::{BufRead as _, Read as _};
+        loop {
+            self.buf.clear();
+            let n = (&mut self.reader)
+                .take(MAX_PARTICLE_LINE as u64 + 1)
+                .read_until(b'\n', &mut self.buf)
+                .map_err(|e| {
+                    InputError::file(
+                        &self.path,
+                        format!("cannot read the particle file: {e}"),
+                        "check that it is a readable text file",
+                    )
+                })?;
+            if n == 0 {
+                return Ok(None);
+            }
+            self.number += 1;
+            if self.buf.len() > MAX_PARTICLE_LINE && self.buf.last() != Some(&b'\n') {
+                let head = String::from_utf8_lossy(&self.buf[..MAX_PARTICLE_LINE]);
+                return Err(InputError::line(
+                    &self.path,
+                    self.number,
+                    format!(
+                        "the line is longer than {MAX_PARTICLE_LINE} bytes (a particle line is six numbers, under 100): `{}`",
+                        crate::error::quote(&head)
+                    ),
+                    "give a particle text file: the count on line 1, then one line `x y z vx vy vz` per particle",
+                ));
+            }
+            let mut bytes = &self.buf[..];
+            if self.number == 1 {
+                bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
+            }
+            let text = std::str::from_utf8(bytes).map_err(|_| {
+                InputError::line(
+                    &self.path,
+                    self.number,
+                    format!(
+                        "not UTF-8 text: `{}`",
+                        crate::error::quote(&String::from_utf8_lossy(bytes))
+                    ),
+                    "give a particle text file (ASCII numbers), not a binary file",
+                )
+            })?;
+            let t = text.trim();
+            if !t.is_empty() {
+                return Ok(Some((self.number, t.to_string())));
+            }
+        }
+    }
+}
+
+/// Parses particle text from `reader`: at most `budget` particles (the count line is checked
+/// first), every particle inside `region` when given (`[lower, upper]` corners).
+fn parse_particles<R: std::io::BufRead>(
+    reader: R,
+    path: &Path,
+    budget: usize,
+    region: Option<[[f64; 3]; 2]>,
+) -> Result<Particles, InputError> {
+    use crate::error::quote;
+    let mut lines = Lines {
+        reader,
+        path: path.to_path_buf(),
+        number: 0,
+        buf: Vec::new(),
+    };
+    let Some((count_line, count_text)) = lines.next()? else {
         return Err(InputError::file(
             path,
             "the particle file is empty",
@@ -321,7 +380,10 @@ pub fn parse_particle_text(text: &str, path: &Path) -> Result<Particles, InputEr
         InputError::line(
             path,
             count_line,
-            format!("expected the particle count (a whole number), found `{count_text}`"),
+            format!(
+                "expected the particle count (a whole number), found `{}`",
+                quote(&count_text)
+            ),
             "write the particle count on the first line",
         )
     })?;
@@ -329,17 +391,41 @@ pub fn parse_particle_text(text: &str, path: &Path) -> Result<Particles, InputEr
         return Err(InputError::line(
             path,
             count_line,
-            format!(
-                "{n} particles is more than surge handles ({})",
-                MAX_PARTICLES
-            ),
+            format!("{n} particles is more than surge handles ({MAX_PARTICLES})"),
             "use fewer particles",
         ));
     }
-    let mut p = Particles::with_capacity(n.min(1 << 24));
+    if n > budget {
+        let gb = n as f64 * crate::particles::BYTES_PER_PARTICLE / (1u64 << 30) as f64;
+        return Err(InputError::line(
+            path,
+            count_line,
+            format!(
+                "{n} particles need about {gb:.1} GB of memory, more than this machine has (room for about {budget})"
+            ),
+            "use fewer particles (or run on a machine with more memory)",
+        ));
+    }
+    let mut p = Particles::with_capacity(n.min(1 << 20));
     let mut last_line = count_line;
-    for (line, l) in lines {
+    let mut too_fast: Option<(usize, [f32; 3])> = None;
+    let mut outside = 0usize;
+    let mut first_outside: Option<(usize, [f32; 3])> = None;
+    while let Some((line, l)) = lines.next()? {
         last_line = line;
+        if p.len() == n {
+            return Err(InputError::line(
+                path,
+                count_line,
+                format!(
+                    "the count line says {n} particles but more particle lines follow (line {line}: `{}`)",
+                    quote(&l)
+                ),
+                format!(
+                    "set line {count_line} to the number of particle lines, or remove the extra lines"
+                ),
+            ));
+        }
         let mut values = [0f32; 6];
         let mut k = 0;
         for word in l.split_whitespace() {
@@ -351,7 +437,7 @@ pub fn parse_particle_text(text: &str, path: &Path) -> Result<Particles, InputEr
                 InputError::line(
                     path,
                     line,
-                    format!("`{word}` is not a number"),
+                    format!("`{}` is not a number", quote(word)),
                     "write six numbers `x y z vx vy vz` per line",
                 )
             })?;
@@ -359,7 +445,7 @@ pub fn parse_particle_text(text: &str, path: &Path) -> Result<Particles, InputEr
                 return Err(InputError::line(
                     path,
                     line,
-                    format!("`{word}` is not a finite number"),
+                    format!("`{}` is not a finite number", quote(word)),
                     "replace NaN and infinite values with finite positions and velocities",
                 ));
             }
@@ -371,16 +457,29 @@ pub fn parse_particle_text(text: &str, path: &Path) -> Result<Particles, InputEr
                 path,
                 line,
                 format!(
-                    "expected 6 numbers `x y z vx vy vz`, found {} in `{l}`",
-                    l.split_whitespace().count()
+                    "expected 6 numbers `x y z vx vy vz`, found {} in `{}`",
+                    l.split_whitespace().count(),
+                    quote(&l)
                 ),
                 "write exactly six numbers per particle line",
             ));
         }
-        p.push(
-            [values[0], values[1], values[2]],
-            [values[3], values[4], values[5]],
-        );
+        let pos = [values[0], values[1], values[2]];
+        let vel = [values[3], values[4], values[5]];
+        if too_fast.is_none()
+            && vel
+                .iter()
+                .any(|v| (*v as f64).abs() > MAX_ACCELERATION_OR_SPEED)
+        {
+            too_fast = Some((line, vel));
+        }
+        if let Some([lo, hi]) = region
+            && (0..3).any(|a| (pos[a] as f64) < lo[a] || (pos[a] as f64) > hi[a])
+        {
+            outside += 1;
+            first_outside.get_or_insert((line, pos));
+        }
+        p.push(pos, vel);
     }
     if p.len() != n {
         return Err(InputError::line(
@@ -394,6 +493,28 @@ pub fn parse_particle_text(text: &str, path: &Path) -> Result<Particles, InputEr
                 "set line {count_line} to {} or add/remove particle lines",
                 p.len()
             ),
+        ));
+    }
+    if let Some((line, vel)) = too_fast {
+        let limit = MAX_ACCELERATION_OR_SPEED;
+        return Err(InputError::line(
+            path,
+            line,
+            format!(
+                "the velocity {vel:?} is beyond what a liquid simulation can take (at most {limit} m/s per component)"
+            ),
+            "check the columns (`x y z vx vy vz`) and the exponents",
+        ));
+    }
+    if let (Some((line, pos)), Some([lo, hi])) = (first_outside, region) {
+        return Err(InputError::line(
+            path,
+            line,
+            format!(
+                "{outside} of {} particles lie outside the domain's liquid region [{lo:?}, {hi:?}] (the domain minus its one-cell wall layer); the first is this one, at {pos:?}",
+                p.len()
+            ),
+            "move the particles inside, or enlarge the domain (`res`/`lc` or `domain.resolution`/`domain.lower`)",
         ));
     }
     Ok(p)

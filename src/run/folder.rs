@@ -21,6 +21,24 @@ pub(crate) fn write_scene(layout: &RunLayout, scene: &Scene) -> anyhow::Result<(
         .with_context(|| format!("writing {}", layout.scene().display()))
 }
 
+/// Test hook (documented in README.md, "Test hooks"): with `SURGE_TEST_KILL_AT=POINT` the
+/// process aborts (as a `kill -9` would stop it) at `POINT` of a run's start-up:
+/// `before-scene` (folder and lock made, nothing written), `during-scene` (half of
+/// `.scene.json.tmp` written), `after-scene` (scene.json in place, no frame yet).
+pub(crate) fn test_kill_point(point: &str, layout: &RunLayout) {
+    let Ok(want) = std::env::var("SURGE_TEST_KILL_AT") else {
+        return;
+    };
+    if point == "before-scene" && want == "during-scene" {
+        let tmp = layout.root.join(".scene.json.tmp");
+        let _ = std::fs::write(&tmp, b"{\n  \"name\": \"half");
+        std::process::abort();
+    }
+    if want == point {
+        std::process::abort();
+    }
+}
+
 /// The lock file of a run folder: one surge process writes a folder at a time.
 pub(crate) const LOCK_NAME: &str = ".surge.lock";
 
@@ -57,6 +75,46 @@ pub(crate) fn lock_run_folder(out: &Path) -> anyhow::Result<std::fs::File> {
     }
 }
 
+/// Takes the run folder's lock shared, as `surge mesh` and `surge preview` do: any number of
+/// them may work on a folder at once (each output file is written atomically under a name of
+/// its own process, so two writing one frame leave one whole file), but not beside a
+/// `surge run` or `surge resume`, which hold the lock exclusively. A folder where the lock file
+/// cannot be created (read-only) is worked on without it.
+pub(crate) fn lock_run_folder_shared(
+    out: &Path,
+    observer: &dyn Observer,
+) -> anyhow::Result<Option<std::fs::File>> {
+    let path = out.join(LOCK_NAME);
+    let file = match std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+    {
+        Ok(f) => f,
+        Err(e) => {
+            observer.say(&format!(
+                "warning: cannot create {} ({e}); going on without the folder's lock",
+                path.display()
+            ));
+            return Ok(None);
+        }
+    };
+    match file.try_lock_shared() {
+        Ok(()) => Ok(Some(file)),
+        Err(std::fs::TryLockError::WouldBlock) => Err(fail(
+            format!(
+                "a `surge run` or `surge resume` is writing {}",
+                out.display()
+            ),
+            "wait for it to finish, then run this again (the frames it writes get their meshes and previews as it goes)",
+        )),
+        Err(std::fs::TryLockError::Error(e)) => {
+            Err(anyhow::Error::new(e).context(format!("locking {}", path.display())))
+        }
+    }
+}
+
 /// Checks the output folder before anything is written: it must be a folder (or not exist) and
 /// be empty unless `overwrite`, in which case the previous run's outputs (only those) are
 /// removed. Returns the folder's lock, held for the whole run.
@@ -79,31 +137,50 @@ pub(crate) fn prepare_output_dir(
             .collect(),
         Err(_) => Vec::new(),
     };
-    if entries.is_empty() {
+    // A folder holding only surge's own temporary files (a run killed while it wrote
+    // scene.json) is empty: the temporaries are removed under the lock.
+    if entries.iter().all(|n| is_temp_name(n)) {
         std::fs::create_dir_all(out).map_err(|e| {
             fail(
                 format!("cannot create the output folder {}: {e}", out.display()),
                 "pick a writable path with -o",
             )
         })?;
-        return lock_run_folder(out);
+        let lock = lock_run_folder(out)?;
+        for name in &entries {
+            let p = out.join(name);
+            if p.is_file() {
+                std::fs::remove_file(&p)
+                    .with_context(|| format!("removing the leftover {}", p.display()))?;
+            }
+        }
+        return Ok(lock);
     }
     if !overwrite {
         let mut shown = entries.clone();
         shown.sort();
         shown.truncate(3);
+        let resumable = out.join("scene.json").is_file();
         return Err(fail(
             format!(
-                "output folder {} is not empty (it holds {} entries: {}{})",
+                "output folder {} is not empty (it holds {}: {}{})",
                 out.display(),
-                entries.len(),
-                shown.join(", "),
+                crate::error::count(entries.len(), "entry", "entries"),
+                shown
+                    .iter()
+                    .map(|n| crate::error::quote(n))
+                    .collect::<Vec<_>>()
+                    .join(", "),
                 if entries.len() > 3 { ", ..." } else { "" },
             ),
-            format!(
-                "pass --overwrite to replace a previous run there, pick another folder with -o, or continue an interrupted run with `surge resume {}`",
-                out.display()
-            ),
+            if resumable {
+                format!(
+                    "pass --overwrite to replace a previous run there, pick another folder with -o, or continue an interrupted run with `surge resume {}`",
+                    out.display()
+                )
+            } else {
+                "pick another (empty or new) folder with -o, or pass --overwrite (only surge's own outputs there are replaced)".to_string()
+            },
         ));
     }
     let lock = lock_run_folder(out)?;
@@ -148,22 +225,7 @@ pub(crate) fn is_temp_name(name: &str) -> bool {
     name.starts_with('.') && name.ends_with(".tmp")
 }
 
-/// Memory a run needs per grid cell and per particle, bytes: measured peaks of `surge run`
-/// (58 B per cell at 200^3 cells, 196 B per particle at 3-6 M particles, meshes and previews
-/// off), rounded up for the mesh and preview stages.
-const BYTES_PER_CELL: f64 = 64.0;
-const BYTES_PER_PARTICLE: f64 = 256.0;
-
-/// `(MemTotal, MemAvailable)` in bytes from /proc/meminfo (Linux), if readable.
-fn machine_memory() -> Option<(f64, f64)> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let field = |name: &str| -> Option<f64> {
-        let line = text.lines().find(|l| l.starts_with(name))?;
-        let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
-        Some(kb * 1024.0)
-    };
-    Some((field("MemTotal:")?, field("MemAvailable:")?))
-}
+use crate::particles::{BYTES_PER_CELL, BYTES_PER_PARTICLE, machine_memory};
 
 /// Refuses a scene that cannot fit in this machine's memory (before anything is written:
 /// otherwise the allocation fails mid-run and the process aborts), and warns when it needs

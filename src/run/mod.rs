@@ -11,10 +11,12 @@
 //! The order of work, the file layout and the exact-resume guarantee are described in
 //! [`pipeline`] (the frame loop) and [`resume`](mod@resume).
 
+pub mod disk;
 pub mod folder;
 pub mod pipeline;
 pub mod remesh;
 pub mod resume;
+pub mod verify;
 
 pub use remesh::{MeshOptions, PreviewOptions, remesh, repreview};
 pub use resume::{ResumeOptions, resume};
@@ -102,6 +104,8 @@ pub struct RunOptions {
     pub frames: Option<u32>,
     /// Write a checkpoint every N frames (overrides `output.checkpoint_every`).
     pub checkpoint_every: Option<u32>,
+    /// Start even when the disk estimate exceeds the output folder's free space.
+    pub ignore_disk_check: bool,
 }
 
 /// Reads `scene_file` (the built-in dam break for `None`), checks it, and simulates every frame
@@ -152,9 +156,19 @@ pub fn run_loaded(
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from("out").join(&scene.name));
+    disk::check_disk(
+        &scene,
+        particles.len(),
+        None,
+        &out,
+        options.ignore_disk_check,
+        &|t| observer.say(t),
+    )?;
     let _lock = prepare_output_dir(&out, options.overwrite, &scene)?;
     let layout = RunLayout::new(&out);
+    folder::test_kill_point("before-scene", &layout);
     write_scene(&layout, &scene)?;
+    folder::test_kill_point("after-scene", &layout);
     for n in &notes {
         observer.say(&format!("note: {}: {n}", file.display()));
     }

@@ -126,6 +126,7 @@ pub(crate) fn no_particle_frames(layout: &RunLayout, particles_on: bool) -> anyh
 pub fn remesh(out: &Path, options: &MeshOptions, observer: &dyn Observer) -> anyhow::Result<()> {
     let layout = RunLayout::new(out);
     let mut scene = crate::scene::read_resolved(&layout.scene())?;
+    let _lock = super::folder::lock_run_folder_shared(out, observer)?;
     scene.surface = (options.surface)(&scene.surface);
     scene
         .surface
@@ -261,6 +262,7 @@ pub fn repreview(
         );
     }
     let mut scene = crate::scene::read_resolved(&scene_path)?;
+    let _lock = super::folder::lock_run_folder_shared(out, observer)?;
     scene.render = (options.render)(&scene.render);
     // Resolve once up front so a bad setting fails before any frame is read; every frame uses
     // this view.

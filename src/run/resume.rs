@@ -20,8 +20,8 @@
 
 use super::Observer;
 use super::folder::{
-    check_memory, fail, lock_run_folder, part_patterns, prune_checkpoints, remove_outputs_after,
-    remove_temp_files, write_scene,
+    check_memory, fail, is_temp_name, lock_run_folder, part_patterns, prune_checkpoints,
+    remove_outputs_after, remove_temp_files, write_scene,
 };
 use super::pipeline::Pipeline;
 use crate::checkpoint::{self, Checkpoint};
@@ -43,6 +43,8 @@ pub struct ResumeOptions {
     pub checkpoint_every: Option<u32>,
     /// Take the scene from this file instead of OUT/scene.json.
     pub scene: Option<PathBuf>,
+    /// Continue even when the estimated disk use exceeds the output folder's free space.
+    pub ignore_disk_check: bool,
 }
 
 /// Continues the run in `out` (see the module docs).
@@ -53,6 +55,21 @@ pub fn resume(
     observer: &dyn Observer,
 ) -> anyhow::Result<()> {
     let layout = RunLayout::new(out);
+    if let Some(file) = &options.scene
+        && !layout.scene().is_file()
+        && only_temporaries(out)
+    {
+        // A run stopped while it started (before scene.json was in place): start it over.
+        let _lock = lock_run_folder(out)?;
+        let (scene, _) = read_scene(&layout, options)?;
+        remove_temp_files(&layout)?;
+        observer.say(&format!(
+            "{}: no run started there yet; running {}",
+            out.display(),
+            file.display()
+        ));
+        return start_over(layout, scene, "no scene.json yet", stop, observer);
+    }
     check_run_folder(out, &layout)?;
     let _lock = lock_run_folder(out)?;
     let (scene, scene_file) = read_scene(&layout, options)?;
@@ -60,7 +77,8 @@ pub fn resume(
 
     // The newest usable checkpoint at or before --from-frame and the last frame.
     let limit = options.from_frame.unwrap_or(u32::MAX).min(last);
-    let (chosen, unusable) = newest_checkpoint(&layout, limit, observer);
+    let scene_value = serde_json::to_value(&scene)?;
+    let (chosen, unusable) = newest_checkpoint(&layout, limit, &scene_value, observer);
     let later_exist = checkpoint::list(&layout).iter().any(|(f, _)| *f > limit);
     let Some(ckpt) = chosen else {
         let why = if !unusable.is_empty() {
@@ -80,6 +98,14 @@ pub fn resume(
     let c = ckpt.meta.frame;
     check_memory(&scene, ckpt.particles.len(), &scene_file, observer)?;
     compare_scenes(&ckpt, &scene, &scene_file, observer)?;
+    super::disk::check_disk(
+        &scene,
+        ckpt.particles.len(),
+        Some(c),
+        out,
+        options.ignore_disk_check,
+        &|t| observer.say(t),
+    )?;
 
     // Remove what came after the checkpoint (and what a kill left); it is recomputed identically.
     remove_temp_files(&layout)?;
@@ -133,12 +159,38 @@ fn check_run_folder(out: &Path, layout: &RunLayout) -> anyhow::Result<()> {
             ),
         ));
     }
+    if only_temporaries(out) {
+        return Err(fail(
+            format!(
+                "{p} holds no run yet: a `surge run` was stopped while it started (only surge's temporary files are there)"
+            ),
+            format!(
+                "start it again with `surge run SCENE -o {p}` (the leftovers are removed), or `surge resume {p} --scene SCENE`"
+            ),
+        ));
+    }
     Err(fail(
         format!("{p} is not a surge run folder (no scene.json)"),
         format!(
             "give the output folder of a `surge run`, or start a run with `surge run SCENE -o {p}`"
         ),
     ))
+}
+
+/// True when `out` is a folder holding surge's lock or temporary files and nothing else (what
+/// a run stopped during its start-up leaves).
+fn only_temporaries(out: &Path) -> bool {
+    let Ok(rd) = std::fs::read_dir(out) else {
+        return false;
+    };
+    let names: Vec<String> = rd
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    !names.is_empty()
+        && names
+            .iter()
+            .all(|n| n == super::folder::LOCK_NAME || is_temp_name(n))
 }
 
 /// The scene to continue with and the file it came from, overrides applied.
@@ -158,19 +210,41 @@ fn read_scene(layout: &RunLayout, options: &ResumeOptions) -> anyhow::Result<(Sc
     Ok((scene, scene_file))
 }
 
-/// The newest checkpoint at or before `limit` that reads back, and the unusable ones skipped.
+/// The newest checkpoint at or before `limit` that reads back and whose physics match `scene`
+/// (a valid checkpoint of another scene, copied into the folder, is skipped with a warning),
+/// and the unusable ones skipped. When no checkpoint matches, the newest readable one is
+/// returned, so that the scene comparison names the changed fields.
 fn newest_checkpoint(
     layout: &RunLayout,
     limit: u32,
+    scene: &serde_json::Value,
     observer: &dyn Observer,
 ) -> (Option<Checkpoint>, Vec<PathBuf>) {
     let mut unusable: Vec<PathBuf> = Vec::new();
+    let mut first_other: Option<Checkpoint> = None;
+    let physics = checkpoint::physics_view(scene);
+    let mut skipped: Vec<PathBuf> = Vec::new();
     for (frame, path) in checkpoint::list(layout).into_iter().rev() {
         if frame > limit {
             continue;
         }
         match checkpoint::read(&path) {
-            Ok(c) => return (Some(c), unusable),
+            Ok(c)
+                if checkpoint::diff(&checkpoint::physics_view(&c.meta.scene), &physics)
+                    .is_empty() =>
+            {
+                for p in &skipped {
+                    observer.say(&format!(
+                        "warning: checkpoint {} is of another scene (its physics differ from scene.json); skipping it",
+                        p.display()
+                    ));
+                }
+                return (Some(c), unusable);
+            }
+            Ok(c) => {
+                skipped.push(path);
+                first_other.get_or_insert(c);
+            }
             Err(why) => {
                 observer.say(&format!(
                     "checkpoint {} is unusable ({why}); skipping it",
@@ -180,7 +254,7 @@ fn newest_checkpoint(
             }
         }
     }
-    (None, unusable)
+    (first_other, unusable)
 }
 
 /// Refuses physics changes since the checkpoint; reports output-only ones.

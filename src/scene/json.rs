@@ -7,6 +7,36 @@
 use crate::error::InputError;
 use std::path::Path;
 
+/// Reads at most `cap` bytes of `path`; a longer file (or an endless one: `/dev/zero`) is an
+/// error of kind `FileTooLarge` (see [`too_large`]) after reading only `cap + 1` bytes.
+pub fn read_capped(path: &Path, cap: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let file = std::fs::File::open(path)?;
+    let mut bytes = Vec::new();
+    file.take(cap + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > cap {
+        let size = std::fs::metadata(path)
+            .ok()
+            .filter(|m| m.is_file())
+            .map_or("it does not end".to_string(), |m| {
+                format!("{:.1} MB", m.len() as f64 / (1u64 << 20) as f64)
+            });
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::FileTooLarge,
+            format!("larger than {cap} bytes: {size}"),
+        ));
+    }
+    Ok(bytes)
+}
+
+/// The size description of [`read_capped`]'s too-large error.
+pub fn too_large(e: &std::io::Error) -> Option<String> {
+    (e.kind() == std::io::ErrorKind::FileTooLarge).then(|| {
+        let m = e.to_string();
+        m.split_once(": ").map_or(m.clone(), |(_, s)| s.to_string())
+    })
+}
+
 /// Blanks lines whose first non-blank characters are `//` (the tutorial's reader skips them),
 /// keeping line numbers.
 pub fn strip_comment_lines(text: &str) -> String {
@@ -46,13 +76,22 @@ pub fn json_syntax_error(file: &Path, text: &str, e: serde_json::Error) -> Input
             }),
             problem: format!(
                 "`{}` is not a number: JSON has no NaN or infinity, and surge needs every number finite",
-                line_text.trim()
+                crate::error::quote(line_text.trim())
             ),
             fix: "write a finite number".into(),
         };
     }
     let msg = e.to_string();
     let msg = msg.split(" at line ").next().unwrap_or(&msg).to_string();
+    if msg.contains("recursion limit") {
+        return InputError {
+            file: file.to_path_buf(),
+            at: Some(format!("line {line}, column {col}")),
+            problem: "the JSON is nested more than 128 levels deep; a scene is nested at most 4"
+                .into(),
+            fix: "give a scene file: one object of sections (README.md's scene reference)".into(),
+        };
+    }
     if msg.contains("out of range") {
         let key = last_key_before(text, line, col);
         return InputError {
@@ -106,6 +145,7 @@ pub fn typed<T: serde::de::DeserializeOwned>(text: &str, file: &Path) -> Result<
 
 /// A deserialisation error `msg` at JSON path `path`, with the fix for its kind.
 pub fn serde_error(file: &Path, path: &str, msg: String) -> InputError {
+    let msg = crate::error::shorten_quoted(&crate::error::plain_types(&msg));
     {
         let fix = if msg.starts_with("unknown field") {
             "remove the key or correct its spelling (the valid keys are listed above)"

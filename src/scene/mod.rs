@@ -160,6 +160,15 @@ pub struct LoadedScene {
     pub notes: Vec<String>,
 }
 
+/// The largest scene file surge reads, bytes (4 MiB): a scene is a few kB of JSON; anything
+/// near this size is not a scene (`/dev/zero`, a particle dump), and the cap keeps memory
+/// bounded whatever file is given.
+pub const MAX_SCENE_BYTES: u64 = 4 << 20;
+
+/// The longest scene `name`, characters: it names the default output folder `out/<name>/`,
+/// and file systems allow 255 bytes per name.
+pub const MAX_NAME_CHARS: usize = 100;
+
 /// Keys of the tutorial's `fluid.json`.
 const TUTORIAL_KEYS: [&str; 9] = [
     "dt",
@@ -215,7 +224,17 @@ pub fn load(path: &Path) -> Result<LoadedScene, InputError> {
             )
         });
     }
-    let bytes = std::fs::read(path).map_err(|e| {
+    let bytes = json::read_capped(path, MAX_SCENE_BYTES).map_err(|e| {
+        if let Some(size) = json::too_large(&e) {
+            return InputError::file(
+                path,
+                format!(
+                    "the file is larger than a scene file can be ({size}; surge reads at most {} MB of scene JSON)",
+                    MAX_SCENE_BYTES >> 20
+                ),
+                "give the scene's .json file (a few kB); particles belong in a particle file (`particle_file` source), not in the scene",
+            );
+        }
         let fix = if e.kind() == std::io::ErrorKind::NotFound {
             "check the path; shipped scenes are in `scenes/`, the tutorial's input is `inputs/fluid.json`"
         } else {
@@ -288,7 +307,8 @@ pub fn load_str(text: &str, file: &Path, base_dir: &Path) -> Result<LoadedScene,
         SceneFormat::Native => e,
     })?;
     let particles = initial_particles(&scene, file)?;
-    let notes = native::clipped_sources(&scene);
+    let mut notes = native::clipped_sources(&scene);
+    notes.extend(overlapping_sources(&scene.sources));
     Ok(LoadedScene {
         scene,
         particles,
@@ -315,8 +335,29 @@ fn check_sections(scene: &Scene) -> Result<(), InputError> {
     {
         return Err(err(
             "name",
-            format!("`{}` is not a plain name", scene.name),
+            format!("`{}` is not a plain name", crate::error::quote(&scene.name)),
             "use a name without path separators; it names the default output folder out/<name>/",
+        ));
+    }
+    let chars = scene.name.chars().count();
+    if chars > MAX_NAME_CHARS {
+        return Err(err(
+            "name",
+            format!(
+                "`{}` is too long ({chars} characters; at most {MAX_NAME_CHARS})",
+                crate::error::quote(&scene.name)
+            ),
+            "use a short name; it names the default output folder out/<name>/",
+        ));
+    }
+    if scene.name.chars().any(char::is_control) {
+        return Err(err(
+            "name",
+            format!(
+                "`{}` holds control characters (a NUL byte, a newline, an escape)",
+                crate::error::quote(&scene.name)
+            ),
+            "use letters, digits, `-`, `_` and spaces only; it names the default output folder out/<name>/",
         ));
     }
     scene.domain.check()?;
@@ -336,6 +377,56 @@ fn check_sections(scene: &Scene) -> Result<(), InputError> {
         ));
     }
     scene.output.check()
+}
+
+/// A warning for every pair of box/sphere sources that overlap: each source is seeded on its
+/// own, so the overlap gets the particles of both (twice the density there, which the first
+/// pressure solve pushes apart as a small burst). Sources are not merged into their union.
+pub fn overlapping_sources(sources: &[Source]) -> Vec<String> {
+    enum Shape {
+        Box([f64; 3], [f64; 3]),
+        Ball([f64; 3], f64),
+    }
+    let shape = |s: &Source| match s {
+        Source::Box { min, max, .. } => Some(Shape::Box(*min, *max)),
+        Source::Sphere { center, radius, .. } => Some(Shape::Ball(*center, *radius)),
+        _ => None,
+    };
+    let box_ball = |lo: &[f64; 3], hi: &[f64; 3], c: &[f64; 3], r: f64| {
+        let d2: f64 = (0..3)
+            .map(|a| {
+                let q = c[a].clamp(lo[a], hi[a]);
+                (c[a] - q) * (c[a] - q)
+            })
+            .sum();
+        d2 < r * r
+    };
+    let mut out = Vec::new();
+    for i in 0..sources.len() {
+        for j in i + 1..sources.len() {
+            let (Some(a), Some(b)) = (shape(&sources[i]), shape(&sources[j])) else {
+                continue;
+            };
+            let overlap = match (&a, &b) {
+                (Shape::Box(l1, h1), Shape::Box(l2, h2)) => {
+                    (0..3).all(|k| l1[k].max(l2[k]) < h1[k].min(h2[k]))
+                }
+                (Shape::Ball(c1, r1), Shape::Ball(c2, r2)) => {
+                    let d2: f64 = (0..3).map(|k| (c1[k] - c2[k]).powi(2)).sum();
+                    d2 < (r1 + r2) * (r1 + r2)
+                }
+                (Shape::Box(l, h), Shape::Ball(c, r)) | (Shape::Ball(c, r), Shape::Box(l, h)) => {
+                    box_ball(l, h, c, *r)
+                }
+            };
+            if overlap {
+                out.push(format!(
+                    "warning: sources[{i}] and sources[{j}] overlap; each is seeded on its own, so the overlap holds the particles of both (twice the density there). Make them touch without overlapping if that is not meant"
+                ));
+            }
+        }
+    }
+    out
 }
 
 /// Seeds the initial particles of a validated scene: box and sphere sources are seeded, particle
@@ -375,11 +466,18 @@ pub fn initial_particles(scene: &Scene, file: &Path) -> Result<Particles, InputE
 
 /// Reads a resolved scene (`OUT/scene.json`, as `surge run` writes it) and validates it.
 pub fn read_resolved(path: &Path) -> Result<Scene, InputError> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
+    let bytes = json::read_capped(path, MAX_SCENE_BYTES).map_err(|e| {
         InputError::file(
             path,
             format!("cannot read the resolved scene: {e}"),
             "give the output folder of a `surge run`; it holds scene.json",
+        )
+    })?;
+    let text = String::from_utf8(bytes).map_err(|_| {
+        InputError::file(
+            path,
+            "not UTF-8 text: the resolved scene is damaged",
+            "re-run the shot (`surge run SCENE -o FOLDER --overwrite`), or give the scene with `--scene FILE`",
         )
     })?;
     let clean = strip_comment_lines(&text);

@@ -170,16 +170,27 @@ pub fn resolve_input_path(
             });
         }
     }
+    if let Some(c) = candidates.iter().find(|c| c.exists()) {
+        return Err(InputError::field(
+            file,
+            field,
+            format!(
+                "`{}` is not a regular file (a device, a folder or a pipe)",
+                crate::error::quote(&c.display().to_string())
+            ),
+            "give a particle text file: the count on line 1, then one line `x y z vx vy vz` per particle",
+        ));
+    }
     let tried: Vec<String> = candidates
         .iter()
-        .map(|c| format!("`{}`", c.display()))
+        .map(|c| format!("`{}`", crate::error::quote(&c.display().to_string())))
         .collect();
     Err(InputError::field(
         file,
         field,
         format!(
             "particle file `{}` not found (tried {})",
-            path.display(),
+            crate::error::quote(&path.display().to_string()),
             tried.join(", ")
         ),
         "correct the path or create the file",

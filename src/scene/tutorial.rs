@@ -163,6 +163,17 @@ fn check_tutorial(t: &TutorialFile, file: &Path) -> Result<u64, InputError> {
             "simulate at least 1/15 s",
         ));
     }
+    if frames > crate::sim::settings::MAX_FRAMES as u64 {
+        return Err(err(
+            "total_time",
+            format!(
+                "{} s is {frames} frames at 30 fps, more than surge allows ({})",
+                show(t.total_time),
+                crate::sim::settings::MAX_FRAMES
+            ),
+            "simulate a shorter `total_time` (seconds), e.g. 5.0",
+        ));
+    }
     Ok(frames)
 }
 

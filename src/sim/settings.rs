@@ -23,6 +23,11 @@ pub const STANDARD_GRAVITY: f64 = 9.80665;
 /// `solver.fixed_dt`): beyond it a typo (a `fixed_dt` of `1e-12`) would run for days and its
 /// per-substep reports would fill memory.
 pub const MAX_SUBSTEPS: u32 = 10_000;
+/// The largest last frame index, `time.frames` (100,000: over 55 minutes at 30 fps, days of
+/// simulation; anything larger is a typo).
+pub const MAX_FRAMES: u32 = 100_000;
+/// The largest CFL number, cells a particle may cross per substep (stable values are 1 to 5).
+pub const MAX_CFL: f64 = 100.0;
 
 /// Frames and frame rate.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -226,6 +231,16 @@ impl TimeSettings {
                 "set the index of the last frame, e.g. 90",
             ));
         }
+        if t.frames > MAX_FRAMES {
+            return Err(err(
+                "time.frames",
+                format!(
+                    "{} frames is more than surge allows ({MAX_FRAMES})",
+                    t.frames
+                ),
+                "set the index of the last frame, e.g. 90; split a very long shot into several runs",
+            ));
+        }
         Ok(())
     }
 }
@@ -246,6 +261,16 @@ impl SolverSettings {
             s.cfl,
             "set the CFL number (cells per substep), e.g. 3",
         )?;
+        if s.cfl > MAX_CFL {
+            return Err(err(
+                "solver.cfl",
+                format!(
+                    "{} is more than surge allows ({MAX_CFL} cells per substep)",
+                    show(s.cfl)
+                ),
+                "set the CFL number (cells per substep), e.g. 3; stable values are 1 to 5",
+            ));
+        }
         if s.min_substeps < 1 {
             return Err(err(
                 "solver.min_substeps",
