@@ -87,9 +87,49 @@ impl SortedParticles {
             .for_each(|(out, src)| scatter(out, src, ids));
     }
 
+    /// Room for `more` particles beyond the current ones, scratch included (emission).
+    pub fn reserve(&mut self, more: usize) {
+        for a in 0..3 {
+            for v in [&mut self.pos[a], &mut self.vel[a], &mut self.tmp_pos[a], &mut self.tmp_vel[a]] {
+                v.reserve(more);
+            }
+        }
+        for v in [&mut self.ids, &mut self.key, &mut self.tmp_ids, &mut self.tmp_u] {
+            v.reserve(more);
+        }
+    }
+
+    /// Appends one particle with creation index `id` (emission; the next sort places it).
+    pub fn push(&mut self, pos: [f32; 3], vel: [f32; 3], id: u32) {
+        for a in 0..3 {
+            self.pos[a].push(pos[a]);
+            self.vel[a].push(vel[a]);
+        }
+        self.ids.push(id);
+    }
+
+    /// Keeps the first `n` particles (removal).
+    pub fn truncate(&mut self, n: usize) {
+        for a in 0..3 {
+            self.pos[a].truncate(n);
+            self.vel[a].truncate(n);
+        }
+        self.ids.truncate(n);
+    }
+
     /// Stable counting sort by cell; fills `cell_start`.
     pub fn sort(&mut self, d: &GridDims) {
         let n = self.len();
+        // The scratch follows the particle count (emission and removal change it).
+        if self.key.len() != n {
+            self.key.resize(n, 0);
+            for a in 0..3 {
+                self.tmp_pos[a].resize(n, 0.0);
+                self.tmp_vel[a].resize(n, 0.0);
+            }
+            self.tmp_ids.resize(n, 0);
+            self.tmp_u.resize(n, 0);
+        }
         let (px, py, pz) = (&self.pos[0], &self.pos[1], &self.pos[2]);
         self.key
             .par_chunks_mut(4096)

@@ -58,6 +58,7 @@
 pub mod advect;
 pub mod cell_sort;
 pub mod density;
+pub mod emit;
 pub mod extrapolate;
 pub mod forces;
 #[cfg(target_arch = "x86_64")]
@@ -100,6 +101,8 @@ pub struct StageSeconds {
     pub sort: f64,
     /// Density correction (its splat, solve and particle displacement).
     pub density: f64,
+    /// Emitters, sinks and open faces (removal, emission, the emitters' grid velocity).
+    pub emit: f64,
 }
 
 impl StageSeconds {
@@ -113,6 +116,7 @@ impl StageSeconds {
             + self.transfer
             + self.sort
             + self.density
+            + self.emit
     }
 }
 
@@ -148,6 +152,14 @@ pub struct FrameReport {
     pub seconds: StageSeconds,
     /// One entry per substep, in order.
     pub substep_reports: Vec<SubstepReport>,
+    /// Particles added per emitter and removed per sink and by open faces (absent from the
+    /// stats of scenes without emitters, sinks or open faces).
+    #[serde(skip_serializing_if = "emit::EmissionReport::is_empty")]
+    pub emission: emit::EmissionReport,
+    /// Set on the frame where emission first stopped at `limits.max_particles` (the run warns
+    /// once).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub particle_cap_reached: bool,
 }
 
 /// Grid state and scratch of a substep (workspace only: nothing here outlives a substep).
@@ -165,10 +177,11 @@ struct Workspace {
     extrapolator: Extrapolator,
     sorted: SortedParticles,
     last_solve: pressure::SolveStats,
+    emission: emit::Emission,
 }
 
 impl Workspace {
-    fn new(dims: GridDims) -> Self {
+    fn new(dims: GridDims, emission: emit::Emission) -> Self {
         let faces = |a: usize| dims.faces(a);
         let fgrid = || std::array::from_fn(|a| vec![0.0f32; faces(a)]);
         Self {
@@ -184,6 +197,7 @@ impl Workspace {
             extrapolator: Extrapolator::new(&dims),
             sorted: SortedParticles::default(),
             last_solve: Default::default(),
+            emission,
         }
     }
 }
@@ -241,11 +255,19 @@ impl Simulation {
             );
         }
         let dims = GridDims::new(d);
+        let emission = emit::Emission::new(
+            &dims,
+            &scene.emitters,
+            &scene.sinks,
+            &d.boundaries,
+            scene.limits.cap(),
+            scene.seed,
+        );
         Ok(Self {
             settings: scene,
             particles,
             frame,
-            ws: Workspace::new(dims),
+            ws: Workspace::new(dims, emission),
         })
     }
 
@@ -322,7 +344,10 @@ impl Simulation {
         let t = Instant::now();
         ws.sorted.load(&self.particles, d.cells());
         advect::clamp_inside(&d, &mut ws.sorted);
+        ws.emission.begin_frame(&mut ws.sorted);
         report.seconds.sort += t.elapsed().as_secs_f64();
+        let frame = self.frame;
+        let t_frame = self.settings.frame_time(frame);
 
         let solver = &self.settings.solver;
         let g = self.settings.gravity.map(|x| x as f32);
@@ -331,6 +356,11 @@ impl Simulation {
             let steps = self.settings.steps_per_frame();
             for i in 0..steps {
                 let umax = max_speed(&ws.sorted) as f64;
+                let at = Step {
+                    frame,
+                    index: i,
+                    t_end: t_frame + (i + 1) as f64 * dt,
+                };
                 substep(
                     ws,
                     &self.settings,
@@ -338,6 +368,7 @@ impl Simulation {
                     umax,
                     i == 0,
                     i + 1 == steps,
+                    at,
                     &mut report,
                 );
             }
@@ -370,6 +401,11 @@ impl Simulation {
                     // Split what is left in two equal substeps rather than leave a sliver.
                     dt = 0.5 * remaining;
                 }
+                let at = Step {
+                    frame,
+                    index: n,
+                    t_end: if last { t1 } else { t0 + elapsed + dt },
+                };
                 substep(
                     ws,
                     &self.settings,
@@ -377,6 +413,7 @@ impl Simulation {
                     umax,
                     n == 0,
                     last,
+                    at,
                     &mut report,
                 );
                 elapsed += dt;
@@ -388,8 +425,10 @@ impl Simulation {
         }
 
         let t = Instant::now();
-        ws.sorted.store(&mut self.particles);
+        ws.emission.store(&ws.sorted, &mut self.particles);
         report.seconds.sort += t.elapsed().as_secs_f64();
+        report.emission = ws.emission.take_report();
+        report.particle_cap_reached = ws.emission.take_cap_warning();
         report.max_speed = max_speed(&ws.sorted);
         self.frame += 1;
         report
@@ -458,9 +497,18 @@ fn max_speed(sp: &SortedParticles) -> f32 {
         .reduce(|| 0.0, f32::max)
 }
 
+/// Where a substep is: its frame, its index in the frame and its end time, s (emission).
+#[derive(Clone, Copy)]
+struct Step {
+    frame: u32,
+    index: u32,
+    t_end: f64,
+}
+
 /// One substep of length `dt`; `umax` is the largest particle speed at its start; `first`,
 /// `last`: the frame's first substep (the pressure solve starts from zero) and last (it also
 /// applies the density correction).
+#[allow(clippy::too_many_arguments)]
 fn substep(
     ws: &mut Workspace,
     scene: &SimSettings,
@@ -468,6 +516,7 @@ fn substep(
     umax: f64,
     first: bool,
     last: bool,
+    at: Step,
     report: &mut FrameReport,
 ) {
     let d = ws.dims;
@@ -482,6 +531,7 @@ fn substep(
     secs.splat += t.elapsed().as_secs_f64();
     let t = Instant::now();
     transfer::label_cells(&d, &ws.sorted, &mut ws.labels);
+    ws.emission.open_faces(&d, &mut ws.labels);
     forces::classify_faces(&d, &ws.labels, &mut ws.kinds);
     let g = scene.gravity.map(|x| x as f32);
     forces::apply_forces(&mut ws.vel, &mut ws.old, &ws.kinds, g, dt);
@@ -499,6 +549,9 @@ fn substep(
         !first,
     );
     secs.pressure += t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    ws.emission.impose_velocity(&d, &mut ws.vel, at.t_end);
+    secs.emit += t.elapsed().as_secs_f64();
 
     let t = Instant::now();
     // The FLIP change (formed by the extrapolator's first pass), then both grids extrapolated
@@ -542,6 +595,11 @@ fn substep(
         advect::displace(&d, &mut ws.sorted, &ws.old);
     }
     secs.density += t.elapsed().as_secs_f64();
+
+    let t = Instant::now();
+    ws.emission
+        .after_substep(&d, &mut ws.sorted, at.frame, at.index, at.t_end);
+    secs.emit += t.elapsed().as_secs_f64();
 
     ws.last_solve = stats;
     report.substeps += 1;
