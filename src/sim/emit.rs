@@ -159,9 +159,9 @@ pub struct Emitter {
 }
 
 impl Emitter {
-    /// Active at simulated time `t`.
-    pub fn active(&self, t: f64) -> bool {
-        t >= self.start && self.end.is_none_or(|e| t <= e)
+    /// Active in the substep `(t0, t]`: it overlaps `(start, end)`.
+    pub fn active(&self, t0: f64, t: f64) -> bool {
+        t > self.start && self.end.is_none_or(|e| t0 < e)
     }
 }
 
@@ -411,13 +411,11 @@ impl EmissionReport {
     }
 }
 
-/// One emitter's grid footprint: its cell range, and per cell the occupied sub-cells (a bit
-/// mask) and the particle count (saturating).
+/// One emitter's grid footprint: its cell range.
 struct EmitterCells {
     lo: [usize; 3],
     hi: [usize; 3],
-    occupied: Vec<u8>,
-    count: Vec<u8>,
+    cells: usize,
 }
 
 /// The runtime state of emission and removal (allocated once with the simulation).
@@ -468,8 +466,7 @@ impl Emission {
                     EmitterCells {
                         lo,
                         hi,
-                        occupied: vec![0; cells],
-                        count: vec![0; cells],
+                        cells,
                     },
                 )
             })
@@ -489,7 +486,7 @@ impl Emission {
 
     /// Most particles one refill of every emitter adds.
     fn refill(&self) -> usize {
-        self.emitters.iter().map(|(_, c)| 8 * c.occupied.len()).sum()
+        self.emitters.iter().map(|(_, c)| 8 * c.cells).sum()
     }
 
     /// At a frame's start, after `sp.load`: creation indices continue after the loaded
@@ -557,10 +554,11 @@ impl Emission {
         }
     }
 
-    /// Sets the grid velocity of every face inside an emitter active at `t` to its velocity.
-    pub fn impose_velocity(&self, d: &GridDims, vel: &mut [Vec<f32>; 3], t: f64) {
+    /// Sets the grid velocity of every face inside an emitter active in `(t0, t]` to its
+    /// velocity.
+    pub fn impose_velocity(&self, d: &GridDims, vel: &mut [Vec<f32>; 3], t0: f64, t: f64) {
         for (e, cells) in &self.emitters {
-            if !e.active(t) {
+            if !e.active(t0, t) {
                 continue;
             }
             for a in 0..3 {
@@ -583,21 +581,20 @@ impl Emission {
         }
     }
 
-    /// Removal and emission after substep `substep` of frame `frame`, whose end is at time `t`.
+    /// Removal and emission after the substep `(t0, t]`.
     pub fn after_substep(
         &mut self,
         d: &GridDims,
         sp: &mut SortedParticles,
-        frame: u32,
-        substep: u32,
+        t0: f64,
         t: f64,
     ) {
         if self.idle() {
             return;
         }
         self.remove(d, sp);
-        if self.emitters.iter().any(|(e, _)| e.active(t)) {
-            self.emit(d, sp, frame, substep, t);
+        if self.emitters.iter().any(|(e, _)| e.active(t0, t)) {
+            self.emit(d, sp, t0, t);
         }
     }
 
@@ -643,91 +640,86 @@ impl Emission {
         }
     }
 
-    fn emit(&mut self, d: &GridDims, sp: &mut SortedParticles, frame: u32, substep: u32, t: f64) {
+    /// Emission of the substep `(t0, t]`. Each emitter carries a lattice of the sources'
+    /// 2 x 2 x 2-per-cell pattern (spacing half a cell, aligned with the domain at its start
+    /// time, each point jittered inside its sub-cell by [`hash`] of (seed, emitter, lattice
+    /// index)) that moves at the emitter's velocity; a lattice point becomes a particle in the
+    /// substep in which it enters the emitter's shape (at the emitter's first active substep,
+    /// every point inside). So the region stays full of liquid moving at `v`, and the flow is
+    /// `v x` open area particles' worth per second whatever the substeps.
+    fn emit(&mut self, d: &GridDims, sp: &mut SortedParticles, t0: f64, t: f64) {
         let h = d.h as f64;
-        // Occupancy of the sub-cells of every active emitter's cells, and the emitter's
-        // velocity on the particles inside its shape.
-        for (e, c) in self.emitters.iter_mut() {
-            if !e.active(t) {
+        let sp_h = 0.5 * h;
+        let lower = d.lower.map(|x| x as f64);
+        // The emitter's velocity on the particles inside its shape.
+        for (e, _) in &self.emitters {
+            if !e.active(t0, t) {
                 continue;
             }
-            c.occupied.fill(0);
-            c.count.fill(0);
             let v = e.velocity.map(|x| x as f32);
-            let (lo, hi) = (c.lo, c.hi);
-            let ext = [hi[0] - lo[0], hi[1] - lo[1]];
+            let [lo, hi] = e.shape.aabb();
             for i in 0..sp.len() {
-                let p = [sp.pos[0][i], sp.pos[1][i], sp.pos[2][i]];
-                let g: [f64; 3] = std::array::from_fn(|a| (p[a] - d.lower[a]) as f64 / h * 2.0);
-                let s: [usize; 3] = std::array::from_fn(|a| g[a].max(0.0) as usize);
-                let cell: [usize; 3] = std::array::from_fn(|a| s[a] / 2);
-                if (0..3).any(|a| cell[a] < lo[a] || cell[a] >= hi[a]) {
-                    continue;
-                }
-                let ci = (cell[0] - lo[0]) + ext[0] * ((cell[1] - lo[1]) + ext[1] * (cell[2] - lo[2]));
-                let sub = (s[0] & 1) | ((s[1] & 1) << 1) | ((s[2] & 1) << 2);
-                c.occupied[ci] |= 1 << sub;
-                c.count[ci] = c.count[ci].saturating_add(1);
-                if e.shape.contains(p.map(|x| x as f64)) {
+                let p = [sp.pos[0][i], sp.pos[1][i], sp.pos[2][i]].map(|x| x as f64);
+                if (0..3).all(|a| p[a] >= lo[a] && p[a] <= hi[a]) && e.shape.contains(p) {
                     for a in 0..3 {
                         sp.vel[a][i] = v[a];
                     }
                 }
             }
         }
-        // Fill the empty sub-cells, in (emitter, cell, sub-cell) order.
         let (blo, bhi) = d.interior_bounds(super::advect::WALL_MARGIN * d.h);
-        for (ei, (e, c)) in self.emitters.iter().enumerate() {
-            if !e.active(t) {
+        // Inside the emitter's shape and the advection's clamp bounds (the shape clipped to
+        // the liquid region).
+        let inside = |e: &Emitter, p: [f64; 3]| {
+            e.shape.contains(p) && (0..3).all(|a| {
+                let x = p[a] as f32;
+                x >= blo[a] && x <= bhi[a]
+            })
+        };
+        for (ei, (e, _)) in self.emitters.iter().enumerate() {
+            if !e.active(t0, t) {
                 continue;
             }
-            let v = e.velocity.map(|x| x as f32);
-            let (lo, hi) = (c.lo, c.hi);
-            let mut ci = 0;
-            for k in lo[2]..hi[2] {
-                for j in lo[1]..hi[1] {
-                    for i in lo[0]..hi[0] {
-                        let occ = c.occupied[ci];
-                        // A cell is full at 8 particles: it gets 8 - count more, in its empty
-                        // sub-cells (there are at least that many), so the flow rate is right
-                        // even where the particles moved a fraction of a sub-cell.
-                        let mut missing = 8u8.saturating_sub(c.count[ci]);
-                        ci += 1;
-                        if missing == 0 {
+            let first = t0 <= e.start;
+            let v = e.velocity;
+            let vf = v.map(|x| x as f32);
+            let shift = |time: f64| -> [f64; 3] { std::array::from_fn(|a| v[a] * (time - e.start)) };
+            let (now, before) = (shift(t), shift(t0));
+            let [lo, hi] = e.shape.aabb();
+            let range: [(i64, i64); 3] = std::array::from_fn(|a| {
+                (
+                    ((lo[a] - lower[a] - now[a]) / sp_h).floor() as i64 - 1,
+                    ((hi[a] - lower[a] - now[a]) / sp_h).ceil() as i64 + 1,
+                )
+            });
+            for mk in range[2].0..=range[2].1 {
+                for mj in range[1].0..=range[1].1 {
+                    for mi in range[0].0..=range[0].1 {
+                        let m = [mi, mj, mk];
+                        let r = hash(&[self.seed, ei as u64, mi as u64, mj as u64, mk as u64]);
+                        let base: [f64; 3] = std::array::from_fn(|a| {
+                            let u = ((r >> (21 * a)) & ((1 << 21) - 1)) as f64
+                                / (1u64 << 21) as f64;
+                            lower[a] + (m[a] as f64 + 0.5 + 0.8 * (u - 0.5)) * sp_h
+                        });
+                        let p: [f64; 3] = std::array::from_fn(|a| base[a] + now[a]);
+                        if !inside(e, p) {
                             continue;
                         }
-                        let cell = d.cell(i, j, k) as u64;
-                        for s in 0..8u32 {
-                            if missing == 0 {
-                                break;
-                            }
-                            if occ & (1 << s) != 0 {
+                        if !first {
+                            let q: [f64; 3] = std::array::from_fn(|a| base[a] + before[a]);
+                            if inside(e, q) {
                                 continue;
                             }
-                            missing -= 1;
-                            let r = hash(&[self.seed, ei as u64, frame as u64, substep as u64, cell, s as u64]);
-                            let idx = [i, j, k];
-                            let o = [s & 1, (s >> 1) & 1, (s >> 2) & 1];
-                            let p: [f64; 3] = std::array::from_fn(|a| {
-                                let u = ((r >> (21 * a)) & ((1 << 21) - 1)) as f64 / (1u64 << 21) as f64;
-                                let jitter = 0.5 + 0.8 * (u - 0.5);
-                                d.lower[a] as f64 + idx[a] as f64 * h + (o[a] as f64 + jitter) * 0.5 * h
-                            });
-                            if !e.shape.contains(p) {
-                                continue;
-                            }
-                            let pf = p.map(|x| x as f32);
-                            if (0..3).any(|a| pf[a] < blo[a] || pf[a] > bhi[a]) {
-                                continue;
-                            }
-                            if sp.len() >= self.cap {
-                                self.report.capped = true;
-                                return;
-                            }
-                            sp.push(pf, v, self.next_id);
-                            self.next_id += 1;
-                            self.report.added[ei] += 1;
                         }
+                        let pf = p.map(|x| x as f32);
+                        if sp.len() >= self.cap {
+                            self.report.capped = true;
+                            return;
+                        }
+                        sp.push(pf, vf, self.next_id);
+                        self.next_id += 1;
+                        self.report.added[ei] += 1;
                     }
                 }
             }
@@ -798,7 +790,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(e.start, 0.0);
-        assert!(e.active(1.0) && !e.active(2.5));
+        assert!(e.active(0.0, 0.1) && e.active(1.9, 2.1) && !e.active(2.0, 2.5));
         let back: Emitter = serde_json::from_value(serde_json::to_value(&e).unwrap()).unwrap();
         assert_eq!(back, e);
         let bad = serde_json::from_str::<Emitter>(r#"{"type":"sphere","center":[0,0,0]}"#);

@@ -346,8 +346,7 @@ impl Simulation {
         advect::clamp_inside(&d, &mut ws.sorted);
         ws.emission.begin_frame(&mut ws.sorted);
         report.seconds.sort += t.elapsed().as_secs_f64();
-        let frame = self.frame;
-        let t_frame = self.settings.frame_time(frame);
+        let t_frame = self.settings.frame_time(self.frame);
 
         let solver = &self.settings.solver;
         let g = self.settings.gravity.map(|x| x as f32);
@@ -357,9 +356,12 @@ impl Simulation {
             for i in 0..steps {
                 let umax = max_speed(&ws.sorted) as f64;
                 let at = Step {
-                    frame,
-                    index: i,
-                    t_end: t_frame + (i + 1) as f64 * dt,
+                    t_start: t_frame + i as f64 * dt,
+                    t_end: if i + 1 == steps {
+                        self.settings.frame_time(self.frame + 1)
+                    } else {
+                        t_frame + (i + 1) as f64 * dt
+                    },
                 };
                 substep(
                     ws,
@@ -402,9 +404,8 @@ impl Simulation {
                     dt = 0.5 * remaining;
                 }
                 let at = Step {
-                    frame,
-                    index: n,
-                    t_end: if last { t1 } else { t0 + elapsed + dt },
+                    t_start: t0 + elapsed,
+                    t_end: if last { t1 } else { t0 + (elapsed + dt) },
                 };
                 substep(
                     ws,
@@ -417,6 +418,7 @@ impl Simulation {
                     &mut report,
                 );
                 elapsed += dt;
+                debug_assert!(last || t0 + elapsed == at.t_end);
                 n += 1;
                 if last {
                     break;
@@ -497,11 +499,11 @@ fn max_speed(sp: &SortedParticles) -> f32 {
         .reduce(|| 0.0, f32::max)
 }
 
-/// Where a substep is: its frame, its index in the frame and its end time, s (emission).
+/// The substep's interval `(t_start, t_end]`, s (emission), each end computed so that it
+/// equals the neighbouring substep's bit for bit.
 #[derive(Clone, Copy)]
 struct Step {
-    frame: u32,
-    index: u32,
+    t_start: f64,
     t_end: f64,
 }
 
@@ -550,7 +552,7 @@ fn substep(
     );
     secs.pressure += t.elapsed().as_secs_f64();
     let t = Instant::now();
-    ws.emission.impose_velocity(&d, &mut ws.vel, at.t_end);
+    ws.emission.impose_velocity(&d, &mut ws.vel, at.t_start, at.t_end);
     secs.emit += t.elapsed().as_secs_f64();
 
     let t = Instant::now();
@@ -598,7 +600,7 @@ fn substep(
 
     let t = Instant::now();
     ws.emission
-        .after_substep(&d, &mut ws.sorted, at.frame, at.index, at.t_end);
+        .after_substep(&d, &mut ws.sorted, at.t_start, at.t_end);
     secs.emit += t.elapsed().as_secs_f64();
 
     ws.last_solve = stats;
