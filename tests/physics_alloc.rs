@@ -35,6 +35,9 @@ static GLOBAL: Counting = Counting;
 fn frames_after_the_first_do_not_allocate_in_substeps() {
     let h = 0.02;
     let mut s = Scene {
+        emitters: Vec::new(),
+        sinks: Vec::new(),
+        limits: Default::default(),
         name: "alloc".into(),
         domain: Domain {
             lower: [0.0; 3],

@@ -17,6 +17,9 @@ use surge::sim::Simulation;
 #[test]
 fn tutorial_settles_into_pool() {
     let mut s = Scene {
+        emitters: Vec::new(),
+        sinks: Vec::new(),
+        limits: Default::default(),
         name: "tutorial".into(),
         domain: Domain {
             lower: [-0.125, -0.25, -0.125],

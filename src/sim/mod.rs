@@ -429,8 +429,8 @@ impl Simulation {
         let t = Instant::now();
         ws.emission.store(&ws.sorted, &mut self.particles);
         report.seconds.sort += t.elapsed().as_secs_f64();
-        report.emission = ws.emission.take_report();
         report.particle_cap_reached = ws.emission.take_cap_warning();
+        report.emission = ws.emission.take_report();
         report.max_speed = max_speed(&ws.sorted);
         self.frame += 1;
         report
