@@ -319,3 +319,73 @@ fn emitter_velocity_beyond_cfl_warns_with_the_number() {
         "{err}"
     );
 }
+
+/// A shipped scene's JSON (comment lines dropped), to derive reduced versions from.
+fn shipped(name: &str) -> serde_json::Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes").join(name);
+    let text = std::fs::read_to_string(path).unwrap();
+    let clean: String = text
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    serde_json::from_str(&clean).unwrap()
+}
+
+/// Steady state of `scenes/river.json`, reduced to 2-core test size (cells twice as large,
+/// 8x fewer cells; the same emitter and open face): the particle count at 10 s is within 5% of
+/// the count at 5 s (inflow balances outflow), no particle is outside the liquid region.
+#[test]
+fn river_reaches_a_steady_particle_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = shipped("river.json");
+    s["domain"]["cell_size"] = 0.05.into();
+    s["domain"]["resolution"] = serde_json::json!([40, 12, 10]);
+    s["time"]["frames"] = 300.into();
+    s["output"] = serde_json::json!({"meshes": false, "previews": false, "checkpoint_every": 0});
+    std::fs::write(dir.path().join("r.json"), s.to_string()).unwrap();
+    ok(&surge(dir.path(), &["-q", "run", "r.json", "-o", "out"]));
+    let lines = stats(&dir.path().join("out"));
+    let n = |f: usize| lines[f]["particles"].as_f64().unwrap();
+    assert!(n(150) > 1000.0, "{}", n(150));
+    assert!(
+        (n(300) / n(150) - 1.0).abs() < 0.05,
+        "{} particles at 5 s, {} at 10 s",
+        n(150),
+        n(300)
+    );
+    let pf = frame::read(&dir.path().join("out/particles/frame_0300.bin")).unwrap();
+    let p = &pf.particles;
+    for i in 0..p.len() {
+        let q = p.position(i);
+        assert!(
+            q.iter().all(|x| x.is_finite())
+                && (0..3).all(|a| q[a] > 0.05 && q[a] < [1.95, 0.55, 0.45][a]),
+            "particle {i} at {q:?}"
+        );
+    }
+}
+
+/// `scenes/tap.json` runs its first frames with meshes and previews of a growing particle
+/// count, and `surge mesh` / `surge preview` re-make them from the varying-count frames.
+#[test]
+fn tap_runs_and_remeshes_with_a_varying_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = shipped("tap.json");
+    s["time"]["frames"] = 4.into();
+    std::fs::write(dir.path().join("t.json"), s.to_string()).unwrap();
+    ok(&surge(dir.path(), &["-q", "run", "t.json", "-o", "out"]));
+    let lines = stats(&dir.path().join("out"));
+    let counts: Vec<u64> = lines.iter().map(|l| l["particles"].as_u64().unwrap()).collect();
+    assert_eq!(counts[0], 0);
+    assert!(counts.windows(2).all(|w| w[1] > w[0]), "{counts:?}");
+    let before = outputs(&dir.path().join("out"));
+    ok(&surge(dir.path(), &["-q", "mesh", "out"]));
+    ok(&surge(dir.path(), &["-q", "preview", "out"]));
+    let after = outputs(&dir.path().join("out"));
+    for (k, v) in &before {
+        if k.starts_with("meshes") || k.starts_with("previews") {
+            assert!(after[k] == *v, "{} re-made differently", k.display());
+        }
+    }
+}
