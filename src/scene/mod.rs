@@ -124,6 +124,12 @@ impl<'a> From<&'a Scene> for crate::render::ViewInput<'a> {
             domain: &s.domain,
             gravity: s.gravity,
             source_speed: fastest_source_speed(&s.sources),
+            outlines: s
+                .emitters
+                .iter()
+                .map(|e| e.shape.aabb())
+                .chain(s.sinks.iter().map(|k| k.shape.aabb()))
+                .collect(),
         }
     }
 }

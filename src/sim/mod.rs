@@ -537,6 +537,9 @@ fn substep(
     forces::classify_faces(&d, &ws.labels, &mut ws.kinds);
     let g = scene.gravity.map(|x| x as f32);
     forces::apply_forces(&mut ws.vel, &mut ws.old, &ws.kinds, g, dt);
+    // The emitters' velocity enters the projection (and is imposed again after it).
+    ws.emission
+        .impose_velocity(&d, &mut ws.vel, at.t_start, at.t_end);
     secs.forces += t.elapsed().as_secs_f64();
 
     let t = Instant::now();
