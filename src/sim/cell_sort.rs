@@ -108,13 +108,29 @@ impl SortedParticles {
         self.ids.push(id);
     }
 
-    /// Keeps the first `n` particles (removal).
-    pub fn truncate(&mut self, n: usize) {
-        for a in 0..3 {
-            self.pos[a].truncate(n);
-            self.vel[a].truncate(n);
+    /// Keeps, in order, the particles whose `flags[slot]` is 0 (stable compaction in place,
+    /// from the first flagged slot on; removal).
+    pub fn retain_unflagged(&mut self, flags: &[u8]) {
+        let n = self.len();
+        let Some(first) = flags[..n].iter().position(|&f| f != 0) else {
+            return;
+        };
+        let mut w = first;
+        for s in first..n {
+            if flags[s] == 0 {
+                for a in 0..3 {
+                    self.pos[a][w] = self.pos[a][s];
+                    self.vel[a][w] = self.vel[a][s];
+                }
+                self.ids[w] = self.ids[s];
+                w += 1;
+            }
         }
-        self.ids.truncate(n);
+        for a in 0..3 {
+            self.pos[a].truncate(w);
+            self.vel[a].truncate(w);
+        }
+        self.ids.truncate(w);
     }
 
     /// Stable counting sort by cell; fills `cell_start`.

@@ -33,7 +33,11 @@ use crate::error::InputError;
 use crate::error::check::{bounded, err, finite3, positive};
 use crate::geometry::{Ball, Boundaries, Cuboid, Domain, Shape};
 use crate::particles::{MAX_ACCELERATION_OR_SPEED, MAX_PARTICLES, Particles};
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
+
+/// Particles per parallel job of the removal and velocity passes.
+const CHUNK: usize = 16384;
 
 /// The shape of an emitter or sink. Cylinders and meshes slot in as new variants (with their
 /// keys in [`RegionFields`]) when the obstacle shapes land in `geometry`.
@@ -429,6 +433,8 @@ pub struct Emission {
     next_id: u32,
     /// Scratch of [`Emission::store`].
     rank: Vec<u32>,
+    /// Removal flag per particle (scratch of a substep's removal).
+    flags: Vec<u8>,
     warned_cap: bool,
     report: EmissionReport,
 }
@@ -479,6 +485,7 @@ impl Emission {
             seed,
             next_id: 0,
             rank: Vec::new(),
+            flags: Vec::new(),
             warned_cap: false,
             report: EmissionReport::default(),
         }
@@ -501,6 +508,9 @@ impl Emission {
         };
         if !self.emitters.is_empty() {
             sp.reserve(self.refill());
+        }
+        if !self.idle() {
+            self.flags.reserve(sp.len() + self.refill());
         }
     }
 
@@ -598,7 +608,9 @@ impl Emission {
         }
     }
 
-    /// Stable compaction of the particles in sinks and against open faces.
+    /// Stable compaction of the particles in sinks and against open faces: a parallel pass
+    /// flags them (0 keep, 1 open face, 2 + k sink k), then, only if any is flagged, a
+    /// sequential count per sink and [`SortedParticles::retain_unflagged`].
     fn remove(&mut self, d: &GridDims, sp: &mut SortedParticles) {
         let any_open = self.open.iter().flatten().any(|&o| o);
         if self.sinks.is_empty() && !any_open {
@@ -608,36 +620,43 @@ impl Emission {
         // was moving out of the domain.
         let (lo, hi) = d.interior_bounds(super::advect::WALL_MARGIN * d.h);
         let n = sp.len();
-        let mut w = 0;
-        for i in 0..n {
-            let p = [sp.pos[0][i], sp.pos[1][i], sp.pos[2][i]];
-            let out = (0..3).any(|a| {
-                (self.open[a][0] && p[a] <= lo[a]) || (self.open[a][1] && p[a] >= hi[a])
-            });
-            let mut gone = out;
-            if out {
-                self.report.removed_open += 1;
-            } else if !self.sinks.is_empty() {
-                let q = p.map(|x| x as f64);
-                if let Some(k) = self.sinks.iter().position(|s| s.shape.contains(q)) {
-                    self.report.removed_sinks[k] += 1;
-                    gone = true;
-                }
-            }
-            if !gone {
-                if w != i {
-                    for a in 0..3 {
-                        sp.pos[a][w] = sp.pos[a][i];
-                        sp.vel[a][w] = sp.vel[a][i];
+        self.flags.resize(n, 0);
+        let (open, sinks) = (self.open, &self.sinks);
+        let [px, py, pz] = &sp.pos;
+        let flagged: usize = self
+            .flags
+            .par_chunks_mut(CHUNK)
+            .enumerate()
+            .map(|(c, fl)| {
+                let mut count = 0;
+                for (k, f) in fl.iter_mut().enumerate() {
+                    let i = c * CHUNK + k;
+                    let p = [px[i], py[i], pz[i]];
+                    *f = 0;
+                    if (0..3).any(|a| (open[a][0] && p[a] <= lo[a]) || (open[a][1] && p[a] >= hi[a])) {
+                        *f = 1;
+                    } else if !sinks.is_empty() {
+                        let q = p.map(|x| x as f64);
+                        if let Some(k) = sinks.iter().position(|s| s.shape.contains(q)) {
+                            *f = 2 + k.min(253) as u8;
+                        }
                     }
-                    sp.ids[w] = sp.ids[i];
+                    count += (*f != 0) as usize;
                 }
-                w += 1;
+                count
+            })
+            .sum();
+        if flagged == 0 {
+            return;
+        }
+        for &f in &self.flags[..n] {
+            match f {
+                0 => {}
+                1 => self.report.removed_open += 1,
+                k => self.report.removed_sinks[(k - 2) as usize] += 1,
             }
         }
-        if w != n {
-            sp.truncate(w);
-        }
+        sp.retain_unflagged(&self.flags);
     }
 
     /// Emission of the substep `(t0, t]`. Each emitter carries a lattice of the sources'
@@ -658,14 +677,24 @@ impl Emission {
             }
             let v = e.velocity.map(|x| x as f32);
             let [lo, hi] = e.shape.aabb();
-            for i in 0..sp.len() {
-                let p = [sp.pos[0][i], sp.pos[1][i], sp.pos[2][i]].map(|x| x as f64);
-                if (0..3).all(|a| p[a] >= lo[a] && p[a] <= hi[a]) && e.shape.contains(p) {
-                    for a in 0..3 {
-                        sp.vel[a][i] = v[a];
+            let (lo, hi) = (lo.map(|x| x as f32), hi.map(|x| x as f32));
+            let [px, py, pz] = &sp.pos;
+            let [vx, vy, vz] = &mut sp.vel;
+            vx.par_chunks_mut(CHUNK)
+                .zip(vy.par_chunks_mut(CHUNK))
+                .zip(vz.par_chunks_mut(CHUNK))
+                .enumerate()
+                .for_each(|(c, ((vx, vy), vz))| {
+                    for k in 0..vx.len() {
+                        let i = c * CHUNK + k;
+                        let p = [px[i], py[i], pz[i]];
+                        if (0..3).all(|a| p[a] >= lo[a] && p[a] <= hi[a])
+                            && e.shape.contains(p.map(|x| x as f64))
+                        {
+                            (vx[k], vy[k], vz[k]) = (v[0], v[1], v[2]);
+                        }
                     }
-                }
-            }
+                });
         }
         let (blo, bhi) = d.interior_bounds(super::advect::WALL_MARGIN * d.h);
         // Inside the emitter's shape and the advection's clamp bounds (the shape clipped to
