@@ -389,3 +389,32 @@ fn tap_runs_and_remeshes_with_a_varying_count() {
         }
     }
 }
+
+/// Previews outline emitters and sinks faintly: the image of a scene with an emitter and a sink
+/// differs from the same scene without them only by light changes (an outline at 0.3 opacity,
+/// fainter than the domain's edges at 0.75).
+#[test]
+fn previews_outline_emitters_and_sinks_faintly() {
+    let text = r#"{
+    "domain": { "lower": [0, 0, 0], "cell_size": 0.05, "resolution": [24, 8, 10] },
+    "sources": [ { "type": "box", "min": [0, 0, 0], "max": [0.3, 0.3, 0.2] } ],
+    "emitters": [ { "type": "box", "min": [0.1, 0.1, 0.25], "max": [0.3, 0.3, 0.4] } ],
+    "sinks": [ { "type": "sphere", "center": [1.0, 0.2, 0.1], "radius": 0.08 } ]
+}"#;
+    let loaded = surge::scene::load_str(text, Path::new("p.json"), Path::new(".")).unwrap();
+    let with = surge::render::render_scene(&loaded.particles, &loaded.scene).unwrap();
+    let mut bare = loaded.scene.clone();
+    bare.emitters.clear();
+    bare.sinks.clear();
+    let without = surge::render::render_scene(&loaded.particles, &bare).unwrap();
+    let diff: Vec<i32> = with
+        .rgb
+        .iter()
+        .zip(&without.rgb)
+        .map(|(a, b)| *a as i32 - *b as i32)
+        .collect();
+    let changed = diff.iter().filter(|d| **d != 0).count();
+    assert!(changed > 300, "{changed} channel values changed");
+    let darkest = diff.iter().copied().min().unwrap();
+    assert!(darkest < -20 && darkest > -150, "outline darkens by {darkest}");
+}
