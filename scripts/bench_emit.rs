@@ -44,7 +44,7 @@ fn main() {
         res,
         rayon::current_num_threads()
     );
-    let mut sim = Simulation::new(&loaded.scene.sim_settings(), loaded.particles, 0).unwrap();
+    let mut sim = Simulation::new(loaded.scene.sim_settings(), loaded.particles, 0).unwrap();
     let (mut emit, mut total, mut substeps) = (0.0, 0.0, 0u32);
     println!("frame  particles  added  removed  substeps  emit ms/substep  substep ms  ratio");
     for _ in 0..frames {

@@ -126,7 +126,11 @@ fn dam_break_through_an_open_face_empties_the_tank() {
         let pf = frame::read(&dir.path().join(format!("out/particles/frame_{f:04}.bin"))).unwrap();
         let p = &pf.particles;
         for i in 0..p.len() {
-            assert!(p.position(i)[0] < 0.95, "frame {f}: particle {i} at {:?}", p.position(i));
+            assert!(
+                p.position(i)[0] < 0.95,
+                "frame {f}: particle {i} at {:?}",
+                p.position(i)
+            );
         }
     }
 }
@@ -157,7 +161,10 @@ fn resume_in_the_middle_of_emission_and_threads_are_identical() {
     run("one", "1", "12");
     run("two", "2", "12");
     run("part", "2", "5");
-    ok(&surge(dir.path(), &["-q", "resume", "part", "--frames", "12"]));
+    ok(&surge(
+        dir.path(),
+        &["-q", "resume", "part", "--frames", "12"],
+    ));
     let one = outputs(&dir.path().join("one"));
     let lines = stats(&dir.path().join("one"));
     let added: u64 = lines
@@ -165,7 +172,10 @@ fn resume_in_the_middle_of_emission_and_threads_are_identical() {
         .filter_map(|l| l["emission"]["added"][0].as_u64())
         .sum();
     assert!(added > 100, "the emitter added {added}");
-    let counts: Vec<u64> = lines.iter().map(|l| l["particles"].as_u64().unwrap()).collect();
+    let counts: Vec<u64> = lines
+        .iter()
+        .map(|l| l["particles"].as_u64().unwrap())
+        .collect();
     assert!(counts.windows(2).any(|w| w[0] != w[1]), "{counts:?}");
     for other in ["two", "part"] {
         let o = outputs(&dir.path().join(other));
@@ -187,7 +197,8 @@ fn resume_in_the_middle_of_emission_and_threads_are_identical() {
 #[test]
 fn max_particles_caps_emission_with_one_warning() {
     let dir = tempfile::tempdir().unwrap();
-    let scene = channel(r#""time": { "fps": 30, "frames": 20 }, "limits": { "max_particles": 1500 }"#);
+    let scene =
+        channel(r#""time": { "fps": 30, "frames": 20 }, "limits": { "max_particles": 1500 }"#);
     std::fs::write(dir.path().join("c.json"), scene).unwrap();
     let err = ok(&surge(dir.path(), &["run", "c.json", "-o", "out"]));
     assert_eq!(err.matches("limits.max_particles").count(), 1, "{err}");
@@ -195,13 +206,14 @@ fn max_particles_caps_emission_with_one_warning() {
     let max = lines.iter().map(|l| l["particles"].as_u64().unwrap()).max();
     assert_eq!(max, Some(1500), "the cap is reached and never passed");
     assert_eq!(
-        lines.iter().filter(|l| l["particle_cap_reached"] == true).count(),
+        lines
+            .iter()
+            .filter(|l| l["particle_cap_reached"] == true)
+            .count(),
         1
     );
     assert!(lines.iter().any(|l| l["emission"]["capped"] == true));
 }
-
-const EMITTER: &str = r#"{"type": "box", "min": [0.1, 0.1, 0.1], "max": [0.3, 0.3, 0.3], "velocity": [0, 0, -1]}"#;
 
 fn with_emitter(emitter: &str) -> String {
     native(&format!(r#""sources": [], "emitters": [{emitter}]"#))
@@ -237,7 +249,9 @@ fn bad_emitter_zero_size() {
 fn bad_emitter_nan_velocity() {
     expect_failure(
         "s.json",
-        &with_emitter(r#"{"type": "box", "min": [0.1, 0.1, 0.1], "max": [0.3, 0.3, 0.3], "velocity": [0, NaN, 0]}"#),
+        &with_emitter(
+            r#"{"type": "box", "min": [0.1, 0.1, 0.1], "max": [0.3, 0.3, 0.3], "velocity": [0, NaN, 0]}"#,
+        ),
         &[],
         &["NaN", "finite"],
     );
@@ -247,7 +261,9 @@ fn bad_emitter_nan_velocity() {
 fn bad_emitter_start_after_end() {
     expect_failure(
         "s.json",
-        &with_emitter(r#"{"type": "box", "min": [0.1, 0.1, 0.1], "max": [0.3, 0.3, 0.3], "start": 2, "end": 1}"#),
+        &with_emitter(
+            r#"{"type": "box", "min": [0.1, 0.1, 0.1], "max": [0.3, 0.3, 0.3], "start": 2, "end": 1}"#,
+        ),
         &[],
         &["`emitters[0].end`", "before start"],
     );
@@ -308,9 +324,9 @@ fn bad_max_particles() {
 #[test]
 fn emitter_velocity_beyond_cfl_warns_with_the_number() {
     let dir = tempfile::tempdir().unwrap();
-    let text = native(&format!(
-        r#""sources": [], "emitters": [{{"type": "box", "min": [0.1, 0.1, 0.1], "max": [0.3, 0.3, 0.3], "velocity": [0, 0, -2000]}}], "time": {{"frames": 1}}, "output": {{"meshes": false, "previews": false}}"#
-    ));
+    let text = native(
+        r#""sources": [], "emitters": [{"type": "box", "min": [0.1, 0.1, 0.1], "max": [0.3, 0.3, 0.3], "velocity": [0, 0, -2000]}], "time": {"frames": 1}, "output": {"meshes": false, "previews": false}"#,
+    );
     std::fs::write(dir.path().join("s.json"), text).unwrap();
     let o = surge(dir.path(), &["run", "s.json", "-o", "out"]);
     let err = String::from_utf8_lossy(&o.stderr);
@@ -322,7 +338,9 @@ fn emitter_velocity_beyond_cfl_warns_with_the_number() {
 
 /// A shipped scene's JSON (comment lines dropped), to derive reduced versions from.
 fn shipped(name: &str) -> serde_json::Value {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes").join(name);
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("scenes")
+        .join(name);
     let text = std::fs::read_to_string(path).unwrap();
     let clean: String = text
         .lines()
@@ -376,7 +394,10 @@ fn tap_runs_and_remeshes_with_a_varying_count() {
     std::fs::write(dir.path().join("t.json"), s.to_string()).unwrap();
     ok(&surge(dir.path(), &["-q", "run", "t.json", "-o", "out"]));
     let lines = stats(&dir.path().join("out"));
-    let counts: Vec<u64> = lines.iter().map(|l| l["particles"].as_u64().unwrap()).collect();
+    let counts: Vec<u64> = lines
+        .iter()
+        .map(|l| l["particles"].as_u64().unwrap())
+        .collect();
     assert_eq!(counts[0], 0);
     assert!(counts.windows(2).all(|w| w[1] > w[0]), "{counts:?}");
     let before = outputs(&dir.path().join("out"));
@@ -416,5 +437,8 @@ fn previews_outline_emitters_and_sinks_faintly() {
     let changed = diff.iter().filter(|d| **d != 0).count();
     assert!(changed > 300, "{changed} channel values changed");
     let darkest = diff.iter().copied().min().unwrap();
-    assert!(darkest < -20 && darkest > -150, "outline darkens by {darkest}");
+    assert!(
+        darkest < -20 && darkest > -150,
+        "outline darkens by {darkest}"
+    );
 }

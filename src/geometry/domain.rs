@@ -9,10 +9,10 @@
 //! ch. 2, and the tutorial): `resolution` cubic cells of `cell_size` from `lower`; the outermost
 //! layer of cells is solid wall, so liquid lives in the inner `resolution - 2` cells per axis.
 
+use super::Boundaries;
 use crate::error::InputError;
 use crate::error::check::{err, finite3, positive};
 use crate::error::show;
-use super::Boundaries;
 use serde::{Deserialize, Serialize};
 
 /// Smallest cell, m. Below a micron, FLIP's assumptions (no surface tension) do not hold and

@@ -352,7 +352,7 @@ fn check_sections(scene: &Scene) -> Result<(), InputError> {
     scene.domain.check()?;
     crate::sim::settings::check_gravity_density(&scene.gravity, scene.density)?;
     // A scene whose liquid all comes from emitters may start empty.
-    if !(scene.sources.is_empty() && !scene.emitters.is_empty()) {
+    if !scene.sources.is_empty() || scene.emitters.is_empty() {
         crate::sim::seeding::check_sources(&scene.domain, &scene.sources)?;
     }
     scene.time.check()?;

@@ -90,11 +90,21 @@ impl SortedParticles {
     /// Room for `more` particles beyond the current ones, scratch included (emission).
     pub fn reserve(&mut self, more: usize) {
         for a in 0..3 {
-            for v in [&mut self.pos[a], &mut self.vel[a], &mut self.tmp_pos[a], &mut self.tmp_vel[a]] {
+            for v in [
+                &mut self.pos[a],
+                &mut self.vel[a],
+                &mut self.tmp_pos[a],
+                &mut self.tmp_vel[a],
+            ] {
                 v.reserve(more);
             }
         }
-        for v in [&mut self.ids, &mut self.key, &mut self.tmp_ids, &mut self.tmp_u] {
+        for v in [
+            &mut self.ids,
+            &mut self.key,
+            &mut self.tmp_ids,
+            &mut self.tmp_u,
+        ] {
             v.reserve(more);
         }
     }
@@ -116,15 +126,18 @@ impl SortedParticles {
             return;
         };
         let mut w = first;
-        for s in first..n {
-            if flags[s] == 0 {
-                for a in 0..3 {
-                    self.pos[a][w] = self.pos[a][s];
-                    self.vel[a][w] = self.vel[a][s];
-                }
-                self.ids[w] = self.ids[s];
-                w += 1;
+        for (s, _) in flags[..n]
+            .iter()
+            .enumerate()
+            .skip(first)
+            .filter(|(_, f)| **f == 0)
+        {
+            for a in 0..3 {
+                self.pos[a][w] = self.pos[a][s];
+                self.vel[a][w] = self.vel[a][s];
             }
+            self.ids[w] = self.ids[s];
+            w += 1;
         }
         for a in 0..3 {
             self.pos[a].truncate(w);

@@ -195,8 +195,13 @@ impl TryFrom<EmitterJson> for Emitter {
     type Error = String;
     fn try_from(j: EmitterJson) -> Result<Self, String> {
         Ok(Emitter {
-            shape: RegionFields { min: j.min, max: j.max, center: j.center, radius: j.radius }
-                .region(j.kind)?,
+            shape: RegionFields {
+                min: j.min,
+                max: j.max,
+                center: j.center,
+                radius: j.radius,
+            }
+            .region(j.kind)?,
             velocity: j.velocity,
             start: j.start,
             end: j.end,
@@ -247,8 +252,13 @@ impl TryFrom<SinkJson> for Sink {
     type Error = String;
     fn try_from(j: SinkJson) -> Result<Self, String> {
         Ok(Sink {
-            shape: RegionFields { min: j.min, max: j.max, center: j.center, radius: j.radius }
-                .region(j.kind)?,
+            shape: RegionFields {
+                min: j.min,
+                max: j.max,
+                center: j.center,
+                radius: j.radius,
+            }
+            .region(j.kind)?,
         })
     }
 }
@@ -304,8 +314,16 @@ impl Limits {
 fn check_region(d: &Domain, f: &str, r: &Region, what: &str) -> Result<(), InputError> {
     match r {
         Region::Box(b) => {
-            finite3(&format!("{f}.min"), &b.min, "give three finite numbers in metres")?;
-            finite3(&format!("{f}.max"), &b.max, "give three finite numbers in metres")?;
+            finite3(
+                &format!("{f}.min"),
+                &b.min,
+                "give three finite numbers in metres",
+            )?;
+            finite3(
+                &format!("{f}.max"),
+                &b.max,
+                "give three finite numbers in metres",
+            )?;
             for a in 0..3 {
                 if b.min[a] >= b.max[a] {
                     return Err(err(
@@ -320,8 +338,16 @@ fn check_region(d: &Domain, f: &str, r: &Region, what: &str) -> Result<(), Input
             }
         }
         Region::Sphere(s) => {
-            finite3(&format!("{f}.center"), &s.center, "give three finite numbers in metres")?;
-            positive(&format!("{f}.radius"), s.radius, "give the radius in metres (> 0)")?;
+            finite3(
+                &format!("{f}.center"),
+                &s.center,
+                "give three finite numbers in metres",
+            )?;
+            positive(
+                &format!("{f}.radius"),
+                s.radius,
+                "give the radius in metres (> 0)",
+            )?;
         }
     }
     let [lo, hi] = r.aabb();
@@ -351,7 +377,11 @@ pub fn check_emitters_sinks(
     for (i, e) in emitters.iter().enumerate() {
         let f = format!("emitters[{i}]");
         check_region(d, &f, &e.shape, "emitter")?;
-        finite3(&format!("{f}.velocity"), &e.velocity, "give three finite numbers in m/s")?;
+        finite3(
+            &format!("{f}.velocity"),
+            &e.velocity,
+            "give three finite numbers in m/s",
+        )?;
         bounded(
             &format!("{f}.velocity"),
             &e.velocity,
@@ -467,14 +497,7 @@ impl Emission {
                         .max(lo[a])
                 });
                 let cells = (0..3).map(|a| hi[a] - lo[a]).product();
-                (
-                    e.clone(),
-                    EmitterCells {
-                        lo,
-                        hi,
-                        cells,
-                    },
-                )
+                (e.clone(), EmitterCells { lo, hi, cells })
             })
             .collect();
         Self {
@@ -552,9 +575,8 @@ impl Emission {
                         idx[a] = if s == 0 { 0 } else { n[a] - 1 };
                         idx[b] = u;
                         idx[c] = v;
-                        let walled = (0..3).any(|a2| {
-                            (0..2).any(|s2| !self.open[a2][s2] && layer(idx, a2, s2))
-                        });
+                        let walled = (0..3)
+                            .any(|a2| (0..2).any(|s2| !self.open[a2][s2] && layer(idx, a2, s2)));
                         if !walled {
                             labels[d.cell(idx[0], idx[1], idx[2])] = CellLabel::Empty;
                         }
@@ -571,7 +593,7 @@ impl Emission {
             if !e.active(t0, t) {
                 continue;
             }
-            for a in 0..3 {
+            for (a, va) in vel.iter_mut().enumerate() {
                 let m = d.face_n(a);
                 for k in cells.lo[2]..=cells.hi[2].min(m[2] - 1) {
                     for j in cells.lo[1]..=cells.hi[1].min(m[1] - 1) {
@@ -582,7 +604,7 @@ impl Emission {
                                 d.lower[b] as f64 + (idx[b] as f64 + off) * d.h as f64
                             });
                             if e.shape.contains(p) {
-                                vel[a][i + m[0] * (j + m[1] * k)] = e.velocity[a] as f32;
+                                va[i + m[0] * (j + m[1] * k)] = e.velocity[a] as f32;
                             }
                         }
                     }
@@ -592,13 +614,7 @@ impl Emission {
     }
 
     /// Removal and emission after the substep `(t0, t]`.
-    pub fn after_substep(
-        &mut self,
-        d: &GridDims,
-        sp: &mut SortedParticles,
-        t0: f64,
-        t: f64,
-    ) {
+    pub fn after_substep(&mut self, d: &GridDims, sp: &mut SortedParticles, t0: f64, t: f64) {
         if self.idle() {
             return;
         }
@@ -633,7 +649,9 @@ impl Emission {
                     let i = c * CHUNK + k;
                     let p = [px[i], py[i], pz[i]];
                     *f = 0;
-                    if (0..3).any(|a| (open[a][0] && p[a] <= lo[a]) || (open[a][1] && p[a] >= hi[a])) {
+                    if (0..3)
+                        .any(|a| (open[a][0] && p[a] <= lo[a]) || (open[a][1] && p[a] >= hi[a]))
+                    {
                         *f = 1;
                     } else if !sinks.is_empty() {
                         let q = p.map(|x| x as f64);
@@ -700,10 +718,11 @@ impl Emission {
         // Inside the emitter's shape and the advection's clamp bounds (the shape clipped to
         // the liquid region).
         let inside = |e: &Emitter, p: [f64; 3]| {
-            e.shape.contains(p) && (0..3).all(|a| {
-                let x = p[a] as f32;
-                x >= blo[a] && x <= bhi[a]
-            })
+            e.shape.contains(p)
+                && (0..3).all(|a| {
+                    let x = p[a] as f32;
+                    x >= blo[a] && x <= bhi[a]
+                })
         };
         for (ei, (e, _)) in self.emitters.iter().enumerate() {
             if !e.active(t0, t) {
@@ -712,7 +731,8 @@ impl Emission {
             let first = t0 <= e.start;
             let v = e.velocity;
             let vf = v.map(|x| x as f32);
-            let shift = |time: f64| -> [f64; 3] { std::array::from_fn(|a| v[a] * (time - e.start)) };
+            let shift =
+                |time: f64| -> [f64; 3] { std::array::from_fn(|a| v[a] * (time - e.start)) };
             let (now, before) = (shift(t), shift(t0));
             let [lo, hi] = e.shape.aabb();
             let range: [(i64, i64); 3] = std::array::from_fn(|a| {
@@ -727,8 +747,8 @@ impl Emission {
                         let m = [mi, mj, mk];
                         let r = hash(&[self.seed, ei as u64, mi as u64, mj as u64, mk as u64]);
                         let base: [f64; 3] = std::array::from_fn(|a| {
-                            let u = ((r >> (21 * a)) & ((1 << 21) - 1)) as f64
-                                / (1u64 << 21) as f64;
+                            let u =
+                                ((r >> (21 * a)) & ((1 << 21) - 1)) as f64 / (1u64 << 21) as f64;
                             lower[a] + (m[a] as f64 + 0.5 + 0.8 * (u - 0.5)) * sp_h
                         });
                         let p: [f64; 3] = std::array::from_fn(|a| base[a] + now[a]);
@@ -796,7 +816,10 @@ impl Emission {
 pub fn hash(words: &[u64]) -> u64 {
     let mut x = 0x9E37_79B9_7F4A_7C15u64;
     for &w in words {
-        x ^= w.wrapping_add(0x9E37_79B9_7F4A_7C15).wrapping_add(x << 6).wrapping_add(x >> 2);
+        x ^= w
+            .wrapping_add(0x9E37_79B9_7F4A_7C15)
+            .wrapping_add(x << 6)
+            .wrapping_add(x >> 2);
         x = mix(x);
     }
     x
@@ -824,7 +847,9 @@ mod tests {
         assert_eq!(back, e);
         let bad = serde_json::from_str::<Emitter>(r#"{"type":"sphere","center":[0,0,0]}"#);
         assert!(bad.unwrap_err().to_string().contains("`radius`"));
-        let bad = serde_json::from_str::<Sink>(r#"{"type":"box","min":[0,0,0],"max":[1,1,1],"velocity":[0,0,0]}"#);
+        let bad = serde_json::from_str::<Sink>(
+            r#"{"type":"box","min":[0,0,0],"max":[1,1,1],"velocity":[0,0,0]}"#,
+        );
         assert!(bad.unwrap_err().to_string().contains("velocity"));
     }
 }

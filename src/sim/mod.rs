@@ -555,7 +555,8 @@ fn substep(
     );
     secs.pressure += t.elapsed().as_secs_f64();
     let t = Instant::now();
-    ws.emission.impose_velocity(&d, &mut ws.vel, at.t_start, at.t_end);
+    ws.emission
+        .impose_velocity(&d, &mut ws.vel, at.t_start, at.t_end);
     secs.emit += t.elapsed().as_secs_f64();
 
     let t = Instant::now();
