@@ -32,11 +32,15 @@ const TUTORIAL_TARGET_MS: f64 = 3.0;
 
 fn scene(lower: [f64; 3], h: f64, resolution: [u32; 3]) -> Scene {
     Scene {
+        emitters: Vec::new(),
+        sinks: Vec::new(),
+        limits: Default::default(),
         name: "bench".into(),
         domain: Domain {
             lower,
             cell_size: h,
             resolution,
+            boundaries: Default::default(),
         },
         gravity: [0.0, 0.0, -surge::scene::STANDARD_GRAVITY],
         density: 1000.0,

@@ -58,6 +58,7 @@ pub fn column(a: f64, cells: u32, fps: f64, frames: u32) -> (Scene, Particles) {
             lower: [0.0; 3],
             cell_size: h,
             resolution: n,
+            boundaries: Default::default(),
         },
         gravity: [0.0, 0.0, -STANDARD_GRAVITY],
         density: 1000.0,
@@ -72,6 +73,9 @@ pub fn column(a: f64, cells: u32, fps: f64, frames: u32) -> (Scene, Particles) {
         surface: Default::default(),
         render: Default::default(),
         output: Default::default(),
+        emitters: Vec::new(),
+        sinks: Vec::new(),
+        limits: Default::default(),
     };
     let p = surge::sources::seed_particles(&s, &[]);
     s.time.frames = frames;

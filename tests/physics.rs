@@ -193,6 +193,7 @@ fn projection_leaves_fluid_divergence_free() {
         n: [34, 8, 22],
         h: 0.01,
         lower: [0.0; 3],
+        open: [[false; 2]; 3],
     };
     let n = d.n;
     let mut labels = vec![CellLabel::Empty; d.cells()];

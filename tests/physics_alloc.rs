@@ -35,11 +35,15 @@ static GLOBAL: Counting = Counting;
 fn frames_after_the_first_do_not_allocate_in_substeps() {
     let h = 0.02;
     let mut s = Scene {
+        emitters: Vec::new(),
+        sinks: Vec::new(),
+        limits: Default::default(),
         name: "alloc".into(),
         domain: Domain {
             lower: [0.0; 3],
             cell_size: h,
             resolution: [24, 8, 16],
+            boundaries: Default::default(),
         },
         gravity: [0.0, 0.0, -surge::scene::STANDARD_GRAVITY],
         density: 1000.0,

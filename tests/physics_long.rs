@@ -17,11 +17,15 @@ use surge::sim::Simulation;
 #[test]
 fn tutorial_settles_into_pool() {
     let mut s = Scene {
+        emitters: Vec::new(),
+        sinks: Vec::new(),
+        limits: Default::default(),
         name: "tutorial".into(),
         domain: Domain {
             lower: [-0.125, -0.25, -0.125],
             cell_size: 0.01,
             resolution: [25, 50, 25],
+            boundaries: Default::default(),
         },
         gravity: [0.0, 0.0, -surge::scene::STANDARD_GRAVITY],
         density: 1000.0,

@@ -9,6 +9,7 @@
 //! ch. 2, and the tutorial): `resolution` cubic cells of `cell_size` from `lower`; the outermost
 //! layer of cells is solid wall, so liquid lives in the inner `resolution - 2` cells per axis.
 
+use super::Boundaries;
 use crate::error::InputError;
 use crate::error::check::{err, finite3, positive};
 use crate::error::show;
@@ -32,6 +33,10 @@ pub struct Domain {
     pub cell_size: f64,
     /// Cells along x, y, z, including the one-cell solid wall layer on each side. Each >= 3.
     pub resolution: [u32; 3],
+    /// What each face is: `"wall"` (default) or `"open"` (free outflow). Left out of the
+    /// resolved scene when every face is a wall, so older runs keep their physics hash.
+    #[serde(default, skip_serializing_if = "Boundaries::all_walls")]
+    pub boundaries: Boundaries,
 }
 
 impl Domain {

@@ -14,6 +14,7 @@
 //! Layer 1: imports only layer 0 (error, mesh). The stages (sim, surface, render, output)
 //! and the scene reader import it; it imports none of them.
 
+pub mod boundaries;
 pub mod bvh;
 pub mod domain;
 pub mod face_fractions;
@@ -23,5 +24,6 @@ pub mod shapes;
 pub mod solid;
 pub mod transform;
 
+pub use boundaries::{Boundaries, Boundary};
 pub use domain::Domain;
 pub use shapes::{Ball, Cuboid, Shape};

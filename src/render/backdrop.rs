@@ -27,6 +27,8 @@ use rayon::prelude::*;
 pub const LINE_WIDTH_PX: f32 = 1.3;
 /// Opacity of an edge line.
 const LINE_ALPHA: f32 = 0.75;
+/// Opacity of the faint outlines (emitters, sinks).
+const OUTLINE_ALPHA: f32 = 0.3;
 /// Edge line colour, linear.
 const LINE_RGB: [f32; 3] = [0.03, 0.035, 0.045];
 /// Floor colour, linear, and opacity over the sky.
@@ -78,6 +80,8 @@ pub(crate) struct Segment {
     /// Rows the line touches (with its width), pixels.
     y_min: f32,
     y_max: f32,
+    /// Opacity: [`LINE_ALPHA`] for the region's edges, [`OUTLINE_ALPHA`] for outlines.
+    alpha: f32,
 }
 
 #[derive(Debug, Clone)]
@@ -162,6 +166,26 @@ impl Backdrop {
                 let height = (hi[axis] - lo[axis]) as f32;
                 fl.shadow = shadow(&fl, height, view.sphere_radius, particles);
                 floor = Some(fl);
+            }
+        }
+        // Faint outlines of plain boxes (the scene's emitters and sinks).
+        for &[lo, hi] in &view.outlines {
+            let corner = |k: usize| -> V3 {
+                std::array::from_fn(|a| if k & (1 << a) == 0 { lo[a] } else { hi[a] })
+            };
+            let size = dot(sub(hi, lo), sub(hi, lo)).sqrt();
+            let near = 1e-4 * size.max(1e-6);
+            for k in 0..8usize {
+                for axis in 0..3 {
+                    if k & (1 << axis) == 0 {
+                        let a = cam.to_camera(corner(k));
+                        let b = cam.to_camera(corner(k | (1 << axis)));
+                        if let Some(mut s) = segment(cam, a, b, near) {
+                            s.alpha = OUTLINE_ALPHA;
+                            segments.push(s);
+                        }
+                    }
+                }
             }
         }
         let lin = |c: [f32; 3]| c.map(srgb_to_linear);
@@ -249,7 +273,7 @@ impl Backdrop {
             let z = 1.0 / (s.inv_z0 + (s.inv_z1 - s.inv_z0) * u);
             // Slightly in front of what it touches, so edges stay on top of the floor.
             let t = 0.999 * z / dz;
-            let alpha = LINE_ALPHA * cov.min(1.0);
+            let alpha = s.alpha * cov.min(1.0);
             if best.is_none_or(|b| alpha > b.alpha || (alpha == b.alpha && t < b.t)) {
                 best = Some(Layer {
                     t,
@@ -394,6 +418,7 @@ fn segment(cam: &super::Camera, a: V3, b: V3, near: f64) -> Option<Segment> {
         inv_z1: (1.0 / b[2]) as f32,
         y_min: p0[1].min(p1[1]) - pad,
         y_max: p0[1].max(p1[1]) + pad,
+        alpha: LINE_ALPHA,
     })
 }
 

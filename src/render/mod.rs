@@ -239,6 +239,8 @@ pub struct View {
     pub floor: Option<(usize, usize)>,
     /// Draw the legend bar.
     pub legend: bool,
+    /// Boxes `[lower, upper]`, m, drawn as faint outlines (the scene's emitters and sinks).
+    pub outlines: Vec<[[f64; 3]; 2]>,
 }
 
 /// The liquid region of a domain: the domain minus its one-cell solid wall layer, `[lower,
@@ -267,7 +269,7 @@ pub fn default_max_speed(domain: &Domain, gravity: [f64; 3], source_speed: f64) 
 
 /// What a [`View`] is resolved from: the settings and the few scene facts they default from.
 /// Plain data; a scene converts into it (`From<&Scene>` in `scene`).
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct ViewInput<'a> {
     /// The scene's `render` section.
     pub settings: &'a RenderSettings,
@@ -277,6 +279,8 @@ pub struct ViewInput<'a> {
     pub gravity: [f64; 3],
     /// The fastest source's initial speed, m/s (0 without any).
     pub source_speed: f64,
+    /// Boxes to outline faintly (the bounding boxes of emitters and sinks).
+    pub outlines: Vec<[[f64; 3]; 2]>,
 }
 
 impl View {
@@ -311,13 +315,18 @@ impl View {
             region: settings.show_domain.then_some(region),
             floor,
             legend: settings.legend,
+            outlines: Vec::new(),
         })
     }
 
     /// [`View::new`] for a scene (anything that gives a [`ViewInput`]).
     pub fn from_scene<'a>(input: impl Into<ViewInput<'a>>) -> Result<View, SettingError> {
         let i = input.into();
-        View::new(i.settings, i.domain, i.gravity, i.source_speed)
+        let mut view = View::new(i.settings, i.domain, i.gravity, i.source_speed)?;
+        if i.settings.show_domain {
+            view.outlines = i.outlines;
+        }
+        Ok(view)
     }
 }
 

@@ -139,6 +139,13 @@ impl<'a> Pipeline<'a> {
                 let t = Instant::now();
                 let report = sim.advance_frame();
                 check_finite(sim.particles(), sim.frame(), &self.layout)?;
+                if report.particle_cap_reached {
+                    self.observer.say(&format!(
+                        "warning: frame {}: {} particles reached limits.max_particles; the emitters stop adding until particles leave (reported once; stats: particle_cap_reached)",
+                        sim.frame(),
+                        sim.particles().len()
+                    ));
+                }
                 let job = FrameJob {
                     frame: sim.frame(),
                     particles: sim.particles().clone(),

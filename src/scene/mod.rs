@@ -24,6 +24,7 @@ pub use crate::geometry::Domain;
 pub use crate::geometry::domain::{MIN_CELL_SIZE, POSITION_RESOLUTION_CELLS};
 pub use crate::output::OutputSettings;
 pub use crate::particles::{MAX_ACCELERATION_OR_SPEED, MAX_PARTICLES};
+pub use crate::sim::emit::{Emitter, Limits, Sink};
 pub use crate::sim::seeding::Source;
 pub use crate::sim::settings::{
     MAX_SUBSTEPS, STANDARD_GRAVITY, SimSettings, SolverSettings, TimeSettings,
@@ -71,6 +72,15 @@ pub struct Scene {
     /// What to write.
     #[serde(default)]
     pub output: OutputSettings,
+    /// Inflows: regions kept full of liquid moving at a velocity while active.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub emitters: Vec<Emitter>,
+    /// Outflows: regions that remove every particle entering them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sinks: Vec<Sink>,
+    /// Limits (`max_particles`).
+    #[serde(default, skip_serializing_if = "Limits::is_default")]
+    pub limits: Limits,
 }
 
 impl Scene {
@@ -100,6 +110,9 @@ impl From<&Scene> for SimSettings {
             seed: s.seed,
             time: s.time.clone(),
             solver: s.solver.clone(),
+            emitters: s.emitters.clone(),
+            sinks: s.sinks.clone(),
+            limits: s.limits.clone(),
         }
     }
 }
@@ -111,6 +124,12 @@ impl<'a> From<&'a Scene> for crate::render::ViewInput<'a> {
             domain: &s.domain,
             gravity: s.gravity,
             source_speed: fastest_source_speed(&s.sources),
+            outlines: s
+                .emitters
+                .iter()
+                .map(|e| e.shape.aabb())
+                .chain(s.sinks.iter().map(|k| k.shape.aabb()))
+                .collect(),
         }
     }
 }
@@ -309,6 +328,17 @@ pub fn load_str(text: &str, file: &Path, base_dir: &Path) -> Result<LoadedScene,
     let particles = initial_particles(&scene, file)?;
     let mut notes = native::clipped_sources(&scene);
     notes.extend(overlapping_sources(&scene.sources));
+    // Emitter velocities beyond the CFL limit (checked, so only warnings remain).
+    notes.extend(
+        crate::sim::emit::check_emitters_sinks(
+            &scene.domain,
+            &scene.emitters,
+            &scene.sinks,
+            scene.time.fps,
+            &scene.solver,
+        )
+        .unwrap_or_default(),
+    );
     Ok(LoadedScene {
         scene,
         particles,
@@ -362,9 +392,20 @@ fn check_sections(scene: &Scene) -> Result<(), InputError> {
     }
     scene.domain.check()?;
     crate::sim::settings::check_gravity_density(&scene.gravity, scene.density)?;
-    crate::sim::seeding::check_sources(&scene.domain, &scene.sources)?;
+    // A scene whose liquid all comes from emitters may start empty.
+    if !scene.sources.is_empty() || scene.emitters.is_empty() {
+        crate::sim::seeding::check_sources(&scene.domain, &scene.sources)?;
+    }
     scene.time.check()?;
     scene.solver.check(scene.time.fps)?;
+    crate::sim::emit::check_emitters_sinks(
+        &scene.domain,
+        &scene.emitters,
+        &scene.sinks,
+        scene.time.fps,
+        &scene.solver,
+    )?;
+    scene.limits.check()?;
     // Crosses sections: the surface's sampling grid depends on the domain.
     if let Err(e) = scene.surface.validate_for(&scene.domain) {
         return Err(err("surface", e.message, e.fix));

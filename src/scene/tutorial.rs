@@ -235,6 +235,7 @@ fn scene_of(t: TutorialFile, file: &Path, path: PathBuf, frames: u64) -> Scene {
             lower: t.lc,
             cell_size: t.h,
             resolution: t.res,
+            boundaries: Default::default(),
         },
         gravity: super::default_gravity(),
         density: t.density,
@@ -255,6 +256,9 @@ fn scene_of(t: TutorialFile, file: &Path, path: PathBuf, frames: u64) -> Scene {
             part_pattern: Some(t.output_fname),
             ..OutputSettings::default()
         },
+        emitters: Vec::new(),
+        sinks: Vec::new(),
+        limits: Default::default(),
     }
 }
 

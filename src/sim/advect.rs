@@ -22,13 +22,14 @@ pub const WALL_MARGIN: f32 = 0.01;
 /// `hi` (`2 hi - x`, at least `lo`); a NaN stays NaN. The advection's last stage uses it rather
 /// than a clamp, so that particles a substep carries into a wall land spread over the depth
 /// they overshot by instead of piled on one plane (which crowded wall cells to many times the
-/// seeding density in impacts).
+/// seeding density in impacts). On an open side (`open[0]` lower, `open[1]` upper) it clamps:
+/// the particle stops on the bound, where the emission stage removes it.
 #[inline(always)]
-pub fn reflect(x: f32, lo: f32, hi: f32) -> f32 {
+pub fn reflect(x: f32, lo: f32, hi: f32, open: [bool; 2]) -> f32 {
     if x < lo {
-        (lo + lo - x).min(hi)
+        if open[0] { lo } else { (lo + lo - x).min(hi) }
     } else if x > hi {
-        (hi + hi - x).max(lo)
+        if open[1] { hi } else { (hi + hi - x).max(lo) }
     } else {
         x
     }

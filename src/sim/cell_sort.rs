@@ -87,9 +87,78 @@ impl SortedParticles {
             .for_each(|(out, src)| scatter(out, src, ids));
     }
 
+    /// Room for `more` particles beyond the current ones, scratch included (emission).
+    pub fn reserve(&mut self, more: usize) {
+        for a in 0..3 {
+            for v in [
+                &mut self.pos[a],
+                &mut self.vel[a],
+                &mut self.tmp_pos[a],
+                &mut self.tmp_vel[a],
+            ] {
+                v.reserve(more);
+            }
+        }
+        for v in [
+            &mut self.ids,
+            &mut self.key,
+            &mut self.tmp_ids,
+            &mut self.tmp_u,
+        ] {
+            v.reserve(more);
+        }
+    }
+
+    /// Appends one particle with creation index `id` (emission; the next sort places it).
+    pub fn push(&mut self, pos: [f32; 3], vel: [f32; 3], id: u32) {
+        for a in 0..3 {
+            self.pos[a].push(pos[a]);
+            self.vel[a].push(vel[a]);
+        }
+        self.ids.push(id);
+    }
+
+    /// Keeps, in order, the particles whose `flags[slot]` is 0 (stable compaction in place,
+    /// from the first flagged slot on; removal).
+    pub fn retain_unflagged(&mut self, flags: &[u8]) {
+        let n = self.len();
+        let Some(first) = flags[..n].iter().position(|&f| f != 0) else {
+            return;
+        };
+        let mut w = first;
+        for (s, _) in flags[..n]
+            .iter()
+            .enumerate()
+            .skip(first)
+            .filter(|(_, f)| **f == 0)
+        {
+            for a in 0..3 {
+                self.pos[a][w] = self.pos[a][s];
+                self.vel[a][w] = self.vel[a][s];
+            }
+            self.ids[w] = self.ids[s];
+            w += 1;
+        }
+        for a in 0..3 {
+            self.pos[a].truncate(w);
+            self.vel[a].truncate(w);
+        }
+        self.ids.truncate(w);
+    }
+
     /// Stable counting sort by cell; fills `cell_start`.
     pub fn sort(&mut self, d: &GridDims) {
         let n = self.len();
+        // The scratch follows the particle count (emission and removal change it).
+        if self.key.len() != n {
+            self.key.resize(n, 0);
+            for a in 0..3 {
+                self.tmp_pos[a].resize(n, 0.0);
+                self.tmp_vel[a].resize(n, 0.0);
+            }
+            self.tmp_ids.resize(n, 0);
+            self.tmp_u.resize(n, 0);
+        }
         let (px, py, pz) = (&self.pos[0], &self.pos[1], &self.pos[2]);
         self.key
             .par_chunks_mut(4096)
@@ -186,6 +255,7 @@ mod tests {
             n: [7, 5, 9],
             h: 0.1,
             lower: [-0.3, 0.2, 1.0],
+            open: [[false; 2]; 3],
         };
         // Inside, on cell boundaries, outside on both sides, and non-finite values.
         let mut pts = Vec::new();

@@ -60,6 +60,7 @@ mod tests {
             lower: [-0.3, 0.1, 0.0],
             cell_size: 0.05,
             resolution: [9, 7, 11],
+            boundaries: Default::default(),
         };
         let d = GridDims::new(&dom);
         let mut x = 12345u32;

@@ -322,6 +322,7 @@ mod tests {
             n: [14, 12, 16],
             h: 0.1,
             lower: [0.0; 3],
+            open: [[false; 2]; 3],
         };
         let mut labels = vec![CellLabel::Empty; d.cells()];
         for k in 0..d.n[2] {

@@ -125,12 +125,21 @@ pub(super) fn clamp8(x: __m256, lo: f32, hi: f32) -> __m256 {
 /// (`2 lo - x`, at most `hi`; `2 hi - x`, at least `lo`); a NaN stays NaN.
 #[inline]
 #[target_feature(enable = "avx2")]
-pub(super) fn reflect8(x: __m256, lo: f32, hi: f32) -> __m256 {
+pub(super) fn reflect8(x: __m256, lo: f32, hi: f32, open: [bool; 2]) -> __m256 {
     let (lov, hiv) = (_mm256_set1_ps(lo), _mm256_set1_ps(hi));
     let below = _mm256_cmp_ps::<_CMP_LT_OQ>(x, lov);
     let above = _mm256_cmp_ps::<_CMP_GT_OQ>(x, hiv);
-    let rb = _mm256_min_ps(_mm256_sub_ps(_mm256_set1_ps(lo + lo), x), hiv);
-    let ra = _mm256_max_ps(_mm256_sub_ps(_mm256_set1_ps(hi + hi), x), lov);
+    // An open side clamps (as the scalar `reflect`).
+    let rb = if open[0] {
+        lov
+    } else {
+        _mm256_min_ps(_mm256_sub_ps(_mm256_set1_ps(lo + lo), x), hiv)
+    };
+    let ra = if open[1] {
+        hiv
+    } else {
+        _mm256_max_ps(_mm256_sub_ps(_mm256_set1_ps(hi + hi), x), lov)
+    };
     _mm256_blendv_ps(_mm256_blendv_ps(x, ra, above), rb, below)
 }
 
@@ -184,7 +193,12 @@ pub unsafe fn gather_and_advect8(
             let sm = stencil8(d, mid);
             let um = [0, 1, 2].map(|a| interp8(d, &sm, a, &vel_new[a]));
             let q: [__m256; 3] = std::array::from_fn(|a| {
-                reflect8(_mm256_add_ps(p[a], _mm256_mul_ps(dtv, um[a])), lo[a], hi[a])
+                reflect8(
+                    _mm256_add_ps(p[a], _mm256_mul_ps(dtv, um[a])),
+                    lo[a],
+                    hi[a],
+                    d.open[a],
+                )
             });
             _mm256_storeu_ps(px.as_mut_ptr().add(i), q[0]);
             _mm256_storeu_ps(py.as_mut_ptr().add(i), q[1]);

@@ -36,6 +36,9 @@ pub struct GridDims {
     pub h: f32,
     /// Lower corner, m.
     pub lower: [f32; 3],
+    /// Open faces (`[axis][0 lower, 1 upper]`): liquid leaves through them, so the advection
+    /// stops a particle there (to be removed) instead of mirroring it back off a wall.
+    pub open: [[bool; 2]; 3],
 }
 
 impl GridDims {
@@ -45,6 +48,7 @@ impl GridDims {
             n: domain.resolution.map(|r| r as usize),
             h: domain.cell_size as f32,
             lower: domain.lower.map(|l| l as f32),
+            open: domain.boundaries.open(),
         }
     }
 

@@ -68,6 +68,7 @@ pub mod cell_sort;
 pub mod density;
 #[cfg(target_arch = "x86_64")]
 mod displace_avx2;
+pub mod emit;
 pub mod extrapolate;
 pub mod forces;
 #[cfg(target_arch = "x86_64")]
@@ -110,6 +111,8 @@ pub struct StageSeconds {
     pub sort: f64,
     /// Density correction (its splat, solve and particle displacement).
     pub density: f64,
+    /// Emitters, sinks and open faces (removal, emission, the emitters' grid velocity).
+    pub emit: f64,
 }
 
 impl StageSeconds {
@@ -123,6 +126,7 @@ impl StageSeconds {
             + self.transfer
             + self.sort
             + self.density
+            + self.emit
     }
 }
 
@@ -158,6 +162,14 @@ pub struct FrameReport {
     pub seconds: StageSeconds,
     /// One entry per substep, in order.
     pub substep_reports: Vec<SubstepReport>,
+    /// Particles added per emitter and removed per sink and by open faces (absent from the
+    /// stats of scenes without emitters, sinks or open faces).
+    #[serde(skip_serializing_if = "emit::EmissionReport::is_empty")]
+    pub emission: emit::EmissionReport,
+    /// Set on the frame where emission first stopped at `limits.max_particles` (the run warns
+    /// once).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub particle_cap_reached: bool,
 }
 
 /// Grid state and scratch of a substep (workspace only: nothing here outlives a substep).
@@ -177,10 +189,11 @@ struct Workspace {
     extrapolator: Extrapolator,
     sorted: SortedParticles,
     last_solve: pressure::SolveStats,
+    emission: emit::Emission,
 }
 
 impl Workspace {
-    fn new(dims: GridDims) -> Self {
+    fn new(dims: GridDims, emission: emit::Emission) -> Self {
         let faces = |a: usize| dims.faces(a);
         let fgrid = || std::array::from_fn(|a| vec![0.0f32; faces(a)]);
         Self {
@@ -197,6 +210,7 @@ impl Workspace {
             extrapolator: Extrapolator::new(&dims),
             sorted: SortedParticles::default(),
             last_solve: Default::default(),
+            emission,
         }
     }
 }
@@ -254,11 +268,19 @@ impl Simulation {
             );
         }
         let dims = GridDims::new(d);
+        let emission = emit::Emission::new(
+            &dims,
+            &scene.emitters,
+            &scene.sinks,
+            &d.boundaries,
+            scene.limits.cap(),
+            scene.seed,
+        );
         Ok(Self {
             settings: scene,
             particles,
             frame,
-            ws: Workspace::new(dims),
+            ws: Workspace::new(dims, emission),
         })
     }
 
@@ -335,22 +357,30 @@ impl Simulation {
         let t = Instant::now();
         ws.sorted.load(&self.particles, d.cells());
         advect::clamp_inside(&d, &mut ws.sorted);
+        ws.emission.begin_frame(&mut ws.sorted);
         report.seconds.sort += t.elapsed().as_secs_f64();
+        let t_frame = self.settings.frame_time(self.frame);
 
         let solver = &self.settings.solver;
         let g = self.settings.gravity.map(|x| x as f32);
         let gnorm = (g[0] * g[0] + g[1] * g[1] + g[2] * g[2]).sqrt() as f64;
         if let Some(dt) = solver.fixed_dt {
             let steps = self.settings.steps_per_frame();
-            let t0 = self.settings.frame_time(self.frame);
             for i in 0..steps {
                 let umax = max_speed(&ws.sorted) as f64;
-                let (ta, tb) = (t0 + i as f64 * dt, t0 + (i + 1) as f64 * dt);
+                let at = Step {
+                    t_start: t_frame + i as f64 * dt,
+                    t_end: if i + 1 == steps {
+                        self.settings.frame_time(self.frame + 1)
+                    } else {
+                        t_frame + (i + 1) as f64 * dt
+                    },
+                };
                 let correct = density::correction_due(
                     solver.volume_correction,
                     solver.volume_correction_interval,
-                    ta,
-                    tb,
+                    at.t_start,
+                    at.t_end,
                 );
                 substep(
                     ws,
@@ -359,6 +389,7 @@ impl Simulation {
                     umax,
                     i == 0,
                     correct,
+                    at,
                     &mut report,
                 );
             }
@@ -391,11 +422,15 @@ impl Simulation {
                     // Split what is left in two equal substeps rather than leave a sliver.
                     dt = 0.5 * remaining;
                 }
+                let at = Step {
+                    t_start: t0 + elapsed,
+                    t_end: if last { t1 } else { t0 + (elapsed + dt) },
+                };
                 let correct = density::correction_due(
                     solver.volume_correction,
                     solver.volume_correction_interval,
-                    t0 + elapsed,
-                    t0 + elapsed + dt,
+                    at.t_start,
+                    at.t_end,
                 );
                 substep(
                     ws,
@@ -404,9 +439,11 @@ impl Simulation {
                     umax,
                     n == 0,
                     correct,
+                    at,
                     &mut report,
                 );
                 elapsed += dt;
+                debug_assert!(last || t0 + elapsed == at.t_end);
                 n += 1;
                 if last {
                     break;
@@ -415,8 +452,10 @@ impl Simulation {
         }
 
         let t = Instant::now();
-        ws.sorted.store(&mut self.particles);
+        ws.emission.store(&ws.sorted, &mut self.particles);
         report.seconds.sort += t.elapsed().as_secs_f64();
+        report.particle_cap_reached = ws.emission.take_cap_warning();
+        report.emission = ws.emission.take_report();
         report.max_speed = max_speed(&ws.sorted);
         self.frame += 1;
         report
@@ -485,9 +524,18 @@ fn max_speed(sp: &SortedParticles) -> f32 {
         .reduce(|| 0.0, f32::max)
 }
 
-/// One substep of length `dt`; `umax` is the largest particle speed at its start; `first`:
-/// the frame's first substep (the pressure solve starts from zero); `correct`: it also applies
-/// the density correction ([`density::correction_due`]).
+/// The substep's interval `(t_start, t_end]`, s (emission, volume correction), each end
+/// computed so that it equals the neighbouring substep's bit for bit.
+#[derive(Clone, Copy)]
+struct Step {
+    t_start: f64,
+    t_end: f64,
+}
+
+/// One substep of length `dt` over `at`; `umax` is the largest particle speed at its start;
+/// `first`: the frame's first substep (the pressure solve starts from zero); `correct`: it also
+/// applies the density correction ([`density::correction_due`]).
+#[allow(clippy::too_many_arguments)]
 fn substep(
     ws: &mut Workspace,
     scene: &SimSettings,
@@ -495,6 +543,7 @@ fn substep(
     umax: f64,
     first: bool,
     correct: bool,
+    at: Step,
     report: &mut FrameReport,
 ) {
     let d = ws.dims;
@@ -509,9 +558,13 @@ fn substep(
     secs.splat += t.elapsed().as_secs_f64();
     let t = Instant::now();
     transfer::label_cells(&d, &ws.sorted, &mut ws.labels);
+    ws.emission.open_faces(&d, &mut ws.labels);
     forces::classify_faces(&d, &ws.labels, &mut ws.kinds);
     let g = scene.gravity.map(|x| x as f32);
     forces::apply_forces(&mut ws.vel, &mut ws.old, &ws.kinds, g, dt);
+    // The emitters' velocity enters the projection (and is imposed again after it).
+    ws.emission
+        .impose_velocity(&d, &mut ws.vel, at.t_start, at.t_end);
     secs.forces += t.elapsed().as_secs_f64();
 
     let t = Instant::now();
@@ -526,6 +579,10 @@ fn substep(
         !first,
     );
     secs.pressure += t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    ws.emission
+        .impose_velocity(&d, &mut ws.vel, at.t_start, at.t_end);
+    secs.emit += t.elapsed().as_secs_f64();
 
     let t = Instant::now();
     // The density correction, measured and applied where the particles were splatted (the
@@ -567,6 +624,11 @@ fn substep(
     let flip = scene.solver.flip_ratio as f32;
     transfer::gather_and_advect(&d, &mut ws.sorted, &ws.vel, &ws.old, flip, dt);
     secs.transfer += t.elapsed().as_secs_f64();
+
+    let t = Instant::now();
+    ws.emission
+        .after_substep(&d, &mut ws.sorted, at.t_start, at.t_end);
+    secs.emit += t.elapsed().as_secs_f64();
 
     ws.last_solve = stats;
     report.substeps += 1;

@@ -169,6 +169,12 @@ pub struct SimSettings {
     pub time: TimeSettings,
     /// Stepper settings.
     pub solver: SolverSettings,
+    /// Inflows (`emitters`).
+    pub emitters: Vec<super::emit::Emitter>,
+    /// Outflows (`sinks`).
+    pub sinks: Vec<super::emit::Sink>,
+    /// `limits` (the particle cap).
+    pub limits: super::emit::Limits,
 }
 
 impl From<&SimSettings> for SimSettings {

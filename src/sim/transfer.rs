@@ -344,9 +344,9 @@ impl GatherChunk<'_> {
             let um = d.sample_velocity(vel_new, mid);
             let reflect = super::advect::reflect;
             let q = [
-                reflect(p[0] + dt * um[0], lo[0], hi[0]),
-                reflect(p[1] + dt * um[1], lo[1], hi[1]),
-                reflect(p[2] + dt * um[2], lo[2], hi[2]),
+                reflect(p[0] + dt * um[0], lo[0], hi[0], d.open[0]),
+                reflect(p[1] + dt * um[1], lo[1], hi[1], d.open[1]),
+                reflect(p[2] + dt * um[2], lo[2], hi[2], d.open[2]),
             ];
             (x[i], y[i], z[i]) = (q[0], q[1], q[2]);
         }
@@ -403,6 +403,7 @@ mod tests {
             n: [10, 9, 8],
             h: 0.05,
             lower: [0.3, -0.2, 0.0],
+            open: [[false; 2]; 3],
         };
         let mut rnd = uniform(7);
         let (lo, hi) = d.interior_bounds(0.01 * d.h);
@@ -465,6 +466,7 @@ mod tests {
             n: [9, 7, 11],
             h: 0.05,
             lower: [-0.2, 0.1, 0.3],
+            open: [[false; 2]; 3],
         };
         let mut rnd = uniform(11);
         let grid = |rnd: &mut dyn FnMut() -> f32| -> [Vec<f32>; 3] {

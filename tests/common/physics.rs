@@ -9,11 +9,15 @@ pub const G: f64 = surge::scene::STANDARD_GRAVITY;
 /// A scene with `resolution` cells of `h` from `lower`, gravity -z, default solver.
 pub fn scene(lower: [f64; 3], h: f64, resolution: [u32; 3], fps: f64, frames: u32) -> Scene {
     Scene {
+        emitters: Vec::new(),
+        sinks: Vec::new(),
+        limits: Default::default(),
         name: "test".into(),
         domain: Domain {
             lower,
             cell_size: h,
             resolution,
+            boundaries: Default::default(),
         },
         gravity: [0.0, 0.0, -G],
         density: 1000.0,
