@@ -244,6 +244,8 @@ fn scene_of(t: TutorialFile, file: &Path, path: PathBuf, frames: u64) -> Scene {
             part_pattern: Some(t.output_fname),
             ..OutputSettings::default()
         },
+        obstacles: Vec::new(),
+        built_obstacles: Default::default(),
     }
 }
 

@@ -67,6 +67,7 @@ pub mod pressure;
 pub mod reduce;
 pub mod seeding;
 pub mod settings;
+pub mod solids;
 mod sync_ptr;
 pub mod transfer;
 
@@ -165,10 +166,11 @@ struct Workspace {
     extrapolator: Extrapolator,
     sorted: SortedParticles,
     last_solve: pressure::SolveStats,
+    solids: solids::SolidState,
 }
 
 impl Workspace {
-    fn new(dims: GridDims) -> Self {
+    fn new(dims: GridDims, obstacles: solids::Obstacles) -> Self {
         let faces = |a: usize| dims.faces(a);
         let fgrid = || std::array::from_fn(|a| vec![0.0f32; faces(a)]);
         Self {
@@ -184,6 +186,7 @@ impl Workspace {
             extrapolator: Extrapolator::new(&dims),
             sorted: SortedParticles::default(),
             last_solve: Default::default(),
+            solids: solids::SolidState::new(obstacles, &dims),
         }
     }
 }
@@ -241,11 +244,12 @@ impl Simulation {
             );
         }
         let dims = GridDims::new(d);
+        let obstacles = scene.obstacles.clone();
         Ok(Self {
             settings: scene,
             particles,
             frame,
-            ws: Workspace::new(dims),
+            ws: Workspace::new(dims, obstacles),
         })
     }
 
@@ -327,6 +331,7 @@ impl Simulation {
         let solver = &self.settings.solver;
         let g = self.settings.gravity.map(|x| x as f32);
         let gnorm = (g[0] * g[0] + g[1] * g[1] + g[2] * g[2]).sqrt() as f64;
+        let frame_start = self.settings.frame_time(self.frame);
         if let Some(dt) = solver.fixed_dt {
             let steps = self.settings.steps_per_frame();
             for i in 0..steps {
@@ -334,6 +339,7 @@ impl Simulation {
                 substep(
                     ws,
                     &self.settings,
+                    frame_start + i as f64 * dt,
                     dt as f32,
                     umax,
                     i == 0,
@@ -373,6 +379,7 @@ impl Simulation {
                 substep(
                     ws,
                     &self.settings,
+                    t0 + elapsed,
                     dt as f32,
                     umax,
                     n == 0,
@@ -461,9 +468,11 @@ fn max_speed(sp: &SortedParticles) -> f32 {
 /// One substep of length `dt`; `umax` is the largest particle speed at its start; `first`,
 /// `last`: the frame's first substep (the pressure solve starts from zero) and last (it also
 /// applies the density correction).
+#[allow(clippy::too_many_arguments)]
 fn substep(
     ws: &mut Workspace,
     scene: &SimSettings,
+    time: f64,
     dt: f32,
     umax: f64,
     first: bool,
@@ -482,9 +491,11 @@ fn substep(
     secs.splat += t.elapsed().as_secs_f64();
     let t = Instant::now();
     transfer::label_cells(&d, &ws.sorted, &mut ws.labels);
+    ws.solids.label_solid_cells(&d, time, &mut ws.labels);
     forces::classify_faces(&d, &ws.labels, &mut ws.kinds);
     let g = scene.gravity.map(|x| x as f32);
     forces::apply_forces(&mut ws.vel, &mut ws.old, &ws.kinds, g, dt);
+    ws.solids.wall_velocities(&d, time, &ws.kinds, &mut ws.vel);
     secs.forces += t.elapsed().as_secs_f64();
 
     let t = Instant::now();
@@ -523,7 +534,10 @@ fn substep(
 
     let t = Instant::now();
     let flip = scene.solver.flip_ratio as f32;
+    ws.solids.remember(&ws.sorted);
     transfer::gather_and_advect(&d, &mut ws.sorted, &ws.vel, &ws.old, flip, dt);
+    let end = time + dt as f64;
+    ws.solids.hold(&d, end, &mut ws.sorted, true);
     secs.transfer += t.elapsed().as_secs_f64();
 
     let t = Instant::now();
@@ -539,7 +553,9 @@ fn substep(
             scene.solver.pressure_max_iterations,
         );
         density_iterations = st.iterations;
+        ws.solids.remember(&ws.sorted);
         advect::displace(&d, &mut ws.sorted, &ws.old);
+        ws.solids.hold(&d, end, &mut ws.sorted, false);
     }
     secs.density += t.elapsed().as_secs_f64();
 

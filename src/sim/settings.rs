@@ -149,6 +149,8 @@ pub struct SimSettings {
     pub time: TimeSettings,
     /// Stepper settings.
     pub solver: SolverSettings,
+    /// Solid obstacles (plain geometry; none by default).
+    pub obstacles: super::solids::Obstacles,
 }
 
 impl From<&SimSettings> for SimSettings {
