@@ -50,6 +50,8 @@ fn scene(lower: [f64; 3], h: f64, resolution: [u32; 3]) -> Scene {
         surface: Default::default(),
         render: Default::default(),
         output: Default::default(),
+        obstacles: Vec::new(),
+        built_obstacles: Default::default(),
     }
 }
 

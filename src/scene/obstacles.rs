@@ -22,6 +22,8 @@ use std::sync::Arc;
 
 /// Cells of exact mesh distance around the surface of a mesh obstacle's body-frame grid.
 pub const MESH_BAND_CELLS: f64 = 3.0;
+/// How much finer than the simulation grid a mesh obstacle's distance grid is.
+pub const MESH_REFINE: f64 = 4.0;
 
 /// Obstacle shape kinds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -234,8 +236,23 @@ pub fn build_solids(
                     )
                 })?;
                 let mesh = read_mesh(path).map_err(|e| mesh_error(e, &f("path")))?;
-                let shape = MeshShape::build(&mesh, scale, domain.cell_size, MESH_BAND_CELLS)
-                    .map_err(|e| solid_error(e, &f("path")))?;
+                // The body-frame grid is MESH_REFINE times finer than the simulation's, down
+                // to the simulation's own when that would exceed the node limit: a wall thinner
+                // than a simulation cell must still show negative distance between two nodes.
+                let mut built = None;
+                for refine in [MESH_REFINE, 2.0, 1.0] {
+                    match MeshShape::build(&mesh, scale, domain.cell_size / refine, MESH_BAND_CELLS * refine) {
+                        Ok(m) => {
+                            built = Some(m);
+                            break;
+                        }
+                        Err(e) if refine == 1.0 => return Err(solid_error(e, &f("path"))),
+                        Err(_) => {}
+                    }
+                }
+                let shape = built.ok_or_else(|| {
+                    err(&f("path"), "the mesh's distance grid could not be built", "scale the mesh down")
+                })?;
                 Shape::Mesh(Arc::new(shape))
             }
         };
