@@ -122,6 +122,7 @@ pub(crate) fn prepare_output_dir(
         layout.particles_dir(),
         layout.meshes_dir(),
         layout.previews_dir(),
+        layout.obstacles_dir(),
         layout.stats_dir(),
         layout.checkpoints_dir(),
     ] {
@@ -239,6 +240,7 @@ pub(crate) fn remove_outputs_after(
         (layout.particles_dir(), "bin"),
         (layout.meshes_dir(), "ply"),
         (layout.previews_dir(), "png"),
+        (layout.obstacles_dir(), "ply"),
         (layout.stats_dir(), "json"),
     ] {
         for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
@@ -289,6 +291,7 @@ pub(crate) fn remove_temp_files(layout: &RunLayout) -> anyhow::Result<()> {
         layout.particles_dir(),
         layout.meshes_dir(),
         layout.previews_dir(),
+        layout.obstacles_dir(),
         layout.stats_dir(),
         layout.checkpoints_dir(),
     ] {

@@ -271,6 +271,15 @@ impl<'a> Pipeline<'a> {
             },
             self.layout.mesh(frame),
         )?;
+        let solids = &self.scene.built_obstacles.solids;
+        let obstacles = output(
+            o.obstacle_meshes.unwrap_or(true) && !solids.is_empty(),
+            &|| {
+                let mesh = crate::geometry::solid_mesh::solids_mesh(solids, pf.time);
+                Ok(crate::output::ply::encode(&mesh, pf.frame, pf.time))
+            },
+            self.layout.obstacle_mesh(frame),
+        )?;
         let preview = output(
             o.previews,
             &|| {
@@ -291,7 +300,7 @@ impl<'a> Pipeline<'a> {
             report,
             &[
                 ("simulate", sim_seconds),
-                ("mesh", mesh),
+                ("mesh", mesh + obstacles),
                 ("preview", preview),
                 ("io", io),
                 ("total", sim_seconds + t_frame.elapsed().as_secs_f64()),
