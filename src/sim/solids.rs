@@ -238,6 +238,12 @@ impl SolidState {
                 let dist = [p1[0] - p0[0], p1[1] - p0[1], p1[2] - p0[2]];
                 let len = (dist[0] * dist[0] + dist[1] * dist[1] + dist[2] * dist[2]).sqrt();
                 let mut p = p1.map(|c| c as f64);
+                // Far from every solid (the distance is 1-Lipschitz, and a lower bound where
+                // not exact): no point of the path is in solid and no push-out is needed.
+                let d1 = nearest(&posed, p).0;
+                if d1 >= (len as f64).max(eps) {
+                    return;
+                }
                 // Path check: only when the move is long enough to skip over a thin wall.
                 if len > step {
                     let steps = (len / step).ceil() as u32;
