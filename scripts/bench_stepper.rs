@@ -297,7 +297,10 @@ fn sphere_mesh(tris: usize, c: [f64; 3], r: f64) -> surge::geometry::mesh_io::In
             triangles.push([ring(j, i), ring(j + 1, i + 1), ring(j + 1, i)]);
         }
     }
-    surge::geometry::mesh_io::IndexedMesh { positions, triangles }
+    surge::geometry::mesh_io::IndexedMesh {
+        positions,
+        triangles,
+    }
 }
 
 /// `BENCH_OBSTACLE_TRIS=N`: the dam break with and without a static mesh obstacle (a sphere of

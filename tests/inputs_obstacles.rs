@@ -18,7 +18,12 @@ fn mesh_file_missing() {
         "s.json",
         &with_obstacle(r#"{"type": "mesh", "path": "nothere.obj"}"#),
         &[],
-        &["`obstacles[0].path`", "nothere.obj", "cannot read the mesh file", "relative paths"],
+        &[
+            "`obstacles[0].path`",
+            "nothere.obj",
+            "cannot read the mesh file",
+            "relative paths",
+        ],
     );
 }
 
@@ -28,7 +33,11 @@ fn mesh_extension_unsupported() {
         "s.json",
         &with_obstacle(r#"{"type": "mesh", "path": "m.fbx"}"#),
         &[("m.fbx", TRIANGLE)],
-        &["`obstacles[0].path`", "unsupported mesh extension", ".obj, .ply or .stl"],
+        &[
+            "`obstacles[0].path`",
+            "unsupported mesh extension",
+            ".obj, .ply or .stl",
+        ],
     );
 }
 
@@ -81,7 +90,11 @@ fn obstacle_outside_the_domain() {
         "s.json",
         &with_obstacle(r#"{"type": "sphere", "center": [5, 5, 5], "radius": 0.1}"#),
         &[],
-        &["`obstacles[0]`", "entirely outside the domain", "move it into the domain"],
+        &[
+            "`obstacles[0]`",
+            "entirely outside the domain",
+            "move it into the domain",
+        ],
     );
 }
 

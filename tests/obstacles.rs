@@ -54,7 +54,10 @@ fn glass_with_sub_cell_wall_holds_its_water() {
         sim.advance_frame();
         let t = l.scene.frame_time(f);
         let (d, i) = min_distance(&l, &sim, t);
-        assert!(d >= -1e-6, "frame {f}: particle {i} is {d} m inside the glass wall");
+        assert!(
+            d >= -1e-6,
+            "frame {f}: particle {i} is {d} m inside the glass wall"
+        );
         let p = sim.particles();
         assert_eq!(p.len(), n0);
         for i in 0..p.len() {
@@ -64,7 +67,13 @@ fn glass_with_sub_cell_wall_holds_its_water() {
                 z >= 0.15 || r <= 0.07 + 0.1 * 0.0125,
                 "frame {f}: particle {i} at r = {r}, z = {z} left the glass"
             );
-            assert!(z > 0.009, "frame {f}: particle {i} at {:?} (distance {}) went through the base", [x, y, z], l.scene.built_obstacles.solids[0].signed_distance([x as f64, y as f64, z as f64], t));
+            assert!(
+                z > 0.009,
+                "frame {f}: particle {i} at {:?} (distance {}) went through the base",
+                [x, y, z],
+                l.scene.built_obstacles.solids[0]
+                    .signed_distance([x as f64, y as f64, z as f64], t)
+            );
         }
     }
 }
@@ -88,9 +97,14 @@ fn dam_break_around_box_and_cylinder_never_enters_them() {
     for f in 1..=45u32 {
         sim.advance_frame();
         let (d, i) = min_distance(&l, &sim, l.scene.frame_time(f));
-        assert!(d >= -1e-6, "frame {f}: particle {i} is {d} m inside an obstacle");
+        assert!(
+            d >= -1e-6,
+            "frame {f}: particle {i} is {d} m inside an obstacle"
+        );
         let p = sim.particles();
-        reached = (0..p.len()).map(|i| p.position(i)[0]).fold(reached, f32::max);
+        reached = (0..p.len())
+            .map(|i| p.position(i)[0])
+            .fold(reached, f32::max);
     }
     // The liquid did reach the obstacles (otherwise the check above says nothing).
     assert!(reached > 1.0, "front only reached x = {reached}");
@@ -111,12 +125,19 @@ fn settles_flat(json: &str, cell: f64) {
         rep = sim.advance_frame();
     }
     let rep: surge::sim::FrameReport = rep;
-    assert!(rep.max_speed < 0.05, "max speed {} m/s after 3 s", rep.max_speed);
+    assert!(
+        rep.max_speed < 0.05,
+        "max speed {} m/s after 3 s",
+        rep.max_speed
+    );
     let p = sim.particles();
     let mut tops = std::collections::BTreeMap::new();
     for i in 0..p.len() {
         let [x, y, z] = p.position(i);
-        let key = ((x as f64 / cell).floor() as i64, (y as f64 / cell).floor() as i64);
+        let key = (
+            (x as f64 / cell).floor() as i64,
+            (y as f64 / cell).floor() as i64,
+        );
         let e = tops.entry(key).or_insert(f32::MIN);
         *e = e.max(z);
     }
@@ -125,9 +146,17 @@ fn settles_flat(json: &str, cell: f64) {
     let mut sorted = zs.clone();
     sorted.sort_by(f32::total_cmp);
     let median = sorted[sorted.len() / 2];
-    let inner: Vec<f32> = zs.iter().copied().filter(|z| (z - median).abs() < 2.0 * cell as f32).collect();
-    assert!(inner.len() * 2 > zs.len(), "most columns near the median level");
-    let spread = inner.iter().copied().fold(f32::MIN, f32::max) - inner.iter().copied().fold(f32::MAX, f32::min);
+    let inner: Vec<f32> = zs
+        .iter()
+        .copied()
+        .filter(|z| (z - median).abs() < 2.0 * cell as f32)
+        .collect();
+    assert!(
+        inner.len() * 2 > zs.len(),
+        "most columns near the median level"
+    );
+    let spread = inner.iter().copied().fold(f32::MIN, f32::max)
+        - inner.iter().copied().fold(f32::MAX, f32::min);
     assert!(
         (spread as f64) <= 0.25 * cell + 0.5 * cell,
         "surface spread {spread} m over {} columns",
@@ -178,7 +207,10 @@ fn moving_paddle_pushes_liquid_and_is_never_entered() {
     for f in 1..=30u32 {
         sim.advance_frame();
         let (d, i) = min_distance(&l, &sim, l.scene.frame_time(f));
-        assert!(d >= -1e-6, "frame {f}: particle {i} is {d} m inside the paddle");
+        assert!(
+            d >= -1e-6,
+            "frame {f}: particle {i} is {d} m inside the paddle"
+        );
     }
     let p = sim.particles();
     let mean_u: f64 = (0..p.len()).map(|i| p.velocity(i)[0] as f64).sum::<f64>() / p.len() as f64;
@@ -215,7 +247,11 @@ fn obstacles_are_deterministic_and_resume_exactly() {
     run("two", "2", "6");
     let a = common::outputs(&dir.path().join("one"));
     assert!(a.keys().any(|k| k.starts_with("obstacles")) || !a.is_empty());
-    assert_eq!(a, common::outputs(&dir.path().join("two")), "1 vs 2 threads");
+    assert_eq!(
+        a,
+        common::outputs(&dir.path().join("two")),
+        "1 vs 2 threads"
+    );
     run("res", "2", "3");
     let o = common::surge(dir.path(), &["-q", "resume", "res", "--frames", "6"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));

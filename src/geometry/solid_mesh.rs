@@ -73,7 +73,11 @@ fn analytic(shape: &Shape) -> (Vec<[f64; 3]>, Vec<[u32; 3]>) {
             let ax = [0, 1, 2].map(|k| b[k] - a[k]);
             let len = (ax[0] * ax[0] + ax[1] * ax[1] + ax[2] * ax[2]).sqrt();
             let u = ax.map(|c| c / len);
-            let seed = if u[0].abs() < 0.9 { [1.0, 0.0, 0.0] } else { [0.0, 1.0, 0.0] };
+            let seed = if u[0].abs() < 0.9 {
+                [1.0, 0.0, 0.0]
+            } else {
+                [0.0, 1.0, 0.0]
+            };
             let d = seed[0] * u[0] + seed[1] * u[1] + seed[2] * u[2];
             let e1 = {
                 let v = [0, 1, 2].map(|k| seed[k] - d * u[k]);
@@ -127,7 +131,12 @@ pub fn solid_mesh(solid: &Solid, t: f64) -> TriMesh {
         }
         s => {
             let (p, t) = analytic(s);
-            (p.into_iter().map(|q| [0, 1, 2].map(|a| q[a] * scale[a])).collect(), t)
+            (
+                p.into_iter()
+                    .map(|q| [0, 1, 2].map(|a| q[a] * scale[a]))
+                    .collect(),
+                t,
+            )
         }
     };
     let world: Vec<[f64; 3]> = body.iter().map(|q| posed.pose().to_world(*q)).collect();
@@ -153,10 +162,17 @@ pub fn solid_mesh(solid: &Solid, t: f64) -> TriMesh {
             .iter()
             .map(|n| {
                 let l = (n[0] * n[0] + n[1] * n[1] + n[2] * n[2]).sqrt();
-                if l > 0.0 { n.map(|c| (c / l) as f32) } else { [0.0, 0.0, 1.0] }
+                if l > 0.0 {
+                    n.map(|c| (c / l) as f32)
+                } else {
+                    [0.0, 0.0, 1.0]
+                }
             })
             .collect(),
-        velocities: world.iter().map(|q| posed.velocity(*q).map(|c| c as f32)).collect(),
+        velocities: world
+            .iter()
+            .map(|q| posed.velocity(*q).map(|c| c as f32))
+            .collect(),
         triangles: tris,
     }
 }
@@ -193,9 +209,19 @@ mod tests {
     fn vertices_lie_on_the_surface() {
         let pose = Motion::Static(Pose::new([0.3, -0.2, 0.1], [10.0, 20.0, 30.0]));
         for shape in [
-            Shape::Box { min: [-0.1, -0.2, -0.3], max: [0.2, 0.1, 0.3] },
-            Shape::Sphere { centre: [0.1, 0.0, 0.0], radius: 0.25 },
-            Shape::Cylinder { a: [0.0, 0.0, 0.0], b: [0.1, 0.2, 0.4], radius: 0.1 },
+            Shape::Box {
+                min: [-0.1, -0.2, -0.3],
+                max: [0.2, 0.1, 0.3],
+            },
+            Shape::Sphere {
+                centre: [0.1, 0.0, 0.0],
+                radius: 0.25,
+            },
+            Shape::Cylinder {
+                a: [0.0, 0.0, 0.0],
+                b: [0.1, 0.2, 0.4],
+                radius: 0.1,
+            },
         ] {
             let s = Solid::new(shape, [1.0; 3], pose.clone(), Liquid::Outside).unwrap();
             let m = solid_mesh(&s, 0.0);

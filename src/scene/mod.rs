@@ -411,8 +411,11 @@ pub fn read_resolved(path: &Path) -> Result<Scene, InputError> {
         .map_err(|e| json_syntax_error(path, &clean, e))?;
     let mut scene: Scene = typed(&clean, path)?;
     validate(&scene, path)?;
-    let recorded: Vec<Option<String>> =
-        scene.obstacles.iter().map(|o| o.content_hash.clone()).collect();
+    let recorded: Vec<Option<String>> = scene
+        .obstacles
+        .iter()
+        .map(|o| o.content_hash.clone())
+        .collect();
     obstacles::resolve_paths(&mut scene.obstacles, path, Path::new("."))?;
     for (i, (o, r)) in scene.obstacles.iter().zip(&recorded).enumerate() {
         if r.is_some() && *r != o.content_hash {

@@ -166,7 +166,10 @@ fn need<T: Copy>(v: Option<T>, field: &str, what: &str) -> Result<T, InputError>
         crate::error::check::err(
             field,
             format!("is missing ({what})"),
-            format!("add `{}` to the obstacle", field.rsplit('.').next().unwrap_or(field)),
+            format!(
+                "add `{}` to the obstacle",
+                field.rsplit('.').next().unwrap_or(field)
+            ),
         )
     })
 }
@@ -219,13 +222,33 @@ pub fn build_solids(
                 max: need(o.max, &f("max"), "a box needs `min` and `max` corners")?,
             },
             ObstacleKind::Sphere => Shape::Sphere {
-                centre: need(o.center, &f("center"), "a sphere needs `center` and `radius`")?,
-                radius: need(o.radius, &f("radius"), "a sphere needs `center` and `radius`")?,
+                centre: need(
+                    o.center,
+                    &f("center"),
+                    "a sphere needs `center` and `radius`",
+                )?,
+                radius: need(
+                    o.radius,
+                    &f("radius"),
+                    "a sphere needs `center` and `radius`",
+                )?,
             },
             ObstacleKind::Cylinder => Shape::Cylinder {
-                a: need(o.start, &f("start"), "a cylinder needs `start`, `end` and `radius`")?,
-                b: need(o.end, &f("end"), "a cylinder needs `start`, `end` and `radius`")?,
-                radius: need(o.radius, &f("radius"), "a cylinder needs `start`, `end` and `radius`")?,
+                a: need(
+                    o.start,
+                    &f("start"),
+                    "a cylinder needs `start`, `end` and `radius`",
+                )?,
+                b: need(
+                    o.end,
+                    &f("end"),
+                    "a cylinder needs `start`, `end` and `radius`",
+                )?,
+                radius: need(
+                    o.radius,
+                    &f("radius"),
+                    "a cylinder needs `start`, `end` and `radius`",
+                )?,
             },
             ObstacleKind::Mesh => {
                 let path = o.path.as_ref().ok_or_else(|| {
@@ -241,7 +264,12 @@ pub fn build_solids(
                 // than a simulation cell must still show negative distance between two nodes.
                 let mut built = None;
                 for refine in [MESH_REFINE, 2.0, 1.0] {
-                    match MeshShape::build(&mesh, scale, domain.cell_size / refine, MESH_BAND_CELLS * refine) {
+                    match MeshShape::build(
+                        &mesh,
+                        scale,
+                        domain.cell_size / refine,
+                        MESH_BAND_CELLS * refine,
+                    ) {
                         Ok(m) => {
                             built = Some(m);
                             break;
@@ -251,7 +279,11 @@ pub fn build_solids(
                     }
                 }
                 let shape = built.ok_or_else(|| {
-                    err(&f("path"), "the mesh's distance grid could not be built", "scale the mesh down")
+                    err(
+                        &f("path"),
+                        "the mesh's distance grid could not be built",
+                        "scale the mesh down",
+                    )
                 })?;
                 Shape::Mesh(Arc::new(shape))
             }
@@ -259,7 +291,11 @@ pub fn build_solids(
         let motion = if o.keyframes.is_empty() {
             let t = &o.transform;
             if !t.translate.iter().chain(&t.rotate).all(|v| v.is_finite()) {
-                return Err(err(&f("transform"), "has a value that is not finite", "give finite numbers"));
+                return Err(err(
+                    &f("transform"),
+                    "has a value that is not finite",
+                    "give finite numbers",
+                ));
             }
             Motion::Static(Pose::new(t.translate, t.rotate))
         } else {
@@ -277,7 +313,8 @@ pub fn build_solids(
             LiquidSide::Outside => Liquid::Outside,
             LiquidSide::Inside => Liquid::Inside,
         };
-        let solid = Solid::new(shape, scale, motion, liquid).map_err(|e| solid_error(e, &f("type")))?;
+        let solid =
+            Solid::new(shape, scale, motion, liquid).map_err(|e| solid_error(e, &f("type")))?;
         // Entirely outside the domain (at every keyframe for animated ones).
         let times: Vec<f64> = match solid.motion() {
             Motion::Keyframed { keys, .. } => keys.iter().map(|k| k.time).collect(),
@@ -348,7 +385,9 @@ pub fn remove_covered(
             return Err(InputError::field(
                 file,
                 &format!("sources[{si}]"),
-                format!("the source lies entirely inside obstacles[{last_cover}], so it seeds no liquid"),
+                format!(
+                    "the source lies entirely inside obstacles[{last_cover}], so it seeds no liquid"
+                ),
                 "move the source out of the obstacle (with `liquid: \"inside\"`, the liquid's space is the shape's inside)",
             ));
         }

@@ -229,7 +229,11 @@ impl SolidState {
         px.par_iter_mut()
             .zip(py.par_iter_mut())
             .zip(pz.par_iter_mut())
-            .zip(vx.par_iter_mut().zip(vy.par_iter_mut()).zip(vz.par_iter_mut()))
+            .zip(
+                vx.par_iter_mut()
+                    .zip(vy.par_iter_mut())
+                    .zip(vz.par_iter_mut()),
+            )
             .zip(qx.par_iter().zip(qy.par_iter()).zip(qz.par_iter()))
             .with_min_len(512)
             .for_each(|((((x, y), z), ((u, v), w)), ((ox, oy), oz))| {
