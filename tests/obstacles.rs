@@ -246,7 +246,18 @@ fn obstacles_are_deterministic_and_resume_exactly() {
     run("one", "1", "6");
     run("two", "2", "6");
     let a = common::outputs(&dir.path().join("one"));
-    assert!(a.keys().any(|k| k.starts_with("obstacles")) || !a.is_empty());
+    // output.obstacle_meshes (default on): one PLY per frame holding both obstacles (the
+    // glass's 768 triangles and the box's 12).
+    for f in 0..=6 {
+        let ply = &a[Path::new(&format!("obstacles/frame_{f:04}.ply"))];
+        let (_, faces) = surge::output::ply::header_counts(ply).unwrap();
+        assert_eq!(faces, 768 + 12, "frame {f}");
+    }
+    assert_ne!(
+        a[Path::new("obstacles/frame_0000.ply")],
+        a[Path::new("obstacles/frame_0006.ply")],
+        "the animated box moved"
+    );
     assert_eq!(
         a,
         common::outputs(&dir.path().join("two")),

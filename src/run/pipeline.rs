@@ -288,8 +288,13 @@ impl<'a> Pipeline<'a> {
                     .view
                     .as_ref()
                     .map_err(|e| anyhow::Error::new(e.clone()));
-                view.and_then(|v| crate::render::render(&pf.particles, v).to_png())
-                    .with_context(|| format!("rendering the preview of frame {frame}"))
+                view.and_then(|v| {
+                    let mut img = crate::render::render(&pf.particles, v);
+                    let boxes: Vec<_> = solids.iter().map(|s| s.bounds(pf.time)).collect();
+                    crate::render::outline::draw_boxes(&mut img, v, &boxes);
+                    img.to_png()
+                })
+                .with_context(|| format!("rendering the preview of frame {frame}"))
             },
             self.layout.preview(frame),
         )?;
