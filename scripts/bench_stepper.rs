@@ -17,7 +17,8 @@
 //! pool and splashes), `BENCH_DAM_FRAMES` (default 30: the first frames have fewer substeps
 //! than later ones, the most, 6, come around frames 16-19),
 //! `BENCH_DAM_CELL` (cell size of the dam break, m, default 0.0125: about 1.02M particles),
-//! `BENCH_SKIP_DAM=1`, `BENCH_SKIP_TUTORIAL=1`, `BENCH_DAM_PEER=0` (skip the 1-thread dam-break
+//! `BENCH_OBSTACLE_TRIS=N` (also the dam break with and without a static N-triangle mesh
+//! obstacle: the obstacle's cost per substep), `BENCH_SKIP_DAM=1`, `BENCH_SKIP_TUTORIAL=1`, `BENCH_DAM_PEER=0` (skip the 1-thread dam-break
 //! peer), `BENCH_PEERS=0` (the default pool only, no warm-up and no peers: for profilers such as
 //! `RAYON_NUM_THREADS=1 valgrind --tool=callgrind`).
 
@@ -54,6 +55,8 @@ fn scene(lower: [f64; 3], h: f64, resolution: [u32; 3]) -> Scene {
         surface: Default::default(),
         render: Default::default(),
         output: Default::default(),
+        obstacles: Vec::new(),
+        built_obstacles: Default::default(),
     }
 }
 
@@ -262,6 +265,85 @@ fn main() {
     if env("BENCH_SKIP_DAM", 0u32) != 1 {
         bench_dam_break(threads, peers);
     }
+    let tris = env("BENCH_OBSTACLE_TRIS", 0usize);
+    if tris > 0 {
+        bench_obstacle(threads, tris);
+    }
+}
+
+/// A UV sphere of about `tris` triangles (radius `r` at `c`), as an indexed mesh.
+fn sphere_mesh(tris: usize, c: [f64; 3], r: f64) -> surge::geometry::mesh_io::IndexedMesh {
+    let nu = ((tris as f64 / 2.0).sqrt().round() as usize).max(4);
+    let nv = (tris / (2 * nu)).max(3);
+    let mut positions = vec![[c[0], c[1], c[2] - r]];
+    for j in 1..nv {
+        let th = std::f64::consts::PI * j as f64 / nv as f64;
+        for i in 0..nu {
+            let ph = 2.0 * std::f64::consts::PI * i as f64 / nu as f64;
+            positions.push([
+                c[0] + r * th.sin() * ph.cos(),
+                c[1] + r * th.sin() * ph.sin(),
+                c[2] - r * th.cos(),
+            ]);
+        }
+    }
+    positions.push([c[0], c[1], c[2] + r]);
+    let top = (positions.len() - 1) as u32;
+    let ring = |j: usize, i: usize| (1 + (j - 1) * nu + i % nu) as u32;
+    let mut triangles = Vec::new();
+    for i in 0..nu {
+        triangles.push([0, ring(1, i + 1), ring(1, i)]);
+        triangles.push([top, ring(nv - 1, i), ring(nv - 1, i + 1)]);
+    }
+    for j in 1..nv - 1 {
+        for i in 0..nu {
+            triangles.push([ring(j, i), ring(j, i + 1), ring(j + 1, i + 1)]);
+            triangles.push([ring(j, i), ring(j + 1, i + 1), ring(j + 1, i)]);
+        }
+    }
+    surge::geometry::mesh_io::IndexedMesh {
+        positions,
+        triangles,
+    }
+}
+
+/// `BENCH_OBSTACLE_TRIS=N`: the dam break with and without a static mesh obstacle (a sphere of
+/// about N triangles, radius 0.2 m, in the path of the wave), ms per substep of both and the
+/// obstacle's cost per substep (the flow differs, so substep counts differ too).
+fn bench_obstacle(threads: usize, tris: usize) {
+    use surge::geometry::solid::{Liquid, MeshShape, Shape, Solid};
+    use surge::geometry::transform::{Motion, Pose};
+    let h = env("BENCH_DAM_CELL", 0.0125f64);
+    let frames = env("BENCH_DAM_FRAMES", 30u32);
+    let (s, p) = dam_break(h);
+    let mesh = sphere_mesh(tris, [1.2, 0.25, 0.2], 0.2);
+    let t = Instant::now();
+    let shape = MeshShape::build(&mesh, [1.0; 3], h / 4.0, 12.0).expect("mesh obstacle");
+    let build = t.elapsed().as_secs_f64();
+    let solid = Solid::new(
+        Shape::Mesh(std::sync::Arc::new(shape)),
+        [1.0; 3],
+        Motion::Static(Pose::identity()),
+        Liquid::Outside,
+    )
+    .unwrap();
+    let mut with = s.clone();
+    with.built_obstacles = surge::sim::solids::Obstacles::new(vec![solid], "bench".into());
+    println!(
+        "== dam break with a {}-triangle mesh obstacle (distance grid built in {:.2} s): {} particles, first {frames} frames",
+        mesh.triangles.len(),
+        build,
+        p.len()
+    );
+    let base = run(&s, &p, frames, None, true);
+    base.print(&format!("without obstacle, {threads} threads"));
+    let obst = run(&with, &p, frames, None, true);
+    obst.print(&format!("with obstacle, {threads} threads"));
+    println!(
+        "obstacle cost: {:.2} ms/substep ({:.2}x the substep without)",
+        obst.ms_per_substep() - base.ms_per_substep(),
+        obst.ms_per_substep() / base.ms_per_substep()
+    );
 }
 
 fn bench_tutorial(threads: usize, peers: bool) {

@@ -76,6 +76,8 @@ pub fn column(a: f64, cells: u32, fps: f64, frames: u32) -> (Scene, Particles) {
         emitters: Vec::new(),
         sinks: Vec::new(),
         limits: Default::default(),
+        obstacles: Vec::new(),
+        built_obstacles: Default::default(),
     };
     let p = surge::sources::seed_particles(&s, &[]);
     s.time.frames = frames;

@@ -61,6 +61,8 @@ fn frames_after_the_first_do_not_allocate_in_substeps() {
         surface: Default::default(),
         render: Default::default(),
         output: Default::default(),
+        obstacles: Vec::new(),
+        built_obstacles: Default::default(),
     };
     // Twelve substeps a frame, so that anything allocating once per substep (or once per
     // stage of a substep) shows as 12 or more allocations per frame.

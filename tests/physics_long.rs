@@ -39,6 +39,8 @@ fn tutorial_settles_into_pool() {
         surface: Default::default(),
         render: Default::default(),
         output: Default::default(),
+        obstacles: Vec::new(),
+        built_obstacles: Default::default(),
     };
     s.solver.fixed_dt = Some(0.001111112);
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/inputs/particles.in");

@@ -9,6 +9,7 @@
 //! - [`transform`]: rigid poses and keyframed motion, exact functions of time.
 //! - [`solid`]: the obstacle type (box, sphere, cylinder, mesh; scale; pose; which side the
 //!   liquid is on): signed distance, normal and velocity at `(point, time)`.
+//! - [`solid_mesh`]: obstacles as triangle meshes at a time (the `OUT/obstacles/` output).
 //! - [`face_fractions`]: Batty-Bertails-Bridson open fractions of MAC faces.
 //!
 //! Layer 1: imports only layer 0 (error, mesh). The stages (sim, surface, render, output)
@@ -22,6 +23,7 @@ pub mod mesh_io;
 pub mod mesh_sdf;
 pub mod shapes;
 pub mod solid;
+pub mod solid_mesh;
 pub mod transform;
 
 pub use boundaries::{Boundaries, Boundary};

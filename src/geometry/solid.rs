@@ -306,6 +306,10 @@ impl Solid {
     pub fn shape(&self) -> &Shape {
         &self.shape
     }
+    /// The per-axis scale of an analytic shape (all ones for meshes: already applied).
+    pub fn scale(&self) -> [f64; 3] {
+        self.scale
+    }
     pub fn is_animated(&self) -> bool {
         self.motion.is_animated()
     }

@@ -59,6 +59,12 @@ impl RunLayout {
     pub fn previews_dir(&self) -> PathBuf {
         self.root.join("previews")
     }
+    pub fn obstacles_dir(&self) -> PathBuf {
+        self.root.join("obstacles")
+    }
+    pub fn obstacle_mesh(&self, frame: u32) -> PathBuf {
+        self.obstacles_dir().join(frame_name(frame, "ply"))
+    }
     pub fn checkpoints_dir(&self) -> PathBuf {
         self.root.join("checkpoints")
     }

@@ -28,6 +28,10 @@ pub struct OutputSettings {
     /// Checkpoints kept; older ones are removed. (default: `2`)
     #[serde(default = "default_keep_checkpoints")]
     pub keep_checkpoints: u32,
+    /// Write the obstacles as binary PLY per frame in `OUT/obstacles/`, in scene coordinates.
+    /// (default: on when the scene has obstacles)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub obstacle_meshes: Option<bool>,
 }
 
 impl Default for OutputSettings {
@@ -39,6 +43,7 @@ impl Default for OutputSettings {
             part_pattern: None,
             checkpoint_every: default_checkpoint_every(),
             keep_checkpoints: default_keep_checkpoints(),
+            obstacle_meshes: None,
         }
     }
 }

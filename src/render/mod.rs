@@ -58,6 +58,7 @@
 pub mod backdrop;
 pub mod camera;
 pub mod colormap;
+pub mod outline;
 pub use crate::image;
 pub mod raster;
 mod splat;

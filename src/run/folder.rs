@@ -199,6 +199,7 @@ pub(crate) fn prepare_output_dir(
         layout.particles_dir(),
         layout.meshes_dir(),
         layout.previews_dir(),
+        layout.obstacles_dir(),
         layout.stats_dir(),
         layout.checkpoints_dir(),
     ] {
@@ -301,6 +302,7 @@ pub(crate) fn remove_outputs_after(
         (layout.particles_dir(), "bin"),
         (layout.meshes_dir(), "ply"),
         (layout.previews_dir(), "png"),
+        (layout.obstacles_dir(), "ply"),
         (layout.stats_dir(), "json"),
     ] {
         for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
@@ -351,6 +353,7 @@ pub(crate) fn remove_temp_files(layout: &RunLayout) -> anyhow::Result<()> {
         layout.particles_dir(),
         layout.meshes_dir(),
         layout.previews_dir(),
+        layout.obstacles_dir(),
         layout.stats_dir(),
         layout.checkpoints_dir(),
     ] {

@@ -278,6 +278,15 @@ impl<'a> Pipeline<'a> {
             },
             self.layout.mesh(frame),
         )?;
+        let solids = &self.scene.built_obstacles.solids;
+        let obstacles = output(
+            o.obstacle_meshes.unwrap_or(true) && !solids.is_empty(),
+            &|| {
+                let mesh = crate::geometry::solid_mesh::solids_mesh(solids, pf.time);
+                Ok(crate::output::ply::encode(&mesh, pf.frame, pf.time))
+            },
+            self.layout.obstacle_mesh(frame),
+        )?;
         let preview = output(
             o.previews,
             &|| {
@@ -286,8 +295,13 @@ impl<'a> Pipeline<'a> {
                     .view
                     .as_ref()
                     .map_err(|e| anyhow::Error::new(e.clone()));
-                view.and_then(|v| crate::render::render(&pf.particles, v).to_png())
-                    .with_context(|| format!("rendering the preview of frame {frame}"))
+                view.and_then(|v| {
+                    let mut img = crate::render::render(&pf.particles, v);
+                    let boxes: Vec<_> = solids.iter().map(|s| s.bounds(pf.time)).collect();
+                    crate::render::outline::draw_boxes(&mut img, v, &boxes);
+                    img.to_png()
+                })
+                .with_context(|| format!("rendering the preview of frame {frame}"))
             },
             self.layout.preview(frame),
         )?;
@@ -298,7 +312,7 @@ impl<'a> Pipeline<'a> {
             report,
             &[
                 ("simulate", sim_seconds),
-                ("mesh", mesh),
+                ("mesh", mesh + obstacles),
                 ("preview", preview),
                 ("io", io),
                 ("total", sim_seconds + t_frame.elapsed().as_secs_f64()),

@@ -17,6 +17,7 @@
 
 pub mod json;
 pub mod native;
+pub mod obstacles;
 pub mod tutorial;
 
 pub use crate::error::{InputError, show};
@@ -81,6 +82,12 @@ pub struct Scene {
     /// Limits (`max_particles`).
     #[serde(default, skip_serializing_if = "Limits::is_default")]
     pub limits: Limits,
+    /// Solid obstacles (see README "Obstacles"). (default: none)
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub obstacles: Vec<obstacles::ObstacleSpec>,
+    /// The obstacles built from `obstacles` by [`build_obstacles`] (not part of the JSON).
+    #[serde(skip)]
+    pub built_obstacles: crate::sim::solids::Obstacles,
 }
 
 impl Scene {
@@ -113,8 +120,23 @@ impl From<&Scene> for SimSettings {
             emitters: s.emitters.clone(),
             sinks: s.sinks.clone(),
             limits: s.limits.clone(),
+            obstacles: s.built_obstacles.clone(),
         }
     }
+}
+
+/// Builds the scene's obstacles (reads mesh files) into `scene.built_obstacles`, checks them
+/// against the domain and the sources. Errors are placed in `file`.
+pub fn build_obstacles(scene: &mut Scene, file: &Path) -> Result<(), InputError> {
+    if scene.obstacles.is_empty() {
+        scene.built_obstacles = Default::default();
+        return Ok(());
+    }
+    let solids = obstacles::build_solids(&scene.obstacles, &scene.domain, scene.time.fps)
+        .map_err(|e| e.in_file(file))?;
+    let key = serde_json::to_string(&scene.obstacles).unwrap_or_default();
+    scene.built_obstacles = crate::sim::solids::Obstacles::new(solids, key);
+    Ok(())
 }
 
 impl<'a> From<&'a Scene> for crate::render::ViewInput<'a> {
@@ -310,7 +332,7 @@ pub fn load_str(text: &str, file: &Path, base_dir: &Path) -> Result<LoadedScene,
         && TUTORIAL_KEYS
             .iter()
             .any(|k| *k != "density" && obj.contains_key(*k));
-    let (scene, format) = if is_tutorial {
+    let (mut scene, format) = if is_tutorial {
         (
             tutorial::tutorial_scene(&clean, file, base_dir)?,
             SceneFormat::Tutorial,
@@ -325,6 +347,7 @@ pub fn load_str(text: &str, file: &Path, base_dir: &Path) -> Result<LoadedScene,
         SceneFormat::Tutorial => tutorial::tutorial_names(e),
         SceneFormat::Native => e,
     })?;
+    build_obstacles(&mut scene, file)?;
     let particles = initial_particles(&scene, file)?;
     let mut notes = native::clipped_sources(&scene);
     notes.extend(overlapping_sources(&scene.sources));
@@ -485,6 +508,7 @@ pub fn initial_particles(scene: &Scene, file: &Path) -> Result<Particles, InputE
     }
     let (particles, counts) =
         crate::sim::seeding::seed_sources(&scene.domain, &scene.sources, scene.seed, &files);
+    let (particles, counts) = obstacles::remove_covered(particles, counts, scene, file)?;
     for (i, (n, src)) in counts.iter().zip(&scene.sources).enumerate() {
         if *n == 0 {
             let fix = match src {
@@ -524,7 +548,24 @@ pub fn read_resolved(path: &Path) -> Result<Scene, InputError> {
     let clean = strip_comment_lines(&text);
     serde_json::from_str::<serde_json::Value>(&clean)
         .map_err(|e| json_syntax_error(path, &clean, e))?;
-    let scene: Scene = typed(&clean, path)?;
+    let mut scene: Scene = typed(&clean, path)?;
     validate(&scene, path)?;
+    let recorded: Vec<Option<String>> = scene
+        .obstacles
+        .iter()
+        .map(|o| o.content_hash.clone())
+        .collect();
+    obstacles::resolve_paths(&mut scene.obstacles, path, Path::new("."))?;
+    for (i, (o, r)) in scene.obstacles.iter().zip(&recorded).enumerate() {
+        if r.is_some() && *r != o.content_hash {
+            return Err(InputError::field(
+                path,
+                &format!("obstacles[{i}].path"),
+                "the mesh file changed since the run started",
+                "restore the mesh file, or start a new run with `surge run`",
+            ));
+        }
+    }
+    build_obstacles(&mut scene, path)?;
     Ok(scene)
 }

@@ -134,6 +134,7 @@ pub fn native_scene(text: &str, file: &Path, base_dir: &Path) -> Result<Scene, I
             *path = resolve_input_path(file, &field, path, &[base_dir])?;
         }
     }
+    super::obstacles::resolve_paths(&mut scene.obstacles, file, base_dir)?;
     Ok(scene)
 }
 

@@ -259,6 +259,8 @@ fn scene_of(t: TutorialFile, file: &Path, path: PathBuf, frames: u64) -> Scene {
         emitters: Vec::new(),
         sinks: Vec::new(),
         limits: Default::default(),
+        obstacles: Vec::new(),
+        built_obstacles: Default::default(),
     }
 }
 

@@ -18,8 +18,9 @@
 //! 6. [`extrapolate`]: the projected velocity and the FLIP change `v_new - v_old` spread into
 //!    air and wall faces, enough layers for the substep's CFL number;
 //! 7. [`transfer::gather_and_advect`]: grid to particle, `v_p = f (v_p - v_old) + v_new`, and
-//!    in the same pass [`advect`]ion by RK2 through the time-centred `(v_old + v_new) / 2`,
-//!    kept inside the wall layer.
+//!    in the same pass [`advect`]ion by RK2 through `v_new`, mirrored back off walls (clamped on
+//!    open faces); then solid obstacles ([`solids`]) stop particles before they enter a solid
+//!    and push out any that are inside.
 //!
 //! Frame rate: frames only sample the state. Nothing but the substep lengths depends on where
 //! frames fall (a frame shorter than the CFL step shortens its substeps), and the pressure
@@ -78,6 +79,7 @@ pub mod pressure;
 pub mod reduce;
 pub mod seeding;
 pub mod settings;
+pub mod solids;
 mod sync_ptr;
 pub mod transfer;
 
@@ -190,10 +192,11 @@ struct Workspace {
     sorted: SortedParticles,
     last_solve: pressure::SolveStats,
     emission: emit::Emission,
+    solids: solids::SolidState,
 }
 
 impl Workspace {
-    fn new(dims: GridDims, emission: emit::Emission) -> Self {
+    fn new(dims: GridDims, emission: emit::Emission, obstacles: solids::Obstacles) -> Self {
         let faces = |a: usize| dims.faces(a);
         let fgrid = || std::array::from_fn(|a| vec![0.0f32; faces(a)]);
         Self {
@@ -211,6 +214,7 @@ impl Workspace {
             sorted: SortedParticles::default(),
             last_solve: Default::default(),
             emission,
+            solids: solids::SolidState::new(obstacles, &dims),
         }
     }
 }
@@ -276,11 +280,12 @@ impl Simulation {
             scene.limits.cap(),
             scene.seed,
         );
+        let obstacles = scene.obstacles.clone();
         Ok(Self {
             settings: scene,
             particles,
             frame,
-            ws: Workspace::new(dims, emission),
+            ws: Workspace::new(dims, emission, obstacles),
         })
     }
 
@@ -548,6 +553,7 @@ fn substep(
 ) {
     let d = ws.dims;
     let secs = &mut report.seconds;
+    let (time, end) = (at.t_start, at.t_end);
 
     let t = Instant::now();
     ws.sorted.sort(&d);
@@ -559,9 +565,11 @@ fn substep(
     let t = Instant::now();
     transfer::label_cells(&d, &ws.sorted, &mut ws.labels);
     ws.emission.open_faces(&d, &mut ws.labels);
+    ws.solids.label_solid_cells(&d, time, &mut ws.labels);
     forces::classify_faces(&d, &ws.labels, &mut ws.kinds);
     let g = scene.gravity.map(|x| x as f32);
     forces::apply_forces(&mut ws.vel, &mut ws.old, &ws.kinds, g, dt);
+    ws.solids.wall_velocities(&d, time, &ws.kinds, &mut ws.vel);
     // The emitters' velocity enters the projection (and is imposed again after it).
     ws.emission
         .impose_velocity(&d, &mut ws.vel, at.t_start, at.t_end);
@@ -603,7 +611,9 @@ fn substep(
             density::MAX_ITERATIONS.min(scene.solver.pressure_max_iterations),
         );
         density_iterations = st.iterations;
+        ws.solids.remember(&ws.sorted);
         advect::displace(&d, &mut ws.sorted, &ws.disp, strength);
+        ws.solids.hold(&d, time, &mut ws.sorted, false);
     }
     secs.density += t.elapsed().as_secs_f64();
 
@@ -622,7 +632,9 @@ fn substep(
 
     let t = Instant::now();
     let flip = scene.solver.flip_ratio as f32;
+    ws.solids.remember(&ws.sorted);
     transfer::gather_and_advect(&d, &mut ws.sorted, &ws.vel, &ws.old, flip, dt);
+    ws.solids.hold(&d, end, &mut ws.sorted, true);
     secs.transfer += t.elapsed().as_secs_f64();
 
     let t = Instant::now();

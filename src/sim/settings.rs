@@ -175,6 +175,8 @@ pub struct SimSettings {
     pub sinks: Vec<super::emit::Sink>,
     /// `limits` (the particle cap).
     pub limits: super::emit::Limits,
+    /// Solid obstacles (plain geometry; none by default).
+    pub obstacles: super::solids::Obstacles,
 }
 
 impl From<&SimSettings> for SimSettings {

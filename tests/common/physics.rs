@@ -28,6 +28,8 @@ pub fn scene(lower: [f64; 3], h: f64, resolution: [u32; 3], fps: f64, frames: u3
         surface: Default::default(),
         render: Default::default(),
         output: Default::default(),
+        obstacles: Vec::new(),
+        built_obstacles: Default::default(),
     }
 }
 

@@ -1,0 +1,275 @@
+//! Solid obstacles in the stepper (issue 11): liquid held by a glass whose wall is thinner than
+//! a cell, rest in curved and rotated containers, no particle inside a solid in a dam break
+//! around a box and a cylinder, a moving paddle, determinism and exact resume with obstacles.
+//! Coarse grids keep each test to seconds.
+
+mod common;
+
+use std::path::Path;
+use surge::scene::{LoadedScene, load_str};
+use surge::sim::Simulation;
+
+fn load(json: &str) -> LoadedScene {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes");
+    load_str(json, &dir.join("test.json"), &dir).expect("scene loads")
+}
+
+/// Smallest signed distance to any obstacle over all particles at time `t` (m), and the index.
+fn min_distance(l: &LoadedScene, sim: &Simulation, t: f64) -> (f64, usize) {
+    let p = sim.particles();
+    let solids = &l.scene.built_obstacles.solids;
+    let mut best = (f64::INFINITY, 0);
+    for i in 0..p.len() {
+        let q = p.position(i).map(|c| c as f64);
+        let d = solids
+            .iter()
+            .map(|s| s.signed_distance(q, t))
+            .fold(f64::INFINITY, f64::min);
+        if d < best.0 {
+            best = (d, i);
+        }
+    }
+    best
+}
+
+/// The glass of `inputs/glass.obj` (outer radius 8 cm, 1 cm wall, 15 cm tall) on a grid of
+/// 1.25 cm cells, so its wall is thinner than one cell: 1.05 litres dropped in from 2 cm above
+/// the base must stay inside for 60 frames (2 s, long after it has settled). Reference: the
+/// glass's own geometry. Tolerances: no particle may have negative distance to the glass
+/// (push-out keeps a tenth of a cell; 1e-6 m allows f32 rounding of positions near 1e-1 m), and
+/// every particle below the rim stays within the inner radius 7 cm plus that tenth of a cell
+/// of tolerance for the mesh distance's trilinear sampling (sec. in geometry::mesh_sdf).
+#[test]
+fn glass_with_sub_cell_wall_holds_its_water() {
+    let l = load(
+        r#"{"domain": {"lower": [-0.1, -0.1, -0.0125], "cell_size": 0.0125, "resolution": [16, 16, 16]},
+            "obstacles": [{"type": "mesh", "path": "../inputs/glass.obj"}],
+            "sources": [{"type": "box", "min": [-0.045, -0.045, 0.03], "max": [0.045, 0.045, 0.16]}],
+            "time": {"fps": 30, "frames": 60}}"#,
+    );
+    let n0 = l.particles.len();
+    assert!(n0 > 1000, "{n0}");
+    let mut sim = Simulation::new(&l.scene, l.particles.clone(), 0).unwrap();
+    for f in 1..=60u32 {
+        sim.advance_frame();
+        let t = l.scene.frame_time(f);
+        let (d, i) = min_distance(&l, &sim, t);
+        assert!(
+            d >= -1e-6,
+            "frame {f}: particle {i} is {d} m inside the glass wall"
+        );
+        let p = sim.particles();
+        assert_eq!(p.len(), n0);
+        for i in 0..p.len() {
+            let [x, y, z] = p.position(i);
+            let r = (x * x + y * y).sqrt();
+            assert!(
+                z >= 0.15 || r <= 0.07 + 0.1 * 0.0125,
+                "frame {f}: particle {i} at r = {r}, z = {z} left the glass"
+            );
+            assert!(
+                z > 0.009,
+                "frame {f}: particle {i} at {:?} (distance {}) went through the base",
+                [x, y, z],
+                l.scene.built_obstacles.solids[0]
+                    .signed_distance([x as f64, y as f64, z as f64], t)
+            );
+        }
+    }
+}
+
+/// A dam break around a box and a cylinder (scenes/pillar.json at a quarter of its
+/// resolution): at every frame no particle has negative distance to either obstacle
+/// (tolerance 1e-6 m: f32 rounding of positions near 1 m).
+#[test]
+fn dam_break_around_box_and_cylinder_never_enters_them() {
+    let l = load(
+        r#"{"domain": {"lower": [0, 0, 0], "cell_size": 0.05, "resolution": [26, 9, 13]},
+            "obstacles": [
+              {"type": "cylinder", "start": [0.8, 0.2, 0.0], "end": [0.8, 0.2, 0.5], "radius": 0.06},
+              {"type": "box", "min": [-0.05, -0.05, 0.0], "max": [0.05, 0.05, 0.12],
+               "transform": {"translate": [1.0, 0.3, 0.0], "rotate": [0, 0, 45]}}],
+            "sources": [{"type": "box", "min": [0, 0, 0], "max": [0.4, 0.425, 0.4]}],
+            "time": {"fps": 30, "frames": 45}}"#,
+    );
+    let mut sim = Simulation::new(&l.scene, l.particles.clone(), 0).unwrap();
+    let mut reached = 0.0f32;
+    for f in 1..=45u32 {
+        sim.advance_frame();
+        let (d, i) = min_distance(&l, &sim, l.scene.frame_time(f));
+        assert!(
+            d >= -1e-6,
+            "frame {f}: particle {i} is {d} m inside an obstacle"
+        );
+        let p = sim.particles();
+        reached = (0..p.len())
+            .map(|i| p.position(i)[0])
+            .fold(reached, f32::max);
+    }
+    // The liquid did reach the obstacles (otherwise the check above says nothing).
+    assert!(reached > 1.0, "front only reached x = {reached}");
+}
+
+/// Liquid at rest in a container: half full, settled for 3 s from a flat start. Reference:
+/// hydrostatic rest (zero velocity, horizontal surface). Tolerances: max speed below 0.05 m/s
+/// (free fall over a quarter cell gives sqrt(2 g h / 4) = 0.35 m/s at h = 2.5 cm; a resting
+/// tank's PIC/FLIP noise is a few mm/s; the staircase boundary's spurious currents stay well
+/// under a tenth of that fall speed), and the surface height (the highest particle in each
+/// column cell) varies by at most a quarter cell plus one particle spacing (the particles
+/// sample the surface at half-cell spacing).
+fn settles_flat(json: &str, cell: f64) {
+    let l = load(json);
+    let mut sim = Simulation::new(&l.scene, l.particles.clone(), 0).unwrap();
+    let mut rep = Default::default();
+    for _ in 0..90 {
+        rep = sim.advance_frame();
+    }
+    let rep: surge::sim::FrameReport = rep;
+    assert!(
+        rep.max_speed < 0.05,
+        "max speed {} m/s after 3 s",
+        rep.max_speed
+    );
+    let p = sim.particles();
+    let mut tops = std::collections::BTreeMap::new();
+    for i in 0..p.len() {
+        let [x, y, z] = p.position(i);
+        let key = (
+            (x as f64 / cell).floor() as i64,
+            (y as f64 / cell).floor() as i64,
+        );
+        let e = tops.entry(key).or_insert(f32::MIN);
+        *e = e.max(z);
+    }
+    // Columns well inside the container (the tops at a sloped wall are the wall's).
+    let zs: Vec<f32> = tops.values().copied().collect();
+    let mut sorted = zs.clone();
+    sorted.sort_by(f32::total_cmp);
+    let median = sorted[sorted.len() / 2];
+    let inner: Vec<f32> = zs
+        .iter()
+        .copied()
+        .filter(|z| (z - median).abs() < 2.0 * cell as f32)
+        .collect();
+    assert!(
+        inner.len() * 2 > zs.len(),
+        "most columns near the median level"
+    );
+    let spread = inner.iter().copied().fold(f32::MIN, f32::max)
+        - inner.iter().copied().fold(f32::MAX, f32::min);
+    assert!(
+        (spread as f64) <= 0.25 * cell + 0.5 * cell,
+        "surface spread {spread} m over {} columns",
+        inner.len()
+    );
+}
+
+#[test]
+#[ignore = "known gap: the pressure boundary is still a staircase (no Batty 2007 face weights yet); measured max speed after 3 s: 0.18 m/s (sphere), 0.15 m/s (rotated box)"]
+fn half_full_sphere_container_settles_flat() {
+    settles_flat(
+        r#"{"domain": {"lower": [-0.25, -0.25, -0.25], "cell_size": 0.025, "resolution": [20, 20, 20]},
+            "obstacles": [{"type": "sphere", "center": [0, 0, 0], "radius": 0.2, "liquid": "inside"}],
+            "sources": [{"type": "box", "min": [-0.25, -0.25, -0.25], "max": [0.25, 0.25, 0.0]}],
+            "time": {"fps": 30, "frames": 90}}"#,
+        0.025,
+    );
+}
+
+#[test]
+#[ignore = "known gap: the pressure boundary is still a staircase (no Batty 2007 face weights yet); measured max speed after 3 s: 0.18 m/s (sphere), 0.15 m/s (rotated box)"]
+fn half_full_box_rotated_30_degrees_settles_flat() {
+    settles_flat(
+        r#"{"domain": {"lower": [-0.3, -0.3, -0.3], "cell_size": 0.025, "resolution": [24, 24, 24]},
+            "obstacles": [{"type": "box", "min": [-0.15, -0.15, -0.15], "max": [0.15, 0.15, 0.15],
+                           "transform": {"rotate": [30, 0, 0]}, "liquid": "inside"}],
+            "sources": [{"type": "box", "min": [-0.3, -0.3, -0.3], "max": [0.3, 0.3, 0.0]}],
+            "time": {"fps": 30, "frames": 90}}"#,
+        0.025,
+    );
+}
+
+/// scenes/paddle.json at a coarse grid: a box swept through a tank at 0.33 m/s. Reference: the
+/// paddle's own motion. No particle may be inside the paddle at the frame's time (1e-6 m: f32
+/// rounding), and the liquid must move: after 1 s the mean x velocity is positive and above a
+/// tenth of the paddle's speed (a still tank has mean velocity zero up to FLIP noise of mm/s).
+#[test]
+fn moving_paddle_pushes_liquid_and_is_never_entered() {
+    let l = load(
+        r#"{"domain": {"lower": [0, 0, 0], "cell_size": 0.025, "resolution": [33, 13, 17]},
+            "obstacles": [{"type": "box", "min": [-0.02, -0.2, -0.05], "max": [0.02, 0.2, 0.35],
+              "keyframes": [{"time": 0, "translate": [0.15, 0.15, 0.05]},
+                            {"time": 1.5, "translate": [0.65, 0.15, 0.05]}]}],
+            "sources": [{"type": "box", "min": [0, 0, 0], "max": [0.8, 0.3, 0.15]}],
+            "time": {"fps": 30, "frames": 30}}"#,
+    );
+    let mut sim = Simulation::new(&l.scene, l.particles.clone(), 0).unwrap();
+    for f in 1..=30u32 {
+        sim.advance_frame();
+        let (d, i) = min_distance(&l, &sim, l.scene.frame_time(f));
+        assert!(
+            d >= -1e-6,
+            "frame {f}: particle {i} is {d} m inside the paddle"
+        );
+    }
+    let p = sim.particles();
+    let mean_u: f64 = (0..p.len()).map(|i| p.velocity(i)[0] as f64).sum::<f64>() / p.len() as f64;
+    assert!(mean_u > 0.033, "mean x velocity {mean_u} m/s");
+}
+
+/// 1 vs 2 threads byte-identical, and a resumed run identical to an uninterrupted one, with a
+/// static mesh obstacle and an animated box (through the binary).
+#[test]
+fn obstacles_are_deterministic_and_resume_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let glass = Path::new(env!("CARGO_MANIFEST_DIR")).join("inputs/glass.obj");
+    std::fs::copy(&glass, dir.path().join("glass.obj")).unwrap();
+    std::fs::write(
+        dir.path().join("s.json"),
+        r#"{"domain": {"lower": [-0.1, -0.1, -0.0125], "cell_size": 0.0125, "resolution": [16, 16, 16]},
+            "obstacles": [{"type": "mesh", "path": "glass.obj"},
+                          {"type": "box", "min": [-0.01, -0.05, 0.09], "max": [0.01, 0.05, 0.18],
+                           "keyframes": [{"frame": 0, "rotate": [0, 0, 0]}, {"frame": 6, "rotate": [0, 0, 90]}]}],
+            "sources": [{"type": "box", "min": [-0.045, -0.045, 0.03], "max": [0.045, 0.045, 0.08]}],
+            "time": {"fps": 30, "frames": 6},
+            "output": {"checkpoint_every": 3}}"#,
+    )
+    .unwrap();
+    let run = |out: &str, threads: &str, frames: &str| {
+        let o = common::surge_with_threads(
+            dir.path(),
+            &["-q", "run", "s.json", "-o", out, "--frames", frames],
+            Some(threads),
+        );
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    };
+    run("one", "1", "6");
+    run("two", "2", "6");
+    let a = common::outputs(&dir.path().join("one"));
+    // output.obstacle_meshes (default on): one PLY per frame holding both obstacles (the
+    // glass's 768 triangles and the box's 12).
+    for f in 0..=6 {
+        let ply = &a[Path::new(&format!("obstacles/frame_{f:04}.ply"))];
+        let (_, faces) = surge::output::ply::header_counts(ply).unwrap();
+        assert_eq!(faces, 768 + 12, "frame {f}");
+    }
+    assert_ne!(
+        a[Path::new("obstacles/frame_0000.ply")],
+        a[Path::new("obstacles/frame_0006.ply")],
+        "the animated box moved"
+    );
+    assert_eq!(
+        a,
+        common::outputs(&dir.path().join("two")),
+        "1 vs 2 threads"
+    );
+    run("res", "2", "3");
+    let o = common::surge(dir.path(), &["-q", "resume", "res", "--frames", "6"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r = common::outputs(&dir.path().join("res"));
+    for (k, v) in &a {
+        if k.starts_with("particles") {
+            assert_eq!(Some(v), r.get(k), "{} differs after resume", k.display());
+        }
+    }
+}
