@@ -58,6 +58,7 @@ pub mod forces;
 #[cfg(target_arch = "x86_64")]
 mod gather_avx2;
 pub mod mac_grid;
+pub mod multigrid;
 pub mod particles;
 pub mod pressure;
 pub mod reduce;
