@@ -6,7 +6,11 @@
 //!    dt 0.001111112 s) with the default rayon pool, and two peers measured in the same run:
 //!    the same with 1 thread, and with unpreconditioned CG (what the tutorial's C++ uses);
 //!    plus the tutorial C++'s own 31 ms per step on this machine kind, for reference;
-//! 2. a ~1M-particle dam break at CFL 3 (30 fps), ms per frame, against the same with 1 thread.
+//! 2. a ~1M-particle dam break at CFL 3 (30 fps), ms per frame, against the same with 1 thread,
+//!    and against the same with the other pressure preconditioner (MIC(0) vs multigrid):
+//!    iterations per substep, pressure ms per substep and their ratios, and the bytes a CG
+//!    iteration streams (a model: each array a pass reads or writes counted once per row or
+//!    grid cell) against the bandwidth of a STREAM-like triad measured in the same run.
 //!
 //! On a shared machine wall-clock times depend on what else runs, so every run also prints the
 //! cores it actually got (process CPU time / wall time), and the 1-thread peers print the CPU
@@ -17,12 +21,15 @@
 //! pool and splashes), `BENCH_DAM_FRAMES` (default 30: the first frames have fewer substeps
 //! than later ones, the most, 6, come around frames 16-19),
 //! `BENCH_DAM_CELL` (cell size of the dam break, m, default 0.0125: about 1.02M particles),
+//! `BENCH_PRECONDITIONER` (`mic0`, the default, or `multigrid`: the pressure preconditioner of
+//! every run but the comparison peer), `BENCH_COMPARE_PRECONDITIONERS=0` (skip the dam-break
+//! run with the other preconditioner and the bandwidth figures),
 //! `BENCH_SKIP_DAM=1`, `BENCH_SKIP_TUTORIAL=1`, `BENCH_DAM_PEER=0` (skip the 1-thread dam-break
 //! peer), `BENCH_PEERS=0` (the default pool only, no warm-up and no peers: for profilers such as
 //! `RAYON_NUM_THREADS=1 valgrind --tool=callgrind`).
 
 use std::time::Instant;
-use surge::scene::{Domain, Scene, SolverSettings, Source, TimeSettings};
+use surge::scene::{Domain, PressurePreconditioner, Scene, SolverSettings, Source, TimeSettings};
 use surge::sim::{FrameReport, Particles, Simulation, StageSeconds};
 
 /// The tutorial's C++ (incremental7, unpreconditioned CG), ms per step on this machine kind.
@@ -46,7 +53,10 @@ fn scene(lower: [f64; 3], h: f64, resolution: [u32; 3]) -> Scene {
             fps: 30.0,
             frames: 100,
         },
-        solver: SolverSettings::default(),
+        solver: SolverSettings {
+            pressure_preconditioner: preconditioner(),
+            ..SolverSettings::default()
+        },
         surface: Default::default(),
         render: Default::default(),
         output: Default::default(),
@@ -240,6 +250,74 @@ fn run(
     }
 }
 
+/// The preconditioner chosen by `BENCH_PRECONDITIONER`.
+fn preconditioner() -> PressurePreconditioner {
+    match std::env::var("BENCH_PRECONDITIONER").as_deref() {
+        Ok("multigrid") => PressurePreconditioner::Multigrid,
+        Ok("mic0") | Err(_) => PressurePreconditioner::Mic0,
+        Ok(x) => panic!("BENCH_PRECONDITIONER must be mic0 or multigrid, got {x}"),
+    }
+}
+
+fn name(pc: PressurePreconditioner) -> &'static str {
+    match pc {
+        PressurePreconditioner::Mic0 => "MIC(0)",
+        PressurePreconditioner::Multigrid => "multigrid",
+    }
+}
+
+/// Bytes one CG iteration streams per fluid row (a model: every array a pass reads or writes
+/// counted once per row or grid cell, neighbours' values taken as cached; the multigrid counts
+/// the finest level's cells as the fluid rows, and its coarser levels as 1/7 more).
+///
+/// MIC(0) (`f64` vectors, `u32` neighbour rows): `A s` with the dot product (neighbours 24,
+/// diagonal 8, `s` 8, `A s` written 8 = 48), the fused update and forward sweep (`q`, `r`
+/// read and written 32, `s` 8, `A s` 8, neighbours 24, `precon` 8, `tmp` 8 = 88), the backward
+/// sweep with `z . r` (neighbours 24, `precon` 8, `tmp` 8, `z` 8, `r` 8 = 56), `s = z + beta s`
+/// (24): 216.
+///
+/// Multigrid: the CG vectors (`A s` 48, `q`, `r` update and max 40, scatter of `r` 16,
+/// gather into `z` 16, `z . r` 16, `s` 24 = 160) and the V-cycle's `f32` grids per cell of the
+/// finest level: 8 half-sweeps (2 before, 2 after) of `u` read and written, `b`, `1/diag` and
+/// three face weights (28 each: whole cache lines, although a half-sweep updates every other
+/// cell), the residual (28 + `r` 4), restriction (`r` 4) and prolongation (`u` 8, `1/diag` 4):
+/// 224 + 32 + 4 + 12 = 272, times 8/7 for the coarser levels: 311; 471 in all.
+fn bytes_per_row(pc: PressurePreconditioner) -> f64 {
+    match pc {
+        PressurePreconditioner::Mic0 => 216.0,
+        PressurePreconditioner::Multigrid => 160.0 + 272.0 * 8.0 / 7.0,
+    }
+}
+
+/// Bandwidth of a STREAM-like triad `a = b + s c` over `f64` arrays of 64 MB each on the
+/// current pool (best of 5), bytes per second counted as STREAM does (24 per element).
+fn triad_bandwidth() -> f64 {
+    use rayon::prelude::*;
+    let n = 8 << 20;
+    let b = vec![1.0f64; n];
+    let c = vec![2.0f64; n];
+    let mut a = vec![0.0f64; n];
+    let mut best = f64::INFINITY;
+    for rep in 0..6 {
+        let s = 0.5 + rep as f64;
+        let t = Instant::now();
+        a.par_chunks_mut(1 << 16)
+            .zip(b.par_chunks(1 << 16).zip(c.par_chunks(1 << 16)))
+            .for_each(|(a, (b, c))| {
+                for ((a, b), c) in a.iter_mut().zip(b).zip(c) {
+                    *a = b + s * c;
+                }
+            });
+        let dt = t.elapsed().as_secs_f64();
+        // The first pass faults the pages in.
+        if rep > 0 {
+            best = best.min(dt);
+        }
+    }
+    std::hint::black_box(&a);
+    24.0 * n as f64 / best
+}
+
 fn env<T: std::str::FromStr>(name: &str, default: T) -> T {
     std::env::var(name)
         .ok()
@@ -305,14 +383,18 @@ fn bench_dam_break(threads: usize, peers: bool) {
     let (s, p) = dam_break(h);
     let frames = env("BENCH_DAM_FRAMES", 30u32);
     println!(
-        "== dam break: {} particles, {:?} cells, CFL {}, {} fps, first {frames} frames",
+        "== dam break: {} particles, {:?} cells, CFL {}, {} fps, first {frames} frames, {} preconditioner",
         p.len(),
         s.domain.resolution,
         s.solver.cfl,
-        s.time.fps
+        s.time.fps,
+        name(s.solver.pressure_preconditioner)
     );
     let base = run(&s, &p, frames, None, true);
     base.print(&format!("surge, {threads} threads"));
+    if env("BENCH_COMPARE_PRECONDITIONERS", 1u32) == 1 {
+        compare_preconditioners(&s, &p, frames, threads, &base);
+    }
     for (i, r) in base.reports.iter().enumerate() {
         println!(
             "    frame {}: {} substeps, {:.0} ms, pressure iterations max {}",
@@ -340,5 +422,70 @@ fn bench_dam_break(threads: usize, peers: bool) {
         "ratios: 1 thread / {threads} threads = {:.2}x; target 1000 ms/frame / surge = {:.2}x",
         one.ms_per_frame() / base.ms_per_frame(),
         1000.0 / base.ms_per_frame()
+    );
+}
+
+/// The dam break with the other preconditioner on the same pool, the ratios, and the bytes per
+/// iteration against the triad bandwidth.
+fn compare_preconditioners(s: &Scene, p: &Particles, frames: u32, threads: usize, base: &Run) {
+    let mine = s.solver.pressure_preconditioner;
+    let other = match mine {
+        PressurePreconditioner::Mic0 => PressurePreconditioner::Multigrid,
+        PressurePreconditioner::Multigrid => PressurePreconditioner::Mic0,
+    };
+    let mut so = s.clone();
+    so.solver.pressure_preconditioner = other;
+    let peer = run(&so, p, frames, None, true);
+    peer.print(&format!(
+        "surge, {threads} threads, {} preconditioner",
+        name(other)
+    ));
+    let bw = triad_bandwidth();
+    println!(
+        "    STREAM-like triad on {threads} threads: {:.2} GB/s",
+        bw / 1e9
+    );
+    let stats = |r: &Run| {
+        let n = r.substeps() as f64;
+        let its: f64 = r
+            .reports
+            .iter()
+            .map(|f| f.pressure_iterations_total as f64)
+            .sum();
+        let rows: f64 = r
+            .reports
+            .iter()
+            .flat_map(|f| f.substep_reports.iter())
+            .map(|x| x.fluid_cells as f64 * x.pressure_iterations as f64)
+            .sum();
+        let pressure = r.stages().pressure;
+        (its / n, 1e3 * pressure / n, rows, pressure, its)
+    };
+    let line = |pc: PressurePreconditioner, r: &Run| {
+        let (its, ms, rows, secs, n_its) = stats(r);
+        let bytes = rows * bytes_per_row(pc);
+        // Setup, divergence and the velocity update are in the pressure time too, so the
+        // achieved figure is a lower bound.
+        let achieved = bytes / secs;
+        println!(
+            "    {:>9}: {its:.1} iterations/substep, pressure {ms:.2} ms/substep, {:.3} ms/iteration; model {:.0} B/row/iteration, {:.1} MB/iteration; {:.2} GB/s = {:.2}x of the triad",
+            name(pc),
+            1e3 * secs / n_its,
+            bytes_per_row(pc),
+            bytes / n_its / 1e6,
+            achieved / 1e9,
+            achieved / bw
+        );
+        (its, ms)
+    };
+    let (mic, mg) = if mine == PressurePreconditioner::Mic0 {
+        (line(mine, base), line(other, &peer))
+    } else {
+        (line(other, &peer), line(mine, base))
+    };
+    println!(
+        "ratios MIC(0) / multigrid: iterations {:.2}x, pressure ms/substep {:.2}x (targets: multigrid <= 15 iterations/substep, pressure >= 3x less time)",
+        mic.0 / mg.0,
+        mic.1 / mg.1
     );
 }

@@ -175,6 +175,28 @@ pub struct SolverSettings {
     /// Iteration cap of the pressure solve. (default: `1000`)
     #[serde(default = "default_pressure_max_iterations")]
     pub pressure_max_iterations: u32,
+    /// Preconditioner of the pressure solve's conjugate gradient: `"mic0"` or `"multigrid"`.
+    /// (default: `"mic0"`; left out of the written scene when it is the default, so the physics
+    /// hash of scenes that do not set it is unchanged)
+    #[serde(default, skip_serializing_if = "PressurePreconditioner::is_default")]
+    pub pressure_preconditioner: PressurePreconditioner,
+}
+
+/// The pressure solve's preconditioner (`solver.pressure_preconditioner`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PressurePreconditioner {
+    /// Modified incomplete Cholesky, block-Jacobi over slabs (Bridson 2015, ch. 5).
+    #[default]
+    Mic0,
+    /// One multigrid V-cycle (McAdams, Sifakis and Teran 2010).
+    Multigrid,
+}
+
+impl PressurePreconditioner {
+    fn is_default(&self) -> bool {
+        *self == Self::default()
+    }
 }
 
 impl Default for SolverSettings {
@@ -187,6 +209,7 @@ impl Default for SolverSettings {
             fixed_dt: None,
             pressure_tolerance: default_pressure_tolerance(),
             pressure_max_iterations: default_pressure_max_iterations(),
+            pressure_preconditioner: PressurePreconditioner::default(),
         }
     }
 }

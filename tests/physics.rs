@@ -6,7 +6,7 @@
 //! constant, no NaN, no particle outside the domain or inside the wall layer.
 
 use std::sync::OnceLock;
-use surge::scene::{Domain, Scene, SolverSettings, Source, TimeSettings};
+use surge::scene::{Domain, PressurePreconditioner, Scene, SolverSettings, Source, TimeSettings};
 use surge::sim::{FrameReport, Particles, Simulation};
 
 const G: f64 = surge::scene::STANDARD_GRAVITY;
@@ -203,12 +203,19 @@ fn surface_height(s: &Scene, p: &Particles) -> f64 {
 /// `max |sum_a (u_a+ - u_a-)| <= tol * max|b|` where `b` is the same quantity before the solve
 /// (the solver's stopping rule), plus the rounding of storing velocities in f32 (8 ulp of the
 /// largest face speed). The test also checks the solve had real work to do (`b` was more than
-/// ten times what is allowed after it), so it cannot pass on a trivial system.
+/// ten times what is allowed after it), so it cannot pass on a trivial system. Both
+/// preconditioners (the stopping rule is the same).
 #[test]
 fn projection_leaves_fluid_divergence_free() {
-    for tol in [1e-3, 1e-5] {
+    for (tol, pc) in [1e-3, 1e-5].into_iter().flat_map(|t| {
+        [
+            (t, PressurePreconditioner::Mic0),
+            (t, PressurePreconditioner::Multigrid),
+        ]
+    }) {
         let mut s = dam_break_scene(0.05, 60.0, 6);
         s.solver.pressure_tolerance = tol;
+        s.solver.pressure_preconditioner = pc;
         let p = dam_break_particles(&mut s, 0.05);
         let mut sim = Simulation::new(&s, p, 0).unwrap();
         run(&mut sim, s.time.frames, |sim, r| {
@@ -220,7 +227,7 @@ fn projection_leaves_fluid_divergence_free() {
             let worst = div.iter().fold(0.0f64, |m, d| m.max(d.abs()));
             assert!(
                 worst <= allowed,
-                "tol {tol}: max |div h| = {worst:e} > {allowed:e} (rhs_max {:e}, {} its)",
+                "tol {tol} {pc:?}: max |div h| = {worst:e} > {allowed:e} (rhs_max {:e}, {} its)",
                 stats.rhs_max,
                 stats.iterations
             );
@@ -485,8 +492,19 @@ fn bytes(p: &Particles) -> Vec<u8> {
 /// frame k gives the same bytes as the uninterrupted run.
 #[test]
 fn deterministic_across_threads_and_resume() {
+    deterministic_with(PressurePreconditioner::Mic0);
+}
+
+/// The same with the multigrid preconditioner.
+#[test]
+fn deterministic_across_threads_and_resume_multigrid() {
+    deterministic_with(PressurePreconditioner::Multigrid);
+}
+
+fn deterministic_with(pc: PressurePreconditioner) {
     let h = 0.02;
     let mut s = dam_break_scene(h, 30.0, 8);
+    s.solver.pressure_preconditioner = pc;
     let p0 = dam_break_particles(&mut s, h);
     let go = |threads: usize, p: Particles, from: u32, to: u32| -> (Particles, u32) {
         let pool = rayon::ThreadPoolBuilder::new()

@@ -9,7 +9,8 @@
 //!    solid (wall layer) / fluid (holds a particle) / empty; the splatted grid is kept as
 //!    `v_old`;
 //! 3. [`forces`]: gravity `u += g dt`, then zero normal velocity on wall faces;
-//! 4. [`pressure`]: 7-point Poisson projection solved by MIC(0)-preconditioned CG;
+//! 4. [`pressure`]: 7-point Poisson projection solved by conjugate gradient preconditioned by
+//!    MIC(0) or by a [`multigrid`] V-cycle (`solver.pressure_preconditioner`);
 //! 5. [`extrapolate`]: the projected velocity and the FLIP change `v_new - v_old` spread into
 //!    air and wall faces, enough layers for the substep's CFL number;
 //! 6. [`transfer::gather_and_advect`]: grid to particle, `v_p = f (v_p - v_old) + v_new`, and
@@ -230,11 +231,16 @@ impl Simulation {
             );
         }
         let dims = GridDims::new(d);
+        let mut ws = Workspace::new(dims);
+        ws.pressure.preconditioner = match scene.solver.pressure_preconditioner {
+            crate::scene::PressurePreconditioner::Mic0 => pressure::Preconditioner::Mic0,
+            crate::scene::PressurePreconditioner::Multigrid => pressure::Preconditioner::Multigrid,
+        };
         Ok(Self {
             scene: scene.clone(),
             particles,
             frame,
-            ws: Workspace::new(dims),
+            ws,
         })
     }
 

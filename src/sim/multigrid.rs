@@ -16,7 +16,7 @@
 //!   else fluid if any child is fluid, else solid (McAdams sec. 4: the Dirichlet surface is
 //!   never lost on a coarse level); a coarse face's weight is the mean of the four fine faces it
 //!   covers;
-//! - levels are coarsened until an axis has fewer than [`MIN_INTERIOR`] interior cells.
+//! - levels are coarsened until every axis has at most [`COARSEST_INTERIOR`] interior cells.
 //!
 //! One V-cycle ([`Multigrid::apply`]; McAdams Algorithm 1, with red-black Gauss-Seidel as the
 //! smoother instead of damped Jacobi, which smooths better per sweep and needs no extra
@@ -53,8 +53,9 @@ use super::sync_ptr::SyncPtr;
 use level::Level;
 use rayon::prelude::*;
 
-/// Fewest interior cells per axis of any level but the finest.
-pub const MIN_INTERIOR: usize = 4;
+/// Coarsening stops at the first level with at most this many interior cells along every
+/// axis (an axis may reach 1 interior cell before that: thin, quasi-2D tanks).
+pub const COARSEST_INTERIOR: usize = 8;
 
 /// Rows per task of the scatter and gather (rows of the CG vectors).
 const ROWS_PER_TASK: usize = 16 * 1024;
@@ -99,8 +100,11 @@ impl Multigrid {
         let mut levels = vec![Level::new(n)];
         let mut m = n;
         while levels.len() < settings.max_levels.max(1) {
+            if m.iter().all(|&x| x <= COARSEST_INTERIOR + 2) {
+                break;
+            }
             let c = coarser(m);
-            if c.iter().any(|&x| x < MIN_INTERIOR + 2) || c == m {
+            if c == m {
                 break;
             }
             levels.push(Level::new(c));

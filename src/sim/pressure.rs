@@ -33,6 +33,7 @@
 //! the work per iteration is proportional to the liquid, not to the box.
 
 use super::mac_grid::{CellLabel, FaceKind, GridDims};
+use super::multigrid::{self, Multigrid};
 use super::reduce;
 use super::sync_ptr::SyncPtr;
 use rayon::prelude::*;
@@ -165,6 +166,17 @@ unsafe fn backward_sweep(
     dot
 }
 
+/// The preconditioner of the CG loop (the same loop and stopping rule for each).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Preconditioner {
+    /// Block-Jacobi MIC(0) (this module).
+    #[default]
+    Mic0,
+    /// One multigrid V-cycle over the liquid ([`super::multigrid`], McAdams et al. 2010): the
+    /// residual is scattered onto the grid, cycled in f32, and gathered back.
+    Multigrid,
+}
+
 /// Outcome of one pressure solve.
 #[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
 pub struct SolveStats {
@@ -207,8 +219,12 @@ pub struct PressureSolver {
     nf: usize,
     /// First row of each preconditioner block, then `nf`.
     blocks: [u32; BLOCKS + 1],
-    /// Use the MIC(0) preconditioner (false: plain CG, for benchmarks).
+    /// Precondition CG (false: plain CG, for benchmarks).
     pub precondition: bool,
+    /// Which preconditioner (when `precondition`).
+    pub preconditioner: Preconditioner,
+    /// The multigrid hierarchy, allocated by the first multigrid solve on a grid.
+    multigrid: Option<Multigrid>,
     /// Fewest rows per preconditioner block (default [`BLOCK_ROWS`]; tests lower it).
     pub block_rows: usize,
     /// The last projection's `q` per grid cell (0 outside the fluid), and its substep length
@@ -240,6 +256,8 @@ impl PressureSolver {
             nf: 0,
             blocks: [0; BLOCKS + 1],
             precondition: true,
+            preconditioner: Preconditioner::Mic0,
+            multigrid: None,
             block_rows: BLOCK_ROWS,
             warm: vec![0.0; cells],
             warm_dt: 0.0,
@@ -278,7 +296,19 @@ impl PressureSolver {
                 *b = -divergence_at(d, vel, i as usize, j as usize, k as usize);
             });
         if self.precondition {
-            self.build_precon();
+            match self.preconditioner {
+                Preconditioner::Mic0 => self.build_precon(),
+                Preconditioner::Multigrid => {
+                    // Allocated once per grid; re-labelled every solve (the density
+                    // correction reuses it: same cells and matrix).
+                    if self.multigrid.as_ref().map(|m| m.dims()) != Some(d.n) {
+                        self.multigrid = Some(Multigrid::new(d.n, multigrid::Settings::default()));
+                    }
+                    if let Some(mg) = self.multigrid.as_mut() {
+                        mg.setup(labels, None);
+                    }
+                }
+            }
         }
         if use_warm {
             let (warm, q, cell_of) = (&self.warm, &mut self.q[..nf], &self.cell_of[..nf]);
@@ -566,6 +596,19 @@ impl PressureSolver {
         sums.iter().sum()
     }
 
+    /// `z = M^-1 r` by one multigrid V-cycle; returns `z . r` (fixed chunks). `r` and `z` have
+    /// `nf + 1` entries, the dummy row last (left at 0).
+    fn apply_multigrid(
+        mg: &mut Multigrid,
+        cell_of: &[u32],
+        r: &[f64],
+        z: &mut [f64],
+        partials: &mut [f64],
+    ) -> f64 {
+        mg.apply(cell_of, r, z);
+        reduce::dot(z, r, partials)
+    }
+
     /// One CG step fused with the next preconditioner application (the preconditioned case):
     /// `q += alpha s`, `r -= alpha z` (`z` holds `A s` on entry), `z = M^-1 r`; returns
     /// `(z . r, max |r|)`. The update of row `i` is done in the forward sweep just before the
@@ -676,6 +719,13 @@ impl PressureSolver {
             return stats;
         }
         let (nb, dg, pc, blocks) = (&self.nb, &self.diag, &self.precon, &self.blocks);
+        // The multigrid cycle, when it is the preconditioner (`None`: MIC(0) or none).
+        let mut mg = match (self.precondition, self.preconditioner) {
+            (true, Preconditioner::Multigrid) => self.multigrid.as_mut(),
+            _ => None,
+        };
+        let cell_of = &self.cell_of[..nf];
+        let fused = self.precondition && mg.is_none();
         let (q, r, z, s, tmp) = (
             &mut self.q[..n1],
             &mut self.r[..n1],
@@ -704,8 +754,10 @@ impl PressureSolver {
                 return stats;
             }
         }
-        let mut sigma =
-            Self::apply_precon(nf, self.precondition, blocks, nb, pc, r, tmp, z, partials);
+        let mut sigma = match mg.as_deref_mut() {
+            Some(m) => Self::apply_multigrid(m, cell_of, r, z, partials),
+            None => Self::apply_precon(nf, self.precondition, blocks, nb, pc, r, tmp, z, partials),
+        };
         s.copy_from_slice(z);
         while stats.iterations < max_iter {
             let zs = Self::apply_a_dot(nf, nb, dg, s, z, partials);
@@ -714,7 +766,7 @@ impl PressureSolver {
             }
             let alpha = sigma / zs;
             stats.iterations += 1;
-            if self.precondition {
+            if fused {
                 // The update fused with the next preconditioner application; the last one is
                 // wasted, but a pass over four vectors per iteration is saved.
                 let (sigma_new, m) = Self::step_and_precon(blocks, nb, pc, alpha, q, s, r, tmp, z);
@@ -746,8 +798,12 @@ impl PressureSolver {
             if rmax <= tol * bmax {
                 break;
             }
-            let sigma_new =
-                Self::apply_precon(nf, self.precondition, blocks, nb, pc, r, tmp, z, partials);
+            let sigma_new = match mg.as_deref_mut() {
+                Some(m) => Self::apply_multigrid(m, cell_of, r, z, partials),
+                None => {
+                    Self::apply_precon(nf, self.precondition, blocks, nb, pc, r, tmp, z, partials)
+                }
+            };
             let beta = sigma_new / sigma;
             s.par_iter_mut()
                 .zip(z.par_iter())
