@@ -290,6 +290,67 @@ impl Simulation {
         self.ws.pressure.block_rows = rows;
     }
 
+    /// For benchmarks: builds the pressure system of a substep of length `dt` from the current
+    /// particles (sort, splat, labels, gravity; as [`Self::advance_frame`] does) and solves it
+    /// `reps` times from zero with each preconditioner of `which`, restoring the velocities
+    /// before each solve. Returns per preconditioner the iterations and the fastest solve's
+    /// seconds (the fastest of several is what a shared machine measures best). The particles
+    /// are not changed.
+    #[doc(hidden)]
+    pub fn bench_pressure(
+        &mut self,
+        dt: f32,
+        reps: u32,
+        which: &[pressure::Preconditioner],
+    ) -> Vec<(u32, f64)> {
+        let scene = &self.scene;
+        let particles = &self.particles;
+        let ws = &mut self.ws;
+        let d = ws.dims;
+        rayon::scope(|_| {
+            with_workers_awake(|| {
+                ws.sorted.load(particles, d.cells());
+                advect::clamp_inside(&d, &mut ws.sorted);
+                ws.sorted.sort(&d);
+                transfer::splat(&d, &ws.sorted, &mut ws.vel, &mut ws.acc);
+                transfer::label_cells(&d, &ws.sorted, &mut ws.labels);
+                forces::classify_faces(&d, &ws.labels, &mut ws.kinds);
+                let g = scene.gravity.map(|x| x as f32);
+                forces::apply_forces(&mut ws.vel, &mut ws.old, &ws.kinds, g, dt);
+                let backup = ws.vel.clone();
+                let keep = ws.pressure.preconditioner;
+                let out = which
+                    .iter()
+                    .map(|&pc| {
+                        ws.pressure.preconditioner = pc;
+                        let mut best = (0, f64::INFINITY);
+                        for _ in 0..reps {
+                            for (v, b) in ws.vel.iter_mut().zip(&backup) {
+                                v.copy_from_slice(b);
+                            }
+                            let t = Instant::now();
+                            let st = ws.pressure.project(
+                                &d,
+                                &ws.labels,
+                                &ws.kinds,
+                                &mut ws.vel,
+                                scene.solver.pressure_tolerance,
+                                scene.solver.pressure_max_iterations,
+                                dt,
+                                false,
+                            );
+                            best = (st.iterations, best.1.min(t.elapsed().as_secs_f64()));
+                            ws.last_solve = st;
+                        }
+                        best
+                    })
+                    .collect();
+                ws.pressure.preconditioner = keep;
+                out
+            })
+        })
+    }
+
     /// Apply the density correction (default true; false for benchmarks and comparisons).
     #[doc(hidden)]
     pub fn set_density_correction(&mut self, on: bool) {

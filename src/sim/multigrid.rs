@@ -60,11 +60,24 @@ pub const COARSEST_INTERIOR: usize = 8;
 /// Rows per task of the scatter and gather (rows of the CG vectors).
 const ROWS_PER_TASK: usize = 16 * 1024;
 
+/// The smoother of every level but the coarsest (which always uses red-black sweeps).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Smoother {
+    /// Damped Jacobi (McAdams et al.'s choice): one streaming, vectorised pass per sweep.
+    Jacobi,
+    /// Red-black Gauss-Seidel: smooths better per sweep, two strided passes per sweep.
+    RedBlack,
+}
+
 /// The V-cycle's smoothing.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Settings {
-    /// Red-black sweeps before the restriction (and, mirrored, after the prolongation).
+    /// The smoother.
+    pub smoother: Smoother,
+    /// Damped Jacobi sweeps before the restriction (and as many after the prolongation).
     pub pre_sweeps: u32,
+    /// Jacobi damping (3/4 minimises the 3-D 7-point smoothing factor, to 1/2).
+    pub omega: f32,
     /// Red-black sweeps on the coarsest level (then as many black-red ones).
     pub coarsest_sweeps: u32,
     /// Most levels (the finest included).
@@ -73,8 +86,16 @@ pub struct Settings {
 
 impl Default for Settings {
     fn default() -> Self {
+        // Temporary: experiment overrides.
+        let e = |k: &str| std::env::var(k).ok();
         Self {
-            pre_sweeps: 2,
+            smoother: if e("MG_RB").is_some() {
+                Smoother::RedBlack
+            } else {
+                Smoother::Jacobi
+            },
+            pre_sweeps: e("MG_PRE").and_then(|x| x.parse().ok()).unwrap_or(2),
+            omega: e("MG_OMEGA").and_then(|x| x.parse().ok()).unwrap_or(0.75),
             coarsest_sweeps: 16,
             max_levels: 16,
         }
@@ -132,7 +153,7 @@ impl Multigrid {
     pub fn bytes(&self) -> usize {
         self.levels
             .iter()
-            .map(|l| l.cells() * (7 * 4 + 1) + l.spans.len() * 8)
+            .map(|l| l.cells() * (8 * 4 + 1) + l.spans.len() * 8)
             .sum()
     }
 
@@ -151,6 +172,7 @@ impl Multigrid {
     /// `z = M^-1 r` on rows of fluid cells: row `i` is grid cell `cell_of[i]`; `r` and `z`
     /// have at least `cell_of.len()` entries (others are left alone). One V-cycle.
     pub fn apply(&mut self, cell_of: &[u32], r: &[f64], z: &mut [f64]) {
+        let t0 = std::time::Instant::now();
         let nf = cell_of.len();
         let bp = SyncPtr(self.levels[0].b.as_mut_ptr());
         let cells = self.levels[0].cells();
@@ -163,13 +185,28 @@ impl Multigrid {
                 // SAFETY: rows are distinct cells, each written by one task.
                 unsafe { *bp.get(c as usize) = x as f32 };
             });
+        let t1 = std::time::Instant::now();
         self.vcycle();
+        let t2 = std::time::Instant::now();
         let u = &self.levels[0].u;
         z[..nf]
             .par_iter_mut()
             .zip(cell_of.par_iter())
             .with_min_len(ROWS_PER_TASK)
             .for_each(|(z, &c)| *z = u[c as usize] as f64);
+        if std::env::var("MG_TIMING").is_ok() {
+            let spans: usize = self.levels[0]
+                .spans
+                .iter()
+                .map(|s| (s[1] - s[0]) as usize)
+                .sum();
+            eprintln!(
+                "  scatter {:.3} vcycle {:.3} gather {:.3} ms; span cells {spans}",
+                1e3 * (t1 - t0).as_secs_f64(),
+                1e3 * (t2 - t1).as_secs_f64(),
+                1e3 * t2.elapsed().as_secs_f64()
+            );
+        }
     }
 
     /// One V-cycle on the finest level's `b`, into its `u` (McAdams Algorithm 1).
@@ -182,7 +219,14 @@ impl Multigrid {
         let last = self.levels.len() - 1;
         for l in 0..last {
             let lv = &mut self.levels[l];
-            smooth(lv, s.pre_sweeps, false);
+            match s.smoother {
+                Smoother::Jacobi => {
+                    for k in 0..s.pre_sweeps {
+                        kernels::jacobi(lv, s.omega, k == 0);
+                    }
+                }
+                Smoother::RedBlack => smooth(lv, s.pre_sweeps, false),
+            }
             kernels::residual(lv);
             let (f, c) = self.levels.split_at_mut(l + 1);
             kernels::restrict(&f[l], &mut c[0]);
@@ -193,7 +237,14 @@ impl Multigrid {
         for l in (0..last).rev() {
             let (f, c) = self.levels.split_at_mut(l + 1);
             kernels::prolong_add(&c[0], &mut f[l]);
-            smooth(&mut f[l], s.pre_sweeps, true);
+            match s.smoother {
+                Smoother::Jacobi => {
+                    for _ in 0..s.pre_sweeps {
+                        kernels::jacobi(&mut f[l], s.omega, false);
+                    }
+                }
+                Smoother::RedBlack => smooth(&mut f[l], s.pre_sweeps, true),
+            }
         }
     }
 

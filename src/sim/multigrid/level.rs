@@ -16,7 +16,6 @@
 //! the V-cycle visits only those spans, so the work follows the liquid, not the box.
 
 use super::super::mac_grid::CellLabel;
-use super::SyncPtr;
 use rayon::prelude::*;
 
 pub(super) const AIR: u8 = CellLabel::Empty as u8;
@@ -37,6 +36,12 @@ pub(super) struct Level {
     pub r: Vec<f32>,
     /// `1 / diag` on fluid cells with a non-zero diagonal, 0 elsewhere (the smoother's mask).
     pub invd: Vec<f32>,
+    /// The diagonal `sum_f w_f` on the same cells, 0 elsewhere.
+    pub diag: Vec<f32>,
+    /// Every open face has weight 1 (the finest level without fractional weights): the loops
+    /// then read no weights, since `u` is 0 on air and solid cells, `sum_f w_f u_nb` is the
+    /// plain sum of the six neighbours.
+    pub unit: bool,
     /// Weight of each cell's lower face along x, y, z (0 where either side is solid).
     pub w: [Vec<f32>; 3],
     /// `AIR`, `FLUID` or `SOLID` per cell.
@@ -55,6 +60,8 @@ impl Level {
             b: z(),
             r: z(),
             invd: z(),
+            diag: z(),
+            unit: false,
             w: [z(), z(), z()],
             label: vec![SOLID; cells],
             spans: vec![[0, 0]; n[1] * n[2]],
@@ -82,10 +89,6 @@ impl Level {
     pub fn setup_finest(&mut self, labels: &[CellLabel], weights: Option<&[Vec<f32>; 3]>) {
         let n = self.n;
         assert_eq!(labels.len(), self.cells());
-        let per = self.rows_per_task(SETUP_CELLS);
-        let lp = SyncPtr(self.label.as_mut_ptr());
-        let wp: [SyncPtr<f32>; 3] = std::array::from_fn(|a| SyncPtr(self.w[a].as_mut_ptr()));
-        let st = self.strides();
         if let Some(w) = weights {
             for a in 0..3 {
                 let mut m = n;
@@ -93,37 +96,69 @@ impl Level {
                 assert_eq!(w[a].len(), m[0] * m[1] * m[2], "face weights of axis {a}");
             }
         }
-        (0..n[1] * n[2])
-            .into_par_iter()
+        self.clear_spans();
+        let per = self.rows_per_task(SETUP_CELLS);
+        let nx = n[0];
+        // Labels, row by row; the outermost layer is solid whatever the labels say (a fluid
+        // cell's six neighbours must exist).
+        self.label
+            .par_chunks_mut(nx)
+            .zip(labels.par_chunks(nx))
+            .enumerate()
             .with_min_len(per)
-            .for_each(|row| {
+            .for_each(|(row, (out, src))| {
                 let (j, k) = (row % n[1], row / n[1]);
-                for i in 0..n[0] {
-                    let c = i + n[0] * row;
-                    let ijk = [i, j, k];
-                    // The outermost layer is solid whatever the labels say (a fluid cell's six
-                    // neighbours must exist).
-                    let border = (0..3).any(|a| ijk[a] == 0 || ijk[a] + 1 == n[a]);
-                    let solid = border || labels[c] == CellLabel::Solid;
-                    // SAFETY: this task alone writes the cells of row `row`.
-                    unsafe {
-                        *lp.get(c) = if border { SOLID } else { labels[c] as u8 };
-                        for a in 0..3 {
-                            // The lower neighbour is in the solid border when ijk[a] == 1.
-                            let open =
-                                ijk[a] > 1 && !solid && labels[c - st[a]] != CellLabel::Solid;
-                            let wf = match (open, weights) {
-                                (false, _) => 0.0,
-                                (true, None) => 1.0,
-                                (true, Some(w)) => {
-                                    let mut m = n;
-                                    m[a] += 1;
-                                    w[a][i + m[0] * (j + m[1] * k)].clamp(0.0, 1.0)
-                                }
-                            };
-                            *wp[a].get(c) = wf;
+                if j == 0 || k == 0 || j + 1 == n[1] || k + 1 == n[2] {
+                    out.fill(SOLID);
+                    return;
+                }
+                for (o, l) in out.iter_mut().zip(src) {
+                    *o = *l as u8;
+                }
+                out[0] = SOLID;
+                out[nx - 1] = SOLID;
+            });
+        self.unit = weights.is_none();
+        if self.unit {
+            // The loops read no weights (see `unit`).
+            self.finish_setup();
+            return;
+        }
+        let label = &self.label;
+        let st = self.strides();
+        let [w0, w1, w2] = &mut self.w;
+        w0.par_chunks_mut(nx)
+            .zip(w1.par_chunks_mut(nx).zip(w2.par_chunks_mut(nx)))
+            .enumerate()
+            .with_min_len(per)
+            .for_each(|(row, (x, (y, z)))| {
+                let (j, k) = (row % n[1], row / n[1]);
+                let o = nx * row;
+                let l = &label[o..o + nx];
+                // The rows below along y and z (this row again on the border: its faces there
+                // are closed anyway, the cell being solid).
+                let ly = &label[o - if j > 0 { st[1] } else { 0 }..][..nx];
+                let lz = &label[o - if k > 0 { st[2] } else { 0 }..][..nx];
+                let face = |a: usize, i: usize| -> f32 {
+                    match weights {
+                        None => 1.0,
+                        Some(w) => {
+                            let mut m = n;
+                            m[a] += 1;
+                            w[a][i + m[0] * (j + m[1] * k)].clamp(0.0, 1.0)
                         }
                     }
+                };
+                x[0] = 0.0;
+                for i in 1..nx {
+                    let open = l[i] != SOLID && l[i - 1] != SOLID;
+                    x[i] = if open { face(0, i) } else { 0.0 };
+                }
+                for i in 0..nx {
+                    let open = l[i] != SOLID && ly[i] != SOLID && j > 0;
+                    y[i] = if open { face(1, i) } else { 0.0 };
+                    let open = l[i] != SOLID && lz[i] != SOLID && k > 0;
+                    z[i] = if open { face(2, i) } else { 0.0 };
                 }
             });
         self.finish_setup();
@@ -137,89 +172,133 @@ impl Level {
     /// either coarse side is solid).
     pub fn setup_coarse(&mut self, f: &Level) {
         let n = self.n;
-        let fs = f.strides();
+        let nx = n[0];
+        let fnx = f.n[0];
+        self.clear_spans();
         let per = self.rows_per_task(SETUP_CELLS / 8);
-        let lp = SyncPtr(self.label.as_mut_ptr());
+        // The fine row (2J - 1 + dj, 2K - 1 + dk) of coarse row (J, K), if in the fine grid.
+        let fine_row = |j: usize, k: usize, dj: usize, dk: usize| -> Option<usize> {
+            let (fj, fk) = (2 * j + dj, 2 * k + dk);
+            (fj >= 1 && fk >= 1 && fj <= f.n[1] && fk <= f.n[2])
+                .then(|| fnx * ((fj - 1) + f.n[1] * (fk - 1)))
+        };
         // Labels first (the weights need the neighbours' labels).
-        (0..n[1] * n[2])
-            .into_par_iter()
+        self.label
+            .par_chunks_mut(nx)
+            .enumerate()
             .with_min_len(per)
-            .for_each(|row| {
+            .for_each(|(row, out)| {
                 let (j, k) = (row % n[1], row / n[1]);
-                for i in 0..n[0] {
-                    let (mut any_air, mut any_fluid) = (false, false);
-                    for dk in 0..2 {
-                        for dj in 0..2 {
-                            for di in 0..2 {
-                                let fi = [2 * i + di, 2 * j + dj, 2 * k + dk];
-                                // Fine index 2I - 1 + d; out of the fine grid counts as solid.
-                                if fi.iter().zip(&f.n).any(|(&x, &m)| x == 0 || x > m) {
-                                    continue;
-                                }
-                                let fc =
-                                    (fi[0] - 1) + f.n[0] * ((fi[1] - 1) + f.n[1] * (fi[2] - 1));
-                                match f.label[fc] {
-                                    AIR => any_air = true,
-                                    FLUID => any_fluid = true,
-                                    _ => {}
+                // Bit 0: a fluid child, bit 1: an air child.
+                let mut seen = [0u8; 1024];
+                let mut chunk0 = 0;
+                while chunk0 < nx {
+                    let chunk1 = (chunk0 + seen.len()).min(nx);
+                    let seen = &mut seen[..chunk1 - chunk0];
+                    seen.fill(0);
+                    for (dj, dk) in [(0, 0), (1, 0), (0, 1), (1, 1)] {
+                        let Some(fr) = fine_row(j, k, dj, dk) else {
+                            continue;
+                        };
+                        let fl = &f.label[fr..fr + fnx];
+                        for (t, s) in seen.iter_mut().enumerate() {
+                            let i = chunk0 + t;
+                            for fi in [2 * i, 2 * i + 1] {
+                                // Fine x index fi - 1.
+                                if fi >= 1 && fi <= fnx {
+                                    *s |= match fl[fi - 1] {
+                                        FLUID => 1,
+                                        AIR => 2,
+                                        _ => 0,
+                                    };
                                 }
                             }
                         }
                     }
-                    let on_border = i == 0
-                        || j == 0
-                        || k == 0
-                        || i + 1 == n[0]
-                        || j + 1 == n[1]
-                        || k + 1 == n[2];
-                    let l = if on_border {
-                        SOLID
-                    } else if any_air {
-                        AIR
-                    } else if any_fluid {
-                        FLUID
-                    } else {
-                        SOLID
-                    };
-                    // SAFETY: this task alone writes the cells of row `row`.
-                    unsafe { *lp.get(i + n[0] * row) = l };
+                    let border = j == 0 || k == 0 || j + 1 == n[1] || k + 1 == n[2];
+                    for (t, s) in seen.iter().enumerate() {
+                        let i = chunk0 + t;
+                        out[i] = if border || i == 0 || i + 1 == nx {
+                            SOLID
+                        } else if s & 2 != 0 {
+                            AIR
+                        } else if s & 1 != 0 {
+                            FLUID
+                        } else {
+                            SOLID
+                        };
+                    }
+                    chunk0 = chunk1;
                 }
             });
+        // Without fractional weights on the finest level, every level's open faces have weight
+        // 1 (McAdams et al.: the coarse operators are the plain Poisson stencil on the coarse
+        // labels); otherwise coarse weights are the fine ones averaged.
+        self.unit = f.unit;
+        if self.unit {
+            self.finish_setup();
+            return;
+        }
         let st = self.strides();
         let label = &self.label;
-        let wp: [SyncPtr<f32>; 3] = std::array::from_fn(|a| SyncPtr(self.w[a].as_mut_ptr()));
-        (0..n[1] * n[2])
-            .into_par_iter()
+        let [w0, w1, w2] = &mut self.w;
+        w0.par_chunks_mut(nx)
+            .zip(w1.par_chunks_mut(nx).zip(w2.par_chunks_mut(nx)))
+            .enumerate()
             .with_min_len(per)
-            .for_each(|row| {
+            .for_each(|(row, (x, (y, z)))| {
                 let (j, k) = (row % n[1], row / n[1]);
-                for i in 0..n[0] {
-                    let c = i + n[0] * row;
-                    let ijk = [i, j, k];
-                    for a in 0..3 {
-                        let open = ijk[a] > 0 && label[c] != SOLID && label[c - st[a]] != SOLID;
-                        let mut wf = 0.0f32;
-                        if open {
-                            // The fine cells 2I - 1 along `a` (their lower faces lie on this
-                            // coarse face), 2J - 1 + d across.
-                            let (b1, b2) = ((a + 1) % 3, (a + 2) % 3);
-                            let mut sum = 0.0f32;
-                            for d2 in 0..2 {
-                                for d1 in 0..2 {
-                                    let mut fi = [0usize; 3];
-                                    fi[a] = 2 * ijk[a] - 1;
-                                    fi[b1] = 2 * ijk[b1] - 1 + d1;
-                                    fi[b2] = 2 * ijk[b2] - 1 + d2;
-                                    if fi.iter().zip(&f.n).all(|(&x, &m)| x < m) {
-                                        sum += f.w[a][fi[0] + fs[1] * fi[1] + fs[2] * fi[2]];
-                                    }
-                                }
-                            }
-                            wf = 0.25 * sum;
+                x.fill(0.0);
+                y.fill(0.0);
+                z.fill(0.0);
+                let border = j == 0 || k == 0 || j + 1 == n[1] || k + 1 == n[2];
+                if border {
+                    return;
+                }
+                let o = nx * row;
+                let l = &label[o..o + nx];
+                let (ly, lz) = (&label[o - st[1]..][..nx], &label[o - st[2]..][..nx]);
+                // x faces: fine x faces at fine x 2I - 1, four fine rows (dj, dk).
+                // y faces: fine rows (2J - 1, 2K - 1 + dk), fine x 2I - 1 + di.
+                // z faces: fine rows (2J - 1 + dj, 2K - 1), fine x 2I - 1 + di.
+                for (dj, dk) in [(0, 0), (1, 0), (0, 1), (1, 1)] {
+                    let Some(fr) = fine_row(j, k, dj, dk) else {
+                        continue;
+                    };
+                    let fw = [
+                        &f.w[0][fr..fr + fnx],
+                        &f.w[1][fr..fr + fnx],
+                        &f.w[2][fr..fr + fnx],
+                    ];
+                    for i in 1..nx - 1 {
+                        let (a, b) = (2 * i - 1, 2 * i);
+                        let get = |w: &[f32], x: usize| if x < fnx { w[x] } else { 0.0 };
+                        x[i] += get(fw[0], a);
+                        if dj == 0 {
+                            y[i] += get(fw[1], a) + get(fw[1], b);
                         }
-                        // SAFETY: this task alone writes the cells of row `row`.
-                        unsafe { *wp[a].get(c) = wf };
+                        if dk == 0 {
+                            z[i] += get(fw[2], a) + get(fw[2], b);
+                        }
                     }
+                }
+                for i in 0..nx {
+                    let c = l[i] != SOLID;
+                    x[i] = if c && i > 0 && l[i - 1] != SOLID {
+                        0.25 * x[i]
+                    } else {
+                        0.0
+                    };
+                    y[i] = if c && ly[i] != SOLID {
+                        0.25 * y[i]
+                    } else {
+                        0.0
+                    };
+                    z[i] = if c && lz[i] != SOLID {
+                        0.25 * z[i]
+                    } else {
+                        0.0
+                    };
                 }
             });
         self.finish_setup();
@@ -231,43 +310,65 @@ impl Level {
         let n = self.n;
         let st = self.strides();
         let per = self.rows_per_task(SETUP_CELLS);
-        let (label, w) = (&self.label, &self.w);
-        let cells = n[0];
+        let (label, w, unit) = (&self.label, &self.w, self.unit);
+        let nx = n[0];
         self.invd
-            .par_chunks_mut(cells)
+            .par_chunks_mut(nx)
+            .zip(self.diag.par_chunks_mut(nx))
             .zip(self.spans.par_iter_mut())
-            .zip(self.u.par_chunks_mut(cells))
-            .zip(
-                self.b
-                    .par_chunks_mut(cells)
-                    .zip(self.r.par_chunks_mut(cells)),
-            )
             .with_min_len(per)
             .enumerate()
-            .for_each(|(row, (((inv, span), u), (b, r)))| {
-                u.fill(0.0);
-                b.fill(0.0);
-                r.fill(0.0);
-                let (mut lo, mut hi) = (u32::MAX, 0u32);
-                for i in 0..n[0] {
-                    let c = i + n[0] * row;
-                    inv[i] = 0.0;
-                    if label[c] != FLUID {
-                        continue;
-                    }
-                    let d = w[0][c]
-                        + w[0][c + st[0]]
-                        + w[1][c]
-                        + w[1][c + st[1]]
-                        + w[2][c]
-                        + w[2][c + st[2]];
-                    if d > 0.0 {
-                        inv[i] = 1.0 / d;
-                        lo = lo.min(i as u32);
-                        hi = i as u32 + 1;
-                    }
+            .for_each(|(row, ((inv, dg), span))| {
+                let o = nx * row;
+                let l = &label[o..o + nx];
+                let Some(lo) = l.iter().position(|&x| x == FLUID) else {
+                    *span = [0, 0];
+                    return;
+                };
+                let hi = nx - l.iter().rev().position(|&x| x == FLUID).unwrap_or(0);
+                *span = [lo as u32, hi as u32];
+                for i in lo..hi {
+                    let c = o + i;
+                    let d = if l[i] != FLUID {
+                        0.0
+                    } else if unit {
+                        // Every non-solid neighbour's face has weight 1.
+                        let open = |x: usize| (label[x] != SOLID) as u32;
+                        (open(c - 1)
+                            + open(c + 1)
+                            + open(c - st[1])
+                            + open(c + st[1])
+                            + open(c - st[2])
+                            + open(c + st[2])) as f32
+                    } else {
+                        w[0][c]
+                            + w[0][c + st[0]]
+                            + w[1][c]
+                            + w[1][c + st[1]]
+                            + w[2][c]
+                            + w[2][c + st[2]]
+                    };
+                    dg[i] = d;
+                    inv[i] = if d > 0.0 { 1.0 / d } else { 0.0 };
                 }
-                *span = if hi > 0 { [lo, hi] } else { [0, 0] };
+            });
+    }
+
+    /// Zeroes `u`, `b` and `r` on the cells of the current spans: after it every cell holds 0
+    /// in all three (cells outside the spans are never written), as a new system needs.
+    fn clear_spans(&mut self) {
+        let nx = self.n[0];
+        let per = self.rows_per_task(SETUP_CELLS);
+        self.u
+            .par_chunks_mut(nx)
+            .zip(self.b.par_chunks_mut(nx).zip(self.r.par_chunks_mut(nx)))
+            .zip(self.spans.par_iter())
+            .with_min_len(per)
+            .for_each(|((u, (b, r)), &[lo, hi])| {
+                let (lo, hi) = (lo as usize, hi as usize);
+                u[lo..hi].fill(0.0);
+                b[lo..hi].fill(0.0);
+                r[lo..hi].fill(0.0);
             });
     }
 

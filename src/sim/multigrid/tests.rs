@@ -342,3 +342,101 @@ fn preconditioner_is_thread_independent() {
     assert!(one.iter().any(|&x| f64::from_bits(x) != 0.0));
     assert_eq!(one, run(2));
 }
+
+/// Timing of V-cycles on a dam-break-sized column (not a test of results; run with
+/// `cargo test --release --lib multigrid_timing -- --ignored --nocapture`).
+#[test]
+#[ignore]
+fn multigrid_timing() {
+    let n = [162, 42, 98];
+    let cells = n[0] * n[1] * n[2];
+    let mut labels = vec![Empty; cells];
+    for k in 0..n[2] {
+        for j in 0..n[1] {
+            for i in 0..n[0] {
+                let border =
+                    i == 0 || j == 0 || k == 0 || i + 1 == n[0] || j + 1 == n[1] || k + 1 == n[2];
+                let c = i + n[0] * (j + n[1] * k);
+                labels[c] = if border {
+                    Solid
+                } else if i <= 40 && k <= 80 {
+                    Fluid
+                } else {
+                    Empty
+                };
+            }
+        }
+    }
+    let cell_of: Vec<u32> = (0..cells as u32)
+        .filter(|&c| labels[c as usize] == Fluid)
+        .collect();
+    let r: Vec<f64> = (0..cell_of.len()).map(|i| rnd(3, i as u64) - 0.5).collect();
+    let mut z = vec![0.0; cell_of.len()];
+    let mut mg = Multigrid::new(n, Settings::default());
+    let t = std::time::Instant::now();
+    mg.setup(&labels, None);
+    eprintln!(
+        "setup {:.3} ms, levels {}, unknowns {:?}",
+        1e3 * t.elapsed().as_secs_f64(),
+        mg.levels(),
+        mg.unknowns()
+    );
+    // Minimum over repetitions (the machine is shared).
+    fn best(mut f: impl FnMut()) -> f64 {
+        (0..30)
+            .map(|_| {
+                let t = std::time::Instant::now();
+                f();
+                1e3 * t.elapsed().as_secs_f64()
+            })
+            .fold(f64::INFINITY, f64::min)
+    }
+    eprintln!("apply {:.3} ms", best(|| mg.apply(&cell_of, &r, &mut z)));
+    eprintln!("setup {:.3} ms", best(|| mg.setup(&labels, None)));
+    eprintln!(
+        "setup finest {:.3} ms",
+        best(|| mg.levels[0].setup_finest(&labels, None))
+    );
+    eprintln!(
+        "setup level 1 {:.3} ms",
+        best(|| {
+            let (f, c) = mg.levels.split_at_mut(1);
+            c[0].setup_coarse(&f[0]);
+        })
+    );
+    eprintln!(
+        "finest half-sweep {:.3} ms",
+        best(|| kernels::half_sweep(&mut mg.levels[0], 1, false))
+    );
+    eprintln!(
+        "finest jacobi {:.3} ms",
+        best(|| kernels::jacobi(&mut mg.levels[0], 0.75, false))
+    );
+    eprintln!(
+        "finest residual {:.3} ms",
+        best(|| kernels::residual(&mut mg.levels[0]))
+    );
+    eprintln!(
+        "restrict 0->1 {:.3} ms",
+        best(|| {
+            let (f, c) = mg.levels.split_at_mut(1);
+            kernels::restrict(&f[0], &mut c[0]);
+        })
+    );
+    eprintln!(
+        "prolong 1->0 {:.3} ms",
+        best(|| {
+            let (f, c) = mg.levels.split_at_mut(1);
+            kernels::prolong_add(&c[0], &mut f[0]);
+        })
+    );
+    eprintln!(
+        "scatter+gather only {:.3} ms",
+        best(|| {
+            let u = &mg.levels[0].u;
+            for (z, &c) in z.iter_mut().zip(&cell_of) {
+                *z = u[c as usize] as f64;
+            }
+        })
+    );
+}
