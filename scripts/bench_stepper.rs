@@ -516,13 +516,14 @@ fn replay_pressure(s: &Scene, p: &Particles, threads: usize) {
     .into_iter()
     .enumerate()
     {
-        let (its, t1) = one[k];
-        let (_, tn) = many[k];
+        let (its, t1, c1) = one[k];
+        let (_, tn, _) = many[k];
         let bytes = rows as f64 * bytes_per_row(pc) * its as f64;
         println!(
-            "    {:>9}: {its} iterations; 1 thread {:.2} ms, {threads} threads {:.2} ms ({:.2}x); {:.3} ms/iteration; model {:.1} MB/iteration, {:.2} GB/s at {threads} threads = {:.2}x of the triad",
+            "    {:>9}: {its} iterations; 1 thread {:.2} ms (CPU {:.2} ms), {threads} threads {:.2} ms ({:.2}x); {:.3} ms/iteration; model {:.1} MB/iteration, {:.2} GB/s at {threads} threads = {:.2}x of the triad",
             name(pc),
             1e3 * t1,
+            1e3 * c1,
             1e3 * tn,
             t1 / tn,
             1e3 * tn / its as f64,
@@ -536,9 +537,10 @@ fn replay_pressure(s: &Scene, p: &Particles, threads: usize) {
         bw / 1e9
     );
     println!(
-        "    ratios MIC(0) / multigrid: iterations {:.2}x; pressure time 1 thread {:.2}x, {threads} threads {:.2}x (targets: multigrid <= 15 iterations, >= 3x less time at 2 threads)",
+        "    ratios MIC(0) / multigrid: iterations {:.2}x; pressure time 1 thread {:.2}x (CPU time {:.2}x), {threads} threads {:.2}x (targets: multigrid <= 15 iterations, >= 3x less time at 2 threads)",
         one[0].0 as f64 / one[1].0 as f64,
         one[0].1 / one[1].1,
+        one[0].2 / one[1].2,
         many[0].1 / many[1].1
     );
 }

@@ -85,17 +85,14 @@ pub struct Settings {
 }
 
 impl Default for Settings {
+    /// Two red-black sweeps before and after: on the 1M-particle dam break 15 iterations to
+    /// the default tolerance, against 22 with two damped Jacobi sweeps, for about the same
+    /// time per solve (`BENCH_REPLAY_ONLY=1 cargo bench --bench bench_stepper`).
     fn default() -> Self {
-        // Temporary: experiment overrides.
-        let e = |k: &str| std::env::var(k).ok();
         Self {
-            smoother: if e("MG_RB").is_some() {
-                Smoother::RedBlack
-            } else {
-                Smoother::Jacobi
-            },
-            pre_sweeps: e("MG_PRE").and_then(|x| x.parse().ok()).unwrap_or(2),
-            omega: e("MG_OMEGA").and_then(|x| x.parse().ok()).unwrap_or(0.75),
+            smoother: Smoother::RedBlack,
+            pre_sweeps: 2,
+            omega: 0.75,
             coarsest_sweeps: 16,
             max_levels: 16,
         }
@@ -169,44 +166,80 @@ impl Multigrid {
         }
     }
 
-    /// `z = M^-1 r` on rows of fluid cells: row `i` is grid cell `cell_of[i]`; `r` and `z`
-    /// have at least `cell_of.len()` entries (others are left alone). One V-cycle.
+    /// `z = M^-1 r` on rows of fluid cells: row `i` is grid cell `cell_of[i]` (strictly
+    /// increasing, as the pressure solver numbers its rows); `r` and `z` have at least
+    /// `cell_of.len()` entries (others are left alone). One V-cycle.
     pub fn apply(&mut self, cell_of: &[u32], r: &[f64], z: &mut [f64]) {
-        let t0 = std::time::Instant::now();
         let nf = cell_of.len();
-        let bp = SyncPtr(self.levels[0].b.as_mut_ptr());
-        let cells = self.levels[0].cells();
-        cell_of
-            .par_iter()
-            .zip(r[..nf].par_iter())
-            .with_min_len(ROWS_PER_TASK)
-            .for_each(|(&c, &x)| {
-                assert!((c as usize) < cells);
-                // SAFETY: rows are distinct cells, each written by one task.
-                unsafe { *bp.get(c as usize) = x as f32 };
-            });
-        let t1 = std::time::Instant::now();
+        self.scatter(cell_of, r);
         self.vcycle();
-        let t2 = std::time::Instant::now();
         let u = &self.levels[0].u;
         z[..nf]
             .par_iter_mut()
             .zip(cell_of.par_iter())
             .with_min_len(ROWS_PER_TASK)
             .for_each(|(z, &c)| *z = u[c as usize] as f64);
-        if std::env::var("MG_TIMING").is_ok() {
-            let spans: usize = self.levels[0]
-                .spans
-                .iter()
-                .map(|s| (s[1] - s[0]) as usize)
-                .sum();
-            eprintln!(
-                "  scatter {:.3} vcycle {:.3} gather {:.3} ms; span cells {spans}",
-                1e3 * (t1 - t0).as_secs_f64(),
-                1e3 * (t2 - t1).as_secs_f64(),
-                1e3 * t2.elapsed().as_secs_f64()
-            );
-        }
+    }
+
+    /// [`Self::apply`] and, in the gather's pass, `z . r` over the rows, summed in fixed chunks
+    /// of [`super::reduce::CHUNK`] rows (each left to right, then the chunks in order:
+    /// thread-independent); `partials` has at least `cell_of.len() / CHUNK + 1` entries.
+    pub fn apply_dot(
+        &mut self,
+        cell_of: &[u32],
+        r: &[f64],
+        z: &mut [f64],
+        partials: &mut [f64],
+    ) -> f64 {
+        use super::reduce::CHUNK;
+        let nf = cell_of.len();
+        self.scatter(cell_of, r);
+        self.vcycle();
+        let u = &self.levels[0].u;
+        let chunks = nf.div_ceil(CHUNK);
+        z[..nf]
+            .par_chunks_mut(CHUNK)
+            .zip(cell_of.par_chunks(CHUNK).zip(r[..nf].par_chunks(CHUNK)))
+            .zip(partials[..chunks].par_iter_mut())
+            .with_min_len(ROWS_PER_TASK / CHUNK)
+            .for_each(|((z, (c, r)), p)| {
+                let mut acc = 0.0f64;
+                for ((z, &c), r) in z.iter_mut().zip(c).zip(r) {
+                    *z = u[c as usize] as f64;
+                    acc += *z * r;
+                }
+                *p = acc;
+            });
+        partials[..chunks].iter().sum()
+    }
+
+    /// Writes the rows' `r` into the finest level's `b` at their cells. Panics unless
+    /// `cell_of` is strictly increasing and within the grid (which makes the parallel writes
+    /// disjoint): each task checks its rows, and that the next task's first cell lies beyond
+    /// its last, before it writes.
+    fn scatter(&mut self, cell_of: &[u32], r: &[f64]) {
+        let nf = cell_of.len();
+        let bp = SyncPtr(self.levels[0].b.as_mut_ptr());
+        let cells = self.levels[0].cells();
+        cell_of
+            .par_chunks(ROWS_PER_TASK)
+            .zip(r[..nf].par_chunks(ROWS_PER_TASK))
+            .enumerate()
+            .for_each(|(t, (c, x))| {
+                let next = cell_of.get((t + 1) * ROWS_PER_TASK).copied();
+                let last = *c.last().unwrap_or(&0);
+                assert!(
+                    c.windows(2).all(|w| w[0] < w[1])
+                        && (last as usize) < cells
+                        && next.is_none_or(|n| n > last),
+                    "multigrid: the rows' cells must be strictly increasing and in the grid"
+                );
+                for (&c, &x) in c.iter().zip(x) {
+                    // SAFETY: the cells are distinct (checked above) and in bounds, each
+                    // written by the task of its row.
+                    unsafe { *bp.get(c as usize) = x as f32 };
+                }
+            });
     }
 
     /// One V-cycle on the finest level's `b`, into its `u` (McAdams Algorithm 1).
@@ -221,8 +254,14 @@ impl Multigrid {
             let lv = &mut self.levels[l];
             match s.smoother {
                 Smoother::Jacobi => {
-                    for k in 0..s.pre_sweeps {
+                    let mut k = 0;
+                    if s.pre_sweeps >= 2 {
+                        kernels::jacobi_twice_from_zero(lv, s.omega);
+                        k = 2;
+                    }
+                    while k < s.pre_sweeps {
                         kernels::jacobi(lv, s.omega, k == 0);
+                        k += 1;
                     }
                 }
                 Smoother::RedBlack => smooth(lv, s.pre_sweeps, false),

@@ -166,7 +166,6 @@ unsafe fn backward_sweep(
     dot
 }
 
-thread_local! { pub static TMP_MG: std::cell::Cell<f64> = const { std::cell::Cell::new(0.0) }; }
 /// The preconditioner of the CG loop (the same loop and stopping rule for each).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Preconditioner {
@@ -306,15 +305,7 @@ impl PressureSolver {
                         self.multigrid = Some(Multigrid::new(d.n, multigrid::Settings::default()));
                     }
                     if let Some(mg) = self.multigrid.as_mut() {
-                        let t = std::time::Instant::now();
                         mg.setup(labels, None);
-                        if std::env::var("MG_TIMING").is_ok() {
-                            eprintln!(
-                                "setup {:.3} ms, unknowns {:?}",
-                                1e3 * t.elapsed().as_secs_f64(),
-                                mg.unknowns()
-                            );
-                        }
                     }
                 }
             }
@@ -326,17 +317,7 @@ impl PressureSolver {
                 .with_min_len(SETUP_ROWS)
                 .for_each(|(q, &c)| *q = warm[c as usize] as f64 * scale);
         }
-        TMP_MG.with(|c| c.set(0.0));
-        let t = std::time::Instant::now();
         let stats = self.solve(tolerance, max_iterations, use_warm);
-        if std::env::var("MG_TIMING").is_ok() {
-            eprintln!(
-                "solve {:.3} ms, its {}, precon {:.3} ms",
-                1e3 * t.elapsed().as_secs_f64(),
-                stats.iterations,
-                1e3 * TMP_MG.with(|c| c.get())
-            );
-        }
         self.apply(d, kinds, vel);
         // Keep this pressure (per cell, zero outside the fluid) for the next substep's start.
         self.warm.resize(d.cells(), 0.0);
@@ -624,11 +605,7 @@ impl PressureSolver {
         z: &mut [f64],
         partials: &mut [f64],
     ) -> f64 {
-        let t = std::time::Instant::now();
-        mg.apply(cell_of, r, z);
-        let d = reduce::dot(z, r, partials);
-        TMP_MG.with(|c| c.set(c.get() + t.elapsed().as_secs_f64()));
-        d
+        mg.apply_dot(cell_of, r, z, partials)
     }
 
     /// One CG step fused with the next preconditioner application (the preconditioned case):

@@ -127,6 +127,64 @@ impl<'a> RowSlices<'a> {
     }
 }
 
+/// Two damped Jacobi sweeps from `u = 0` in one pass: the first gives `v = omega b / diag`,
+/// which the second reads at the six neighbours as `omega (b / diag)` computed on the fly
+/// (so `v` is never stored): `u <- (1 - omega) v + omega (b + sum_f w_f v_nb) / diag`. The same
+/// operations as [`jacobi`] twice, up to rounding (`omega (inv b)` is formed per neighbour).
+/// Cells next to a span but outside it hold `b = 0`, so their `v` is 0 whatever their stale
+/// inverse diagonal.
+pub(super) fn jacobi_twice_from_zero(lv: &mut Level, omega: f32) {
+    let n = lv.n;
+    let per = lv.rows_per_task(TASK_CELLS);
+    let mut out = std::mem::take(&mut lv.u);
+    {
+        let lv = &*lv;
+        let (b, invd) = (&lv.b, &lv.invd);
+        out.par_chunks_mut(n[0])
+            .zip(lv.spans.par_iter())
+            .enumerate()
+            .with_min_len(per)
+            .for_each(|(row, (o, &[lo, hi]))| {
+                let (lo, hi) = (lo as usize, hi as usize);
+                if lo >= hi {
+                    return;
+                }
+                let c0 = n[0] * row + lo;
+                let len = hi - lo;
+                let (o, bb, inv) = (&mut o[lo..hi], &b[c0..c0 + len], &invd[c0..c0 + len]);
+                let rb = RowSlices::new(lv, b, row, lo, hi);
+                let ri = RowSlices::new(lv, invd, row, lo, hi);
+                let keep = 1.0 - omega;
+                let v = |x: &[f32], y: &[f32], t: usize| {
+                    // SAFETY: t + 2 <= len + 2 = x.len() for the x rows, t < len otherwise.
+                    unsafe { x.get_unchecked(t) * y.get_unchecked(t) }
+                };
+                if lv.unit {
+                    for t in 0..len {
+                        let s = (v(rb.ux, ri.ux, t) + v(rb.ux, ri.ux, t + 2))
+                            + (v(rb.uy[0], ri.uy[0], t) + v(rb.uy[1], ri.uy[1], t))
+                            + (v(rb.uy[2], ri.uy[2], t) + v(rb.uy[3], ri.uy[3], t));
+                        let v0 = omega * inv[t] * bb[t];
+                        o[t] = keep * v0 + omega * inv[t] * (bb[t] + omega * s);
+                    }
+                } else {
+                    let w = |x: &[f32], t: usize| unsafe { *x.get_unchecked(t) };
+                    for t in 0..len {
+                        let s = (w(rb.wx, t) * v(rb.ux, ri.ux, t)
+                            + w(rb.wx, t + 1) * v(rb.ux, ri.ux, t + 2))
+                            + (w(rb.wyz[0], t) * v(rb.uy[0], ri.uy[0], t)
+                                + w(rb.wyz[1], t) * v(rb.uy[1], ri.uy[1], t))
+                            + (w(rb.wyz[2], t) * v(rb.uy[2], ri.uy[2], t)
+                                + w(rb.wyz[3], t) * v(rb.uy[3], ri.uy[3], t));
+                        let v0 = omega * inv[t] * bb[t];
+                        o[t] = keep * v0 + omega * inv[t] * (bb[t] + omega * s);
+                    }
+                }
+            });
+    }
+    lv.u = out;
+}
+
 /// One damped Jacobi sweep `u <- (1 - omega) u + omega (b + sum_f w_f u_nb) / diag` on the
 /// fluid cells (`u` stays 0 elsewhere: its inverse diagonal is 0), computed into `r` and
 /// swapped with `u`. `from_zero`: `u` is taken as 0 (`u <- omega b / diag`), the first sweep
@@ -179,6 +237,7 @@ pub(super) fn jacobi(lv: &mut Level, omega: f32, from_zero: bool) {
 }
 
 /// `r = b - A u` on the fluid cells of the spans (0 on the other cells of a span).
+#[allow(clippy::needless_range_loop)] // the index also selects the stencil's slices
 pub(super) fn residual(lv: &mut Level) {
     let n = lv.n;
     let per = lv.rows_per_task(TASK_CELLS);
@@ -304,7 +363,7 @@ pub(super) fn restrict(fine: &Level, coarse: &mut Level) {
 /// 3/4) and the coarse cell on its side (1/4).
 #[inline(always)]
 fn coarse_taps(i: usize) -> ([usize; 2], [f32; 2]) {
-    let p = (i + 1) / 2;
+    let p = i.div_ceil(2);
     let q = if i % 2 == 1 { p - 1 } else { p + 1 };
     ([p, q], [0.75, 0.25])
 }
@@ -342,7 +401,7 @@ pub(super) fn prolong_add(coarse: &Level, fine: &mut Level) {
             while i0 < hi {
                 let i1 = (i0 + 2 * LINE).min(hi);
                 // Coarse x from p(i0) - 1 to p(i1 - 1) + 1.
-                let p0 = (i0 + 1) / 2 - 1;
+                let p0 = i0.div_ceil(2) - 1;
                 let p1 = i1 / 2 + 2;
                 let len = p1 - p0;
                 line[..len].fill(0.0);

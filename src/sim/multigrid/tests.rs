@@ -203,8 +203,12 @@ fn pcg(
     (x, max_it)
 }
 
-fn multigrid(p: &Problem, fractional: bool) -> Multigrid {
-    let mut mg = Multigrid::new(p.n, Settings::default());
+fn multigrid(p: &Problem, fractional: bool, smoother: Smoother) -> Multigrid {
+    let settings = Settings {
+        smoother,
+        ..Settings::default()
+    };
+    let mut mg = Multigrid::new(p.n, settings);
     mg.setup(&p.labels, fractional.then_some(&p.weights));
     mg
 }
@@ -241,18 +245,23 @@ fn gradients(p: &Problem, q: &[f64]) -> Vec<f64> {
 /// MGPCG reaches the stepper's stopping rule and agrees with plain CG converged to 1e-13 on
 /// random irregular free-surface problems, with unit and fractional face weights, several
 /// disconnected liquid regions and a closed region touching no air (compatible right-hand
-/// side). MGPCG stops at `max|r| <= 1e-8 max|b|`; the error is `A^-1 r`, and `|A^-1|` of a
-/// Dirichlet problem of ~24 cells across is at most ~(24/pi)^2/3 ~ 20 in these units (weights
-/// >= 0.05 scale it by up to 20 more), so the weighted face differences must agree to 1e-5 of
-/// their largest value, far looser than the bound and far tighter than any wrong operator
-/// or a preconditioner CG cannot use (which would also show in the iteration count: MGPCG
-/// must take at most a third of plain CG's iterations).
+/// side), with either smoother. MGPCG stops at `max|r| <= 1e-8 max|b|`; its error is
+/// `A^-1 r`, and the Dirichlet problems here (about 24 cells across, face weights at least
+/// 0.05) amplify a residual by at most a few hundred, so the weighted face differences (what
+/// the projection uses; free of the closed region's constant) must agree to 1e-5 of their
+/// largest value: looser than that bound, far tighter than a wrong operator or a
+/// preconditioner CG cannot use would give. The latter would also show in the iteration
+/// count: MGPCG must take at most a third of plain CG's iterations.
 #[test]
 fn mgpcg_matches_tightly_converged_cg() {
-    for (seed, fractional) in [(1u64, false), (2, true), (3, true), (4, false)] {
+    let cases = [(1u64, false), (2, true), (3, true), (4, false)];
+    for ((seed, fractional), smoother) in cases
+        .into_iter()
+        .flat_map(|c| [(c, Smoother::RedBlack), (c, Smoother::Jacobi)])
+    {
         let p = Problem::random(seed, [26, 21, 18], fractional);
         assert!(p.has_closed_region());
-        let mut mg = multigrid(&p, fractional);
+        let mut mg = multigrid(&p, fractional, smoother);
         assert!(mg.levels() >= 2);
         let b = rhs(&p, seed + 100);
         let (q_ref, it_ref) = pcg(&p, &b, 1e-13, 20_000, None);
@@ -285,7 +294,7 @@ fn mgpcg_matches_tightly_converged_cg() {
             "seed {seed}: MGPCG {it_mg} iterations vs plain CG {it_ref}"
         );
         eprintln!(
-            "seed {seed} fractional {fractional}: rows {}, MGPCG {it_mg} its, CG {it_ref} its, grad err {:.1e}",
+            "seed {seed} fractional {fractional} {smoother:?}: rows {}, MGPCG {it_mg} its, CG {it_ref} its, grad err {:.1e}",
             p.rows(),
             err / gmax
         );
@@ -297,9 +306,13 @@ fn mgpcg_matches_tightly_converged_cg() {
 /// positive: `<M^-1 a, a> > 0`.
 #[test]
 fn preconditioner_is_symmetric_and_positive() {
-    for (seed, fractional) in [(5u64, true), (6, false)] {
+    let cases = [(5u64, true), (6, false)];
+    for ((seed, fractional), smoother) in cases
+        .into_iter()
+        .flat_map(|c| [(c, Smoother::RedBlack), (c, Smoother::Jacobi)])
+    {
         let p = Problem::random(seed, [22, 19, 17], fractional);
-        let mut mg = multigrid(&p, fractional);
+        let mut mg = multigrid(&p, fractional, smoother);
         let nr = p.rows();
         let a: Vec<f64> = (0..nr).map(|i| rnd(seed, 7 * i as u64) - 0.5).collect();
         let b: Vec<f64> = (0..nr).map(|i| rnd(seed + 1, 7 * i as u64) - 0.5).collect();
@@ -315,7 +328,10 @@ fn preconditioner_is_symmetric_and_positive() {
             "seed {seed}: {ab} vs {ba} (scale {scale})"
         );
         assert!(dot(&ma, &a) > 0.0 && dot(&mb, &b) > 0.0);
-        eprintln!("seed {seed}: asymmetry {:.2e}", (ab - ba).abs() / scale);
+        eprintln!(
+            "seed {seed} {smoother:?}: asymmetry {:.2e}",
+            (ab - ba).abs() / scale
+        );
     }
 }
 
@@ -326,21 +342,26 @@ fn preconditioner_is_symmetric_and_positive() {
 fn preconditioner_is_thread_independent() {
     let p = Problem::random(9, [70, 60, 40], true);
     let r: Vec<f64> = (0..p.rows()).map(|i| rnd(9, i as u64) - 0.5).collect();
-    let run = |threads: usize| {
+    let run = |threads: usize, smoother: Smoother| {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .build()
             .unwrap();
         pool.install(|| {
-            let mut mg = multigrid(&p, true);
+            let mut mg = multigrid(&p, true, smoother);
             let mut z = vec![0.0; p.rows()];
             mg.apply(&p.cell_of, &r, &mut z);
             z.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
         })
     };
-    let one = run(1);
-    assert!(one.iter().any(|&x| f64::from_bits(x) != 0.0));
-    assert_eq!(one, run(2));
+    for smoother in [Smoother::RedBlack, Smoother::Jacobi] {
+        let one = run(1, smoother);
+        assert!(one.iter().any(|&x| f64::from_bits(x) != 0.0));
+        assert!(
+            one == run(2, smoother),
+            "{smoother:?}: 1 and 2 threads differ"
+        );
+    }
 }
 
 /// Timing of V-cycles on a dam-break-sized column (not a test of results; run with
@@ -373,6 +394,7 @@ fn multigrid_timing() {
     let r: Vec<f64> = (0..cell_of.len()).map(|i| rnd(3, i as u64) - 0.5).collect();
     let mut z = vec![0.0; cell_of.len()];
     let mut mg = Multigrid::new(n, Settings::default());
+    eprintln!("hierarchy {:.1} MB", mg.bytes() as f64 / 1e6);
     let t = std::time::Instant::now();
     mg.setup(&labels, None);
     eprintln!(
