@@ -8,9 +8,11 @@
 //!    plus the tutorial C++'s own 31 ms per step on this machine kind, for reference;
 //! 2. a ~1M-particle dam break at CFL 3 (30 fps), ms per frame, against the same with 1 thread,
 //!    and against the same with the other pressure preconditioner (MIC(0) vs multigrid):
-//!    iterations per substep, pressure ms per substep and their ratios, and the bytes a CG
-//!    iteration streams (a model: each array a pass reads or writes counted once per row or
-//!    grid cell) against the bandwidth of a STREAM-like triad measured in the same run.
+//!    iterations per substep, pressure ms per substep and their ratios; then one pressure
+//!    system (the dam break after `BENCH_REPLAY_FRAMES` frames) solved by both, the fastest of
+//!    several solves with 1 thread (wall and thread CPU time) and with the pool, and the bytes
+//!    a CG iteration streams (a model: each array a pass reads or writes counted once per row
+//!    or grid cell) against the bandwidth of a STREAM-like triad measured in the same run.
 //!
 //! On a shared machine wall-clock times depend on what else runs, so every run also prints the
 //! cores it actually got (process CPU time / wall time), and the 1-thread peers print the CPU
@@ -23,7 +25,8 @@
 //! `BENCH_DAM_CELL` (cell size of the dam break, m, default 0.0125: about 1.02M particles),
 //! `BENCH_PRECONDITIONER` (`mic0`, the default, or `multigrid`: the pressure preconditioner of
 //! every run but the comparison peer), `BENCH_COMPARE_PRECONDITIONERS=0` (skip the dam-break
-//! run with the other preconditioner and the bandwidth figures),
+//! run with the other preconditioner), `BENCH_REPLAY_ONLY=1` (only the pressure replay of the
+//! dam break), `BENCH_REPLAY_FRAMES` (default 10), `BENCH_REPLAY_REPS` (default 5),
 //! `BENCH_SKIP_DAM=1`, `BENCH_SKIP_TUTORIAL=1`, `BENCH_DAM_PEER=0` (skip the 1-thread dam-break
 //! peer), `BENCH_PEERS=0` (the default pool only, no warm-up and no peers: for profilers such as
 //! `RAYON_NUM_THREADS=1 valgrind --tool=callgrind`).
@@ -276,16 +279,17 @@ fn name(pc: PressurePreconditioner) -> &'static str {
 /// sweep with `z . r` (neighbours 24, `precon` 8, `tmp` 8, `z` 8, `r` 8 = 56), `s = z + beta s`
 /// (24): 216.
 ///
-/// Multigrid: the CG vectors (`A s` 48, `q`, `r` update and max 40, scatter of `r` 16,
-/// gather into `z` 16, `z . r` 16, `s` 24 = 160) and the V-cycle's `f32` grids per cell of the
-/// finest level: 8 half-sweeps (2 before, 2 after) of `u` read and written, `b`, `1/diag` and
-/// three face weights (28 each: whole cache lines, although a half-sweep updates every other
-/// cell), the residual (28 + `r` 4), restriction (`r` 4) and prolongation (`u` 8, `1/diag` 4):
-/// 224 + 32 + 4 + 12 = 272, times 8/7 for the coarser levels: 311; 471 in all.
+/// Multigrid (the default: two red-black sweeps, unit face weights): the CG vectors (`A s`
+/// 48, the `q`, `r` update and max 48, scatter of `r` 16, gather into `z` with `z . r` 24,
+/// `s` 24 = 160) and the V-cycle's `f32` grids per cell of the finest level: 8 half-sweeps
+/// of `u` read and written, `b` and `1/diag` (16 each: whole cache lines, although a
+/// half-sweep updates every other cell), the residual (16), restriction (`r` 4) and
+/// prolongation (`u` 8, `1/diag` 4): 128 + 16 + 4 + 12 = 160, times 8/7 for the coarser
+/// levels: 183; 343 in all.
 fn bytes_per_row(pc: PressurePreconditioner) -> f64 {
     match pc {
         PressurePreconditioner::Mic0 => 216.0,
-        PressurePreconditioner::Multigrid => 160.0 + 272.0 * 8.0 / 7.0,
+        PressurePreconditioner::Multigrid => 160.0 + 160.0 * 8.0 / 7.0,
     }
 }
 
@@ -444,28 +448,15 @@ fn compare_preconditioners(s: &Scene, p: &Particles, frames: u32, threads: usize
         "surge, {threads} threads, {} preconditioner",
         name(other)
     ));
+    let (mic, mg) = if mine == PressurePreconditioner::Mic0 {
+        (base, &peer)
+    } else {
+        (&peer, base)
+    };
     println!(
-        "ratios {} / {}: iterations/substep {:.2}x, pressure ms/substep {:.2}x (whole runs: wall time, the flows differ slightly)",
-        name(PressurePreconditioner::Mic0),
-        name(PressurePreconditioner::Multigrid),
-        its_per_substep(if mine == PressurePreconditioner::Mic0 {
-            base
-        } else {
-            &peer
-        }) / its_per_substep(if mine == PressurePreconditioner::Mic0 {
-            &peer
-        } else {
-            base
-        }),
-        pressure_ms(if mine == PressurePreconditioner::Mic0 {
-            base
-        } else {
-            &peer
-        }) / pressure_ms(if mine == PressurePreconditioner::Mic0 {
-            &peer
-        } else {
-            base
-        }),
+        "ratios MIC(0) / multigrid (whole runs, wall time; the flows differ in the last bits): iterations/substep {:.2}x, pressure ms/substep {:.2}x",
+        its_per_substep(mic) / its_per_substep(mg),
+        pressure_ms(mic) / pressure_ms(mg),
     );
     replay_pressure(s, p, threads);
 }
