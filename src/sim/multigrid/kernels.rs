@@ -27,44 +27,143 @@ unsafe fn neighbours(c: usize, st: [usize; 3], w: &[Vec<f32>; 3], u: *const f32)
     }
 }
 
+/// What a Gauss-Seidel half-sweep reads and writes of one level.
+struct Sweep<'a> {
+    n: [usize; 3],
+    st: [usize; 3],
+    up: SyncPtr<f32>,
+    b: &'a [f32],
+    invd: &'a [f32],
+    w: &'a [Vec<f32>; 3],
+    unit: bool,
+    spans: &'a [[u32; 2]],
+}
+
+impl<'a> Sweep<'a> {
+    fn new(lv: &'a mut Level) -> Self {
+        Self {
+            n: lv.n,
+            st: lv.strides(),
+            up: SyncPtr(lv.u.as_mut_ptr()),
+            b: &lv.b,
+            invd: &lv.invd,
+            w: &lv.w,
+            unit: lv.unit,
+            spans: &lv.spans,
+        }
+    }
+
+    /// The cells of colour `colour` in the span of row `row` (`j`, `k`).
+    ///
+    /// # Safety
+    /// No other task writes this row's cells of `colour`, nor any cell of the other colour
+    /// in the six neighbouring rows' reach, while this runs.
+    #[inline(always)]
+    unsafe fn row(&self, row: usize, j: usize, k: usize, colour: usize, from_zero: bool) {
+        let [lo, hi] = self.spans[row];
+        let (lo, hi) = (lo as usize, hi as usize);
+        let (st, up) = (self.st, self.up);
+        let base = self.n[0] * row;
+        let mut i = lo + ((lo + j + k + colour) & 1);
+        while i < hi {
+            let c = base + i;
+            // SAFETY: the caller's; `c` lies in a fluid span, so not in the border layer.
+            unsafe {
+                let s = if from_zero {
+                    0.0
+                } else if self.unit {
+                    let g = |i: usize| *up.get(i);
+                    (g(c - 1) + g(c + 1))
+                        + (g(c - st[1]) + g(c + st[1]))
+                        + (g(c - st[2]) + g(c + st[2]))
+                } else {
+                    neighbours(c, st, self.w, up.0)
+                };
+                *up.get(c) = self.invd.get_unchecked(c) * (self.b.get_unchecked(c) + s);
+            }
+            i += 2;
+        }
+    }
+
+    /// Every row of z-plane `k`.
+    ///
+    /// # Safety
+    /// As [`Self::row`], for the whole plane.
+    unsafe fn plane(&self, k: usize, colour: usize, from_zero: bool) {
+        for j in 0..self.n[1] {
+            // SAFETY: the caller's.
+            unsafe { self.row(j + self.n[1] * k, j, k, colour, from_zero) };
+        }
+    }
+}
+
 /// One Gauss-Seidel half-sweep over the cells of colour `colour` (`(i + j + k) % 2`):
 /// `u_c = (b_c + sum_f w_f u_nb) / diag_c` (0 on non-fluid cells, whose inverse diagonal is 0).
 /// `from_zero`: the other colour is taken as 0 (the first sweep of a V-cycle, which starts from
-/// `u = 0`; it thus never reads what the previous application left).
+/// `u = 0`; it thus never reads what the previous application left). The reference for
+/// [`rb_sweep`], which fuses two of these.
+#[cfg(test)]
 pub(super) fn half_sweep(lv: &mut Level, colour: usize, from_zero: bool) {
-    let n = lv.n;
-    let st = lv.strides();
-    let up = SyncPtr(lv.u.as_mut_ptr());
-    let (b, invd, w, unit) = (&lv.b, &lv.invd, &lv.w, lv.unit);
-    super::for_rows(
-        n,
-        &lv.spans,
-        lv.rows_per_task(TASK_CELLS),
-        |row, j, k, lo, hi| {
-            let base = n[0] * row;
-            let mut i = lo + ((lo + j + k + colour) & 1);
-            while i < hi {
-                let c = base + i;
-                // SAFETY: cells of this colour are written by the task of their row only; the
-                // neighbours read are of the other colour, which no task writes in this loop; `c`
-                // lies in a fluid span, so it is not in the border layer.
-                unsafe {
-                    let s = if from_zero {
-                        0.0
-                    } else if unit {
-                        let g = |i: usize| *up.get(i);
-                        (g(c - 1) + g(c + 1))
-                            + (g(c - st[1]) + g(c + st[1]))
-                            + (g(c - st[2]) + g(c + st[2]))
-                    } else {
-                        neighbours(c, st, w, up.0)
-                    };
-                    *up.get(c) = invd.get_unchecked(c) * (b.get_unchecked(c) + s);
-                }
-                i += 2;
+    let (n, per) = (lv.n, lv.rows_per_task(TASK_CELLS));
+    let spans = lv.spans.clone();
+    let sw = Sweep::new(lv);
+    super::for_rows(n, &spans, per, |row, j, k, _, _| {
+        // SAFETY: cells of this colour are written by the task of their row only; the
+        // neighbours read are of the other colour, which no task writes in this loop.
+        unsafe { sw.row(row, j, k, colour, from_zero) }
+    });
+}
+
+/// A whole red-black Gauss-Seidel sweep, colour `first` then the other (`from_zero`: the
+/// first half-sweep starts from `u = 0`), in one pass over the level: plane by plane, the
+/// first colour on plane `k`, then the second colour on plane `k - 1` (whose first-colour
+/// neighbours on `k - 2`, `k - 1` and `k` are then done), so each plane is read from memory
+/// once rather than twice. In parallel over slabs of planes: each slab does all its planes'
+/// first colour and the second colour of its inner planes, and the second colour of each
+/// slab's first and last planes (which need the neighbouring slabs' first colour) follows in
+/// a second parallel pass. Every cell gets exactly what two [`half_sweep`]s give (each colour
+/// reads only the other), whatever the slabs, so the bits do not depend on the thread count.
+pub(super) fn rb_sweep(lv: &mut Level, first: usize, from_zero: bool) {
+    let (ny, nz) = (lv.n[1], lv.n[2]);
+    let has = |k: usize| (0..ny).any(|j| lv.spans[j + ny * k][0] < lv.spans[j + ny * k][1]);
+    let Some(k0) = (0..nz).find(|&k| has(k)) else {
+        return;
+    };
+    let k1 = (0..nz).rev().find(|&k| has(k)).map_or(k0, |k| k + 1);
+    let planes = k1 - k0;
+    let plane_cells = lv.n[0] * ny;
+    // Slabs of at least 6 planes and TASK_CELLS cells, about 4 per thread.
+    let per = planes
+        .div_ceil(4 * rayon::current_num_threads())
+        .max(6)
+        .max(TASK_CELLS.div_ceil(plane_cells));
+    let slabs = planes.div_ceil(per);
+    let second = 1 - first;
+    let sw = Sweep::new(lv);
+    let bounds = |s: usize| (k0 + s * per, (k0 + (s + 1) * per).min(k1));
+    // SAFETY (both passes): a slab writes first-colour cells on its own planes and
+    // second-colour cells on its inner planes; it reads second-colour cells on its planes and
+    // the planes next to it (the neighbouring slabs' first and last planes, whose second
+    // colour waits for the second pass) and first-colour cells on its own planes. In the
+    // second pass only the slabs' end planes' second colour is written, reading the first
+    // colour (not written in that pass). No cell is written by one task while another reads
+    // or writes it.
+    (0..slabs).into_par_iter().for_each(|s| {
+        let (ka, kb) = bounds(s);
+        for k in ka..kb {
+            unsafe { sw.plane(k, first, from_zero) };
+            if k >= ka + 2 {
+                unsafe { sw.plane(k - 1, second, false) };
             }
-        },
-    );
+        }
+    });
+    (0..slabs).into_par_iter().for_each(|s| {
+        let (ka, kb) = bounds(s);
+        unsafe { sw.plane(ka, second, false) };
+        if kb - 1 > ka {
+            unsafe { sw.plane(kb - 1, second, false) };
+        }
+    });
 }
 
 /// The rows of one span of a level: the slices a stencil loop over cells `lo..hi` of row
