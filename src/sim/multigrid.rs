@@ -23,7 +23,7 @@
 //! Gauss-Seidel as the smoother: on the 1M dam break it needs 15 CG iterations where McAdams'
 //! damped Jacobi (kept as [`Smoother::Jacobi`], one vectorised pass per sweep) needs 22, for
 //! about the same time per solve; a red-black sweep runs both colours in one pass over the
-//! planes, `kernels::rb_sweep`):
+//! planes, all the sweeps of a smoothing in one pass, `kernels::rb_sweeps`):
 //!
 //! - down: from `u = 0`, [`Settings::pre_sweeps`] red-black sweeps (red first), the residual,
 //!   and its restriction `b_{l+1} = P^T r_l / 2` (full weighting times 4: the integer stencil of
@@ -307,12 +307,10 @@ impl Multigrid {
 /// `sweeps` red-black Gauss-Seidel sweeps; `mirrored`: black first (the adjoint order, after
 /// the coarse correction); otherwise red first, the first from `u = 0`.
 fn smooth(lv: &mut Level, sweeps: u32, mirrored: bool) {
-    for s in 0..sweeps {
-        if mirrored {
-            kernels::rb_sweep(lv, 1, false);
-        } else {
-            kernels::rb_sweep(lv, 0, s == 0);
-        }
+    if mirrored {
+        kernels::rb_sweeps(lv, sweeps as usize, 1, false);
+    } else {
+        kernels::rb_sweeps(lv, sweeps as usize, 0, true);
     }
 }
 

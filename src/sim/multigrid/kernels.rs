@@ -101,7 +101,7 @@ impl<'a> Sweep<'a> {
 /// `u_c = (b_c + sum_f w_f u_nb) / diag_c` (0 on non-fluid cells, whose inverse diagonal is 0).
 /// `from_zero`: the other colour is taken as 0 (the first sweep of a V-cycle, which starts from
 /// `u = 0`; it thus never reads what the previous application left). The reference for
-/// [`rb_sweep`], which fuses two of these.
+/// [`rb_sweeps`], which fuses several of these.
 #[cfg(test)]
 pub(super) fn half_sweep(lv: &mut Level, colour: usize, from_zero: bool) {
     let (n, per) = (lv.n, lv.rows_per_task(TASK_CELLS));
@@ -114,54 +114,76 @@ pub(super) fn half_sweep(lv: &mut Level, colour: usize, from_zero: bool) {
     });
 }
 
-/// A whole red-black Gauss-Seidel sweep, colour `first` then the other (`from_zero`: the
-/// first half-sweep starts from `u = 0`), in one pass over the level: plane by plane, the
-/// first colour on plane `k`, then the second colour on plane `k - 1` (whose first-colour
-/// neighbours on `k - 2`, `k - 1` and `k` are then done), so each plane is read from memory
-/// once rather than twice. In parallel over slabs of planes: each slab does all its planes'
-/// first colour and the second colour of its inner planes, and the second colour of each
-/// slab's first and last planes (which need the neighbouring slabs' first colour) follows in
-/// a second parallel pass. Every cell gets exactly what two [`half_sweep`]s give (each colour
-/// reads only the other), whatever the slabs, so the bits do not depend on the thread count.
-pub(super) fn rb_sweep(lv: &mut Level, first: usize, from_zero: bool) {
+/// `sweeps` whole red-black Gauss-Seidel sweeps, colour `first` then the other, in one pass
+/// over the level (`from_zero`: the first half-sweep starts from `u = 0`). The half-sweeps are
+/// stages `h = 0 .. 2 sweeps` (colour `first + h` mod 2); stage `h` on plane `p` needs stage
+/// `h - 1` on planes `p - 1 ..= p + 1`, so a wavefront does, at step `t`, stage `h` on plane
+/// `t - h` for every `h` in order: each plane is read from memory about once for all the
+/// sweeps, rather than once per half-sweep (temporal blocking).
+///
+/// In parallel over slabs of at least `2 (2 sweeps + 1)` planes: first each slab runs the
+/// wavefront on the planes whose dependencies lie inside it (stage `h` on its planes
+/// `ka + h ..= kb - 1 - h`, a trapezoid), then, in parallel over the slab boundaries `B`, the
+/// stages left near each (stage `h` on planes `B - h ..= B + h - 1`), stage by stage. Each
+/// half-sweep reads only the other colour, so every cell gets exactly what the half-sweeps one
+/// after the other give ([`half_sweep`]), whatever the slabs: the bits do not depend on the
+/// thread count.
+pub(super) fn rb_sweeps(lv: &mut Level, sweeps: usize, first: usize, from_zero: bool) {
+    let stages = 2 * sweeps;
     let (ny, nz) = (lv.n[1], lv.n[2]);
     let has = |k: usize| (0..ny).any(|j| lv.spans[j + ny * k][0] < lv.spans[j + ny * k][1]);
     let Some(k0) = (0..nz).find(|&k| has(k)) else {
         return;
     };
+    if stages == 0 {
+        return;
+    }
     let k1 = (0..nz).rev().find(|&k| has(k)).map_or(k0, |k| k + 1);
     let planes = k1 - k0;
     let plane_cells = lv.n[0] * ny;
-    // Slabs of at least 6 planes and TASK_CELLS cells, about 4 per thread.
     let per = planes
         .div_ceil(4 * rayon::current_num_threads())
-        .max(6)
+        .max(2 * stages + 2)
         .max(TASK_CELLS.div_ceil(plane_cells));
-    let slabs = planes.div_ceil(per);
-    let second = 1 - first;
+    let slabs = planes / per;
+    let colour = |h: usize| (first + h) % 2;
     let sw = Sweep::new(lv);
-    let bounds = |s: usize| (k0 + s * per, (k0 + (s + 1) * per).min(k1));
-    // SAFETY (both passes): a slab writes first-colour cells on its own planes and
-    // second-colour cells on its inner planes; it reads second-colour cells on its planes and
-    // the planes next to it (the neighbouring slabs' first and last planes, whose second
-    // colour waits for the second pass) and first-colour cells on its own planes. In the
-    // second pass only the slabs' end planes' second colour is written, reading the first
-    // colour (not written in that pass). No cell is written by one task while another reads
-    // or writes it.
+    // SAFETY (all the `plane` calls): in the first pass a slab writes colour `first` on its
+    // own planes and later stages only on planes at least `h` inside it, whose reads stay
+    // inside it; across a slab boundary only stage 0 reads the neighbour's end plane, whose
+    // other colour is written by stages left to the second pass. In the second pass the
+    // boundaries' plane ranges (with their neighbours) are disjoint, as slabs are at least
+    // `2 stages + 2` planes. The order of the stages makes each read see the value the
+    // sequential half-sweeps would.
+    if slabs < 2 {
+        for t in k0..k1 + stages {
+            for h in 0..stages.min(t + 1) {
+                let p = t - h;
+                if (k0..k1).contains(&p) {
+                    unsafe { sw.plane(p, colour(h), from_zero && h == 0) };
+                }
+            }
+        }
+        return;
+    }
+    let start = |s: usize| k0 + s * planes / slabs;
     (0..slabs).into_par_iter().for_each(|s| {
-        let (ka, kb) = bounds(s);
-        for k in ka..kb {
-            unsafe { sw.plane(k, first, from_zero) };
-            if k >= ka + 2 {
-                unsafe { sw.plane(k - 1, second, false) };
+        let (ka, kb) = (start(s), start(s + 1));
+        for t in ka..kb + stages {
+            for h in 0..stages.min(t + 1) {
+                let p = t - h;
+                if p >= ka + h && p + h < kb {
+                    unsafe { sw.plane(p, colour(h), from_zero && h == 0) };
+                }
             }
         }
     });
-    (0..slabs).into_par_iter().for_each(|s| {
-        let (ka, kb) = bounds(s);
-        unsafe { sw.plane(ka, second, false) };
-        if kb - 1 > ka {
-            unsafe { sw.plane(kb - 1, second, false) };
+    (0..=slabs).into_par_iter().for_each(|s| {
+        let b = start(s);
+        for h in 1..stages {
+            for p in b.saturating_sub(h).max(k0)..(b + h).min(k1) {
+                unsafe { sw.plane(p, colour(h), false) };
+            }
         }
     });
 }

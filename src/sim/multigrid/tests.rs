@@ -463,8 +463,8 @@ fn multigrid_timing() {
     );
 }
 
-/// The fused red-black sweep (plane wavefront, slabs in parallel) gives exactly the bits of
-/// two separate half-sweeps, on every level of a problem big enough for several slabs, with
+/// The fused red-black sweeps (plane wavefront, slabs in parallel) give exactly the bits of
+/// the separate half-sweeps one after the other, on every level of a problem big enough for several slabs, with
 /// 1 and 2 threads, from zero and from a non-zero `u`.
 #[test]
 fn fused_sweep_equals_two_half_sweeps() {
@@ -476,14 +476,22 @@ fn fused_sweep_equals_two_half_sweeps() {
         // Fills every level's b and u with a V-cycle's values.
         mg.apply(&p.cell_of, &r, &mut z);
         for l in 0..mg.levels() {
-            for (first, from_zero) in [(0, true), (0, false), (1, false)] {
+            for (first, from_zero, sweeps) in [
+                (0, true, 1),
+                (0, false, 1),
+                (1, false, 1),
+                (0, true, 2),
+                (1, false, 2),
+                (0, false, 3),
+            ] {
                 let mut a = Multigrid::new(p.n, Settings::default());
                 a.setup(&p.labels, fractional.then_some(&p.weights));
                 let u0 = mg.levels[l].u.clone();
                 a.levels[l].u.clone_from(&u0);
                 a.levels[l].b.clone_from(&mg.levels[l].b);
-                kernels::half_sweep(&mut a.levels[l], first, from_zero);
-                kernels::half_sweep(&mut a.levels[l], 1 - first, false);
+                for h in 0..2 * sweeps {
+                    kernels::half_sweep(&mut a.levels[l], (first + h) % 2, from_zero && h == 0);
+                }
                 let want = a.levels[l].u.clone();
                 for threads in [1, 2] {
                     a.levels[l].u.clone_from(&u0);
@@ -491,7 +499,7 @@ fn fused_sweep_equals_two_half_sweeps() {
                         .num_threads(threads)
                         .build()
                         .unwrap();
-                    pool.install(|| kernels::rb_sweep(&mut a.levels[l], first, from_zero));
+                    pool.install(|| kernels::rb_sweeps(&mut a.levels[l], sweeps, first, from_zero));
                     let same = a.levels[l]
                         .u
                         .iter()
@@ -499,7 +507,7 @@ fn fused_sweep_equals_two_half_sweeps() {
                         .all(|(x, y)| x.to_bits() == y.to_bits());
                     assert!(
                         same,
-                        "level {l}, first {first}, from_zero {from_zero}, {threads} threads"
+                        "level {l}, first {first}, from_zero {from_zero}, {sweeps} sweeps, {threads} threads"
                     );
                 }
                 // The finest levels have work (coarser ones may have no liquid left).
