@@ -6,7 +6,7 @@
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use surge::scene::{Domain, Scene, SolverSettings, Source, TimeSettings};
+use surge::scene::{Domain, PressurePreconditioner, Scene, SolverSettings, Source, TimeSettings};
 use surge::sim::Simulation;
 
 struct Counting;
@@ -58,28 +58,36 @@ fn frames_after_the_first_do_not_allocate_in_substeps() {
         output: Default::default(),
     };
     s.solver.min_substeps = 12;
-    let p = surge::sources::seed_particles(&s, &[]);
+    let p0 = surge::sources::seed_particles(&s, &[]);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(2)
         .build()
         .unwrap();
-    pool.install(|| {
-        let mut sim = Simulation::new(&s, p, 0).unwrap();
-        sim.advance_frame();
-        for _ in 0..4 {
-            let before = ALLOCATIONS.load(Ordering::Relaxed);
-            let r = sim.advance_frame();
-            let n = ALLOCATIONS.load(Ordering::Relaxed) - before;
-            assert!(r.substeps >= 12);
-            // The report's substep list is the one allocation the stepper makes per frame;
-            // rayon's work-stealing deques and epoch collector allocate now and then on their
-            // own (0-3 times a frame here). Anything allocating once per substep would make at
-            // least 12.
-            assert!(
-                n < r.substeps as usize / 2,
-                "a frame of {} substeps made {n} allocations",
-                r.substeps
-            );
-        }
-    });
+    // Both pressure preconditioners (the multigrid hierarchy is allocated by the first solve).
+    for pc in [
+        PressurePreconditioner::Mic0,
+        PressurePreconditioner::Multigrid,
+    ] {
+        s.solver.pressure_preconditioner = pc;
+        let p = p0.clone();
+        pool.install(|| {
+            let mut sim = Simulation::new(&s, p, 0).unwrap();
+            sim.advance_frame();
+            for _ in 0..4 {
+                let before = ALLOCATIONS.load(Ordering::Relaxed);
+                let r = sim.advance_frame();
+                let n = ALLOCATIONS.load(Ordering::Relaxed) - before;
+                assert!(r.substeps >= 12);
+                // The report's substep list is the one allocation the stepper makes per frame;
+                // rayon's work-stealing deques and epoch collector allocate now and then on their
+                // own (0-3 times a frame here). Anything allocating once per substep would make at
+                // least 12.
+                assert!(
+                    n < r.substeps as usize / 2,
+                    "{pc:?}: a frame of {} substeps made {n} allocations",
+                    r.substeps
+                );
+            }
+        });
+    }
 }
