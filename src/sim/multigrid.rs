@@ -290,18 +290,6 @@ impl Multigrid {
             }
         }
     }
-
-    /// The finest level's `b` (for tests and benchmarks that drive [`Self::vcycle`] directly).
-    #[doc(hidden)]
-    pub fn finest_rhs(&mut self) -> &mut [f32] {
-        &mut self.levels[0].b
-    }
-
-    /// The finest level's `u`.
-    #[doc(hidden)]
-    pub fn finest_solution(&self) -> &[f32] {
-        &self.levels[0].u
-    }
 }
 
 /// `sweeps` red-black Gauss-Seidel sweeps; `mirrored`: black first (the adjoint order, after
