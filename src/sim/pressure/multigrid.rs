@@ -197,10 +197,16 @@ impl Multigrid {
         z: &mut [f64],
         partials: &mut [f64],
     ) -> f64 {
-        use super::super::reduce::CHUNK;
-        let nf = cell_of.len();
         self.scatter(cell_of, r);
         self.vcycle();
+        self.gather_dot(cell_of, r, z, partials)
+    }
+
+    /// The gather of [`Self::apply_dot`]: `z` from the finest level's `u` at the rows' cells,
+    /// and `z . r` in fixed chunks.
+    fn gather_dot(&self, cell_of: &[u32], r: &[f64], z: &mut [f64], partials: &mut [f64]) -> f64 {
+        use super::super::reduce::CHUNK;
+        let nf = cell_of.len();
         let u = &self.levels[0].u;
         let chunks = nf.div_ceil(CHUNK);
         z[..nf]
@@ -232,14 +238,7 @@ impl Multigrid {
             .zip(r[..nf].par_chunks(ROWS_PER_TASK))
             .enumerate()
             .for_each(|(t, (c, x))| {
-                let next = cell_of.get((t + 1) * ROWS_PER_TASK).copied();
-                let last = *c.last().unwrap_or(&0);
-                assert!(
-                    c.windows(2).all(|w| w[0] < w[1])
-                        && (last as usize) < cells
-                        && next.is_none_or(|n| n > last),
-                    "multigrid: the rows' cells must be strictly increasing and in the grid"
-                );
+                check_task_cells(cell_of, t, c, cells);
                 for (&c, &x) in c.iter().zip(x) {
                     // SAFETY: the cells are distinct (checked above) and in bounds, each
                     // written by the task of its row.
@@ -294,10 +293,25 @@ impl Multigrid {
     }
 }
 
+/// Panics unless the cells `c` of task `t` (rows `t ROWS_PER_TASK ..` of `cell_of`) are
+/// strictly increasing, within a grid of `cells` cells, and below the next task's first cell:
+/// then the tasks' writes at their rows' cells are disjoint and in bounds.
+fn check_task_cells(cell_of: &[u32], t: usize, c: &[u32], cells: usize) {
+    let next = cell_of.get((t + 1) * ROWS_PER_TASK).copied();
+    let last = *c.last().unwrap_or(&0);
+    assert!(
+        c.windows(2).all(|w| w[0] < w[1])
+            && (last as usize) < cells
+            && next.is_none_or(|n| n > last),
+        "multigrid: the rows' cells must be strictly increasing and in the grid"
+    );
+}
+
 /// The V-cycle as the CG loop's preconditioner: each solve re-labels the levels from the
 /// grid's labels (the density correction's solve reuses them: same cells and matrix); each
 /// application scatters the residual onto the grid, cycles in f32 and gathers `z` back with
-/// `z . r` in the same pass. The CG update is the trait's default (one pass).
+/// `z . r` in the same pass. The CG update `q += alpha s`, `r -= alpha z` scatters the new
+/// residual in its own pass (one pass over `r` and the rows' cells fewer per iteration).
 impl Preconditioner for Multigrid {
     fn setup(&mut self, _sys: &System, labels: &[CellLabel]) {
         Multigrid::setup(self, labels, None);
@@ -305,6 +319,51 @@ impl Preconditioner for Multigrid {
 
     fn apply(&mut self, sys: &System, r: &[f64], z: &mut [f64], partials: &mut [f64]) -> f64 {
         self.apply_dot(&sys.cell_of[..sys.nf], r, z, partials)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn step_and_apply(
+        &mut self,
+        sys: &System,
+        alpha: f64,
+        q: &mut [f64],
+        s: &[f64],
+        r: &mut [f64],
+        z: &mut [f64],
+        partials: &mut [f64],
+        stop_at: f64,
+    ) -> (f64, f64) {
+        let nf = sys.nf;
+        let cell_of = &sys.cell_of[..nf];
+        let cells = self.levels[0].cells();
+        let bp = SyncPtr(self.levels[0].b.as_mut_ptr());
+        const T: usize = ROWS_PER_TASK;
+        // The dummy row (index nf) keeps q, r = 0: its s and z are 0.
+        let rmax = q[..nf]
+            .par_chunks_mut(T)
+            .zip(s[..nf].par_chunks(T))
+            .zip(r[..nf].par_chunks_mut(T).zip(z[..nf].par_chunks(T)))
+            .zip(cell_of.par_chunks(T))
+            .enumerate()
+            .map(|(t, (((q, s), (r, z)), c))| {
+                check_task_cells(cell_of, t, c, cells);
+                let mut m = 0.0f64;
+                for ((q, s), ((r, z), &c)) in q.iter_mut().zip(s).zip(r.iter_mut().zip(z).zip(c)) {
+                    *q += alpha * s;
+                    *r -= alpha * z;
+                    m = m.max(r.abs());
+                    // SAFETY: the cells are distinct (checked above) and in bounds, each
+                    // written by the task of its row.
+                    unsafe { *bp.get(c as usize) = *r as f32 };
+                }
+                m
+            })
+            .reduce(|| 0.0, f64::max);
+        if rmax <= stop_at {
+            return (0.0, rmax);
+        }
+        self.vcycle();
+        (self.gather_dot(cell_of, r, z, partials), rmax)
     }
 }
 
