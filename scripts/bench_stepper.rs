@@ -279,7 +279,7 @@ fn name(pc: PressurePreconditioner) -> &'static str {
 /// sweep with `z . r` (neighbours 24, `precon` 8, `tmp` 8, `z` 8, `r` 8 = 56), `s = z + beta s`
 /// (24): 216.
 ///
-/// Multigrid (the default: two red-black sweeps, unit face weights): the CG vectors (`A s`
+/// Multigrid (the default: three red-black sweeps, unit face weights): the CG vectors (`A s`
 /// 48, the `q`, `r` update and max with the scatter of `r` (cells 4, `b` 4) 56, gather into
 /// `z` with `z . r` 24, `s` 24 = 152) and the V-cycle's `f32` grids per cell of the finest level: 8 half-sweeps
 /// of `u` read and written, `b` and `1/diag` (16 each: whole cache lines, although a

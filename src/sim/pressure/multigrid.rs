@@ -20,10 +20,11 @@
 //! - levels are coarsened until every axis has at most [`COARSEST_INTERIOR`] interior cells.
 //!
 //! One V-cycle ([`Multigrid::apply`]; McAdams Algorithm 1, by default with red-black
-//! Gauss-Seidel as the smoother: on the 1M dam break it needs 15 CG iterations where McAdams'
-//! damped Jacobi (kept as [`Smoother::Jacobi`], one vectorised pass per sweep) needs 22, for
-//! about the same time per solve; a red-black sweep runs both colours in one pass over the
-//! planes, all the sweeps of a smoothing in one pass, `kernels::rb_sweeps`):
+//! Gauss-Seidel as the smoother: on the 1M dam break two sweeps need 15 CG iterations where
+//! McAdams' damped Jacobi (kept as [`Smoother::Jacobi`], one vectorised pass per sweep) needs
+//! 22, for about the same time per solve; three sweeps (the default) need 12; a red-black sweep
+//! runs both colours in one pass over the planes, all the sweeps of a smoothing in one pass,
+//! `kernels::rb_sweeps`):
 //!
 //! - down: from `u = 0`, [`Settings::pre_sweeps`] red-black sweeps (red first), the residual,
 //!   and its restriction `b_{l+1} = P^T r_l / 2` (full weighting times 4: the integer stencil of
@@ -80,7 +81,7 @@ pub enum Smoother {
 pub struct Settings {
     /// The smoother.
     pub smoother: Smoother,
-    /// Damped Jacobi sweeps before the restriction (and as many after the prolongation).
+    /// Smoother sweeps before the restriction (and as many after the prolongation).
     pub pre_sweeps: u32,
     /// Jacobi damping (3/4 minimises the 3-D 7-point smoothing factor, to 1/2).
     pub omega: f32,
@@ -91,13 +92,15 @@ pub struct Settings {
 }
 
 impl Default for Settings {
-    /// Two red-black sweeps before and after: on the 1M-particle dam break 15 iterations to
-    /// the default tolerance, against 22 with two damped Jacobi sweeps, for about the same
-    /// time per solve (`BENCH_REPLAY_ONLY=1 cargo bench --bench bench_stepper`).
+    /// Three red-black sweeps before and after: on the 1M-particle dam break's replayed
+    /// system 12 iterations to the default tolerance and about 9% less CPU time per solve than
+    /// two sweeps (15 iterations; one sweep: 24 and more time, four: 11 and more time); two
+    /// damped Jacobi sweeps need 22 (`BENCH_REPLAY_ONLY=1 cargo bench --bench bench_stepper`,
+    /// changing this default).
     fn default() -> Self {
         Self {
             smoother: Smoother::RedBlack,
-            pre_sweeps: 2,
+            pre_sweeps: 3,
             omega: 0.75,
             coarsest_sweeps: 16,
             max_levels: 16,
