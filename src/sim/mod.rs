@@ -270,11 +270,16 @@ impl Simulation {
         &self.settings
     }
 
-    /// Use the MIC(0) preconditioner in the pressure solve (default true; false gives plain CG,
-    /// for benchmarks).
+    /// Precondition the pressure solve with the scene's `solver.pressure_preconditioner`
+    /// (default true; false gives plain CG, for benchmarks). Allocates: call before stepping.
     #[doc(hidden)]
     pub fn set_preconditioner(&mut self, on: bool) {
-        self.ws.pressure.set_preconditioner(on);
+        if on {
+            let choice = self.settings.solver.pressure_preconditioner;
+            self.ws.pressure.set_preconditioning(choice, self.ws.dims.n);
+        } else {
+            self.ws.pressure.set_preconditioner(false);
+        }
     }
 
     /// Divergence times `h` (m/s) of every fluid cell after the last substep's projection,
