@@ -6,7 +6,13 @@
 //!    dt 0.001111112 s) with the default rayon pool, and two peers measured in the same run:
 //!    the same with 1 thread, and with unpreconditioned CG (what the tutorial's C++ uses);
 //!    plus the tutorial C++'s own 31 ms per step on this machine kind, for reference;
-//! 2. a ~1M-particle dam break at CFL 3 (30 fps), ms per frame, against the same with 1 thread.
+//! 2. a ~1M-particle dam break at CFL 3 (30 fps), ms per frame, against the same with 1 thread,
+//!    and against the same with the other pressure preconditioner (MIC(0) vs multigrid):
+//!    iterations per substep, pressure ms per substep and their ratios; then one pressure
+//!    system (the dam break after `BENCH_REPLAY_FRAMES` frames) solved by both, the fastest of
+//!    several solves with 1 thread (wall and thread CPU time) and with the pool, and the bytes
+//!    a CG iteration streams (a model: each array a pass reads or writes counted once per row
+//!    or grid cell) against the bandwidth of a STREAM-like triad measured in the same run.
 //!
 //! On a shared machine wall-clock times depend on what else runs, so every run also prints the
 //! cores it actually got (process CPU time / wall time), and the 1-thread peers print the CPU
@@ -18,12 +24,17 @@
 //! than later ones, the most, 6, come around frames 16-19),
 //! `BENCH_DAM_CELL` (cell size of the dam break, m, default 0.0125: about 1.02M particles),
 //! `BENCH_OBSTACLE_TRIS=N` (also the dam break with and without a static N-triangle mesh
-//! obstacle: the obstacle's cost per substep), `BENCH_SKIP_DAM=1`, `BENCH_SKIP_TUTORIAL=1`, `BENCH_DAM_PEER=0` (skip the 1-thread dam-break
+//! obstacle: the obstacle's cost per substep),
+//! `BENCH_PRECONDITIONER` (`mic0`, the default, or `multigrid`: the pressure preconditioner of
+//! every run but the comparison peer), `BENCH_COMPARE_PRECONDITIONERS=0` (skip the dam-break
+//! run with the other preconditioner), `BENCH_REPLAY_ONLY=1` (only the pressure replay of the
+//! dam break), `BENCH_REPLAY_FRAMES` (default 10), `BENCH_REPLAY_REPS` (default 5),
+//! `BENCH_SKIP_DAM=1`, `BENCH_SKIP_TUTORIAL=1`, `BENCH_DAM_PEER=0` (skip the 1-thread dam-break
 //! peer), `BENCH_PEERS=0` (the default pool only, no warm-up and no peers: for profilers such as
 //! `RAYON_NUM_THREADS=1 valgrind --tool=callgrind`).
 
 use std::time::Instant;
-use surge::scene::{Domain, Scene, SolverSettings, Source, TimeSettings};
+use surge::scene::{Domain, PressurePreconditioner, Scene, SolverSettings, Source, TimeSettings};
 use surge::sim::{FrameReport, Particles, Simulation, StageSeconds};
 
 /// The tutorial's C++ (incremental7, unpreconditioned CG), ms per step on this machine kind.
@@ -51,7 +62,10 @@ fn scene(lower: [f64; 3], h: f64, resolution: [u32; 3]) -> Scene {
             fps: 30.0,
             frames: 100,
         },
-        solver: SolverSettings::default(),
+        solver: SolverSettings {
+            pressure_preconditioner: preconditioner(),
+            ..SolverSettings::default()
+        },
         surface: Default::default(),
         render: Default::default(),
         output: Default::default(),
@@ -247,6 +261,75 @@ fn run(
     }
 }
 
+/// The preconditioner chosen by `BENCH_PRECONDITIONER`.
+fn preconditioner() -> PressurePreconditioner {
+    match std::env::var("BENCH_PRECONDITIONER").as_deref() {
+        Ok("multigrid") => PressurePreconditioner::Multigrid,
+        Ok("mic0") | Err(_) => PressurePreconditioner::Mic0,
+        Ok(x) => panic!("BENCH_PRECONDITIONER must be mic0 or multigrid, got {x}"),
+    }
+}
+
+fn name(pc: PressurePreconditioner) -> &'static str {
+    match pc {
+        PressurePreconditioner::Mic0 => "MIC(0)",
+        PressurePreconditioner::Multigrid => "multigrid",
+    }
+}
+
+/// Bytes one CG iteration streams per fluid row (a model: every array a pass reads or writes
+/// counted once per row or grid cell, neighbours' values taken as cached; the multigrid counts
+/// the finest level's cells as the fluid rows, and its coarser levels as 1/7 more).
+///
+/// MIC(0) (`f64` vectors, `u32` neighbour rows): `A s` with the dot product (neighbours 24,
+/// diagonal 8, `s` 8, `A s` written 8 = 48), the fused update and forward sweep (`q`, `r`
+/// read and written 32, `s` 8, `A s` 8, neighbours 24, `precon` 8, `tmp` 8 = 88), the backward
+/// sweep with `z . r` (neighbours 24, `precon` 8, `tmp` 8, `z` 8, `r` 8 = 56), `s = z + beta s`
+/// (24): 216.
+///
+/// Multigrid (the default: three red-black sweeps, unit face weights): the CG vectors (`A s`
+/// 48, the `q`, `r` update and max with the scatter of `r` (cells 4, `b` 4) 56, gather into
+/// `z` with `z . r` 24, `s` 24 = 152) and the V-cycle's `f32` grids per cell of the finest level: 8 half-sweeps
+/// of `u` read and written, `b` and `1/diag` (16 each: whole cache lines, although a
+/// half-sweep updates every other cell), the residual (16), restriction (`r` 4) and
+/// prolongation (`u` 8, `1/diag` 4): 128 + 16 + 4 + 12 = 160, times 8/7 for the coarser
+/// levels: 183; 335 in all.
+fn bytes_per_row(pc: PressurePreconditioner) -> f64 {
+    match pc {
+        PressurePreconditioner::Mic0 => 216.0,
+        PressurePreconditioner::Multigrid => 152.0 + 160.0 * 8.0 / 7.0,
+    }
+}
+
+/// Bandwidth of a STREAM-like triad `a = b + s c` over `f64` arrays of 64 MB each on the
+/// current pool (best of 5), bytes per second counted as STREAM does (24 per element).
+fn triad_bandwidth() -> f64 {
+    use rayon::prelude::*;
+    let n = 8 << 20;
+    let b = vec![1.0f64; n];
+    let c = vec![2.0f64; n];
+    let mut a = vec![0.0f64; n];
+    let mut best = f64::INFINITY;
+    for rep in 0..6 {
+        let s = 0.5 + rep as f64;
+        let t = Instant::now();
+        a.par_chunks_mut(1 << 16)
+            .zip(b.par_chunks(1 << 16).zip(c.par_chunks(1 << 16)))
+            .for_each(|(a, (b, c))| {
+                for ((a, b), c) in a.iter_mut().zip(b).zip(c) {
+                    *a = b + s * c;
+                }
+            });
+        let dt = t.elapsed().as_secs_f64();
+        // The first pass faults the pages in.
+        if rep > 0 {
+            best = best.min(dt);
+        }
+    }
+    std::hint::black_box(&a);
+    24.0 * n as f64 / best
+}
+
 fn env<T: std::str::FromStr>(name: &str, default: T) -> T {
     std::env::var(name)
         .ok()
@@ -391,14 +474,22 @@ fn bench_dam_break(threads: usize, peers: bool) {
     let (s, p) = dam_break(h);
     let frames = env("BENCH_DAM_FRAMES", 30u32);
     println!(
-        "== dam break: {} particles, {:?} cells, CFL {}, {} fps, first {frames} frames",
+        "== dam break: {} particles, {:?} cells, CFL {}, {} fps, first {frames} frames, {} preconditioner",
         p.len(),
         s.domain.resolution,
         s.solver.cfl,
-        s.time.fps
+        s.time.fps,
+        name(s.solver.pressure_preconditioner)
     );
+    if env("BENCH_REPLAY_ONLY", 0u32) == 1 {
+        replay_pressure(&s, &p, threads);
+        return;
+    }
     let base = run(&s, &p, frames, None, true);
     base.print(&format!("surge, {threads} threads"));
+    if env("BENCH_COMPARE_PRECONDITIONERS", 1u32) == 1 {
+        compare_preconditioners(&s, &p, frames, threads, &base);
+    }
     for (i, r) in base.reports.iter().enumerate() {
         println!(
             "    frame {}: {} substeps, {:.0} ms, pressure iterations max {}",
@@ -427,4 +518,114 @@ fn bench_dam_break(threads: usize, peers: bool) {
         one.ms_per_frame() / base.ms_per_frame(),
         1000.0 / base.ms_per_frame()
     );
+}
+
+/// The dam break with the other preconditioner on the same pool, the ratios, and the bytes per
+/// iteration against the triad bandwidth.
+fn compare_preconditioners(s: &Scene, p: &Particles, frames: u32, threads: usize, base: &Run) {
+    let mine = s.solver.pressure_preconditioner;
+    let other = match mine {
+        PressurePreconditioner::Mic0 => PressurePreconditioner::Multigrid,
+        PressurePreconditioner::Multigrid => PressurePreconditioner::Mic0,
+    };
+    let mut so = s.clone();
+    so.solver.pressure_preconditioner = other;
+    let peer = run(&so, p, frames, None, true);
+    peer.print(&format!(
+        "surge, {threads} threads, {} preconditioner",
+        name(other)
+    ));
+    let (mic, mg) = if mine == PressurePreconditioner::Mic0 {
+        (base, &peer)
+    } else {
+        (&peer, base)
+    };
+    println!(
+        "ratios MIC(0) / multigrid (whole runs, wall time; the flows differ in the last bits): iterations/substep {:.2}x, pressure ms/substep {:.2}x",
+        its_per_substep(mic) / its_per_substep(mg),
+        pressure_ms(mic) / pressure_ms(mg),
+    );
+    replay_pressure(s, p, threads);
+}
+
+fn its_per_substep(r: &Run) -> f64 {
+    r.reports
+        .iter()
+        .map(|f| f.pressure_iterations_total as f64)
+        .sum::<f64>()
+        / r.substeps() as f64
+}
+
+fn pressure_ms(r: &Run) -> f64 {
+    1e3 * r.stages().pressure / r.substeps() as f64
+}
+
+/// The same pressure system (the dam break after `BENCH_REPLAY_FRAMES` frames, default 10, one
+/// substep of 1/90 s) solved from zero by both preconditioners, the fastest of
+/// `BENCH_REPLAY_REPS` (default 5) solves each, with 1 thread and with the default pool: on a
+/// shared machine the fastest of several identical solves is the figure least disturbed by
+/// other processes. Then the bytes per iteration (model) against the triad bandwidth measured
+/// here.
+fn replay_pressure(s: &Scene, p: &Particles, threads: usize) {
+    let frames = env("BENCH_REPLAY_FRAMES", 10u32);
+    let reps = env("BENCH_REPLAY_REPS", 5u32);
+    let mut sim = Simulation::new(s, p.clone(), 0).unwrap();
+    for _ in 0..frames {
+        sim.advance_frame();
+    }
+    let dt = 1.0 / 90.0;
+    let both = [
+        PressurePreconditioner::Mic0,
+        PressurePreconditioner::Multigrid,
+    ];
+    let one = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap()
+        .install(|| sim.bench_pressure(dt, reps, &both));
+    let many = sim.bench_pressure(dt, reps, &both);
+    let rows = s_fluid_rows(&mut sim);
+    let bw = triad_bandwidth();
+    println!(
+        "pressure replay after {frames} frames ({rows} fluid cells, dt 1/90 s, fastest of {reps} solves from zero):"
+    );
+    for (k, pc) in [
+        PressurePreconditioner::Mic0,
+        PressurePreconditioner::Multigrid,
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let (its, t1, c1) = one[k];
+        let (_, tn, _) = many[k];
+        let bytes = rows as f64 * bytes_per_row(pc) * its as f64;
+        println!(
+            "    {:>9}: {its} iterations; 1 thread {:.2} ms (CPU {:.2} ms), {threads} threads {:.2} ms ({:.2}x); {:.3} ms/iteration; model {:.1} MB/iteration, {:.2} GB/s at {threads} threads = {:.2}x of the triad",
+            name(pc),
+            1e3 * t1,
+            1e3 * c1,
+            1e3 * tn,
+            t1 / tn,
+            1e3 * tn / its as f64,
+            bytes / its as f64 / 1e6,
+            bytes / tn / 1e9,
+            bytes / tn / bw
+        );
+    }
+    println!(
+        "    STREAM-like triad on {threads} threads: {:.2} GB/s",
+        bw / 1e9
+    );
+    println!(
+        "    ratios MIC(0) / multigrid: iterations {:.2}x; pressure time 1 thread {:.2}x (CPU time {:.2}x), {threads} threads {:.2}x (targets: multigrid <= 15 iterations, >= 3x less time at 2 threads)",
+        one[0].0 as f64 / one[1].0 as f64,
+        one[0].1 / one[1].1,
+        one[0].2 / one[1].2,
+        many[0].1 / many[1].1
+    );
+}
+
+/// Fluid cells of the last replayed system.
+fn s_fluid_rows(sim: &mut Simulation) -> u32 {
+    sim.last_projection().1.unknowns
 }

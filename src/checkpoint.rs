@@ -409,6 +409,24 @@ mod tests {
         }
     }
 
+    /// The pressure preconditioner is physics: a resume refuses a change of it (the default is
+    /// left out of the written scene, `sim::settings`, so scenes that do not name it keep their
+    /// hash).
+    #[test]
+    fn pressure_preconditioner_is_physics() {
+        let a = scene();
+        let mut b = a.clone();
+        b["solver"]["pressure_preconditioner"] = "multigrid".into();
+        assert_ne!(scene_hash(&a), scene_hash(&b));
+        let d = diff(&physics_view(&a), &physics_view(&b));
+        assert!(
+            d.len() == 1
+                && d[0].contains("solver.pressure_preconditioner")
+                && d[0].contains("multigrid"),
+            "{d:?}"
+        );
+    }
+
     #[test]
     fn physics_diff_ignores_output_fields() {
         let a = scene();

@@ -262,6 +262,19 @@ fn negative_tolerance() {
     );
 }
 
+/// An unknown pressure preconditioner names the field and the two valid values.
+#[test]
+fn unknown_pressure_preconditioner() {
+    expect_failure(
+        "s.json",
+        &native(&format!(
+            "\"sources\": [{BOX}], \"solver\": {{\"pressure_preconditioner\": \"amg\"}}"
+        )),
+        &[],
+        &["solver.pressure_preconditioner", "mic0", "multigrid"],
+    );
+}
+
 #[test]
 fn volume_correction_outside_unit_interval() {
     expect_failure(

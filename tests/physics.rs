@@ -7,7 +7,7 @@
 
 mod common;
 use common::physics::*;
-use surge::scene::{Scene, Source};
+use surge::scene::{PressurePreconditioner, Scene, Source};
 use surge::sim::{Particles, Simulation};
 
 // ---------------------------------------------------------------------------------------------
@@ -243,7 +243,13 @@ fn projection_leaves_fluid_divergence_free() {
         .filter(|&c| labels[c] == CellLabel::Fluid)
         .map(|c| [c % n[0], (c / n[0]) % n[1], c / (n[0] * n[1])])
         .collect();
-    for tol in [1e-3, 1e-5] {
+    // Both preconditioners (the same CG loop and stopping rule).
+    for (tol, pc) in [1e-3, 1e-5].into_iter().flat_map(|t| {
+        [
+            (t, PressurePreconditioner::Mic0),
+            (t, PressurePreconditioner::Multigrid),
+        ]
+    }) {
         let mut vel: [Vec<f32>; 3] = std::array::from_fn(|a| {
             (0..d.faces(a))
                 .map(|f| {
@@ -261,11 +267,12 @@ fn projection_leaves_fluid_divergence_free() {
             .map(|&[i, j, k]| div_h(&vel, i, j, k).abs())
             .fold(0.0, f64::max);
         let mut solver = PressureSolver::new(d.cells());
+        solver.set_preconditioning(pc, d.n);
         let cap = 1000;
         let stats = solver.project(&d, &labels, &kinds, &mut vel, tol, cap, dt, false);
         assert!(
             stats.residual <= tol && stats.iterations < cap,
-            "tol {tol}: not converged: {stats:?}"
+            "tol {tol} {pc:?}: not converged: {stats:?}"
         );
         assert_eq!(stats.unknowns as usize, fluid_cells.len());
         assert!(
@@ -384,8 +391,19 @@ fn bytes(p: &Particles) -> Vec<u8> {
 /// loop splits.
 #[test]
 fn deterministic_across_threads_and_resume() {
+    deterministic_with(PressurePreconditioner::Mic0);
+}
+
+/// The same with the multigrid preconditioner (its sweeps run slabs of planes in parallel).
+#[test]
+fn deterministic_across_threads_and_resume_multigrid() {
+    deterministic_with(PressurePreconditioner::Multigrid);
+}
+
+fn deterministic_with(pc: PressurePreconditioner) {
     let h = 0.02;
     let mut s = dam_break_scene(h, 30.0, 8);
+    s.solver.pressure_preconditioner = pc;
     let p0 = dam_break_particles(&mut s, h);
     let go = |threads: usize, p: Particles, from: u32, to: u32| -> (Particles, u32) {
         let pool = rayon::ThreadPoolBuilder::new()

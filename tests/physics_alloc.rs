@@ -7,7 +7,7 @@
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use surge::scene::{Domain, Scene, SolverSettings, Source, TimeSettings};
+use surge::scene::{Domain, PressurePreconditioner, Scene, SolverSettings, Source, TimeSettings};
 use surge::sim::Simulation;
 
 struct Counting;
@@ -68,40 +68,47 @@ fn frames_after_the_first_do_not_allocate_in_substeps() {
     // stage of a substep) shows as 12 or more allocations per frame.
     s.solver.min_substeps = 12;
     let p = surge::sources::seed_particles(&s, &[]);
-    for threads in [1, 2] {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap();
-        let counts: Vec<(u32, usize)> = pool.install(|| {
-            let mut sim = Simulation::new(&s, p.clone(), 0).unwrap();
-            sim.advance_frame();
-            (0..5)
-                .map(|_| {
-                    let before = ALLOCATIONS.load(Ordering::Relaxed);
-                    let r = sim.advance_frame();
-                    (r.substeps, ALLOCATIONS.load(Ordering::Relaxed) - before)
-                })
-                .collect()
-        });
-        eprintln!("{threads} thread(s): (substeps, allocations) per frame {counts:?}");
-        assert!(counts.iter().all(|&(n, _)| n == 12), "{counts:?}");
-        if threads == 1 {
-            // One thread: nothing but the report's list, in every frame.
-            assert!(
-                counts.iter().all(|&(_, a)| a == 1),
-                "frames allocated more than their report: {counts:?}"
-            );
-        } else {
-            // Two threads: the report's list plus the one job that keeps the other worker
-            // awake during the frame (rayon::scope boxes a spawned job), once per frame; rayon's
-            // work-stealing deques and epoch collector may add an allocation now and then, so
-            // the claim is checked on the quietest frame, which must have none in its substeps.
-            let least = counts.iter().map(|&(_, a)| a).min().unwrap();
-            assert_eq!(
-                least, 2,
-                "no frame without allocations in its substeps: {counts:?}"
-            );
+    // Both pressure preconditioners (the multigrid hierarchy is allocated with the simulation).
+    for pc in [
+        PressurePreconditioner::Mic0,
+        PressurePreconditioner::Multigrid,
+    ] {
+        s.solver.pressure_preconditioner = pc;
+        for threads in [1, 2] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            let counts: Vec<(u32, usize)> = pool.install(|| {
+                let mut sim = Simulation::new(&s, p.clone(), 0).unwrap();
+                sim.advance_frame();
+                (0..5)
+                    .map(|_| {
+                        let before = ALLOCATIONS.load(Ordering::Relaxed);
+                        let r = sim.advance_frame();
+                        (r.substeps, ALLOCATIONS.load(Ordering::Relaxed) - before)
+                    })
+                    .collect()
+            });
+            eprintln!("{pc:?}, {threads} thread(s): (substeps, allocations) per frame {counts:?}");
+            assert!(counts.iter().all(|&(n, _)| n == 12), "{counts:?}");
+            if threads == 1 {
+                // One thread: nothing but the report's list, in every frame.
+                assert!(
+                    counts.iter().all(|&(_, a)| a == 1),
+                    "{pc:?}: frames allocated more than their report: {counts:?}"
+                );
+            } else {
+                // Two threads: the report's list plus the one job that keeps the other worker
+                // awake during the frame (rayon::scope boxes a spawned job), once per frame; rayon's
+                // work-stealing deques and epoch collector may add an allocation now and then, so
+                // the claim is checked on the quietest frame, which must have none in its substeps.
+                let least = counts.iter().map(|&(_, a)| a).min().unwrap();
+                assert_eq!(
+                    least, 2,
+                    "{pc:?}: no frame without allocations in its substeps: {counts:?}"
+                );
+            }
         }
     }
 }

@@ -28,7 +28,8 @@ pub use crate::particles::{MAX_ACCELERATION_OR_SPEED, MAX_PARTICLES};
 pub use crate::sim::emit::{Emitter, Limits, Sink};
 pub use crate::sim::seeding::Source;
 pub use crate::sim::settings::{
-    MAX_SUBSTEPS, STANDARD_GRAVITY, SimSettings, SolverSettings, TimeSettings,
+    MAX_SUBSTEPS, PressurePreconditioner, STANDARD_GRAVITY, SimSettings, SolverSettings,
+    TimeSettings,
 };
 pub use tutorial::{TUTORIAL_FPS, tutorial_last_frame};
 

@@ -9,7 +9,8 @@
 //!    solid (wall layer) / fluid (holds a particle) / empty; the splatted grid is kept as
 //!    `v_old`;
 //! 3. [`forces`]: gravity `u += g dt`, then zero normal velocity on wall faces;
-//! 4. [`pressure`]: 7-point Poisson projection solved by MIC(0)-preconditioned CG;
+//! 4. [`pressure`]: 7-point Poisson projection solved by conjugate gradient preconditioned by
+//!    MIC(0) or by a [`pressure::multigrid`] V-cycle (`solver.pressure_preconditioner`);
 //! 5. [`density`] (every substep, or every `solver.volume_correction_interval` of simulated
 //!    time, see [`density::correction_due`]): a position correction that spreads over-dense
 //!    particles back to the seeding density (a second Poisson solve with the same matrix),
@@ -65,6 +66,7 @@
 //! system assembly, the CG loop, and the preconditioners behind one trait).
 
 pub mod advect;
+mod bench;
 pub mod cell_sort;
 pub mod density;
 #[cfg(target_arch = "x86_64")]
@@ -90,7 +92,7 @@ use extrapolate::Extrapolator;
 use mac_grid::{CellLabel, FaceKind, GridDims};
 use pressure::PressureSolver;
 use rayon::prelude::*;
-pub use settings::{SimSettings, SolverSettings, TimeSettings};
+pub use settings::{PressurePreconditioner, SimSettings, SolverSettings, TimeSettings};
 use std::time::Instant;
 
 /// Seconds spent per stage during one frame (wall-clock; the only non-deterministic output).
@@ -281,11 +283,16 @@ impl Simulation {
             scene.seed,
         );
         let obstacles = scene.obstacles.clone();
+        let mut ws = Workspace::new(dims, emission, obstacles);
+        let choice = scene.solver.pressure_preconditioner;
+        if choice != PressurePreconditioner::default() {
+            ws.pressure.set_preconditioning(choice, dims.n);
+        }
         Ok(Self {
             settings: scene,
             particles,
             frame,
-            ws: Workspace::new(dims, emission, obstacles),
+            ws,
         })
     }
 
@@ -304,11 +311,16 @@ impl Simulation {
         &self.settings
     }
 
-    /// Use the MIC(0) preconditioner in the pressure solve (default true; false gives plain CG,
-    /// for benchmarks).
+    /// Precondition the pressure solve with the scene's `solver.pressure_preconditioner`
+    /// (default true; false gives plain CG, for benchmarks). Allocates: call before stepping.
     #[doc(hidden)]
     pub fn set_preconditioner(&mut self, on: bool) {
-        self.ws.pressure.set_preconditioner(on);
+        if on {
+            let choice = self.settings.solver.pressure_preconditioner;
+            self.ws.pressure.set_preconditioning(choice, self.ws.dims.n);
+        } else {
+            self.ws.pressure.set_preconditioner(false);
+        }
     }
 
     /// Divergence times `h` (m/s) of every fluid cell after the last substep's projection,

@@ -8,6 +8,7 @@
 //!
 //! Layer 2 (sim::pressure): one implementation of [`Preconditioner`].
 
+use super::super::mac_grid::CellLabel;
 use super::super::sync_ptr::SyncPtr;
 use super::preconditioner::Preconditioner;
 use super::system::System;
@@ -219,7 +220,7 @@ impl Mic0 {
 }
 
 impl Preconditioner for Mic0 {
-    fn setup(&mut self, sys: &System) {
+    fn setup(&mut self, sys: &System, _labels: &[CellLabel]) {
         let n1 = sys.nf + 1;
         for v in [&mut self.precon, &mut self.tmp] {
             if v.len() < n1 {

@@ -1,5 +1,6 @@
-//! Pressure projection: a 7-point Poisson system on the fluid cells, solved by MIC(0)-
-//! preconditioned conjugate gradient, matrix-free.
+//! Pressure projection: a 7-point Poisson system on the fluid cells, solved by conjugate
+//! gradient preconditioned by MIC(0) (the default) or a multigrid V-cycle ([`multigrid`],
+//! `solver.pressure_preconditioner`), matrix-free.
 //!
 //! Bridson, *Fluid Simulation for Computer Graphics* (2nd ed., 2015), ch. 5: the discrete
 //! pressure `p` makes the face velocities divergence-free in every fluid cell,
@@ -34,14 +35,17 @@
 
 pub mod cg;
 pub mod mic0;
+pub mod multigrid;
 pub mod preconditioner;
 pub mod system;
 
 pub use mic0::{BLOCK_ROWS, BLOCKS, Mic0};
-pub use preconditioner::{Identity, Preconditioner, Preconditioning};
+pub use multigrid::Multigrid;
+pub use preconditioner::{Identity, Preconditioner};
 
 use super::mac_grid::{CellLabel, FaceKind, GridDims};
 use super::reduce;
+use super::settings::PressurePreconditioner;
 use super::sync_ptr::SyncPtr;
 use rayon::prelude::*;
 use system::{NONE, System};
@@ -52,6 +56,38 @@ use system::{NONE, System};
 /// costs a microsecond or two). Task sizes never change results.
 pub(crate) const SETUP_ROWS: usize = 1024;
 pub(crate) const SETUP_CELLS: usize = 4096;
+
+/// The preconditioner a pressure solver uses (each implements [`Preconditioner`]; adding one
+/// is a file and a variant here).
+pub enum Preconditioning {
+    /// Plain CG.
+    None(Identity),
+    /// Block-Jacobi MIC(0) (the default).
+    Mic0(Mic0),
+    /// One multigrid V-cycle over the liquid (McAdams et al. 2010).
+    Multigrid(Box<Multigrid>),
+}
+
+impl Preconditioning {
+    /// The preconditioner `choice` for a grid of `n` cells per axis, its buffers allocated.
+    pub fn new(choice: PressurePreconditioner, n: [usize; 3]) -> Self {
+        match choice {
+            PressurePreconditioner::Mic0 => Self::Mic0(Mic0::new(n.iter().product())),
+            PressurePreconditioner::Multigrid => {
+                Self::Multigrid(Box::new(Multigrid::new(n, multigrid::Settings::default())))
+            }
+        }
+    }
+
+    /// The preconditioner behind the choice.
+    pub fn get(&mut self) -> &mut dyn Preconditioner {
+        match self {
+            Self::None(p) => p,
+            Self::Mic0(p) => p,
+            Self::Multigrid(p) => p.as_mut(),
+        }
+    }
+}
 
 /// Outcome of one pressure solve.
 #[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
@@ -116,6 +152,12 @@ impl PressureSolver {
         };
     }
 
+    /// Use the preconditioner `choice` on a grid of `n` cells per axis. Allocates: call before
+    /// stepping.
+    pub fn set_preconditioning(&mut self, choice: PressurePreconditioner, n: [usize; 3]) {
+        self.preconditioner = Preconditioning::new(choice, n);
+    }
+
     /// Fewest rows per block of the block-Jacobi MIC(0) preconditioner (tests).
     pub fn set_block_rows(&mut self, rows: usize) {
         if let Preconditioning::Mic0(m) = &mut self.preconditioner {
@@ -173,7 +215,7 @@ impl PressureSolver {
             .for_each(|(b, &[i, j, k])| {
                 *b = -divergence_at(d, vel, i as usize, j as usize, k as usize);
             });
-        self.preconditioner.get().setup(&self.sys);
+        self.preconditioner.get().setup(&self.sys, labels);
         if use_warm {
             let (warm, q, cell_of) = (&self.warm, &mut self.q[..nf], &self.sys.cell_of[..nf]);
             q.par_iter_mut()

@@ -1,21 +1,24 @@
 //! The one interface between the conjugate-gradient loop ([`super::cg`]) and a preconditioner
-//! `M ~ A`: [`Preconditioner`]. MIC(0) ([`super::mic0`]) and none ([`Identity`], plain CG as in
-//! the tutorial's C++) implement it; a further preconditioner (multigrid) is one new file that
-//! implements the trait and one variant of [`Preconditioning`].
+//! `M ~ A`: [`Preconditioner`]. MIC(0) ([`super::mic0`]), a multigrid V-cycle
+//! ([`super::multigrid`]) and none ([`Identity`], plain CG as in the tutorial's C++) implement
+//! it; a further preconditioner is one new file that implements the trait and one variant of
+//! [`super::Preconditioning`] (the choice and its dispatch live in [`super`], so each
+//! preconditioner file imports only this trait).
 //!
 //! Layer 2 (sim::pressure). Contract: every method is deterministic for any thread count, and
 //! allocates nothing after `setup` has seen the largest system (buffers are sized when the
 //! solver is created).
 
+use super::super::mac_grid::CellLabel;
 use super::super::reduce;
-use super::mic0::Mic0;
 use super::system::System;
 use rayon::prelude::*;
 
 /// A preconditioner for the pressure system.
 pub trait Preconditioner: Send + Sync {
-    /// Prepares for a newly assembled system (once per projection, before its solves).
-    fn setup(&mut self, sys: &System);
+    /// Prepares for a newly assembled system (once per projection, before its solves);
+    /// `labels` are the grid's cell labels the system was assembled from.
+    fn setup(&mut self, sys: &System, labels: &[CellLabel]);
 
     /// Called at the start of every solve with the vector length `nf + 1`.
     fn begin_solve(&mut self, _n1: usize) {}
@@ -64,7 +67,7 @@ pub trait Preconditioner: Send + Sync {
 pub struct Identity;
 
 impl Preconditioner for Identity {
-    fn setup(&mut self, _sys: &System) {}
+    fn setup(&mut self, _sys: &System, _labels: &[CellLabel]) {}
 
     fn apply(&mut self, sys: &System, r: &[f64], z: &mut [f64], partials: &mut [f64]) -> f64 {
         let nf = sys.nf;
@@ -74,23 +77,5 @@ impl Preconditioner for Identity {
             .with_min_len(reduce::MIN_TASK)
             .for_each(|(z, r)| *z = *r);
         reduce::dot(z, r, partials)
-    }
-}
-
-/// The preconditioner a pressure solver uses.
-pub enum Preconditioning {
-    /// Plain CG.
-    None(Identity),
-    /// Block-Jacobi MIC(0) (the default).
-    Mic0(Mic0),
-}
-
-impl Preconditioning {
-    /// The preconditioner behind the choice.
-    pub fn get(&mut self) -> &mut dyn Preconditioner {
-        match self {
-            Preconditioning::None(p) => p,
-            Preconditioning::Mic0(p) => p,
-        }
     }
 }

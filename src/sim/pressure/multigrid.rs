@@ -1,0 +1,402 @@
+//! A multigrid V-cycle over the liquid, as the preconditioner of the pressure solve's conjugate
+//! gradient (MGPCG).
+//!
+//! McAdams, Sifakis and Teran (2010), "A parallel multigrid Poisson solver for fluids simulation
+//! on large grids", SCA: one V-cycle of a geometric multigrid on the free-surface Poisson problem
+//! is a preconditioner for CG whose iteration count hardly grows with the resolution, and every
+//! part of it is a data-parallel loop over the grid (unlike MIC(0)'s triangular solves).
+//!
+//! The problem of every level is the integer-stencil Poisson operator of
+//! [`super`] with face weights, `(A u)_c = sum_f w_f (u_c - u_nb)`, `u = 0` in air
+//! cells (Dirichlet, the free surface) and `w = 0` across solid faces (Neumann walls); the
+//! weights are 1 on open faces today and carry the fractional face areas of obstacles when the
+//! caller passes them. The hierarchy (`level.rs`):
+//!
+//! - coarse cell `I` covers fine cells `2I - 1, 2I` per axis; it is **air if any child is air**,
+//!   else fluid if any child is fluid, else solid (McAdams sec. 4: the Dirichlet surface is
+//!   never lost on a coarse level); with fractional weights a coarse face's weight is the mean
+//!   of the four fine faces it covers, without them every level has unit weights on its open
+//!   faces (McAdams' coarse operators) and the loops read no weight arrays at all;
+//! - levels are coarsened until every axis has at most [`COARSEST_INTERIOR`] interior cells.
+//!
+//! One V-cycle ([`Multigrid::apply`]; McAdams Algorithm 1, by default with red-black
+//! Gauss-Seidel as the smoother: on the 1M dam break two sweeps need 15 CG iterations where
+//! McAdams' damped Jacobi (kept as [`Smoother::Jacobi`], one vectorised pass per sweep) needs
+//! 22, for about the same time per solve; three sweeps (the default) need 12; a red-black sweep
+//! runs both colours in one pass over the planes, all the sweeps of a smoothing in one pass,
+//! `kernels::rb_sweeps`):
+//!
+//! - down: from `u = 0`, [`Settings::pre_sweeps`] red-black sweeps (red first), the residual,
+//!   and its restriction `b_{l+1} = P^T r_l / 2` (full weighting times 4: the integer stencil of
+//!   spacing `2h` is 4 times that of spacing `h`);
+//! - coarsest: [`Settings::coarsest_sweeps`] red-black sweeps then as many black-red ones;
+//! - up: `u_l += P u_{l+1}` (cell-centred trilinear interpolation, weights 27/64 ... 1/64)
+//!   and the same number of sweeps in the mirrored order (black first).
+//!
+//! The post-smoother is the adjoint of the pre-smoother and restriction is a constant times
+//! `P^T`, so the cycle is a symmetric positive (semi-)definite linear map of the right-hand
+//! side (to f32 rounding), as CG needs. A liquid region that touches no air is a singular,
+//! compatible Neumann problem; the cycle (Gauss-Seidel sweeps, no division by its zero
+//! eigenvalue) stays bounded there, and CG handles it as it does with MIC(0).
+//!
+//! Storage is `f32` per level cell (`u`, `b`, `r`, `1/diag`, the diagonal, three face weights,
+//! a label: 33 bytes per finest cell, 38 with the coarser levels), all
+//! allocated once in [`Multigrid::new`]; each solve re-labels the levels
+//! ([`Multigrid::setup`]) and each application scatters the CG residual (rows of fluid cells,
+//! `f64`) onto the finest grid and gathers the result. Every loop visits the rows of a level
+//! in parallel (rayon) and only each row's span of fluid cells; each cell's value is computed
+//! from values no other task writes in that loop, in a fixed order, so the result is the same
+//! for any number of threads. There are no reductions.
+
+mod kernels;
+mod level;
+#[cfg(test)]
+mod tests;
+
+use super::super::mac_grid::CellLabel;
+use super::super::sync_ptr::SyncPtr;
+use super::preconditioner::Preconditioner;
+use super::system::System;
+use level::Level;
+use rayon::prelude::*;
+
+/// Coarsening stops at the first level with at most this many interior cells along every
+/// axis (an axis may reach 1 interior cell before that: thin, quasi-2D tanks).
+pub const COARSEST_INTERIOR: usize = 8;
+
+/// Rows per task of the scatter and gather (rows of the CG vectors).
+const ROWS_PER_TASK: usize = 16 * 1024;
+
+/// The smoother of every level but the coarsest (which always uses red-black sweeps).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Smoother {
+    /// Damped Jacobi (McAdams et al.'s choice): one streaming, vectorised pass per sweep.
+    Jacobi,
+    /// Red-black Gauss-Seidel: smooths better per sweep, two strided passes per sweep.
+    RedBlack,
+}
+
+/// The V-cycle's smoothing.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Settings {
+    /// The smoother.
+    pub smoother: Smoother,
+    /// Smoother sweeps before the restriction (and as many after the prolongation).
+    pub pre_sweeps: u32,
+    /// Jacobi damping (3/4 minimises the 3-D 7-point smoothing factor, to 1/2).
+    pub omega: f32,
+    /// Red-black sweeps on the coarsest level (then as many black-red ones).
+    pub coarsest_sweeps: u32,
+    /// Most levels (the finest included).
+    pub max_levels: usize,
+}
+
+impl Default for Settings {
+    /// Three red-black sweeps before and after: on the 1M-particle dam break's replayed
+    /// system 12 iterations to the default tolerance and about 9% less CPU time per solve than
+    /// two sweeps (15 iterations; one sweep: 24 and more time, four: 11 and more time); two
+    /// damped Jacobi sweeps need 22 (`BENCH_REPLAY_ONLY=1 cargo bench --bench bench_stepper`,
+    /// changing this default).
+    fn default() -> Self {
+        Self {
+            smoother: Smoother::RedBlack,
+            pre_sweeps: 3,
+            omega: 0.75,
+            coarsest_sweeps: 16,
+            max_levels: 16,
+        }
+    }
+}
+
+/// The level hierarchy of one grid, allocated once.
+pub struct Multigrid {
+    levels: Vec<Level>,
+    /// Smoothing settings (may be changed between solves).
+    pub settings: Settings,
+}
+
+/// Grid dimensions of the level below one of `n` cells per axis (the wall layer included).
+fn coarser(n: [usize; 3]) -> [usize; 3] {
+    n.map(|m| (m - 1) / 2 + 2)
+}
+
+impl Multigrid {
+    /// The hierarchy for a grid of `n` cells per axis (outermost layer solid), with every
+    /// buffer allocated.
+    pub fn new(n: [usize; 3], settings: Settings) -> Self {
+        let mut levels = vec![Level::new(n)];
+        let mut m = n;
+        while levels.len() < settings.max_levels.max(1) {
+            if m.iter().all(|&x| x <= COARSEST_INTERIOR + 2) {
+                break;
+            }
+            let c = coarser(m);
+            if c == m {
+                break;
+            }
+            levels.push(Level::new(c));
+            m = c;
+        }
+        Self { levels, settings }
+    }
+
+    /// Cells per axis of the finest level.
+    pub fn dims(&self) -> [usize; 3] {
+        self.levels[0].n
+    }
+
+    /// Number of levels.
+    pub fn levels(&self) -> usize {
+        self.levels.len()
+    }
+
+    /// Unknowns (fluid cells with a non-zero diagonal) per level, finest first.
+    pub fn unknowns(&self) -> Vec<usize> {
+        self.levels.iter().map(|l| l.unknowns()).collect()
+    }
+
+    /// Bytes the hierarchy holds.
+    pub fn bytes(&self) -> usize {
+        self.levels
+            .iter()
+            .map(|l| l.cells() * (8 * 4 + 1) + l.spans.len() * 8)
+            .sum()
+    }
+
+    /// Re-labels every level for a new system: `labels` per cell of the finest grid (its
+    /// outermost layer is taken as solid), `weights` the optional per-face weights in [0, 1]
+    /// (`weights[a]` on face component `a`'s grid of `n + e_a` nodes; `None`: 1 on every face
+    /// between two non-solid cells).
+    pub fn setup(&mut self, labels: &[CellLabel], weights: Option<&[Vec<f32>; 3]>) {
+        self.levels[0].setup_finest(labels, weights);
+        for l in 1..self.levels.len() {
+            let (f, c) = self.levels.split_at_mut(l);
+            c[0].setup_coarse(&f[l - 1]);
+        }
+    }
+
+    /// `z = M^-1 r` on rows of fluid cells: row `i` is grid cell `cell_of[i]` (strictly
+    /// increasing, as the pressure solver numbers its rows); `r` and `z` have at least
+    /// `cell_of.len()` entries (others are left alone). One V-cycle.
+    pub fn apply(&mut self, cell_of: &[u32], r: &[f64], z: &mut [f64]) {
+        let nf = cell_of.len();
+        self.scatter(cell_of, r);
+        self.vcycle();
+        let u = &self.levels[0].u;
+        z[..nf]
+            .par_iter_mut()
+            .zip(cell_of.par_iter())
+            .with_min_len(ROWS_PER_TASK)
+            .for_each(|(z, &c)| *z = u[c as usize] as f64);
+    }
+
+    /// [`Self::apply`] and, in the gather's pass, `z . r` over the rows, summed in fixed chunks
+    /// of [`super::super::reduce::CHUNK`] rows (each left to right, then the chunks in order:
+    /// thread-independent); `partials` has at least `cell_of.len() / CHUNK + 1` entries.
+    pub fn apply_dot(
+        &mut self,
+        cell_of: &[u32],
+        r: &[f64],
+        z: &mut [f64],
+        partials: &mut [f64],
+    ) -> f64 {
+        self.scatter(cell_of, r);
+        self.vcycle();
+        self.gather_dot(cell_of, r, z, partials)
+    }
+
+    /// The gather of [`Self::apply_dot`]: `z` from the finest level's `u` at the rows' cells,
+    /// and `z . r` in fixed chunks.
+    fn gather_dot(&self, cell_of: &[u32], r: &[f64], z: &mut [f64], partials: &mut [f64]) -> f64 {
+        use super::super::reduce::CHUNK;
+        let nf = cell_of.len();
+        let u = &self.levels[0].u;
+        let chunks = nf.div_ceil(CHUNK);
+        z[..nf]
+            .par_chunks_mut(CHUNK)
+            .zip(cell_of.par_chunks(CHUNK).zip(r[..nf].par_chunks(CHUNK)))
+            .zip(partials[..chunks].par_iter_mut())
+            .with_min_len(ROWS_PER_TASK / CHUNK)
+            .for_each(|((z, (c, r)), p)| {
+                let mut acc = 0.0f64;
+                for ((z, &c), r) in z.iter_mut().zip(c).zip(r) {
+                    *z = u[c as usize] as f64;
+                    acc += *z * r;
+                }
+                *p = acc;
+            });
+        partials[..chunks].iter().sum()
+    }
+
+    /// Writes the rows' `r` into the finest level's `b` at their cells. Panics unless
+    /// `cell_of` is strictly increasing and within the grid (which makes the parallel writes
+    /// disjoint): each task checks its rows, and that the next task's first cell lies beyond
+    /// its last, before it writes.
+    fn scatter(&mut self, cell_of: &[u32], r: &[f64]) {
+        let nf = cell_of.len();
+        let bp = SyncPtr(self.levels[0].b.as_mut_ptr());
+        let cells = self.levels[0].cells();
+        cell_of
+            .par_chunks(ROWS_PER_TASK)
+            .zip(r[..nf].par_chunks(ROWS_PER_TASK))
+            .enumerate()
+            .for_each(|(t, (c, x))| {
+                check_task_cells(cell_of, t, c, cells);
+                for (&c, &x) in c.iter().zip(x) {
+                    // SAFETY: the cells are distinct (checked above) and in bounds, each
+                    // written by the task of its row.
+                    unsafe { *bp.get(c as usize) = x as f32 };
+                }
+            });
+    }
+
+    /// One V-cycle on the finest level's `b`, into its `u` (McAdams Algorithm 1).
+    pub fn vcycle(&mut self) {
+        let mut s = self.settings;
+        // The first sweep starts from u = 0 and leaves no stale value behind only when there is
+        // at least one whole sweep.
+        s.pre_sweeps = s.pre_sweeps.max(1);
+        s.coarsest_sweeps = s.coarsest_sweeps.max(1);
+        let last = self.levels.len() - 1;
+        for l in 0..last {
+            let lv = &mut self.levels[l];
+            match s.smoother {
+                Smoother::Jacobi => {
+                    let mut k = 0;
+                    if s.pre_sweeps >= 2 {
+                        kernels::jacobi_twice_from_zero(lv, s.omega);
+                        k = 2;
+                    }
+                    while k < s.pre_sweeps {
+                        kernels::jacobi(lv, s.omega, k == 0);
+                        k += 1;
+                    }
+                }
+                Smoother::RedBlack => smooth(lv, s.pre_sweeps, false),
+            }
+            kernels::residual(lv);
+            let (f, c) = self.levels.split_at_mut(l + 1);
+            kernels::restrict(&f[l], &mut c[0]);
+        }
+        let lv = &mut self.levels[last];
+        smooth(lv, s.coarsest_sweeps, false);
+        smooth(lv, s.coarsest_sweeps, true);
+        for l in (0..last).rev() {
+            let (f, c) = self.levels.split_at_mut(l + 1);
+            kernels::prolong_add(&c[0], &mut f[l]);
+            match s.smoother {
+                Smoother::Jacobi => {
+                    for _ in 0..s.pre_sweeps {
+                        kernels::jacobi(&mut f[l], s.omega, false);
+                    }
+                }
+                Smoother::RedBlack => smooth(&mut f[l], s.pre_sweeps, true),
+            }
+        }
+    }
+}
+
+/// Panics unless the cells `c` of task `t` (rows `t ROWS_PER_TASK ..` of `cell_of`) are
+/// strictly increasing, within a grid of `cells` cells, and below the next task's first cell:
+/// then the tasks' writes at their rows' cells are disjoint and in bounds.
+fn check_task_cells(cell_of: &[u32], t: usize, c: &[u32], cells: usize) {
+    let next = cell_of.get((t + 1) * ROWS_PER_TASK).copied();
+    let last = *c.last().unwrap_or(&0);
+    assert!(
+        c.windows(2).all(|w| w[0] < w[1])
+            && (last as usize) < cells
+            && next.is_none_or(|n| n > last),
+        "multigrid: the rows' cells must be strictly increasing and in the grid"
+    );
+}
+
+/// The V-cycle as the CG loop's preconditioner: each solve re-labels the levels from the
+/// grid's labels (the density correction's solve reuses them: same cells and matrix); each
+/// application scatters the residual onto the grid, cycles in f32 and gathers `z` back with
+/// `z . r` in the same pass. The CG update `q += alpha s`, `r -= alpha z` scatters the new
+/// residual in its own pass (one pass over `r` and the rows' cells fewer per iteration).
+impl Preconditioner for Multigrid {
+    fn setup(&mut self, _sys: &System, labels: &[CellLabel]) {
+        Multigrid::setup(self, labels, None);
+    }
+
+    fn apply(&mut self, sys: &System, r: &[f64], z: &mut [f64], partials: &mut [f64]) -> f64 {
+        self.apply_dot(&sys.cell_of[..sys.nf], r, z, partials)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn step_and_apply(
+        &mut self,
+        sys: &System,
+        alpha: f64,
+        q: &mut [f64],
+        s: &[f64],
+        r: &mut [f64],
+        z: &mut [f64],
+        partials: &mut [f64],
+        stop_at: f64,
+    ) -> (f64, f64) {
+        let nf = sys.nf;
+        let cell_of = &sys.cell_of[..nf];
+        let cells = self.levels[0].cells();
+        let bp = SyncPtr(self.levels[0].b.as_mut_ptr());
+        const T: usize = ROWS_PER_TASK;
+        // The dummy row (index nf) keeps q, r = 0: its s and z are 0.
+        let rmax = q[..nf]
+            .par_chunks_mut(T)
+            .zip(s[..nf].par_chunks(T))
+            .zip(r[..nf].par_chunks_mut(T).zip(z[..nf].par_chunks(T)))
+            .zip(cell_of.par_chunks(T))
+            .enumerate()
+            .map(|(t, (((q, s), (r, z)), c))| {
+                check_task_cells(cell_of, t, c, cells);
+                let mut m = 0.0f64;
+                for ((q, s), ((r, z), &c)) in q.iter_mut().zip(s).zip(r.iter_mut().zip(z).zip(c)) {
+                    *q += alpha * s;
+                    *r -= alpha * z;
+                    m = m.max(r.abs());
+                    // SAFETY: the cells are distinct (checked above) and in bounds, each
+                    // written by the task of its row.
+                    unsafe { *bp.get(c as usize) = *r as f32 };
+                }
+                m
+            })
+            .reduce(|| 0.0, f64::max);
+        if rmax <= stop_at {
+            return (0.0, rmax);
+        }
+        self.vcycle();
+        (self.gather_dot(cell_of, r, z, partials), rmax)
+    }
+}
+
+/// `sweeps` red-black Gauss-Seidel sweeps; `mirrored`: black first (the adjoint order, after
+/// the coarse correction); otherwise red first, the first from `u = 0`.
+fn smooth(lv: &mut Level, sweeps: u32, mirrored: bool) {
+    if mirrored {
+        kernels::rb_sweeps(lv, sweeps as usize, 1, false);
+    } else {
+        kernels::rb_sweeps(lv, sweeps as usize, 0, true);
+    }
+}
+
+/// Visits, in parallel, every row `j + ny k` of a grid of `n` cells whose span `[lo, hi)` is
+/// not empty: `f(row, j, k, lo, hi)`; `per` rows per task at least (the reference
+/// half-sweep of the tests).
+#[cfg(test)]
+fn for_rows(
+    n: [usize; 3],
+    spans: &[[u32; 2]],
+    per: usize,
+    f: impl Fn(usize, usize, usize, usize, usize) + Sync,
+) {
+    spans
+        .par_iter()
+        .enumerate()
+        .with_min_len(per)
+        .for_each(|(row, &[lo, hi])| {
+            if lo < hi {
+                f(row, row % n[1], row / n[1], lo as usize, hi as usize);
+            }
+        });
+}

@@ -1,0 +1,379 @@
+//! One level of the multigrid hierarchy: its grid, the per-cell labels and face weights that
+//! define its operator, and the vectors of a V-cycle, all `f32` and allocated once.
+//!
+//! Layout: cells `(i, j, k)` at `i + nx (j + ny k)` as on the simulation grid; the outermost
+//! layer of every level is solid, so a fluid cell's six neighbours always exist. Each cell keeps
+//! the weight of its *lower* face along each axis (`w[a][c]`, the face between `c - e_a` and
+//! `c`); the upper face of `c` is the lower face of `c + e_a`. A weight is 0 where either side is
+//! solid (a Neumann wall: the face drops out of the diagonal and the coupling), so the operator
+//! of every level is, on a fluid cell,
+//!
+//! `(A u)_c = sum_f w_f (u_c - u_nb(f))`, with `u = 0` in air (Dirichlet) and solid cells,
+//!
+//! which on the finest level with unit weights is exactly the matrix of [`super::super`].
+//! Per solve the levels are re-labelled ([`Level::setup_finest`], [`Level::setup_coarse`]);
+//! each row of cells `(j, k)` keeps the span `[lo, hi)` of its fluid cells, and every loop of
+//! the V-cycle visits only those spans, so the work follows the liquid, not the box.
+
+use super::super::super::mac_grid::CellLabel;
+use rayon::prelude::*;
+
+pub(super) const AIR: u8 = CellLabel::Empty as u8;
+pub(super) const FLUID: u8 = CellLabel::Fluid as u8;
+pub(super) const SOLID: u8 = CellLabel::Solid as u8;
+
+/// Cells per rayon task of the per-solve set-up passes.
+const SETUP_CELLS: usize = 8192;
+
+pub(super) struct Level {
+    /// Cells per axis.
+    pub n: [usize; 3],
+    /// Solution (correction) of this level.
+    pub u: Vec<f32>,
+    /// Right-hand side (on the finest level the scattered residual of CG).
+    pub b: Vec<f32>,
+    /// Residual `b - A u` after pre-smoothing.
+    pub r: Vec<f32>,
+    /// `1 / diag` on fluid cells with a non-zero diagonal, 0 elsewhere (the smoother's mask).
+    pub invd: Vec<f32>,
+    /// The diagonal `sum_f w_f` on the same cells, 0 elsewhere.
+    pub diag: Vec<f32>,
+    /// Every open face has weight 1 (the finest level without fractional weights): the loops
+    /// then read no weights, since `u` is 0 on air and solid cells, `sum_f w_f u_nb` is the
+    /// plain sum of the six neighbours.
+    pub unit: bool,
+    /// Weight of each cell's lower face along x, y, z (0 where either side is solid).
+    pub w: [Vec<f32>; 3],
+    /// `AIR`, `FLUID` or `SOLID` per cell.
+    pub label: Vec<u8>,
+    /// Per row `j + ny k`: `[lo, hi)` of its fluid cells along x (`lo == hi`: none).
+    pub spans: Vec<[u32; 2]>,
+}
+
+impl Level {
+    pub fn new(n: [usize; 3]) -> Self {
+        let cells = n[0] * n[1] * n[2];
+        let z = || vec![0.0f32; cells];
+        Self {
+            n,
+            u: z(),
+            b: z(),
+            r: z(),
+            invd: z(),
+            diag: z(),
+            unit: false,
+            w: [z(), z(), z()],
+            label: vec![SOLID; cells],
+            spans: vec![[0, 0]; n[1] * n[2]],
+        }
+    }
+
+    pub fn cells(&self) -> usize {
+        self.n[0] * self.n[1] * self.n[2]
+    }
+
+    /// Strides of the three axes.
+    #[inline(always)]
+    pub fn strides(&self) -> [usize; 3] {
+        [1, self.n[0], self.n[0] * self.n[1]]
+    }
+
+    /// Rows per rayon task for a per-row loop of this level.
+    pub fn rows_per_task(&self, cells: usize) -> usize {
+        (cells / self.n[0]).max(1)
+    }
+
+    /// Labels and face weights of the finest level from the simulation's labels and the
+    /// optional per-face weights (`weights[a]` on component `a`'s face grid, `n + e_a` nodes);
+    /// then the diagonal, the spans, and zeroed vectors.
+    pub fn setup_finest(&mut self, labels: &[CellLabel], weights: Option<&[Vec<f32>; 3]>) {
+        let n = self.n;
+        assert_eq!(labels.len(), self.cells());
+        if let Some(w) = weights {
+            for a in 0..3 {
+                let mut m = n;
+                m[a] += 1;
+                assert_eq!(w[a].len(), m[0] * m[1] * m[2], "face weights of axis {a}");
+            }
+        }
+        self.clear_spans();
+        let per = self.rows_per_task(SETUP_CELLS);
+        let nx = n[0];
+        // Labels, row by row; the outermost layer is solid whatever the labels say (a fluid
+        // cell's six neighbours must exist).
+        self.label
+            .par_chunks_mut(nx)
+            .zip(labels.par_chunks(nx))
+            .enumerate()
+            .with_min_len(per)
+            .for_each(|(row, (out, src))| {
+                let (j, k) = (row % n[1], row / n[1]);
+                if j == 0 || k == 0 || j + 1 == n[1] || k + 1 == n[2] {
+                    out.fill(SOLID);
+                    return;
+                }
+                for (o, l) in out.iter_mut().zip(src) {
+                    *o = *l as u8;
+                }
+                out[0] = SOLID;
+                out[nx - 1] = SOLID;
+            });
+        self.unit = weights.is_none();
+        if self.unit {
+            // The loops read no weights (see `unit`).
+            self.finish_setup();
+            return;
+        }
+        let label = &self.label;
+        let st = self.strides();
+        let [w0, w1, w2] = &mut self.w;
+        w0.par_chunks_mut(nx)
+            .zip(w1.par_chunks_mut(nx).zip(w2.par_chunks_mut(nx)))
+            .enumerate()
+            .with_min_len(per)
+            .for_each(|(row, (x, (y, z)))| {
+                let (j, k) = (row % n[1], row / n[1]);
+                let o = nx * row;
+                let l = &label[o..o + nx];
+                // The rows below along y and z (this row again on the border: its faces there
+                // are closed anyway, the cell being solid).
+                let ly = &label[o - if j > 0 { st[1] } else { 0 }..][..nx];
+                let lz = &label[o - if k > 0 { st[2] } else { 0 }..][..nx];
+                let face = |a: usize, i: usize| -> f32 {
+                    match weights {
+                        None => 1.0,
+                        Some(w) => {
+                            let mut m = n;
+                            m[a] += 1;
+                            w[a][i + m[0] * (j + m[1] * k)].clamp(0.0, 1.0)
+                        }
+                    }
+                };
+                x[0] = 0.0;
+                for i in 1..nx {
+                    let open = l[i] != SOLID && l[i - 1] != SOLID;
+                    x[i] = if open { face(0, i) } else { 0.0 };
+                }
+                for i in 0..nx {
+                    let open = l[i] != SOLID && ly[i] != SOLID && j > 0;
+                    y[i] = if open { face(1, i) } else { 0.0 };
+                    let open = l[i] != SOLID && lz[i] != SOLID && k > 0;
+                    z[i] = if open { face(2, i) } else { 0.0 };
+                }
+            });
+        self.finish_setup();
+    }
+
+    /// Labels and face weights of this (coarse) level from the finer level `f`: coarse cell
+    /// `I` covers fine cells `2I - 1` and `2I` along each axis (so the coarse wall layer covers
+    /// the fine one); it is air if any child is air (McAdams et al. 2010, sec. 4: the Dirichlet
+    /// boundary is kept where the liquid's surface is), else fluid if any child is fluid, else
+    /// solid. A coarse face's weight is the mean of the four fine faces it covers (0 where
+    /// either coarse side is solid).
+    pub fn setup_coarse(&mut self, f: &Level) {
+        let n = self.n;
+        let nx = n[0];
+        let fnx = f.n[0];
+        self.clear_spans();
+        let per = self.rows_per_task(SETUP_CELLS / 8);
+        // The fine row (2J - 1 + dj, 2K - 1 + dk) of coarse row (J, K), if in the fine grid.
+        let fine_row = |j: usize, k: usize, dj: usize, dk: usize| -> Option<usize> {
+            let (fj, fk) = (2 * j + dj, 2 * k + dk);
+            (fj >= 1 && fk >= 1 && fj <= f.n[1] && fk <= f.n[2])
+                .then(|| fnx * ((fj - 1) + f.n[1] * (fk - 1)))
+        };
+        // Labels first (the weights need the neighbours' labels).
+        self.label
+            .par_chunks_mut(nx)
+            .enumerate()
+            .with_min_len(per)
+            .for_each(|(row, out)| {
+                let (j, k) = (row % n[1], row / n[1]);
+                // Bit 0: a fluid child, bit 1: an air child.
+                let mut seen = [0u8; 1024];
+                let mut chunk0 = 0;
+                while chunk0 < nx {
+                    let chunk1 = (chunk0 + seen.len()).min(nx);
+                    let seen = &mut seen[..chunk1 - chunk0];
+                    seen.fill(0);
+                    for (dj, dk) in [(0, 0), (1, 0), (0, 1), (1, 1)] {
+                        let Some(fr) = fine_row(j, k, dj, dk) else {
+                            continue;
+                        };
+                        let fl = &f.label[fr..fr + fnx];
+                        for (t, s) in seen.iter_mut().enumerate() {
+                            let i = chunk0 + t;
+                            for fi in [2 * i, 2 * i + 1] {
+                                // Fine x index fi - 1.
+                                if fi >= 1 && fi <= fnx {
+                                    *s |= match fl[fi - 1] {
+                                        FLUID => 1,
+                                        AIR => 2,
+                                        _ => 0,
+                                    };
+                                }
+                            }
+                        }
+                    }
+                    let border = j == 0 || k == 0 || j + 1 == n[1] || k + 1 == n[2];
+                    for (t, s) in seen.iter().enumerate() {
+                        let i = chunk0 + t;
+                        out[i] = if border || i == 0 || i + 1 == nx {
+                            SOLID
+                        } else if s & 2 != 0 {
+                            AIR
+                        } else if s & 1 != 0 {
+                            FLUID
+                        } else {
+                            SOLID
+                        };
+                    }
+                    chunk0 = chunk1;
+                }
+            });
+        // Without fractional weights on the finest level, every level's open faces have weight
+        // 1 (McAdams et al.: the coarse operators are the plain Poisson stencil on the coarse
+        // labels); otherwise coarse weights are the fine ones averaged.
+        self.unit = f.unit;
+        if self.unit {
+            self.finish_setup();
+            return;
+        }
+        let st = self.strides();
+        let label = &self.label;
+        let [w0, w1, w2] = &mut self.w;
+        w0.par_chunks_mut(nx)
+            .zip(w1.par_chunks_mut(nx).zip(w2.par_chunks_mut(nx)))
+            .enumerate()
+            .with_min_len(per)
+            .for_each(|(row, (x, (y, z)))| {
+                let (j, k) = (row % n[1], row / n[1]);
+                x.fill(0.0);
+                y.fill(0.0);
+                z.fill(0.0);
+                let border = j == 0 || k == 0 || j + 1 == n[1] || k + 1 == n[2];
+                if border {
+                    return;
+                }
+                let o = nx * row;
+                let l = &label[o..o + nx];
+                let (ly, lz) = (&label[o - st[1]..][..nx], &label[o - st[2]..][..nx]);
+                // x faces: fine x faces at fine x 2I - 1, four fine rows (dj, dk).
+                // y faces: fine rows (2J - 1, 2K - 1 + dk), fine x 2I - 1 + di.
+                // z faces: fine rows (2J - 1 + dj, 2K - 1), fine x 2I - 1 + di.
+                for (dj, dk) in [(0, 0), (1, 0), (0, 1), (1, 1)] {
+                    let Some(fr) = fine_row(j, k, dj, dk) else {
+                        continue;
+                    };
+                    let fw = [
+                        &f.w[0][fr..fr + fnx],
+                        &f.w[1][fr..fr + fnx],
+                        &f.w[2][fr..fr + fnx],
+                    ];
+                    for i in 1..nx - 1 {
+                        let (a, b) = (2 * i - 1, 2 * i);
+                        let get = |w: &[f32], x: usize| if x < fnx { w[x] } else { 0.0 };
+                        x[i] += get(fw[0], a);
+                        if dj == 0 {
+                            y[i] += get(fw[1], a) + get(fw[1], b);
+                        }
+                        if dk == 0 {
+                            z[i] += get(fw[2], a) + get(fw[2], b);
+                        }
+                    }
+                }
+                for i in 0..nx {
+                    let c = l[i] != SOLID;
+                    x[i] = if c && i > 0 && l[i - 1] != SOLID {
+                        0.25 * x[i]
+                    } else {
+                        0.0
+                    };
+                    y[i] = if c && ly[i] != SOLID {
+                        0.25 * y[i]
+                    } else {
+                        0.0
+                    };
+                    z[i] = if c && lz[i] != SOLID {
+                        0.25 * z[i]
+                    } else {
+                        0.0
+                    };
+                }
+            });
+        self.finish_setup();
+    }
+
+    /// The inverse diagonal, the fluid spans, and zeroed `u`, `b`, `r` (cells that are not
+    /// fluid must hold 0 in all three: the loops visit only the spans).
+    fn finish_setup(&mut self) {
+        let n = self.n;
+        let st = self.strides();
+        let per = self.rows_per_task(SETUP_CELLS);
+        let (label, w, unit) = (&self.label, &self.w, self.unit);
+        let nx = n[0];
+        self.invd
+            .par_chunks_mut(nx)
+            .zip(self.diag.par_chunks_mut(nx))
+            .zip(self.spans.par_iter_mut())
+            .with_min_len(per)
+            .enumerate()
+            .for_each(|(row, ((inv, dg), span))| {
+                let o = nx * row;
+                let l = &label[o..o + nx];
+                let Some(lo) = l.iter().position(|&x| x == FLUID) else {
+                    *span = [0, 0];
+                    return;
+                };
+                let hi = nx - l.iter().rev().position(|&x| x == FLUID).unwrap_or(0);
+                *span = [lo as u32, hi as u32];
+                for i in lo..hi {
+                    let c = o + i;
+                    let d = if l[i] != FLUID {
+                        0.0
+                    } else if unit {
+                        // Every non-solid neighbour's face has weight 1.
+                        let open = |x: usize| (label[x] != SOLID) as u32;
+                        (open(c - 1)
+                            + open(c + 1)
+                            + open(c - st[1])
+                            + open(c + st[1])
+                            + open(c - st[2])
+                            + open(c + st[2])) as f32
+                    } else {
+                        w[0][c]
+                            + w[0][c + st[0]]
+                            + w[1][c]
+                            + w[1][c + st[1]]
+                            + w[2][c]
+                            + w[2][c + st[2]]
+                    };
+                    dg[i] = d;
+                    inv[i] = if d > 0.0 { 1.0 / d } else { 0.0 };
+                }
+            });
+    }
+
+    /// Zeroes `u`, `b` and `r` on the cells of the current spans: after it every cell holds 0
+    /// in all three (cells outside the spans are never written), as a new system needs.
+    fn clear_spans(&mut self) {
+        let nx = self.n[0];
+        let per = self.rows_per_task(SETUP_CELLS);
+        self.u
+            .par_chunks_mut(nx)
+            .zip(self.b.par_chunks_mut(nx).zip(self.r.par_chunks_mut(nx)))
+            .zip(self.spans.par_iter())
+            .with_min_len(per)
+            .for_each(|((u, (b, r)), &[lo, hi])| {
+                let (lo, hi) = (lo as usize, hi as usize);
+                u[lo..hi].fill(0.0);
+                b[lo..hi].fill(0.0);
+                r[lo..hi].fill(0.0);
+            });
+    }
+
+    /// Fluid cells with a non-zero diagonal (the unknowns of this level).
+    pub fn unknowns(&self) -> usize {
+        self.invd.par_iter().filter(|&&x| x != 0.0).count()
+    }
+}
