@@ -84,19 +84,6 @@ fn main() {
             sums[k].secs += t.elapsed().as_secs_f64();
             let far = fidelity::coverage(&m, &p.pos, s);
             let near = fidelity::coverage(&m, &p.pos, 1e-9);
-            if std::env::var("SURGE_DIAG").is_ok() {
-                let (group, sizes) = fidelity::clusters(&p.pos, 0.0124);
-                let mut hist = [0usize; 8];
-                for i in 0..far.len() {
-                    if !far[i] {
-                        let c = sizes[group[i] as usize];
-                        hist[match c { 1 => 0, 2..=4 => 1, 5..=8 => 2, 9..=16 => 3, 17..=64 => 4, 65..=512 => 5, 513..=10000 => 6, _ => 7 }] += 1;
-                    }
-                }
-                eprintln!("uncovered by cluster size (1, 2-4, 5-8, 9-16, 17-64, 65-512, -10k, more): {hist:?}");
-                let i = (0..far.len()).find(|&i| !far[i] && sizes[group[i] as usize] > 10000);
-                if let Some(i) = i { eprintln!("e.g. particle {i} at {:?}", [p.pos[0][i], p.pos[1][i], p.pos[2][i]]); }
-            }
             let out_s = far.iter().filter(|c| !**c).count() as f64 / n;
             let out = near.iter().filter(|c| !**c).count() as f64 / n;
             let vr = m.volume() / (n * s * s * s);

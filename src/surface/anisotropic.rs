@@ -1,35 +1,43 @@
-//! Anisotropic-kernel level set (Yu & Turk 2013) with a thin-feature floor.
+//! Anisotropic-kernel level set (Yu & Turk 2013) with thin-feature and wall-film floors.
 //!
-//! **Yu & Turk 2013** ("Reconstructing surfaces of particle-based fluids using anisotropic
-//! kernels", ACM TOG 32(1)), sections 3-5:
-//! 1. *Position smoothing*: each kernel centre is `x̄_i = (1 - λ) x_i + λ Σ w_ij x_j / Σ w_ij`
-//!    (`w_ij = 1 - (|x_i - x_j| / R)^3` inside the neighbourhood radius `R`), a Laplacian
-//!    step that removes particle-scale noise from surfaces.
-//! 2. *Covariance*: `C_i = Σ w_ij (x_j - x^w_i)(x_j - x^w_i)^T / Σ w_ij` around the weighted
-//!    mean `x^w_i`; its eigen-decomposition `C = Q diag(σ²) Q^T` gives the principal axes of the
-//!    neighbourhood. Flat neighbourhoods (sheets, calm surfaces) have one small σ, lines two.
-//! 3. *Stretched kernels*: the kernel of particle `i` is the ellipsoid with radii
-//!    `ρ_k = R σ'_k / (σ'_1 σ'_2 σ'_3)^(1/3)`, `σ'_k = max(σ_k, σ_1 / k_r)` (the paper's clamp
-//!    `k_r`; the normalisation keeps the kernel's volume, so the interior is unchanged, where the
-//!    paper scales by a constant `k_s`). Particles with fewer than `N_ε` neighbours get a small
-//!    isotropic kernel `k_n R` (the paper's isolated-particle rule).
-//! 4. *Density*: `ρ̂(x) = Σ_j V_j det(G_j) P(|G_j (x - x̄_j)|) / c_P`, `P(q) = (1 - q²)^3`,
-//!    `c_P = ∫ P = 64 π / 315`, `V_j` the particle volume: ρ̂ is the volume fraction of liquid,
-//!    about 1 inside and 0 outside. The surface is `ρ̂ = 1/2`, which for a symmetric kernel is
-//!    exactly the interface of a flat liquid body (no inward pull, unlike Zhu-Bridson), so calm
-//!    water is flat at its height and volumes are kept. `phi = (1/2 - ρ̂) R / 1.23`, metres near
-//!    the surface (1.23 / R is the density gradient across a flat interface).
+//! **Kernels: Yu & Turk 2013** ("Reconstructing surfaces of particle-based fluids using
+//! anisotropic kernels", ACM TOG 32(1), sections 3-5):
+//! 1. *Position smoothing*: kernel centre `x̄_i = (1 - λ) x_i + λ Σ w_ij x_j / Σ w_ij`, with
+//!    `w_ij = 1 - (|x_i - x_j| / R)^3` inside the kernel radius `R` (see [`SMOOTHING`]: measured
+//!    here, the step does not pay, so λ = 0).
+//! 2. *Covariance*: `C_i = Σ w_ij (x_j - x^w_i)(x_j - x^w_i)^T / Σ w_ij` about the weighted mean
+//!    `x^w_i`; its eigen-decomposition (nalgebra's `SymmetricEigen`) gives the neighbourhood's
+//!    principal axes and spreads `σ_1 >= σ_2 >= σ_3`: one small σ on a sheet or a calm surface,
+//!    two on a filament.
+//! 3. *Stretched kernels*: particle `i`'s kernel is the ellipsoid with radii
+//!    `ρ_k = R σ'_k / (σ'_1 σ'_2 σ'_3)^(1/3)`, `σ'_k = max(σ_k, σ_1 / k_r)` (the paper's clamp,
+//!    `k_r = 4`; dividing by the geometric mean keeps the kernel's volume, where the paper scales
+//!    by a constant `k_s`, so interior kernels stay spheres of radius `R`). Fewer than `N_ε`
+//!    neighbours: an isotropic kernel of radius `k_n R` (the paper's isolated-particle rule).
 //!
-//! **Thin-feature floor** (our addition): the mesh lattice cannot carry a feature thinner than
-//! its spacing `h` (a sheet between two lattice planes, a droplet between eight points vanishes,
-//! and whether it does depends on the lattice offset). Particles in sparse neighbourhoods
-//! (fewer than [`N_THIN`]: sheets, filaments, droplets, spray) therefore also contribute their
-//! own ellipsoid along the same axes with semi-axes at least `0.55 h` across a sheet, `0.72 h`
-//! across a filament and `0.9 h` for a droplet (the smallest half-thicknesses that always
-//! contain a lattice point: `h / 2`, `h / √2`, `√3 h / 2`, plus a margin), and at least the
-//! particle's volume radius along the other axes; `phi = min(phi_density, phi_floor)` with
-//! `phi_floor = (|F (x - x̄)| - 1) a_min`. Sheets stay connected sheets, lines stay filaments,
-//! droplets stay droplets, independent of where the lattice falls.
+//! **Level set**: not the paper's SPH density iso-surface but the Zhu-Bridson form of
+//! [`super::level_set`] with these kernels as weights, `k_i(x) = det(G_i) P(|G_i (x - x̄_i)|)`,
+//! `P(q) = (1 - q²)^3`, `phi = |x - Σ k_i x̄_i / Σ k_i| - r`. Why: with a kernel support of about
+//! two particle spacings (the default, for speed), the density sum fluctuates by ±30% inside a
+//! seeded ball (measured: 0.65-1.22 of the rest value), which leaves air pockets and a bumpy
+//! surface, while the normalised Zhu-Bridson average is steady.
+//!
+//! **Thin-feature floor** (our addition, after the blur): the mesh lattice cannot carry a
+//! feature thinner than its spacing `h` (a one-particle sheet between two lattice planes, a
+//! droplet between eight points vanishes, and whether it does depends on the lattice offset).
+//! Particles in sparse neighbourhoods (fewer than [`N_THIN`] within `R`: sheets, filaments,
+//! droplets, spray) also contribute their own ellipsoid along the kernel's axes, with
+//! semi-axes at least `0.75 h` across a sheet, `0.8 h` across a filament and `0.9 h` for a
+//! droplet (above `h / 2`, `h / √2`, `√3 h / 2`, the half-thicknesses that always contain a
+//! lattice point, with room for the joints between neighbours) and at least [`FLOOR_REACH`]
+//! times the particle's volume radius scaled by the kernel's shape along the others;
+//! `phi = min(phi, (|F (x - x̄)| - 1) a_min)`.
+//!
+//! **Wall films** (our addition): the liquid region's walls lie on lattice planes, which the
+//! wall clip makes air, so a film thinner than one cell on a wall (the front running along the
+//! floor, the sheet climbing the far wall of a dam break) had no inside sample and vanished.
+//! A particle within one cell of a wall adds an axis-aligned ellipsoid that covers the first
+//! lattice plane inside the wall ([`WALL_CENTRE`], [`WALL_ACROSS`], [`WALL_ALONG`]).
 //!
 //! Splatting works as in [`super::level_set`]: per block, particles in a fixed order, so the
 //! bytes do not depend on the thread count. The neighbour search bins particles into cells of
@@ -40,37 +48,57 @@ use super::sparse_grid::{B, BP, SparseGrid};
 use nalgebra::{Matrix3, SymmetricEigen};
 use rayon::prelude::*;
 
-/// Laplacian smoothing weight λ of the kernel centres (Yu & Turk use 0.9-1).
-pub const SMOOTHING: f32 = 0.9;
+/// Laplacian smoothing weight λ of the kernel centres. Yu & Turk use 0.9-1 with their density
+/// iso-surface; in the Zhu-Bridson form it pulls every surface inwards and, measured on the
+/// default dam break (`cargo bench --bench surface_fidelity`), λ = 0.3 / 0.9 lower the mesh
+/// volume at the splash (frame 20) from 0.83 to 0.79 / 0.68 N s^3 and leave more particles
+/// outside, and do not flatten a settled pool (RMS height 2.5 -> 2.8 / 2.9 mm at 0.05 m cells),
+/// so the step is kept but off.
+pub const SMOOTHING: f32 = 0.0;
 /// Largest ratio between a kernel's longest and shortest axis (Yu & Turk's k_r = 4).
 pub const MAX_RATIO: f32 = 4.0;
-/// Fewer neighbours (itself included) than this: isotropic kernel of radius `k_n R`.
-pub const N_EPS: usize = 4;
+/// Fewer neighbours (itself included) than this: isotropic kernel of radius `k_n R`. Two
+/// particles already make a (short) filament; the clamp [`MAX_RATIO`] bounds the distortion
+/// a noisy covariance of few neighbours can cause.
+pub const N_EPS: usize = 2;
+/// Floor semi-axes along a kernel's long axes, times the particle's volume radius and the
+/// kernel's stretch: 1.3 makes neighbouring floors of a sheet or filament (one spacing apart,
+/// jittered) overlap so that their joint is still thicker than the lattice needs.
+pub const FLOOR_REACH: f32 = 1.3;
 /// Isotropic kernel radius of isolated particles as a fraction of R (k_n): 0.5 at the default
 /// R of about 2 particle spacings maximises a lone particle's blob (radius 0.56 spacing).
 pub const ISOLATED_SCALE: f32 = 0.5;
 /// Fewer neighbours than this: the particle also gets a thin-feature floor ellipsoid.
 /// A single-layer sheet has about 12 within R, a calm surface particle 17 or more.
 pub const N_THIN: usize = 15;
-/// Iso-value of the liquid volume fraction.
-pub const ISO: f32 = 0.5;
 /// Longest kernel radius over R: `k_r^(2/3)` (a filament's axis).
 pub const MAX_STRETCH: f64 = 2.52;
-/// `∫ (1 - q²)^3` over the unit ball, `64 π / 315`.
+/// `∫ (1 - q²)^3` over the unit ball, `64 π / 315` (normalises the kernel weights so that
+/// stretched and isotropic kernels weigh the same per particle).
 const KERNEL_INTEGRAL: f32 = 0.638_278_5;
-/// Density gradient across a flat interface times R (converts `ISO - ρ̂` to metres).
-const GRADIENT_R: f32 = 1.23;
 
 /// One particle's kernel: centre, metric `M` (`q² = dᵀ M d`, 1/m²), amplitude, floor
 /// metric `F`, floor scale (m, 0 = no floor) and half-extents of the bounding box (m).
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Copy)]
 struct Kernel {
     m: [f32; 6],
     amp: f32,
     f: [f32; 6],
     fs: f32,
     ext: [f32; 3],
+    /// Wall film ellipsoid: axis (3 = none) and its centre's offset from the kernel centre
+    /// along that axis (m; grid units once binned).
+    wall_axis: u8,
+    wall_offset: f32,
 }
+
+/// Wall film ellipsoid of a particle within one mesh cell of a wall, in cells: centre this far
+/// from the wall, semi-axes across and along the wall. It covers the first lattice plane inside
+/// the wall (1 cell) with an in-plane radius of 0.87 cells, so a one-particle film on a wall
+/// is meshed and capped on the wall instead of vanishing between the wall plane and the next.
+pub const WALL_CENTRE: f32 = 0.6;
+pub const WALL_ACROSS: f32 = 0.8;
+pub const WALL_ALONG: f32 = 1.0;
 
 /// `dᵀ S d` for a symmetric `S` stored as `[xx, yy, zz, xy, xz, yz]`.
 #[inline(always)]
@@ -190,7 +218,16 @@ fn kernels(pos: &[Vec<f32>; 3], p: &Params) -> ([Vec<f32>; 3], Vec<Kernel>) {
         .map(|i| {
             let xi = [pos[0][i], pos[1][i], pos[2][i]];
             if !xi.iter().all(|v| v.is_finite()) {
-                return (xi, Kernel::default());
+                let none = Kernel {
+                    m: [0.0; 6],
+                    amp: 0.0,
+                    f: [0.0; 6],
+                    fs: 0.0,
+                    ext: [0.0; 3],
+                    wall_axis: 3,
+                    wall_offset: 0.0,
+                };
+                return (xi, none);
             }
             // Pass 1: weighted mean offset; pass 2: covariance about it.
             let (mut sw, mut mean, mut count) = (0f32, [0f32; 3], 0usize);
@@ -222,11 +259,9 @@ fn kernels(pos: &[Vec<f32>; 3], p: &Params) -> ([Vec<f32>; 3], Vec<Kernel>) {
                     c[5] += w * e[1] * e[2];
                 }
             });
-            let lam: f32 = std::env::var("SURGE_LAMBDA").ok().and_then(|v| v.parse().ok()).unwrap_or(SMOOTHING);
-            let centre: [f32; 3] = std::array::from_fn(|a| xi[a] + lam * mean[a]);
+            let centre: [f32; 3] = std::array::from_fn(|a| xi[a] + SMOOTHING * mean[a]);
             // Principal axes (columns of q) and radii, longest first.
-            let dbg_iso = std::env::var("SURGE_ISO").is_ok();
-            let (q, rho) = if dbg_iso { (Matrix3::identity(), [big_r; 3]) } else if count >= N_EPS {
+            let (q, rho) = if count >= N_EPS {
                 let cm = Matrix3::new(
                     c[0], c[3], c[4], c[3], c[1], c[5], c[4], c[5], c[2],
                 ) / sw;
@@ -259,10 +294,10 @@ fn kernels(pos: &[Vec<f32>; 3], p: &Params) -> ([Vec<f32>; 3], Vec<Kernel>) {
                 let axes: [f32; 3] = std::array::from_fn(|k| {
                     let min = match (thin[k], n_thin) {
                         (false, _) => 0.9,
-                        (true, 1) => 0.55,
-                        (true, _) => 0.72,
+                        (true, 1) => 0.75,
+                        (true, _) => 0.8,
                     };
-                    (min * h).max(vol_radius * rho[k] / gm)
+                    (min * h).max(FLOOR_REACH * vol_radius * rho[k] / gm)
                 });
                 f = sym(&q, axes.map(|v| 1.0 / (v * v)));
                 fs = axes.iter().copied().fold(f32::MAX, f32::min);
@@ -274,15 +309,32 @@ fn kernels(pos: &[Vec<f32>; 3], p: &Params) -> ([Vec<f32>; 3], Vec<Kernel>) {
                     ext[a] = ext[a].max(e);
                 }
             }
-            (centre, Kernel { m, amp, f, fs, ext })
+            // Nearest wall of the liquid region within one cell of the centre.
+            let (mut wall_axis, mut wall_offset, mut best) = (3u8, 0f32, h);
+            for a in 0..3 {
+                for (wall, sign) in [(p.region_lo[a] as f32, 1.0f32), (p.region_hi[a] as f32, -1.0)] {
+                    let dist = sign * (centre[a] - wall);
+                    if (0.0..best).contains(&dist) {
+                        best = dist;
+                        wall_axis = a as u8;
+                        wall_offset = wall + sign * WALL_CENTRE * h - centre[a];
+                    }
+                }
+            }
+            if wall_axis < 3 {
+                for a in 0..3 {
+                    let e = if a == wall_axis as usize {
+                        wall_offset.abs() + (WALL_ACROSS + 1.5) * h
+                    } else {
+                        (WALL_ALONG + 1.5) * h
+                    };
+                    ext[a] = ext[a].max(e);
+                }
+            }
+            let k = Kernel { m, amp, f, fs, ext, wall_axis, wall_offset };
+            (centre, k)
         })
         .collect();
-    if std::env::var("SURGE_DEBUG").is_ok() {
-        let mut amps: Vec<f32> = per.iter().map(|(_, k)| k.amp).collect();
-        amps.sort_by(f32::total_cmp);
-        let q = |f: f64| amps[((amps.len() - 1) as f64 * f) as usize];
-        eprintln!("amp quantiles {} {} {} {} {}", q(0.0), q(0.1), q(0.5), q(0.9), q(1.0));
-    }
     let centres = std::array::from_fn(|a| per.iter().map(|(c, _)| c[a]).collect());
     (centres, per.into_iter().map(|(_, k)| k).collect())
 }
@@ -311,12 +363,14 @@ pub fn build(pos: &[Vec<f32>; 3], vel: &[Vec<f32>; 3], p: &Params) -> LevelSet {
                 f: k.f.map(|v| v * h2),
                 fs: k.fs,
                 ext: k.ext.map(|v| v / h),
+                wall_axis: k.wall_axis,
+                wall_offset: k.wall_offset / h,
             }
         })
         .collect();
     drop(kern);
     let outside = reach as f32;
-    let radius = p.radius as f32 * std::env::var("SURGE_RSCALE").ok().and_then(|v| v.parse::<f32>().ok()).unwrap_or(1.0);
+    let radius = p.radius as f32;
     let nb = grid.blocks.len();
     let mut phi = vec![0f32; nb * BP];
     let mut floor = vec![0f32; nb * BP];
@@ -378,6 +432,8 @@ fn splat_block(
     let mut w = [0f32; BP];
     let mut wx = [[0f32; 3]; BP];
     let mut wv = [[0f32; 3]; BP];
+    // Velocity weights: the kernel's, plus a tiny one where only a floor reaches.
+    let mut wvs = [0f32; BP];
     let mut floor = [f32::MAX; BP];
     for dz in -d..=d {
         for dy in -d..=d {
@@ -410,6 +466,7 @@ fn splat_block(
                                 if q2 < 1.0 {
                                     let t = 1.0 - q2;
                                     wk = k.amp * t * t * t;
+                                    w[idx] += wk;
                                     for a in 0..3 {
                                         wx[idx][a] += wk * q[a];
                                     }
@@ -422,7 +479,23 @@ fn splat_block(
                                     // A small velocity weight where only the floor reaches.
                                     wk += 1e-6 * (1.0 - f / (2.0 * k.fs)).max(0.0);
                                 }
-                                w[idx] += wk;
+                                if k.wall_axis < 3 {
+                                    let wa = k.wall_axis as usize;
+                                    let mut e2 = 0.0;
+                                    for a in 0..3 {
+                                        let (o, r) = if a == wa {
+                                            (k.wall_offset, WALL_ACROSS)
+                                        } else {
+                                            (0.0, WALL_ALONG)
+                                        };
+                                        e2 += ((dd[a] - o) / r).powi(2);
+                                    }
+                                    let f = (e2.sqrt() - 1.0) * WALL_ACROSS * h;
+                                    if f < floor[idx] {
+                                        floor[idx] = f;
+                                    }
+                                }
+                                wvs[idx] += wk;
                                 for a in 0..3 {
                                     wv[idx][a] += wk * v[a];
                                 }
@@ -445,8 +518,8 @@ fn splat_block(
         };
         out.phi[k] = zb;
         out.floor[k] = floor[k].min(outside);
-        out.vel[k] = if w[k] > 0.0 {
-            wv[k].map(|x| x / w[k])
+        out.vel[k] = if wvs[k] > 0.0 {
+            wv[k].map(|x| x / wvs[k])
         } else {
             [0.0; 3]
         };

@@ -2,7 +2,8 @@
 //!
 //! [`reconstruct`] is the whole stage as a plain function: particles in, [`TriMesh`] out.
 //!
-//! 1. [`level_set`]: Zhu-Bridson (default) or union-of-spheres level set, splatted into sparse
+//! 1. [`level_set`]: Zhu-Bridson (default), union-of-spheres or [`anisotropic`] (Yu & Turk
+//!    kernels with thin-feature floors) level set, splatted into sparse
 //!    8^3-point blocks of a grid aligned to world multiples of the mesh cell size
 //!    ([`sparse_grid`]); optionally blurred (then shifted back to its volume); capped at the
 //!    walls.
@@ -65,7 +66,7 @@ impl std::fmt::Display for Method {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SurfaceSettings {
-    /// Level set: `"zhu_bridson"` or `"spheres"`. (default: `"zhu_bridson"`)
+    /// Level set: `"zhu_bridson"`, `"spheres"` or `"anisotropic"`. (default: `"zhu_bridson"`)
     #[serde(default)]
     pub method: Method,
     /// Particle radius r, m. (default: `null`, meaning for `zhu_bridson` `0.62 x` the particle
@@ -84,8 +85,8 @@ pub struct SurfaceSettings {
     #[serde(default = "default_cell_size_factor")]
     pub cell_size_factor: f64,
     /// Passes of a 3x3x3 binomial blur of the level set before meshing (removes particle-scale
-    /// bumps; thin sheets and single-particle droplets may vanish); 0 turns it off.
-    /// (default: `1`)
+    /// bumps; thin sheets and single-particle droplets may vanish); 0 turns it off. The
+    /// `anisotropic` method ignores it. (default: `1`)
     #[serde(default = "default_level_set_blur")]
     pub level_set_blur: u32,
     /// Taubin smoothing iterations (lambda/mu pairs, volume restored exactly afterwards); 0 turns
@@ -266,7 +267,9 @@ pub fn level_set_of(
 ) -> level_set::LevelSet {
     let p = settings.level_set_params(domain);
     let mut ls = level_set::build(&particles.pos, &particles.vel, &p);
-    if settings.level_set_blur > 0 {
+    // The anisotropic method has no blur: it erodes what the kernels keep (measured on the dam
+    // break's splash: 0.004% -> 0.74% of the particles outside the mesh by a spacing).
+    if settings.level_set_blur > 0 && settings.method != Method::Anisotropic {
         let before = ls.field_volume(&p);
         for _ in 0..settings.level_set_blur {
             ls.blur();
