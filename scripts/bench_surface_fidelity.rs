@@ -62,9 +62,10 @@ fn main() {
             secs: 0.0,
         })
         .collect();
-    println!("frame method       outside>s  outside  volume/(N s^3)  components  missed>4  missed>8");
-    let frames: Vec<u32> =
-        only.unwrap_or_else(|| (first..=last).step_by(step as usize).collect());
+    println!(
+        "frame method       outside>s  outside  volume/(N s^3)  components  missed>4  missed>8"
+    );
+    let frames: Vec<u32> = only.unwrap_or_else(|| (first..=last).step_by(step as usize).collect());
     for f in frames {
         let Ok(frame) = surge::output::frame::read(&layout.particles(f)) else {
             continue;
@@ -111,7 +112,9 @@ fn main() {
             );
         }
     }
-    println!("\nsummary (targets: frames 15-30 <= 0.2%, 40-90 <= 0.05%, volume 0.97-1.03, missed 0)");
+    println!(
+        "\nsummary (targets: frames 15-30 <= 0.2%, 40-90 <= 0.05%, volume 0.97-1.03, missed 0)"
+    );
     for (k, m) in methods.iter().enumerate() {
         let sm = &sums[k];
         println!(

@@ -63,7 +63,10 @@ fn particles(points: &[[f32; 3]]) -> Particles {
 
 fn closed(m: &TriMesh, what: &str) {
     let t = m.topology();
-    assert!(t.is_closed_manifold() && t.unused_vertices == 0, "{what}: {t:?}");
+    assert!(
+        t.is_closed_manifold() && t.unused_vertices == 0,
+        "{what}: {t:?}"
+    );
 }
 
 /// Fraction of particles neither inside the mesh nor within `s` of it.
@@ -172,7 +175,11 @@ fn droplets_are_kept_at_any_lattice_offset() {
             let m = reconstruct(&p, &settings(Method::Anisotropic), &s.domain);
             closed(&m, "droplet");
             assert_eq!(m.topology().components, 1, "offset {off:?}");
-            assert_eq!(uncovered(&m, &p, 1e-9), 0.0, "offset {off:?}: a particle is outside");
+            assert_eq!(
+                uncovered(&m, &p, 1e-9),
+                0.0,
+                "offset {off:?}: a particle is outside"
+            );
             let v = m.volume() / (p.len() as f64 * (sp as f64).powi(3));
             vmin = vmin.min(v);
             vmax = vmax.max(v);
@@ -205,7 +212,10 @@ fn a_settled_pool_is_flat() {
         sim.advance_frame();
     }
     let h = s.domain.cell_size;
-    let (lo, hi) = ([3.0 * h; 2], [s.domain.upper()[0] - 3.0 * h, s.domain.upper()[1] - 3.0 * h]);
+    let (lo, hi) = (
+        [3.0 * h; 2],
+        [s.domain.upper()[0] - 3.0 * h, s.domain.upper()[1] - 3.0 * h],
+    );
     let mut res = vec![];
     for method in [Method::ZhuBridson, Method::Anisotropic] {
         let m = reconstruct(sim.particles(), &settings(method), &s.domain);
@@ -222,7 +232,10 @@ fn a_settled_pool_is_flat() {
     // guards against a particle-scale ripple: a tenth of a cell, about the particles' jitter
     // around their rest lattice, and 10 degrees.
     for (method, (rms, ang)) in ["zhu_bridson", "anisotropic"].iter().zip(res) {
-        assert!(rms < 0.1 * h && ang < 10.0, "{method}: RMS {rms} m, {ang} deg");
+        assert!(
+            rms < 0.1 * h && ang < 10.0,
+            "{method}: RMS {rms} m, {ang} deg"
+        );
     }
 }
 
@@ -245,7 +258,11 @@ fn anisotropic_keeps_the_stage_invariants() {
         let m = reconstruct(sim.particles(), &s.surface, &s.domain);
         closed(&m, &format!("frame {f}"));
         assert_eq!(m.velocities.len(), m.positions.len());
-        let low = m.positions.iter().map(|p| p[2] as f64).fold(f64::MAX, f64::min);
+        let low = m
+            .positions
+            .iter()
+            .map(|p| p[2] as f64)
+            .fold(f64::MAX, f64::min);
         assert!((low - h).abs() < 1e-3 * h, "frame {f}: floor cap at {low}");
         if f == 0 {
             let v0 = sim.particles().len() as f64 * s.domain.particle_spacing().powi(3);
@@ -270,4 +287,3 @@ fn anisotropic_keeps_the_stage_invariants() {
     assert_eq!(one, run(2));
     assert_eq!(one, run(3));
 }
-

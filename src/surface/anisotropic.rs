@@ -61,6 +61,10 @@ pub const MAX_RATIO: f32 = 4.0;
 /// particles already make a (short) filament; the clamp [`MAX_RATIO`] bounds the distortion
 /// a noisy covariance of few neighbours can cause.
 pub const N_EPS: usize = 2;
+/// At least this many neighbours (a full neighbourhood holds about 33 at the default R of
+/// two spacings, a calm surface's top layer about 20): an interior particle, whose kernel is
+/// the sphere of radius R without computing the covariance's eigenvectors (most of the cost).
+pub const N_FULL: usize = 28;
 /// Floor semi-axes along a kernel's long axes, times the particle's volume radius and the
 /// kernel's stretch: 1.3 makes neighbouring floors of a sheet or filament (one spacing apart,
 /// jittered) overlap so that their joint is still thicker than the lattice needs.
@@ -229,42 +233,44 @@ fn kernels(pos: &[Vec<f32>; 3], p: &Params) -> ([Vec<f32>; 3], Vec<Kernel>) {
                 };
                 return (xi, none);
             }
-            // Pass 1: weighted mean offset; pass 2: covariance about it.
+            // One pass: weighted sums of the offsets and of their outer products; the
+            // covariance about the weighted mean is `S2 / Σw - mean meanᵀ` (offsets from x_i
+            // are at most R, so f32 keeps its precision).
             let (mut sw, mut mean, mut count) = (0f32, [0f32; 3], 0usize);
+            let mut c = [0f32; 6];
             cells.for_near(xi, |j| {
                 let d = [pos[0][j] - xi[0], pos[1][j] - xi[1], pos[2][j] - xi[2]];
-                let r = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt() * inv_r;
-                if r < 1.0 {
-                    let w = 1.0 - r * r * r;
+                let r2 = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]) * inv_r * inv_r;
+                if r2 < 1.0 {
+                    let w = 1.0 - r2 * r2.sqrt();
                     sw += w;
                     count += 1;
                     for a in 0..3 {
                         mean[a] += w * d[a];
                     }
+                    c[0] += w * d[0] * d[0];
+                    c[1] += w * d[1] * d[1];
+                    c[2] += w * d[2] * d[2];
+                    c[3] += w * d[0] * d[1];
+                    c[4] += w * d[0] * d[2];
+                    c[5] += w * d[1] * d[2];
                 }
             });
             let mean = mean.map(|v| v / sw);
-            let mut c = [0f32; 6];
-            cells.for_near(xi, |j| {
-                let d = [pos[0][j] - xi[0], pos[1][j] - xi[1], pos[2][j] - xi[2]];
-                let r = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt() * inv_r;
-                if r < 1.0 {
-                    let w = 1.0 - r * r * r;
-                    let e = [d[0] - mean[0], d[1] - mean[1], d[2] - mean[2]];
-                    c[0] += w * e[0] * e[0];
-                    c[1] += w * e[1] * e[1];
-                    c[2] += w * e[2] * e[2];
-                    c[3] += w * e[0] * e[1];
-                    c[4] += w * e[0] * e[2];
-                    c[5] += w * e[1] * e[2];
-                }
-            });
+            let c = [
+                c[0] / sw - mean[0] * mean[0],
+                c[1] / sw - mean[1] * mean[1],
+                c[2] / sw - mean[2] * mean[2],
+                c[3] / sw - mean[0] * mean[1],
+                c[4] / sw - mean[0] * mean[2],
+                c[5] / sw - mean[1] * mean[2],
+            ];
             let centre: [f32; 3] = std::array::from_fn(|a| xi[a] + SMOOTHING * mean[a]);
             // Principal axes (columns of q) and radii, longest first.
-            let (q, rho) = if count >= N_EPS {
-                let cm = Matrix3::new(
-                    c[0], c[3], c[4], c[3], c[1], c[5], c[4], c[5], c[2],
-                ) / sw;
+            let (q, rho) = if count >= N_FULL {
+                (Matrix3::identity(), [big_r; 3])
+            } else if count >= N_EPS {
+                let cm = Matrix3::new(c[0], c[3], c[4], c[3], c[1], c[5], c[4], c[5], c[2]);
                 let eig = SymmetricEigen::new(cm);
                 let mut idx = [0usize, 1, 2];
                 idx.sort_by(|&a, &b| eig.eigenvalues[b].total_cmp(&eig.eigenvalues[a]));
@@ -284,8 +290,12 @@ fn kernels(pos: &[Vec<f32>; 3], p: &Params) -> ([Vec<f32>; 3], Vec<Kernel>) {
             };
             let m = sym(&q, rho.map(|v| 1.0 / (v * v)));
             let amp = volume / (KERNEL_INTEGRAL * rho[0] * rho[1] * rho[2]);
-            let mut ext: [f32; 3] =
-                std::array::from_fn(|a| (0..3).map(|k| (rho[k] * q[(a, k)]).powi(2)).sum::<f32>().sqrt());
+            let mut ext: [f32; 3] = std::array::from_fn(|a| {
+                (0..3)
+                    .map(|k| (rho[k] * q[(a, k)]).powi(2))
+                    .sum::<f32>()
+                    .sqrt()
+            });
             let (mut f, mut fs) = ([0f32; 6], 0f32);
             if count < N_THIN {
                 let gm = (rho[0] * rho[1] * rho[2]).cbrt();
@@ -312,7 +322,10 @@ fn kernels(pos: &[Vec<f32>; 3], p: &Params) -> ([Vec<f32>; 3], Vec<Kernel>) {
             // Nearest wall of the liquid region within one cell of the centre.
             let (mut wall_axis, mut wall_offset, mut best) = (3u8, 0f32, h);
             for a in 0..3 {
-                for (wall, sign) in [(p.region_lo[a] as f32, 1.0f32), (p.region_hi[a] as f32, -1.0)] {
+                for (wall, sign) in [
+                    (p.region_lo[a] as f32, 1.0f32),
+                    (p.region_hi[a] as f32, -1.0),
+                ] {
                     let dist = sign * (centre[a] - wall);
                     if (0.0..best).contains(&dist) {
                         best = dist;
@@ -331,7 +344,15 @@ fn kernels(pos: &[Vec<f32>; 3], p: &Params) -> ([Vec<f32>; 3], Vec<Kernel>) {
                     ext[a] = ext[a].max(e);
                 }
             }
-            let k = Kernel { m, amp, f, fs, ext, wall_axis, wall_offset };
+            let k = Kernel {
+                m,
+                amp,
+                f,
+                fs,
+                ext,
+                wall_axis,
+                wall_offset,
+            };
             (centre, k)
         })
         .collect();
@@ -456,6 +477,47 @@ fn splat_block(
                     let hi: [usize; 3] =
                         std::array::from_fn(|a| ((q[a] + k.ext[a]).min(bmax)) as usize);
                     let v = [g.vel[0][i], g.vel[1][i], g.vel[2][i]];
+                    // Kernel only (no floor, no wall film): the exact x extent of the
+                    // ellipsoid on each row, as the Zhu-Bridson splat does for its spheres.
+                    if k.fs == 0.0 && k.wall_axis == 3 {
+                        let m = &k.m;
+                        for z in lo[2]..=hi[2] {
+                            let dz = z as f32 - q[2];
+                            for y in lo[1]..=hi[1] {
+                                let dy = y as f32 - q[1];
+                                let b = m[3] * dy + m[4] * dz;
+                                let c = m[1] * dy * dy + m[2] * dz * dz + 2.0 * m[5] * dy * dz;
+                                let disc = b * b - m[0] * (c - 1.0);
+                                if disc <= 0.0 {
+                                    continue;
+                                }
+                                let r = disc.sqrt();
+                                let (x0, x1) = ((-b - r) / m[0] + q[0], (-b + r) / m[0] + q[0]);
+                                if x1 < 0.0 || x0 > bmax {
+                                    continue;
+                                }
+                                let x0 = x0.max(0.0).ceil() as usize;
+                                let x1 = (x1.min(bmax) as usize).min(B - 1);
+                                for x in x0..=x1 {
+                                    let dx = x as f32 - q[0];
+                                    let q2 = m[0] * dx * dx + 2.0 * b * dx + c;
+                                    if q2 >= 1.0 {
+                                        continue;
+                                    }
+                                    let t = 1.0 - q2;
+                                    let wk = k.amp * t * t * t;
+                                    let idx = x + B * (y + B * z);
+                                    w[idx] += wk;
+                                    wvs[idx] += wk;
+                                    for a in 0..3 {
+                                        wx[idx][a] += wk * q[a];
+                                        wv[idx][a] += wk * v[a];
+                                    }
+                                }
+                            }
+                        }
+                        continue;
+                    }
                     for z in lo[2]..=hi[2] {
                         for y in lo[1]..=hi[1] {
                             for x in lo[0]..=hi[0] {

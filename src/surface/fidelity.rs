@@ -143,7 +143,10 @@ pub fn coverage(m: &TriMesh, pos: &[Vec<f32>; 3], s: f64) -> Vec<bool> {
         .iter()
         .map(|t| {
             let (a, b) = (m.positions[t[0] as usize], m.positions[t[1] as usize]);
-            (0..3).map(|k| ((a[k] - b[k]) as f64).powi(2)).sum::<f64>().sqrt()
+            (0..3)
+                .map(|k| ((a[k] - b[k]) as f64).powi(2))
+                .sum::<f64>()
+                .sqrt()
         })
         .sum::<f64>()
         / m.triangles.len() as f64;
@@ -184,9 +187,11 @@ pub fn coverage(m: &TriMesh, pos: &[Vec<f32>; 3], s: f64) -> Vec<bool> {
             let mut crossings = 0;
             for &t in &bins.tri2[a as usize..b as usize] {
                 let [p0, p1, p2] = m.triangles[t as usize].map(vp);
-                let e = |u: V3, v: V3| (v[0] - u[0]) * (q[1] - u[1]) - (v[1] - u[1]) * (q[0] - u[0]);
+                let e =
+                    |u: V3, v: V3| (v[0] - u[0]) * (q[1] - u[1]) - (v[1] - u[1]) * (q[0] - u[0]);
                 let (w0, w1, w2) = (e(p1, p2), e(p2, p0), e(p0, p1));
-                let inside = (w0 > 0.0 && w1 > 0.0 && w2 > 0.0) || (w0 < 0.0 && w1 < 0.0 && w2 < 0.0);
+                let inside =
+                    (w0 > 0.0 && w1 > 0.0 && w2 > 0.0) || (w0 < 0.0 && w1 < 0.0 && w2 < 0.0);
                 if !inside {
                     continue;
                 }
@@ -301,7 +306,10 @@ pub fn flatness(m: &TriMesh, lo: [f64; 2], hi: [f64; 2]) -> (f64, f64) {
         return (f64::NAN, f64::NAN);
     }
     let mean = z_sum / a_sum;
-    ((z2_sum / a_sum - mean * mean).max(0.0).sqrt(), ang_sum / a_sum)
+    (
+        (z2_sum / a_sum - mean * mean).max(0.0).sqrt(),
+        ang_sum / a_sum,
+    )
 }
 
 /// Euler characteristic `V - E + F` of a closed mesh (each edge shared by two triangles).
