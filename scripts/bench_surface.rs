@@ -113,6 +113,12 @@ fn main() {
             (s, p)
         }
     };
+    // `--method NAME`: mesh with that `surface.method` (surge's side only).
+    let mut s = s;
+    if let Some(i) = argv.iter().position(|x| x == "--method") {
+        s.surface.method = serde_json::from_str(&format!("\"{}\"", argv[i + 1]))
+            .expect("--method zhu_bridson|spheres|anisotropic");
+    }
     let n = particles.len();
     let spacing = s.domain.particle_spacing();
     let settings = s.surface.clone();
@@ -120,7 +126,8 @@ fn main() {
     let support = settings.kernel_radius_factor * r;
     let mc = settings.mesh_cell(&s.domain);
     println!(
-        "particles: {n}; spacing {spacing} m; particle radius {r:.5} m; kernel support {support:.5} m; MC cell {mc} m; threads {}",
+        "particles: {n}; spacing {spacing} m; particle radius {r:.5} m; kernel support {support:.5} m; MC cell {mc} m; surge method {}; threads {}",
+        settings.method,
         rayon::current_num_threads()
     );
 

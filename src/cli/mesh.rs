@@ -29,7 +29,7 @@ pub struct MeshArgs {
 /// Flags that override the scene's `surface` section (for this invocation only).
 #[derive(Debug, Args, Clone, Default)]
 pub struct SurfaceArgs {
-    /// Level set: zhu_bridson or spheres.
+    /// Level set: zhu_bridson, spheres or anisotropic.
     #[arg(long, value_parser = parse_method)]
     pub method: Option<Method>,
     /// Particle radius, m.
@@ -53,7 +53,10 @@ fn parse_method(s: &str) -> Result<Method, String> {
     match s {
         "zhu_bridson" => Ok(Method::ZhuBridson),
         "spheres" => Ok(Method::Spheres),
-        _ => Err(format!("unknown method '{s}': use zhu_bridson or spheres")),
+        "anisotropic" => Ok(Method::Anisotropic),
+        _ => Err(format!(
+            "unknown method '{s}': use zhu_bridson, spheres or anisotropic"
+        )),
     }
 }
 

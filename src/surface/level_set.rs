@@ -31,6 +31,8 @@ use rayon::prelude::*;
 pub enum Kind {
     ZhuBridson,
     Spheres,
+    /// Yu & Turk 2013 anisotropic kernels ([`super::anisotropic`]).
+    Anisotropic,
 }
 
 /// Parameters of [`build`], all in metres.
@@ -54,6 +56,9 @@ impl Params {
         match self.kind {
             Kind::ZhuBridson => self.kernel_radius,
             Kind::Spheres => self.radius + self.cell,
+            // The longest stretched kernel, or a thin-feature floor and its margin.
+            Kind::Anisotropic => (self.kernel_radius * super::anisotropic::MAX_STRETCH)
+                .max(self.radius * super::anisotropic::MAX_STRETCH + 2.5 * self.cell),
         }
     }
 }
@@ -66,6 +71,9 @@ pub struct LevelSet {
     pub vel: Vec<[f32; 3]>,
     /// Value of points in unallocated blocks.
     pub outside: f32,
+    /// Thin-feature floor of the anisotropic method, per point (empty for the others), applied
+    /// after the blur by [`LevelSet::apply_floor`].
+    pub floor: Vec<f32>,
 }
 
 impl LevelSet {
@@ -123,14 +131,17 @@ impl LevelSet {
     }
 
     /// Lowers `phi` by a constant so that [`LevelSet::field_volume`] moves from `now` to
-    /// `target` (one Newton step: `shift = (target - now) / (band points x h^2)`).
+    /// `target` (one Newton step: `shift = (target - now) / (band points x h^2)`, at most a
+    /// quarter cell either way).
     pub fn shift_to_volume(&mut self, p: &Params, target: f64, now: (f64, usize)) {
         let (v, n) = now;
         if n == 0 {
             return;
         }
         let h = p.cell;
-        let shift = ((target - v) / (n as f64 * h * h)) as f32;
+        // At most a quarter cell: a tiny level set (a lone droplet) has so few band points that
+        // the Newton step would otherwise lower the whole field into spurious blobs.
+        let shift = ((target - v) / (n as f64 * h * h)).clamp(-0.25 * h, 0.25 * h) as f32;
         let outside = self.outside;
         self.phi.par_iter_mut().for_each(|x| {
             if *x < outside {
@@ -248,6 +259,9 @@ pub fn build(pos: &[Vec<f32>; 3], vel: &[Vec<f32>; 3], p: &Params) -> LevelSet {
         Some((p2, v2)) => (p2, v2),
         None => (pos, vel),
     };
+    if p.kind == Kind::Anisotropic {
+        return super::anisotropic::build(pos, vel, p);
+    }
     let grid = SparseGrid::new(pos, vel, p.cell, p.region_lo, p.region_hi, reach);
     let nb = grid.blocks.len();
     let mut phi = vec![0f32; nb * BP];
@@ -257,13 +271,16 @@ pub fn build(pos: &[Vec<f32>; 3], vel: &[Vec<f32>; 3], p: &Params) -> LevelSet {
         .enumerate()
         .for_each(|(s, (phi, vel))| match p.kind {
             Kind::ZhuBridson => splat_block::<true>(&grid, grid.blocks[s], p, phi, vel),
-            Kind::Spheres => splat_block::<false>(&grid, grid.blocks[s], p, phi, vel),
+            Kind::Spheres | Kind::Anisotropic => {
+                splat_block::<false>(&grid, grid.blocks[s], p, phi, vel)
+            }
         });
     LevelSet {
         grid,
         phi,
         vel: velo,
         outside: reach as f32,
+        floor: Vec::new(),
     }
 }
 

