@@ -281,7 +281,7 @@ fn anisotropic_keeps_the_stage_invariants() {
             .num_threads(threads)
             .build()
             .unwrap()
-            .install(|| surge::surface::frame_ply_bytes(&frame, &s).unwrap())
+            .install(|| surge::run::frame_ply_bytes(&frame, &s).unwrap())
     };
     let one = run(1);
     assert_eq!(one, run(2));
