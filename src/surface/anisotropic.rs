@@ -75,8 +75,7 @@ pub const ISOLATED_SCALE: f32 = 0.5;
 /// Fewer neighbours than this: the particle also gets a thin-feature floor ellipsoid.
 /// A single-layer sheet has about 12 within R, a calm surface particle 17 or more.
 pub const N_THIN: usize = 15;
-/// Longest kernel radius over R: `k_r^(2/3)` (a filament's axis).
-pub const MAX_STRETCH: f64 = 2.52;
+pub use super::level_set::MAX_STRETCH;
 /// `∫ (1 - q²)^3` over the unit ball, `64 π / 315` (normalises the kernel weights so that
 /// stretched and isotropic kernels weigh the same per particle).
 const KERNEL_INTEGRAL: f32 = 0.638_278_5;

@@ -31,7 +31,7 @@ use rayon::prelude::*;
 pub enum Kind {
     ZhuBridson,
     Spheres,
-    /// Yu & Turk 2013 anisotropic kernels ([`super::anisotropic`]).
+    /// Yu & Turk 2013 anisotropic kernels.
     Anisotropic,
 }
 
@@ -50,6 +50,10 @@ pub struct Params {
     pub region_hi: [f64; 3],
 }
 
+/// Longest anisotropic kernel radius over R: `k_r^(2/3)` (a filament's axis; see
+/// the anisotropic module).
+pub const MAX_STRETCH: f64 = 2.52;
+
 impl Params {
     /// How far (m) a particle influences the grid.
     pub fn reach(&self) -> f64 {
@@ -57,8 +61,9 @@ impl Params {
             Kind::ZhuBridson => self.kernel_radius,
             Kind::Spheres => self.radius + self.cell,
             // The longest stretched kernel, or a thin-feature floor and its margin.
-            Kind::Anisotropic => (self.kernel_radius * super::anisotropic::MAX_STRETCH)
-                .max(self.radius * super::anisotropic::MAX_STRETCH + 2.5 * self.cell),
+            Kind::Anisotropic => {
+                (self.kernel_radius * MAX_STRETCH).max(self.radius * MAX_STRETCH + 2.5 * self.cell)
+            }
         }
     }
 }
@@ -237,13 +242,17 @@ fn wall_mirrors(
     (!out[0][0].is_empty()).then_some(out)
 }
 
-/// Samples the level set of `pos`/`vel` (SoA, m and m/s), before any blur and before the wall
-/// clip ([`LevelSet::clip_walls`]); `super::level_set_of` runs the whole sequence.
-pub fn build(pos: &[Vec<f32>; 3], vel: &[Vec<f32>; 3], p: &Params) -> LevelSet {
-    let reach = p.reach();
-    // Walls: mirrored particles make the liquid continue into the wall for the level set, so
-    // the surface meets a wall at a right angle and the cap (the wall clip) is flat and full.
-    let augmented = wall_mirrors(pos, vel, p).map(|[mp, mv]| {
+/// The particles with their mirror images across the walls within reach (`None` when no
+/// particle is near a wall): mirrored particles make the liquid continue into the wall for the
+/// level set, so the surface meets a wall at a right angle and the cap (the wall clip) is flat
+/// and full. Used by [`build`] and by the anisotropic level set.
+#[allow(clippy::type_complexity)]
+pub fn mirrored(
+    pos: &[Vec<f32>; 3],
+    vel: &[Vec<f32>; 3],
+    p: &Params,
+) -> Option<([Vec<f32>; 3], [Vec<f32>; 3])> {
+    wall_mirrors(pos, vel, p).map(|[mp, mv]| {
         let join = |a: &[Vec<f32>; 3], b: [Vec<f32>; 3]| -> [Vec<f32>; 3] {
             let mut b = b.into_iter();
             std::array::from_fn(|k| {
@@ -254,14 +263,20 @@ pub fn build(pos: &[Vec<f32>; 3], vel: &[Vec<f32>; 3], p: &Params) -> LevelSet {
             })
         };
         (join(pos, mp), join(vel, mv))
-    });
+    })
+}
+
+/// Samples the level set of `pos`/`vel` (SoA, m and m/s), before any blur and before the wall
+/// clip ([`LevelSet::clip_walls`]); `super::level_set_of` runs the whole sequence.
+pub fn build(pos: &[Vec<f32>; 3], vel: &[Vec<f32>; 3], p: &Params) -> LevelSet {
+    let reach = p.reach();
+    // Walls: mirrored particles make the liquid continue into the wall for the level set, so
+    // the surface meets a wall at a right angle and the cap (the wall clip) is flat and full.
+    let augmented = mirrored(pos, vel, p);
     let (pos, vel) = match &augmented {
         Some((p2, v2)) => (p2, v2),
         None => (pos, vel),
     };
-    if p.kind == Kind::Anisotropic {
-        return super::anisotropic::build(pos, vel, p);
-    }
     let grid = SparseGrid::new(pos, vel, p.cell, p.region_lo, p.region_hi, reach);
     let nb = grid.blocks.len();
     let mut phi = vec![0f32; nb * BP];

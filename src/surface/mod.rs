@@ -278,7 +278,16 @@ pub fn level_set_of(
     domain: &Domain,
 ) -> level_set::LevelSet {
     let p = settings.level_set_params(domain);
-    let mut ls = level_set::build(&particles.pos, &particles.vel, &p);
+    let mut ls = if p.kind == level_set::Kind::Anisotropic {
+        let mirrored = level_set::mirrored(&particles.pos, &particles.vel, &p);
+        let (pos, vel) = match &mirrored {
+            Some((mp, mv)) => (mp, mv),
+            None => (&particles.pos, &particles.vel),
+        };
+        anisotropic::build(pos, vel, &p)
+    } else {
+        level_set::build(&particles.pos, &particles.vel, &p)
+    };
     // The anisotropic method has no blur: it erodes what the kernels keep (measured on the dam
     // break's splash: 0.004% -> 0.74% of the particles outside the mesh by a spacing).
     if settings.level_set_blur > 0 && settings.method != Method::Anisotropic {
