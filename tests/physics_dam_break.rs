@@ -4,6 +4,8 @@
 use std::sync::OnceLock;
 
 mod common;
+#[path = "../scripts/volume_measure.rs"]
+mod volume_measure;
 use common::physics::*;
 use surge::scene::{Scene, Source};
 use surge::sim::{Particles, Simulation};
@@ -59,50 +61,14 @@ fn floor_front(p: &Particles, back: f64, h: f64, min_count: usize) -> f64 {
     far[..connected].iter().fold(back, |m, &x| m.max(x)) + 0.25 * h
 }
 
-/// Liquid volume as particle count over the mean particle density of the cells inside the
-/// liquid (cells whose 26 neighbours are all fluid or wall), times the seeding density's volume.
 /// Liquid volume as the particle count over the mean particle density inside the liquid, in
 /// units of the seeding density (8 per cell): `V = N h^3 8 / mean(n_c)`, the mean over cells
 /// whose 26 neighbours each hold at least half the seeding density (or are wall), i.e. away
 /// from the surface and the spray. This is what FLIP's volume loss changes: particles packing
-/// closer in the bulk. A mean, not a clipped count, so per-cell noise does not bias it.
+/// closer in the bulk. A mean, not a clipped count, so per-cell noise does not bias it. The
+/// same measure as `cargo bench --bench validate_physics` (one shared file).
 fn volume_by_density(s: &Scene, p: &Particles) -> f64 {
-    let d = &s.domain;
-    let n = d.resolution.map(|r| r as usize);
-    let mut count = vec![0u32; n[0] * n[1] * n[2]];
-    let idx = |i: usize, j: usize, k: usize| i + n[0] * (j + n[1] * k);
-    for q in 0..p.len() {
-        let x = p.position(q);
-        let c: [usize; 3] =
-            std::array::from_fn(|a| ((x[a] as f64 - d.lower[a]) / d.cell_size) as usize);
-        count[idx(c[0], c[1], c[2])] += 1;
-    }
-    let wall = |i: usize, j: usize, k: usize| {
-        i == 0 || j == 0 || k == 0 || i + 1 == n[0] || j + 1 == n[1] || k + 1 == n[2]
-    };
-    let (mut sum, mut cells) = (0u64, 0u64);
-    for k in 1..n[2] - 1 {
-        for j in 1..n[1] - 1 {
-            for i in 1..n[0] - 1 {
-                let mut inside = true;
-                for dk in 0..3 {
-                    for dj in 0..3 {
-                        for di in 0..3 {
-                            let (a, b, c) = (i + di - 1, j + dj - 1, k + dk - 1);
-                            if !wall(a, b, c) && count[idx(a, b, c)] < 4 {
-                                inside = false;
-                            }
-                        }
-                    }
-                }
-                if inside && count[idx(i, j, k)] > 0 {
-                    sum += count[idx(i, j, k)] as u64;
-                    cells += 1;
-                }
-            }
-        }
-    }
-    p.len() as f64 / (sum as f64 / cells as f64) * d.cell_size.powi(3)
+    volume_measure::measure(s, p).volume
 }
 
 /// The volume-keeping dam break: a 0.15 m x 0.3 m column in a 0.3 m tank (8 cells deep,
