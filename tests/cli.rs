@@ -285,9 +285,12 @@ fn verbose_prints_per_frame_figures() {
         "{err}"
     );
     assert!(
-        err.contains("substeps") && err.contains("pressure iterations"),
+        err.contains("substep") && err.contains("pressure iterations"),
         "{err}"
     );
+    // tiny.json takes one substep a frame: "1 substep", never "1 substeps".
+    assert!(err.contains(", 1 substep, pressure"), "{err}");
+    assert!(!err.contains(" 1 substeps"), "{err}");
 }
 
 #[test]

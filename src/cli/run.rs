@@ -209,9 +209,9 @@ impl Observer for Terminal {
         }
         if self.verbose > 0 && !self.quiet {
             let line = format!(
-                "frame {f}: t = {:.4} s, {} substeps, pressure iterations max {} total {}, residual {:.2e}, max speed {:.3} m/s, simulate {:.3} s, outputs {:.3} s",
+                "frame {f}: t = {:.4} s, {}, pressure iterations max {} total {}, residual {:.2e}, max speed {:.3} m/s, simulate {:.3} s, outputs {:.3} s",
                 d.time,
-                report.substeps,
+                crate::error::count(report.substeps as usize, "substep", "substeps"),
                 report.pressure_iterations_max,
                 report.pressure_iterations_total,
                 report.pressure_residual_max,

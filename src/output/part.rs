@@ -256,6 +256,11 @@ impl NamePattern {
 /// keeps memory bounded when a file is not a particle file (`/dev/zero`, a binary dump).
 pub const MAX_PARTICLE_LINE: usize = 1024;
 
+/// Bytes a particle line takes at most in practice (six `%g` numbers and their spaces take
+/// under 100): the file's size divided by this is a lower bound on its particles, checked
+/// against the memory budget before the file is read.
+pub const LINE_BYTES_ESTIMATE: u64 = 100;
+
 /// Reads a particle file (`N`, then N lines `x y z vx vy vz`), streamed line by line, and checks
 /// that every number is finite, the count line matches the lines that follow, and every
 /// particle lies in `domain`'s liquid region (inside the one-cell wall layer). The count line is
@@ -278,6 +283,22 @@ pub fn read_particle_file(path: &Path, domain: &Domain) -> Result<Particles, Inp
     }
     let cells: f64 = domain.resolution.iter().map(|&n| n as f64).product();
     let budget = crate::particles::particle_budget(cells);
+    // The memory estimate from the file's size, before any byte is read: a particle line
+    // (six `%g` numbers) takes under LINE_BYTES_ESTIMATE bytes, so a file this large holds at
+    // least size / LINE_BYTES_ESTIMATE particles (or is not a particle file).
+    let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let at_least = size / LINE_BYTES_ESTIMATE;
+    if at_least > budget as u64 {
+        let gb = at_least as f64 * crate::particles::BYTES_PER_PARTICLE / (1u64 << 30) as f64;
+        return Err(InputError::file(
+            path,
+            format!(
+                "the particle file is {:.1} GB: at under {LINE_BYTES_ESTIMATE} bytes a particle line that is at least {at_least} particles, about {gb:.1} GB of memory, more than this machine has room for (about {budget} particles); refused without reading it",
+                size as f64 / 1e9
+            ),
+            "use fewer particles (or run on a machine with more memory); a particle file is the count, then one short line `x y z vx vy vz` per particle",
+        ));
+    }
     parse_particles(
         std::io::BufReader::new(file),
         path,
