@@ -424,18 +424,35 @@ fn segment(cam: &super::Camera, a: V3, b: V3, near: f64) -> Option<Segment> {
 
 /// Draws the legend bar (viridis, slow on the left) in the bottom-right corner, with a small
 /// triangle above it at `peak` (the frame's top speed as a share of the colour range, clamped
-/// to `[0, 1]`; `None` for no marker).
-pub fn draw_legend(img: &mut Image, peak: Option<f32>) {
+/// to `[0, 1]`; `None` for no marker) and, under it, the speeds of its two ends in m/s
+/// (`range`, drawn with the built-in [`super::font`] when the bar is wide enough).
+pub fn draw_legend(img: &mut Image, peak: Option<f32>, range: [f32; 2]) {
+    use super::font;
     let (w, h) = (img.width, img.height);
     let bar_w = (w / 6).clamp(32, 360);
     let bar_h = (h / 40).clamp(5, 20);
     let margin = (h / 30).max(4);
     let tri = (bar_h / 2 + 1).max(3);
-    if bar_w + 2 * margin + 2 > w || bar_h + tri + 2 * margin + 4 > h {
+    let scale = font::scale_for(h);
+    let lo_text = font::speed_label(range[0]);
+    let hi_text = format!("{} m/s", font::speed_label(range[1]));
+    let (lo_w, text_h) = font::text_size(&lo_text, scale);
+    let (hi_w, _) = font::text_size(&hi_text, scale);
+    // Labels go under the bar when both fit side by side (with a gap) and there is room.
+    let gap = scale;
+    let labels =
+        lo_w + hi_w + 4 * scale <= bar_w + 2 && bar_h + tri + text_h + gap + 2 * margin + 4 <= h;
+    let below = if labels { text_h + gap } else { 0 };
+    if bar_w + 2 * margin + 2 > w || bar_h + tri + below + 2 * margin + 4 > h {
         return;
     }
     let x0 = w - margin - bar_w - 2;
-    let y0 = h - margin - bar_h - 2;
+    let y0 = h - margin - below - bar_h - 2;
+    if labels {
+        let ty = y0 + bar_h + 2 + gap;
+        font::draw_text(img, x0, ty, &lo_text, scale);
+        font::draw_text(img, x0 + bar_w + 2 - hi_w, ty, &hi_text, scale);
+    }
     let frame = [40u8, 44, 52];
     for y in y0..y0 + bar_h + 2 {
         for x in x0..x0 + bar_w + 2 {

@@ -47,9 +47,11 @@
 //! `speed_range[0]` (dark violet) and `speed_range[1]` (yellow); speeds outside clamp. The
 //! range is fixed for a whole sequence (default `[0, sqrt(2 |g| H)]`, the speed of a free fall
 //! over the liquid region's height `H`, or the fastest source velocity if larger) so a colour
-//! means the same speed in every frame. A small text-free legend bar in the bottom-right corner
-//! shows the map, slow on the left, with a small triangle above it marking the frame's top
-//! speed (at the right end when it is off the scale).
+//! means the same speed in every frame. A small legend bar in the bottom-right corner shows the
+//! map, slow on the left, with a small triangle above it marking the frame's top speed (at the
+//! right end when it is off the scale) and the speeds of its two ends in m/s under it; the
+//! top-left corner carries the frame number and its time ([`stamp`]). Both are drawn with a
+//! built-in 5 x 7 bitmap font ([`font`]) and switched off together by `legend: false`.
 //!
 //! Layer 2 (a stage beside sim, surface and output, importing none of them): imports error,
 //! particles, image and geometry. Owns [`RenderSettings`] and [`View`]; takes plain data
@@ -58,6 +60,7 @@
 pub mod backdrop;
 pub mod camera;
 pub mod colormap;
+pub mod font;
 pub mod outline;
 pub use crate::image;
 pub mod raster;
@@ -108,7 +111,8 @@ pub struct RenderSettings {
     /// Draw the liquid region's edges and shade its floor. (default: `true`)
     #[serde(default = "yes")]
     pub show_domain: bool,
-    /// Draw the colour legend bar in the bottom-right corner. (default: `true`)
+    /// Draw the colour legend bar (with its speeds in m/s) in the bottom-right corner and the
+    /// frame/time stamp in the top-left one. (default: `true`)
     #[serde(default = "yes")]
     pub legend: bool,
 }
@@ -334,6 +338,21 @@ impl View {
 /// Renders particles with a resolved view. Parallel (rayon), same pixels for any thread count.
 pub fn render(particles: &Particles, view: &View) -> Image {
     raster::render(particles, view)
+}
+
+/// Stamps `frame` and its `time` (s) into the top-left corner (`frame 12  t = 0.400 s`, on
+/// a light plate), when the view shows the legend; previews of a run carry it.
+pub fn stamp(img: &mut Image, view: &View, frame: u32, time: f64) {
+    if !view.legend {
+        return;
+    }
+    let scale = font::scale_for(img.height);
+    let margin = (img.height / 30).max(4);
+    let text = font::stamp_text(frame, time);
+    let (w, h) = font::text_size(&text, scale);
+    if w + 2 * margin <= img.width && h + 2 * margin <= img.height {
+        font::draw_text(img, margin, margin, &text, scale);
+    }
 }
 
 /// Renders particles as a scene's `render` section says (anything that gives a [`ViewInput`]).

@@ -160,7 +160,11 @@ pub fn render(particles: &Particles, view: &View) -> Image {
             })
             .filter(|v| !v.is_nan())
             .fold(None, |m: Option<f32>, v| Some(m.map_or(v, |m| m.max(v))));
-        draw_legend(&mut img, peak.map(|v| (v - lo) * inv_span));
+        draw_legend(
+            &mut img,
+            peak.map(|v| (v - lo) * inv_span),
+            view.speed_range,
+        );
     }
     img
 }

@@ -297,6 +297,7 @@ impl<'a> Pipeline<'a> {
                     .map_err(|e| anyhow::Error::new(e.clone()));
                 view.and_then(|v| {
                     let mut img = crate::render::render(&pf.particles, v);
+                    crate::render::stamp(&mut img, v, pf.frame, pf.time);
                     let boxes: Vec<_> = solids.iter().map(|s| s.bounds(pf.time)).collect();
                     crate::render::outline::draw_boxes(&mut img, v, &boxes);
                     img.to_png()

@@ -312,7 +312,9 @@ pub fn repreview(
     frames.par_iter().with_max_len(1).try_for_each(|&f| {
         let t = Instant::now();
         let frame = output::frame::read(&layout.particles(f))?;
-        let png = render::render(&frame.particles, &view)
+        let mut img = render::render(&frame.particles, &view);
+        render::stamp(&mut img, &view, frame.frame, frame.time);
+        let png = img
             .to_png()
             .with_context(|| format!("rendering the preview of frame {}", frame.frame))?;
         let path = layout.preview(f);
