@@ -13,7 +13,11 @@ Tag objects with the custom property `surge` (Object Properties > Custom Propert
                         (binary, world coordinates). Optional `liquid` = "outside" (default,
                         a solid) or "inside" (a container; always written as a mesh).
     surge = "emitter"   a shape that adds liquid: `velocity`, `start`/`end` (Blender frames).
-    surge = "sink"      a shape that removes liquid.
+                        Box and sphere as above; any other mesh is written as <name>.ply and
+                        {"type": "mesh", "path": ...}, the keys obstacles use (surge reads mesh
+                        emitters once they land; until then `surge run` names the key).
+    surge = "sink"      a shape that removes liquid (the same shapes as emitters).
+Emitters and sinks stand still in surge: an animated one is an error.
 
 Blender and surge are both Z-up metres. Object transforms (parents, constraints, modifiers) are
 applied: positions are world coordinates of the evaluated object. An object whose world matrix
@@ -22,10 +26,11 @@ local frame (scale applied) with "keyframes": [{"frame", "translate", "rotate" (
 Euler)}] sampled every frame. Surge frame 0 is Blender's start frame; `time.fps` and
 `time.frames` come from the Blender scene, `gravity` from its scene gravity.
 
-Obstacles, emitters and sinks are written under `obstacles`, `emitters` and `sinks`;
-`--only-supported` leaves out the keys this surge version does not read yet.
+Obstacles, emitters and sinks are written under `obstacles`, `emitters` and `sinks` (surge
+runs the whole scene); `--liquid-only` (formerly `--only-supported`) leaves them out, for a
+quick look at the liquid alone.
 
-    blender -b shot.blend -P scripts/blender_export.py -- scene.json [--only-supported]
+    blender -b shot.blend -P scripts/blender_export.py -- scene.json [--liquid-only]
     python scripts/blender_export.py -- scene.json --blend shot.blend   (the `bpy` module)
 
 A tagged object with a bad property is an error naming the object and the property.
@@ -322,21 +327,28 @@ def export_scene(path, only_supported=False, scene=None):
         obstacles.append(ex.shape(obj, liquid=liquid))
         if obstacles[-1]["type"] != "mesh":
             obstacles[-1].pop("liquid", None)
+    def still(obj, shape):
+        if "keyframes" in shape:
+            raise ExportError(f"object '{obj.name}': surge = {obj['surge']!r} is animated; "
+                              "emitters and sinks stand still in surge: remove its animation "
+                              "(or tag it 'obstacle')")
+        return shape
+
     emitters = []
     for obj in objs["emitter"]:
-        e = ex.shape(obj)
+        e = still(obj, ex.shape(obj))
         e["velocity"] = vector(obj, "velocity") if "velocity" in obj.keys() else [0.0] * 3
         e["start"] = ex.seconds(obj, "start", 0.0)
         e["end"] = ex.seconds(obj, "end", r6((ex.last - ex.first) / ex.fps))
         if e["end"] < e["start"]:
             raise bad(obj, "end", f"frame {obj['end']} is before start {obj['start']}")
         emitters.append(e)
-    sinks = [ex.shape(obj) for obj in objs["sink"]]
+    sinks = [still(obj, ex.shape(obj)) for obj in objs["sink"]]
     extra = {"obstacles": obstacles, "emitters": emitters, "sinks": sinks}
     if only_supported:
         left = [f"{k} ({len(v)})" for k, v in extra.items() if v]
         if left:
-            print(f"surge: --only-supported: left out {', '.join(left)}", file=sys.stderr)
+            print(f"surge: --liquid-only: left out {', '.join(left)}", file=sys.stderr)
     else:
         doc.update({k: v for k, v in extra.items() if v})
     with open(path, "w") as f:
@@ -350,9 +362,9 @@ def main(args):
                                  description="Export tagged Blender objects as a surge scene.")
     ap.add_argument("scene", help="the surge scene file to write (JSON); meshes go beside it")
     ap.add_argument("--blend", help="open this .blend first (needed with the bpy module)")
-    ap.add_argument("--only-supported", action="store_true",
-                    help="leave out obstacles, emitters and sinks (keys this surge does not "
-                         "read yet)")
+    ap.add_argument("--liquid-only", "--only-supported", dest="only_supported",
+                    action="store_true",
+                    help="leave out obstacles, emitters and sinks (the liquid alone)")
     a = ap.parse_args(args)
     if a.blend:
         if not os.path.isfile(a.blend):
@@ -364,7 +376,8 @@ def main(args):
         print(f"surge: {bpy.data.filepath or 'the open scene'}: {e}", file=sys.stderr)
         return 1
     n = {k: len(doc.get(k, ())) for k in ("sources", "obstacles", "emitters", "sinks")}
-    print(f"surge: wrote {os.path.abspath(a.scene)} ({', '.join(f'{v} {k}' for k, v in n.items())}); "
+    counts = ", ".join(f"{v} {k if v != 1 else k[:-1]}" for k, v in n.items())
+    print(f"surge: wrote {os.path.abspath(a.scene)} ({counts}); "
           f"run it: surge run {os.path.abspath(a.scene)}")
     return 0
 

@@ -1,8 +1,8 @@
 //! Real-Blender tests of `scripts/blender_export.py` (bpy 4.5 from the venv; see
 //! `tests/blender_import.rs`): a shot laid out in Blender (`tests/blender_scene.py build`)
-//! becomes a surge scene that surge runs, with the liquid where it was in Blender; obstacles,
-//! emitters and sinks land where Blender has them; a bad property is an error naming the object
-//! and the property.
+//! becomes a surge scene that surge runs (obstacles, emitters and sinks included), with the
+//! liquid, the obstacles (as surge simulated them, frame by frame) and the emitted liquid where
+//! Blender has them; a bad property is an error naming the object and the property.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -46,7 +46,7 @@ fn build(python: &Path, dir: &Path) {
     ));
 }
 
-fn export(python: &Path, blend: &Path, scene: &Path, only_supported: bool) -> Output {
+fn export(python: &Path, blend: &Path, scene: &Path, liquid_only: bool) -> Output {
     let script = repo("scripts/blender_export.py");
     let mut args: Vec<&std::ffi::OsStr> = vec![
         script.as_os_str(),
@@ -55,8 +55,8 @@ fn export(python: &Path, blend: &Path, scene: &Path, only_supported: bool) -> Ou
         "--blend".as_ref(),
         blend.as_os_str(),
     ];
-    if only_supported {
-        args.push("--only-supported".as_ref());
+    if liquid_only {
+        args.push("--liquid-only".as_ref());
     }
     py(python, &args)
 }
@@ -135,7 +135,20 @@ fn blender_shot_exports_to_a_scene_surge_runs() {
         let head = std::fs::read(&ply).unwrap();
         assert!(head.starts_with(b"ply\nformat binary_little_endian 1.0\n"));
     }
-    let tap = &doc["emitters"][0];
+    // Emitters in name order: Inlet (a cube: a box), Tap (a UV sphere: a sphere).
+    let inlet = &doc["emitters"][0];
+    assert_eq!(inlet["type"], "box", "{inlet}");
+    assert!(
+        close(v3(&inlet["min"]), [0.86, 0.41, 0.56], 1e-6),
+        "{inlet}"
+    );
+    assert!(
+        close(v3(&inlet["max"]), [0.94, 0.49, 0.64], 1e-6),
+        "{inlet}"
+    );
+    assert_eq!(v3(&inlet["velocity"]), [-0.5, 0.0, 0.0]);
+    assert_eq!(inlet["start"], 0.0, "no `start`: from the first frame");
+    let tap = &doc["emitters"][1];
     assert_eq!(tap["type"], "sphere", "{tap}");
     assert!(close(v3(&tap["center"]), [0.5, 0.3, 0.7], 1e-6), "{tap}");
     assert_eq!(v3(&tap["velocity"]), [0.0, 0.0, -1.0]);
@@ -172,40 +185,79 @@ fn blender_shot_exports_to_a_scene_surge_runs() {
         .unwrap(),
     )
     .unwrap();
-    for (name, frames) in [("Paddle", 11), ("Rock", 1), ("Tap", 1), ("Drain", 1)] {
+    for (name, frames) in [
+        ("Paddle", 11),
+        ("Rock", 1),
+        ("Inlet", 1),
+        ("Tap", 1),
+        ("Drain", 1),
+    ] {
         let r = &report[name];
         assert_eq!(r["frames"], frames, "{report}");
         assert!(r["max_error"].as_f64().unwrap() < 1e-5, "{name}: {report}");
     }
 
-    // The version this surge reads: domain and liquid only; surge runs it.
-    let supported = d.path().join("shot.json");
-    let o = export(&python, &blend, &supported, true);
+    // `--liquid-only`: the sources alone, the rest left out and said so.
+    let liquid = d.path().join("liquid.json");
+    let o = export(&python, &blend, &liquid, true);
     ok(&o);
     assert!(
         String::from_utf8_lossy(&o.stderr)
-            .contains("left out obstacles (2), emitters (1), sinks (1)")
+            .contains("left out obstacles (2), emitters (2), sinks (1)")
     );
-    let sdoc: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&supported).unwrap()).unwrap();
+    let ldoc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&liquid).unwrap()).unwrap();
     for key in ["obstacles", "emitters", "sinks"] {
-        assert!(sdoc.get(key).is_none(), "--only-supported wrote {key}");
+        assert!(ldoc.get(key).is_none(), "--liquid-only wrote {key}");
     }
-    assert_eq!(sdoc["sources"], doc["sources"]);
+    assert_eq!(ldoc["sources"], doc["sources"]);
+
+    // surge runs the whole exported scene: obstacles (a keyframed mesh and a static one),
+    // emitters and a sink.
     let out = d.path().join("out");
+    let frames = 4;
     let o = common::surge(
         d.path(),
         &[
             "run",
-            supported.to_str().unwrap(),
+            full.to_str().unwrap(),
             "-o",
             out.to_str().unwrap(),
             "--frames",
-            "1",
+            &frames.to_string(),
             "-q",
         ],
     );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // The obstacles surge simulated against (OUT/obstacles/frame_N.ply, both meshes moved by
+    // their poses at frame N) against Blender's own world vertices at Blender frame 1 + N:
+    // every vertex of each within 1e-5 m of one of the other (single floats; the paddle moves
+    // 0.04 m and turns 9 degrees a frame, so a frame off would miss by centimetres).
+    let report: serde_json::Value = serde_json::from_str(
+        ok(&py(
+            &python,
+            &[
+                repo("tests/blender_scene.py").as_os_str(),
+                "obstacles".as_ref(),
+                out.as_os_str(),
+                blend.as_os_str(),
+                frames.to_string().as_ref(),
+            ],
+        ))
+        .lines()
+        .last()
+        .unwrap(),
+    )
+    .unwrap();
+    eprintln!("obstacles against Blender: {report}");
+    for n in 0..=frames {
+        let r = &report[n.to_string()];
+        assert!(r["vertices"].as_u64().unwrap() > 0, "frame {n}: {report}");
+        assert!(
+            r["max_error"].as_f64().unwrap() < 1e-5,
+            "frame {n}: the obstacles are not where Blender has them: {report}"
+        );
+    }
     // Frame 0 is the seeded liquid: every particle inside the Blender box or ball (within a
     // particle spacing, half a cell), and each filled as its volume says: particles sit
     // 2 x 2 x 2 per cell, one per 0.025^3 m^3. The box is cell-aligned, so 2% is only jitter
@@ -244,6 +296,34 @@ fn blender_shot_exports_to_a_scene_surge_runs() {
         (in_ball as f64 / want_ball - 1.0).abs() < 0.05,
         "{in_ball} particles in the ball, volume says {want_ball}"
     );
+    // The emitters add liquid where Blender has them. By frame 1 (1/24 s) only the Inlet has
+    // started (the Tap starts at Blender frame 3): particles are kept in creation order, so
+    // every particle past frame 0's count is the Inlet's, inside its box grown by how far
+    // liquid can move in 1/24 s (0.5 m/s, plus g t^2 / 2: 0.03 m; 0.05 allows for the FLIP
+    // velocity update).
+    let n0 = p.len();
+    let f1 = surge::output::frame::read(&RunLayout::new(&out).particles(1)).unwrap();
+    let q = &f1.particles;
+    assert!(
+        q.len() > n0,
+        "the Inlet added nothing: {} -> {}",
+        n0,
+        q.len()
+    );
+    let (ilo, ihi) = ([0.86, 0.41, 0.56], [0.94, 0.49, 0.64]);
+    for i in n0..q.len() {
+        let x = q.position(i).map(f64::from);
+        assert!(
+            (0..3).all(|a| x[a] >= ilo[a] - 0.05 && x[a] <= ihi[a] + 0.05),
+            "particle {i} at {x:?} is not near the Inlet"
+        );
+    }
+    let last = surge::output::frame::read(&RunLayout::new(&out).particles(frames)).unwrap();
+    eprintln!(
+        "particles: frame 0 {n0}, frame 1 {}, frame {frames} {}",
+        q.len(),
+        last.particles.len()
+    );
 }
 
 #[test]
@@ -270,6 +350,16 @@ fn bad_blender_properties_are_errors_naming_object_and_property() {
             "bad_rotated",
             "Water",
             "must be an axis-aligned box or a sphere",
+        ),
+        (
+            "bad_start",
+            "Tap",
+            "property 'start': must be a number, got 'soon'",
+        ),
+        (
+            "bad_moving_sink",
+            "Drain",
+            "surge = 'sink' is animated; emitters and sinks stand still",
         ),
     ] {
         let scene = d.path().join(format!("{file}.json"));

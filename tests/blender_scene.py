@@ -3,6 +3,9 @@
     blender_scene.py build DIR
         Lays out a shot in Blender as an artist would (objects moved and scaled, transforms not
         applied) and saves DIR/shot.blend, plus DIR/bad_*.blend with one bad property each.
+    blender_scene.py obstacles RUN BLEND FRAMES
+        Compares RUN/obstacles/frame_N.ply (N = 0..FRAMES, the obstacles as surge simulated
+        them) with the obstacle objects' world vertices at Blender frame start + N.
     blender_scene.py verify SCENE.json BLEND
         Compares the exported obstacles, emitters and sinks with the objects in Blender: mesh
         files (moved by their keyframes when animated) against the evaluated world vertices,
@@ -73,6 +76,8 @@ def build(d):
             k.interpolation = "LINEAR"
     tap = mesh_object("Tap", "sphere", (0.5, 0.3, 0.7), (0.05, 0.05, 0.05))
     tap["surge"], tap["velocity"], tap["start"], tap["end"] = "emitter", [0, 0, -1.0], 3, 8
+    inlet = mesh_object("Inlet", "cube", (0.9, 0.45, 0.6), (0.04, 0.04, 0.04))
+    inlet["surge"], inlet["velocity"] = "emitter", [-0.5, 0.0, 0.0]
     drain = mesh_object("Drain", "cube", (0.9, 0.3, 0.1), (0.05, 0.05, 0.05))
     drain["surge"] = "sink"
     bpy.ops.wm.save_as_mainfile(filepath=os.path.join(d, "shot.blend"))
@@ -83,11 +88,15 @@ def build(d):
         "liquid": lambda: rock.__setitem__("liquid", "sideways"),
         "surge": lambda: drain.__setitem__("surge", "snik"),
         "rotated": lambda: setattr(water, "rotation_euler", (0.0, 0.0, 0.3)),
+        "start": lambda: tap.__setitem__("start", "soon"),
+        "moving_sink": lambda: (drain.keyframe_insert("location", frame=1),
+                                setattr(drain.location, "x", 0.8),
+                                drain.keyframe_insert("location", frame=11)),
     }
     for name, spoil in bads.items():
         bpy.ops.wm.open_mainfile(filepath=os.path.join(d, "shot.blend"), load_ui=False)
-        dom, water, rock, drain = (bpy.data.objects[n] for n in ("Domain", "Water", "Rock",
-                                                                 "Drain"))
+        dom, water, rock, drain, tap = (bpy.data.objects[n] for n in (
+            "Domain", "Water", "Rock", "Drain", "Tap"))
         spoil()
         bpy.ops.wm.save_as_mainfile(filepath=os.path.join(d, f"bad_{name}.blend"))
     done({"ok": True})
@@ -147,8 +156,26 @@ def verify(scene_path, blend):
     done(report)
 
 
+def obstacles(run, blend, frames):
+    """OUT/obstacles/frame_N.ply (what surge simulated against) against the evaluated world
+    vertices of every `surge = "obstacle"` object at Blender frame start + N."""
+    bpy.ops.wm.open_mainfile(filepath=blend, load_ui=False)
+    scene = bpy.context.scene
+    objs = [o for o in scene.objects if o.get("surge") == "obstacle"]
+    report = {}
+    for n in range(frames + 1):
+        scene.frame_set(scene.frame_start + n)
+        blender = np.concatenate([world_verts(o) for o in objs])
+        ran = read_ply(os.path.join(run, "obstacles", f"frame_{n:04d}.ply"))
+        report[str(n)] = {"vertices": len(ran), "blender_vertices": len(blender),
+                          "max_error": set_error(ran, blender)}
+    done(report)
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "build":
         build(sys.argv[2])
     elif sys.argv[1] == "verify":
         verify(sys.argv[2], sys.argv[3])
+    elif sys.argv[1] == "obstacles":
+        obstacles(sys.argv[2], sys.argv[3], int(sys.argv[4]))
