@@ -24,8 +24,11 @@ The scene's fps and frame range come from the run's `scene.json`; PLY frame N sh
 frame N + offset (default 0), the first/last file is held outside the run. A fresh scene gets a
 camera framing the liquid region, a sun, a floor, a grey world and Cycles with motion blur (the
 default cube, camera and light are removed); `--keep-scene` adds the sequence to the open .blend
-instead. When the run has `obstacles/frame_NNNN.ply` (scenes with obstacles), they come in as a
-second sequence, `surge_obstacles`, with the same node tree and a grey material.
+instead. When the run has `obstacles/frame_NNNN.ply` (scenes with obstacles), they come in as
+one mesh object, `surge_obstacles`, with a grey material: a plain mesh (frame 0's PLY, stored in
+the .blend) when no obstacle moves (the run's scene.json lists none with keyframes), else a
+second sequence with the same node tree, so the obstacles line up with the liquid in every
+frame.
 
 Headless (Blender, or Python with the `bpy` module):
     blender -b -P scripts/blender_import.py -- RUN [--save shot.blend] [--render FRAME out.png]
@@ -235,6 +238,45 @@ def sequence_object(name, folder, frames, offset, material, collection):
     return obj
 
 
+def ply_body(path):
+    """The bytes of a PLY after its header (the header carries the frame and time)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    return data[data.find(b"end_header\n"):]
+
+
+def obstacles_static(scene_doc, folder, frames):
+    """True when no obstacle moves: the run's scene.json lists its obstacles and none has
+    keyframes; without that list, when every frame's PLY holds the same vertices and faces."""
+    listed = scene_doc.get("obstacles")
+    if isinstance(listed, list) and listed:
+        return not any(isinstance(o, dict) and o.get("keyframes") for o in listed)
+    first = ply_body(os.path.join(folder, f"frame_{frames[0]:04d}.ply"))
+    return all(ply_body(os.path.join(folder, f"frame_{f:04d}.ply")) == first
+               for f in frames[1:])
+
+
+def static_object(name, folder, frame, material, collection):
+    """A plain mesh object holding `folder`'s frame_NNNN.ply of `frame` (obstacles that do not
+    move): the mesh is stored in the .blend, no file is read at render time."""
+    path = os.path.join(folder, f"frame_{frame:04d}.ply")
+    before = set(bpy.data.objects.keys())
+    bpy.ops.wm.ply_import(filepath=path, forward_axis="Y", up_axis="Z",
+                          import_attributes=False, merge_verts=False)
+    new = [bpy.data.objects[n] for n in bpy.data.objects.keys() if n not in before]
+    if len(new) != 1:
+        raise RunError(f"{path}: Blender's PLY import made {len(new)} objects, not one")
+    obj = new[0]
+    for c in list(obj.users_collection):
+        c.objects.unlink(obj)
+    collection.objects.link(obj)
+    obj.name = obj.data.name = name
+    obj.data.materials.clear()
+    obj.data.materials.append(material)
+    obj["surge_static"] = path
+    return obj
+
+
 def make_paths_relative(blend_path):
     """Stores each sequence's folder as `//...` relative to `blend_path` when the .blend sits
     next to or above the folder (otherwise the absolute path is kept)."""
@@ -342,8 +384,13 @@ def import_run(path, frame_offset=0, keep_scene=False, samples=32, resolution=(9
                           scene.collection)
     obstacles = os.path.join(run, "obstacles")
     if os.path.isdir(obstacles) and frame_numbers(obstacles):
-        sequence_object(OBSTACLES, obstacles, frame_numbers(obstacles), frame_offset,
-                        plain_material("surge obstacle", (0.5, 0.45, 0.4)), scene.collection)
+        grey = plain_material("surge obstacle", (0.5, 0.45, 0.4))
+        ob_frames = frame_numbers(obstacles)
+        if obstacles_static(doc, obstacles, ob_frames):
+            static_object(OBSTACLES, obstacles, ob_frames[0], grey, scene.collection)
+        else:
+            sequence_object(OBSTACLES, obstacles, ob_frames, frame_offset, grey,
+                            scene.collection)
     if not keep_scene:
         region = liquid_region(doc)
         if region is None:  # no scene.json: frame the first frame's liquid

@@ -5,6 +5,9 @@ the last line of stdout; the Rust test compares it with the PLY files surge wrot
         Opens the .blend with scripts disabled (as a render farm would), swaps the modifier's
         material, steps frames 0..5 and reports each frame's evaluated meshes; exports the liquid
         to Alembic and reads it back per frame; renders one frame with and without the liquid.
+    blender_check.py lined_up SHOT.blend RUN FRAMES
+        Opens the .blend with scripts disabled and compares, at every frame 0..FRAMES, the
+        liquid's and the obstacles' world-space vertices with RUN's PLYs of that frame.
     blender_check.py unrelated IMPORT_SCRIPT RUN -- ARGS...
         Runs the import script as Blender's Text Editor does (as __main__) while sys.argv holds
         unrelated `--` arguments, then imports RUN through its function.
@@ -217,10 +220,61 @@ def unrelated(script, run):
     done(doc)
 
 
+def ply_points(path):
+    v = plyfile.PlyData.read(path)["vertex"].data
+    return np.stack([v["x"], v["y"], v["z"]], axis=1).astype(np.float64)
+
+
+def world_points(obj):
+    ev = obj.evaluated_get(bpy.context.evaluated_depsgraph_get())
+    me = ev.data
+    co = np.empty(3 * len(me.vertices), np.float32)
+    me.vertices.foreach_get("co", co)
+    co = co.reshape(-1, 3).astype(np.float64)
+    m = np.array(ev.matrix_world)
+    return co @ m[:3, :3].T + m[:3, 3]
+
+
+def set_error(a, b):
+    """Largest distance from a point of `a` to its nearest in `b` and back (inf if one is
+    empty and the other not)."""
+    if len(a) == 0 or len(b) == 0:
+        return 0.0 if len(a) == len(b) else float("inf")
+    d = np.linalg.norm(a[:, None, :] - b[None, :, :], axis=2)
+    return float(max(d.min(axis=1).max(), d.min(axis=0).max()))
+
+
+def lined_up(blend, run, frames):
+    """Opens the .blend with scripts disabled; at every frame 0..FRAMES compares the liquid and
+    the obstacles (world space) with RUN's meshes/ and obstacles/ PLYs of that frame."""
+    bpy.context.preferences.filepaths.use_scripts_auto_execute = False
+    bpy.ops.wm.open_mainfile(filepath=blend, load_ui=False, use_scripts=False)
+    scene = bpy.context.scene
+    liquid = bpy.data.objects["surge_liquid"]
+    obst = bpy.data.objects["surge_obstacles"]
+    scene.frame_set(0)
+    doc = {"obstacle_modifiers": [m.type for m in obst.modifiers],
+           "obstacle_materials": [m.name if m else None for m in evaluated(obst).materials],
+           "frames": []}
+    for f in range(frames + 1):
+        scene.frame_set(f)
+        lq = ply_points(os.path.join(run, "meshes", f"frame_{f:04d}.ply"))
+        ob = ply_points(os.path.join(run, "obstacles", f"frame_{f:04d}.ply"))
+        lw, ow = world_points(liquid), world_points(obst)
+        doc["frames"].append({"liquid_vertices": len(lw), "liquid_ply": len(lq),
+                              "liquid_error": float(np.abs(lw - lq).max()) if len(lw) and
+                              len(lw) == len(lq) else (0.0 if len(lw) == len(lq) else None),
+                              "obstacle_vertices": len(ow), "obstacle_error": set_error(ow, ob),
+                              "obstacle_min": ow.min(axis=0).tolist() if len(ow) else None})
+    done(doc)
+
+
 if __name__ == "__main__":
     mode = sys.argv[1]
     if mode == "reopen":
         reopen(sys.argv[2], sys.argv[3])
+    elif mode == "lined_up":
+        lined_up(sys.argv[2], sys.argv[3], int(sys.argv[4]))
     elif mode == "unrelated":
         unrelated(sys.argv[2], sys.argv[3])
     else:

@@ -375,3 +375,110 @@ fn run_hint_gives_the_blender_command_with_absolute_paths() {
         "{line}"
     );
 }
+
+/// Runs `surge run` on a small scene with one box obstacle (`keyframes`: its JSON, or empty
+/// for a static box) for frames 0..=3, imports it with `--save`, and reports each frame as
+/// `tests/blender_check.py lined_up` sees it in the reopened .blend.
+fn import_obstacle_run(py: &Path, dir: &Path, keyframes: &str) -> serde_json::Value {
+    let scene = dir.join("scene.json");
+    std::fs::write(
+        &scene,
+        format!(
+            r#"{{"domain": {{"lower": [0, 0, 0], "cell_size": 0.05, "resolution": [12, 12, 16]}},
+                "sources": [{{"type": "sphere", "center": [0.3, 0.3, 0.45], "radius": 0.12}}],
+                "obstacles": [{{"type": "box", "min": [0.1, 0.1, 0.05], "max": [0.3, 0.25, 0.15]{keyframes}}}],
+                "time": {{"fps": 24, "frames": 3}}}}"#
+        ),
+    )
+    .unwrap();
+    let run = dir.join("run");
+    let o = common::surge(
+        dir,
+        &[
+            "run",
+            scene.to_str().unwrap(),
+            "-o",
+            run.to_str().unwrap(),
+            "-q",
+        ],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let blend = dir.join("shot.blend");
+    run_py(
+        py,
+        dir,
+        &[
+            root().join("scripts/blender_import.py").as_os_str(),
+            "--".as_ref(),
+            run.as_os_str(),
+            "--save".as_ref(),
+            blend.as_os_str(),
+        ],
+    );
+    last_json(&run_py(
+        py,
+        dir,
+        &[
+            root().join("tests/blender_check.py").as_os_str(),
+            "lined_up".as_ref(),
+            blend.as_os_str(),
+            run.as_os_str(),
+            "3".as_ref(),
+        ],
+    ))
+}
+
+#[test]
+fn obstacles_line_up_with_the_liquid_in_every_frame() {
+    let Some(py) = common::venv_python() else {
+        return;
+    };
+    for (case, keys, static_) in [
+        ("static", "", true),
+        (
+            "moving",
+            r#", "keyframes": [{"frame": 0, "translate": [0, 0, 0]}, {"frame": 3, "translate": [0.3, 0.1, 0]}]"#,
+            false,
+        ),
+    ] {
+        let d = tempfile::tempdir().unwrap();
+        let doc = import_obstacle_run(&py, d.path(), keys);
+        eprintln!("{case}: {doc}");
+        // A static obstacle is a plain mesh stored in the .blend (no modifier, no file read at
+        // render time); a moving one is a second Geometry Nodes sequence.
+        let want: &[&str] = if static_ { &[] } else { &["NODES"] };
+        assert_eq!(doc["obstacle_modifiers"], serde_json::json!(want), "{case}");
+        assert_eq!(
+            doc["obstacle_materials"],
+            serde_json::json!(["surge obstacle"]),
+            "{case}"
+        );
+        let frames = doc["frames"].as_array().unwrap();
+        assert_eq!(frames.len(), 4);
+        let mut xs = Vec::new();
+        for (f, rec) in frames.iter().enumerate() {
+            // The liquid and the obstacle at Blender frame f are that frame's PLYs, exactly
+            // (world space, single floats as written).
+            assert!(
+                rec["liquid_vertices"].as_u64().unwrap() > 100,
+                "{case} {f}: {rec}"
+            );
+            assert_eq!(
+                rec["liquid_vertices"], rec["liquid_ply"],
+                "{case} {f}: {rec}"
+            );
+            assert_eq!(rec["liquid_error"], 0.0, "{case} {f}: {rec}");
+            assert_eq!(rec["obstacle_vertices"], 8, "{case} {f}: {rec}");
+            assert_eq!(rec["obstacle_error"], 0.0, "{case} {f}: {rec}");
+            xs.push(rec["obstacle_min"][0].as_f64().unwrap());
+        }
+        // The moving box travels 0.1 m in x a frame (linear keyframes); the static one stays.
+        for (f, x) in xs.iter().enumerate() {
+            let want = 0.1 + if static_ { 0.0 } else { 0.1 * f as f64 };
+            assert!(
+                (x - want).abs() < 1e-6,
+                "{case} frame {f}: x {x}, want {want}"
+            );
+        }
+    }
+}
