@@ -5,6 +5,8 @@ the last line of stdout; the Rust test compares it with the PLY files surge wrot
         Opens the .blend with scripts disabled (as a render farm would), swaps the modifier's
         material, steps frames 0..5 and reports each frame's evaluated meshes; exports the liquid
         to Alembic and reads it back per frame; renders one frame with and without the liquid.
+    blender_check.py objects SHOT.blend
+        The .blend's objects, camera and render engine.
     blender_check.py lined_up SHOT.blend RUN FRAMES
         Opens the .blend with scripts disabled and compares, at every frame 0..FRAMES, the
         liquid's and the obstacles' world-space vertices with RUN's PLYs of that frame.
@@ -244,6 +246,15 @@ def set_error(a, b):
     return float(max(d.min(axis=1).max(), d.min(axis=0).max()))
 
 
+def objects(blend):
+    """The objects of a .blend (opened with scripts disabled) and its scene's camera."""
+    bpy.ops.wm.open_mainfile(filepath=blend, load_ui=False, use_scripts=False)
+    scene = bpy.context.scene
+    done({"objects": sorted(bpy.data.objects.keys()),
+          "camera": scene.camera.name if scene.camera else None,
+          "engine": scene.render.engine})
+
+
 def lined_up(blend, run, frames):
     """Opens the .blend with scripts disabled; at every frame 0..FRAMES compares the liquid and
     the obstacles (world space) with RUN's meshes/ and obstacles/ PLYs of that frame."""
@@ -273,6 +284,8 @@ if __name__ == "__main__":
     mode = sys.argv[1]
     if mode == "reopen":
         reopen(sys.argv[2], sys.argv[3])
+    elif mode == "objects":
+        objects(sys.argv[2])
     elif mode == "lined_up":
         lined_up(sys.argv[2], sys.argv[3], int(sys.argv[4]))
     elif mode == "unrelated":

@@ -404,7 +404,9 @@ fn import_obstacle_run(py: &Path, dir: &Path, keyframes: &str) -> serde_json::Va
     );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let blend = dir.join("shot.blend");
-    run_py(
+    // `--render FRAME PNG` from the command line too (Cycles, tiny: 64 x 36, 2 samples).
+    let png = dir.join("frame2.png");
+    let out = run_py(
         py,
         dir,
         &[
@@ -413,8 +415,21 @@ fn import_obstacle_run(py: &Path, dir: &Path, keyframes: &str) -> serde_json::Va
             run.as_os_str(),
             "--save".as_ref(),
             blend.as_os_str(),
+            "--render".as_ref(),
+            "2".as_ref(),
+            png.as_os_str(),
+            "--samples".as_ref(),
+            "2".as_ref(),
+            "--resolution".as_ref(),
+            "64".as_ref(),
+            "36".as_ref(),
         ],
     );
+    assert!(out.contains("rendered frame 2"), "{out}");
+    let head = std::fs::read(&png).unwrap();
+    assert_eq!(&head[1..4], b"PNG");
+    let be32 = |i: usize| u32::from_be_bytes(head[i..i + 4].try_into().unwrap());
+    assert_eq!((be32(16), be32(20)), (64, 36), "the PNG's size (IHDR)");
     last_json(&run_py(
         py,
         dir,
@@ -481,4 +496,46 @@ fn obstacles_line_up_with_the_liquid_in_every_frame() {
             );
         }
     }
+}
+
+#[test]
+fn keep_scene_adds_into_the_open_blend() {
+    let Some(py) = common::venv_python() else {
+        return;
+    };
+    let d = tempfile::tempdir().unwrap();
+    let run = make_run(d.path());
+    let blend = d.path().join("kept.blend");
+    run_py(
+        &py,
+        d.path(),
+        &[
+            root().join("scripts/blender_import.py").as_os_str(),
+            "--".as_ref(),
+            run.as_os_str(),
+            "--keep-scene".as_ref(),
+            "--save".as_ref(),
+            blend.as_os_str(),
+        ],
+    );
+    let doc = last_json(&run_py(
+        &py,
+        d.path(),
+        &[
+            root().join("tests/blender_check.py").as_os_str(),
+            "objects".as_ref(),
+            blend.as_os_str(),
+        ],
+    ));
+    // The start-up scene's objects, camera and engine stay; only the sequence is added.
+    assert_eq!(
+        doc["objects"],
+        serde_json::json!(["Camera", "Cube", "Light", "surge_liquid"]),
+        "{doc}"
+    );
+    assert_eq!(doc["camera"], "Camera", "{doc}");
+    assert_ne!(
+        doc["engine"], "CYCLES",
+        "--keep-scene changed the render engine: {doc}"
+    );
 }
