@@ -197,6 +197,27 @@ fn blender_shot_exports_to_a_scene_surge_runs() {
         assert!(r["max_error"].as_f64().unwrap() < 1e-5, "{name}: {report}");
     }
 
+    // A mesh-shaped emitter (a cone) is written as a mesh file with the keys obstacles use.
+    let mesh_scene = d.path().join("mesh_emitter/shot.json");
+    ok(&export(
+        &python,
+        &d.path().join("mesh_emitter.blend"),
+        &mesh_scene,
+        false,
+    ));
+    let mdoc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&mesh_scene).unwrap()).unwrap();
+    let cone = &mdoc["emitters"][1];
+    assert_eq!(cone["type"], "mesh", "{cone}");
+    assert_eq!(cone["path"], "Tap.ply", "{cone}");
+    assert_eq!(v3(&cone["velocity"]), [0.0, 0.0, -1.0]);
+    assert!(cone.get("keyframes").is_none(), "{cone}");
+    assert!(mesh_scene.with_file_name("Tap.ply").is_file());
+    assert_eq!(
+        mdoc["emitters"][0], doc["emitters"][0],
+        "the Inlet is unchanged"
+    );
+
     // `--liquid-only`: the sources alone, the rest left out and said so.
     let liquid = d.path().join("liquid.json");
     let o = export(&python, &blend, &liquid, true);

@@ -93,6 +93,12 @@ def build(d):
                                 setattr(drain.location, "x", 0.8),
                                 drain.keyframe_insert("location", frame=11)),
     }
+    # A mesh-shaped emitter: the Tap as a cone (written as a mesh file, like obstacles).
+    tap_loc = tuple(tap.location)
+    bpy.data.objects.remove(tap, do_unlink=True)
+    cone = mesh_object("Tap", "cone", tap_loc, (0.05, 0.05, 0.05))
+    cone["surge"], cone["velocity"], cone["start"], cone["end"] = "emitter", [0, 0, -1.0], 3, 8
+    bpy.ops.wm.save_as_mainfile(filepath=os.path.join(d, "mesh_emitter.blend"))
     for name, spoil in bads.items():
         bpy.ops.wm.open_mainfile(filepath=os.path.join(d, "shot.blend"), load_ui=False)
         dom, water, rock, drain, tap = (bpy.data.objects[n] for n in (
