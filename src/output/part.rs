@@ -294,7 +294,7 @@ pub fn read_particle_file(path: &Path, domain: &Domain) -> Result<Particles, Inp
             path,
             format!(
                 "the particle file is {:.1} GB: at under {LINE_BYTES_ESTIMATE} bytes a particle line that is at least {at_least} particles, about {gb:.1} GB of memory, more than this machine has room for (about {budget} particles); refused without reading it",
-                size as f64 / 1e9
+                size as f64 / (1u64 << 30) as f64
             ),
             "use fewer particles (or run on a machine with more memory); a particle file is the count, then one short line `x y z vx vy vz` per particle",
         ));
