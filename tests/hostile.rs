@@ -815,7 +815,13 @@ fn command_line_conventions() {
     let o = run_measured(d, &["run", "overlap.json", "-o", "ov"], &[]);
     assert_eq!(o.code, Some(0), "{}", o.stderr);
     assert!(
-        o.stderr.contains("sources[0] and sources[1] overlap"),
+        o.stderr
+            .contains("surge: warning: overlap.json: sources[0] and sources[1] overlap"),
+        "{}",
+        o.stderr
+    );
+    assert!(
+        !o.stderr.contains("note: overlap.json: warning"),
         "{}",
         o.stderr
     );

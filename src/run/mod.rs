@@ -170,7 +170,11 @@ pub fn run_loaded(
     write_scene(&layout, &scene)?;
     folder::test_kill_point("after-scene", &layout);
     for n in &notes {
-        observer.say(&format!("note: {}: {n}", file.display()));
+        // A note that is a warning says so first: `warning: FILE: ...`, not `note: FILE: warning: ...`.
+        match n.strip_prefix("warning: ") {
+            Some(w) => observer.say(&format!("warning: {}: {w}", file.display())),
+            None => observer.say(&format!("note: {}: {n}", file.display())),
+        }
     }
     if let Some(note) = fixed_dt_note(&scene) {
         observer.say(&note);
