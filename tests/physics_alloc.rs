@@ -8,7 +8,7 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use surge::scene::{Domain, PressurePreconditioner, Scene, SolverSettings, Source, TimeSettings};
-use surge::sim::Simulation;
+use surge::sim::{Simulation, Transfer};
 
 struct Counting;
 
@@ -68,12 +68,15 @@ fn frames_after_the_first_do_not_allocate_in_substeps() {
     // stage of a substep) shows as 12 or more allocations per frame.
     s.solver.min_substeps = 12;
     let p = surge::sources::seed_particles(&s, &[]);
-    // Both pressure preconditioners (the multigrid hierarchy is allocated with the simulation).
-    for pc in [
-        PressurePreconditioner::Mic0,
-        PressurePreconditioner::Multigrid,
+    // Both pressure preconditioners (the multigrid hierarchy is allocated with the simulation),
+    // and both transfers (APIC's affine matrices travel through the sort and the gather).
+    for (pc, transfer) in [
+        (PressurePreconditioner::Mic0, Transfer::Flip),
+        (PressurePreconditioner::Multigrid, Transfer::Flip),
+        (PressurePreconditioner::Mic0, Transfer::Apic),
     ] {
         s.solver.pressure_preconditioner = pc;
+        s.solver.transfer = transfer;
         for threads in [1, 2] {
             let pool = rayon::ThreadPoolBuilder::new()
                 .num_threads(threads)
@@ -90,7 +93,9 @@ fn frames_after_the_first_do_not_allocate_in_substeps() {
                     })
                     .collect()
             });
-            eprintln!("{pc:?}, {threads} thread(s): (substeps, allocations) per frame {counts:?}");
+            eprintln!(
+                "{pc:?}, {transfer:?}, {threads} thread(s): (substeps, allocations) per frame {counts:?}"
+            );
             assert!(counts.iter().all(|&(n, _)| n == 12), "{counts:?}");
             if threads == 1 {
                 // One thread: nothing but the report's list, in every frame.

@@ -21,7 +21,9 @@
 //! 7. [`transfer::gather_and_advect`]: grid to particle, `v_p = f (v_p - v_old) + v_new`, and
 //!    in the same pass [`advect`]ion by RK2 through `v_new`, mirrored back off walls (clamped on
 //!    open faces); then solid obstacles ([`solids`]) stop particles before they enter a solid
-//!    and push out any that are inside.
+//!    and push out any that are inside. With `solver.transfer = "apic"` the splat adds each
+//!    particle's affine term and the gather is [`apic::gather_and_advect`] (`v_p = v_new(x_p)`,
+//!    `C_p = grad v_new(x_p)`; Jiang et al. 2015).
 //!
 //! Frame rate: frames only sample the state. Nothing but the substep lengths depends on where
 //! frames fall (a frame shorter than the CFL step shortens its substeps), and the pressure
@@ -66,6 +68,7 @@
 //! system assembly, the CG loop, and the preconditioners behind one trait).
 
 pub mod advect;
+pub mod apic;
 mod awake;
 mod bench;
 pub mod cell_sort;
@@ -94,7 +97,7 @@ use extrapolate::Extrapolator;
 use mac_grid::{CellLabel, FaceKind, GridDims};
 use pressure::PressureSolver;
 use rayon::prelude::*;
-pub use settings::{PressurePreconditioner, SimSettings, SolverSettings, TimeSettings};
+pub use settings::{PressurePreconditioner, SimSettings, SolverSettings, TimeSettings, Transfer};
 use std::time::Instant;
 
 /// Seconds spent per stage during one frame (wall-clock; the only non-deterministic output).
@@ -286,6 +289,22 @@ impl Simulation {
         );
         let obstacles = scene.obstacles.clone();
         let mut ws = Workspace::new(dims, emission, obstacles);
+        let mut particles = particles;
+        let apic = scene.solver.transfer == Transfer::Apic;
+        ws.sorted.affine = apic;
+        if !apic {
+            particles.affine = Default::default();
+        } else if !particles.has_affine() {
+            // A start (or a PIC/FLIP state): zero affine matrices, sized now so that no frame
+            // allocates them.
+            let n = particles.len();
+            particles.affine = std::array::from_fn(|_| vec![0.0; n]);
+        } else if particles.affine.iter().any(|c| c.len() != particles.len()) {
+            anyhow::bail!(
+                "the particles' affine matrices do not match their count ({} particles)",
+                particles.len()
+            );
+        }
         let choice = scene.solver.pressure_preconditioner;
         if choice != PressurePreconditioner::default() {
             ws.pressure.set_preconditioning(choice, dims.n);
@@ -596,7 +615,11 @@ fn substep(
     let t = Instant::now();
     let flip = scene.solver.flip_ratio as f32;
     ws.solids.remember(&ws.sorted);
-    transfer::gather_and_advect(&d, &mut ws.sorted, &ws.vel, &ws.old, flip, dt);
+    if ws.sorted.affine {
+        apic::gather_and_advect(&d, &mut ws.sorted, &ws.vel, dt);
+    } else {
+        transfer::gather_and_advect(&d, &mut ws.sorted, &ws.vel, &ws.old, flip, dt);
+    }
     ws.solids.hold(&d, end, &mut ws.sorted, true);
     secs.transfer += t.elapsed().as_secs_f64();
 

@@ -94,6 +94,23 @@ pub struct SolverSettings {
     /// hash of scenes that do not set it is unchanged)
     #[serde(default, skip_serializing_if = "PressurePreconditioner::is_default")]
     pub pressure_preconditioner: PressurePreconditioner,
+    /// Particle/grid transfer: `"flip"` (the PIC/FLIP blend set by `flip_ratio`) or `"apic"`
+    /// (affine particle-in-cell, Jiang et al. 2015: each particle carries its velocity
+    /// gradient; `flip_ratio` is not used). Always written, so it is part of the physics hash
+    /// (a checkpoint of one cannot resume the other). (default: `"flip"`)
+    #[serde(default)]
+    pub transfer: Transfer,
+}
+
+/// The particle/grid transfer (`solver.transfer`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Transfer {
+    /// PIC/FLIP blend (Zhu & Bridson 2005) with FLIP share `flip_ratio`.
+    #[default]
+    Flip,
+    /// Affine particle-in-cell (Jiang, Schroeder, Selle, Teran and Stomakhin 2015).
+    Apic,
 }
 
 /// The pressure solve's preconditioner (`solver.pressure_preconditioner`).
@@ -126,6 +143,7 @@ impl Default for SolverSettings {
             volume_correction: default_volume_correction(),
             volume_correction_interval: 0.0,
             pressure_preconditioner: PressurePreconditioner::default(),
+            transfer: Transfer::default(),
         }
     }
 }
