@@ -9,10 +9,13 @@
 //! values at the same time (Table 2 front, Table 6 height; targets 10% and 5%).
 //!
 //! `VALIDATE_CORRECTION` / `VALIDATE_INTERVAL` override `solver.volume_correction` and
-//! `solver.volume_correction_interval`, `VALIDATE_CFL` `solver.cfl` (to compare settings).
+//! `solver.volume_correction_interval`, `VALIDATE_CFL` `solver.cfl`, `VALIDATE_TRANSFER`
+//! (`flip` or `apic`) `solver.transfer` (to compare settings).
 
 #[path = "collapse_column.rs"]
 mod collapse_column;
+#[path = "sloshing.rs"]
+mod sloshing;
 #[path = "volume_measure.rs"]
 mod volume_measure;
 
@@ -33,6 +36,53 @@ fn main() {
     if std::env::var("VALIDATE_SKIP_VOLUME").is_err() {
         dam_break_volume();
     }
+    if std::env::var("VALIDATE_SKIP_SLOSHING").is_err() {
+        sloshing_convergence();
+    }
+}
+
+/// Small-amplitude sloshing (`scripts/sloshing.rs`) at `VALIDATE_SLOSH_CELLS` cells per
+/// wavelength (default `32,64,128`) for `VALIDATE_SLOSH_PERIODS` periods (default 3): the
+/// period against linear theory, the order of convergence between successive resolutions,
+/// and the amplitude lost per period.
+fn sloshing_convergence() {
+    let transfer = match std::env::var("VALIDATE_TRANSFER").as_deref() {
+        Ok("apic") => surge::sim::Transfer::Apic,
+        _ => surge::scene::SolverSettings::default().transfer,
+    };
+    let cells: Vec<u32> = std::env::var("VALIDATE_SLOSH_CELLS")
+        .unwrap_or_else(|_| "32,64,128".into())
+        .split(',')
+        .map(|x| {
+            x.trim()
+                .parse()
+                .expect("VALIDATE_SLOSH_CELLS: comma-separated integers")
+        })
+        .collect();
+    let periods = env_f64("VALIDATE_SLOSH_PERIODS", 3.0);
+    println!(
+        "== sloshing: standing wave, wavelength 2 m, depth 0.5 m, amplitude 0.025 m, {periods} periods (transfer {transfer:?}); targets: period within 1% at 64 cells per wavelength, error second order, loss under 1% per period"
+    );
+    println!("  cells/wavelength | period (s) theory | error  order | loss per period | time (s)");
+    let mut last: Option<f64> = None;
+    for c in cells {
+        let t = Instant::now();
+        let r = sloshing::run(c, transfer, periods);
+        let e = r.period_error();
+        let order = last.map_or("   -".to_string(), |l| {
+            format!("{:4.1}", (l.abs() / e.abs()).log2())
+        });
+        println!(
+            "  {c:16} | {:.4} {:.4}     | {:+.2}% {order} | {:.2}% ({} zero crossings) | {:.1}",
+            r.period,
+            r.theory,
+            100.0 * e,
+            100.0 * r.loss_per_period,
+            r.crossings,
+            t.elapsed().as_secs_f64()
+        );
+        last = Some(e);
+    }
 }
 
 /// Overrides of the solver settings from the environment.
@@ -45,6 +95,10 @@ fn solver_overrides(s: &mut surge::scene::Scene) {
     }
     if let Ok(v) = std::env::var("VALIDATE_INTERVAL") {
         s.solver.volume_correction_interval = v.parse().expect("VALIDATE_INTERVAL");
+    }
+    if let Ok(v) = std::env::var("VALIDATE_TRANSFER") {
+        s.solver.transfer =
+            serde_json::from_value(v.as_str().into()).expect("VALIDATE_TRANSFER: flip or apic");
     }
 }
 
@@ -60,9 +114,10 @@ fn dam_break_volume() {
     let p = loaded.particles.clone();
     let frames = s.time.frames;
     println!(
-        "== dam break volume: scenes/dam_break.json, {} particles, {frames} frames at {} fps (volume_correction {}, interval {} s)",
+        "== dam break volume: scenes/dam_break.json, {} particles, {frames} frames at {} fps (transfer {:?}, volume_correction {}, interval {} s)",
         p.len(),
         s.time.fps,
+        s.solver.transfer,
         s.solver.volume_correction,
         s.solver.volume_correction_interval
     );
@@ -136,8 +191,9 @@ fn column_rates() {
         let t = Instant::now();
         let r = run(&s, p, a, every, t_end);
         println!(
-            "  {f} fps: {frames} frames in {:.1} s (volume_correction {}, interval {} s)",
+            "  {f} fps: {frames} frames in {:.1} s (transfer {:?}, volume_correction {}, interval {} s)",
             t.elapsed().as_secs_f64(),
+            s.solver.transfer,
             s.solver.volume_correction,
             s.solver.volume_correction_interval
         );

@@ -1,0 +1,56 @@
+//! Small-amplitude sloshing against linear theory (`scripts/sloshing.rs`; the full study at
+//! 32/64/128 cells per wavelength is in `cargo bench --bench validate_physics`).
+
+#[path = "../scripts/sloshing.rs"]
+mod sloshing;
+
+use surge::sim::Transfer;
+
+/// A standing wave (wavelength 2 m, depth 0.5 m, amplitude 0.025 m: `k A = 0.079`) against
+/// linear theory, `omega^2 = g k tanh(k depth)` (period 1.182 s), at 64 and 128 cells per
+/// wavelength for three periods, with the default transfer (PIC/FLIP).
+///
+/// What this stepper gives (issue 19's target, 1% at 64 cells and under 1% loss per period,
+/// needs a second-order free surface, which surge does not have): measured on this scene,
+/// +12.1% and 83% amplitude loss per period at 64 cells per wavelength (the amplitude is 0.8
+/// of a cell, so the staircase surface barely sees the wave), +2.9% and 25% at 128. The test
+/// holds what is measured, with margins of about a third: at 128 cells the period within 4.5%
+/// of theory and the loss under 35% per period; the error shrinks by at least a factor of 3
+/// from 64 to 128 cells (measured 4.2: converging, faster than first order here); at least
+/// five zero crossings (the wave oscillates, not merely settles). A wrong gravity or a lost
+/// free-surface condition moves the period by far more (the period goes as g^-1/2: 4.5% is a
+/// 9% error in g).
+#[test]
+fn sloshing_period_converges_to_linear_theory() {
+    let coarse = sloshing::run(64, Transfer::Flip, 3.0);
+    let fine = sloshing::run(128, Transfer::Flip, 3.0);
+    eprintln!(
+        "sloshing, theory {:.4} s: 64 cells per wavelength {:.4} s ({:+.2}%, loss {:.1}% per period), 128 cells {:.4} s ({:+.2}%, loss {:.1}% per period, {} zero crossings)",
+        fine.theory,
+        coarse.period,
+        100.0 * coarse.period_error(),
+        100.0 * coarse.loss_per_period,
+        fine.period,
+        100.0 * fine.period_error(),
+        100.0 * fine.loss_per_period,
+        fine.crossings
+    );
+    assert!(fine.crossings >= 5, "{fine:?}");
+    assert!(
+        fine.period_error().abs() < 0.045,
+        "period {:.4} s vs theory {:.4} s",
+        fine.period,
+        fine.theory
+    );
+    assert!(
+        fine.loss_per_period < 0.35,
+        "amplitude loss {:.1}% per period",
+        100.0 * fine.loss_per_period
+    );
+    assert!(
+        fine.period_error().abs() * 3.0 < coarse.period_error().abs(),
+        "period error does not converge: {:+.2}% at 64, {:+.2}% at 128 cells per wavelength",
+        100.0 * coarse.period_error(),
+        100.0 * fine.period_error()
+    );
+}
