@@ -29,6 +29,8 @@
 //! every run but the comparison peer), `BENCH_COMPARE_PRECONDITIONERS=0` (skip the dam-break
 //! run with the other preconditioner), `BENCH_REPLAY_ONLY=1` (only the pressure replay of the
 //! dam break), `BENCH_REPLAY_FRAMES` (default 10), `BENCH_REPLAY_REPS` (default 5),
+//! `BENCH_COMPARE_TRANSFERS=1` (only the dam break with `solver.transfer` "flip" and "apic",
+//! 1 thread each: CPU ms per substep per stage and their ratio),
 //! `BENCH_SKIP_DAM=1`, `BENCH_SKIP_TUTORIAL=1`, `BENCH_DAM_PEER=0` (skip the 1-thread dam-break
 //! peer), `BENCH_PEERS=0` (the default pool only, no warm-up and no peers: for profilers such as
 //! `RAYON_NUM_THREADS=1 valgrind --tool=callgrind`).
@@ -486,6 +488,10 @@ fn bench_dam_break(threads: usize, peers: bool) {
         replay_pressure(&s, &p, threads);
         return;
     }
+    if env("BENCH_COMPARE_TRANSFERS", 0u32) == 1 {
+        compare_transfers(&s, &p, frames);
+        return;
+    }
     let base = run(&s, &p, frames, None, true);
     base.print(&format!("surge, {threads} threads"));
     if env("BENCH_COMPARE_PRECONDITIONERS", 1u32) == 1 {
@@ -547,6 +553,24 @@ fn compare_preconditioners(s: &Scene, p: &Particles, frames: u32, threads: usize
         pressure_ms(mic) / pressure_ms(mg),
     );
     replay_pressure(s, p, threads);
+}
+
+/// The dam break with PIC/FLIP and with APIC transfers, 1 thread each (the flows differ, so
+/// the figure compared is the worker's CPU time per substep).
+fn compare_transfers(s: &Scene, p: &Particles, frames: u32) {
+    let mut ms = Vec::new();
+    for t in [surge::sim::Transfer::Flip, surge::sim::Transfer::Apic] {
+        let mut st = s.clone();
+        st.solver.transfer = t;
+        let r = run(&st, p, frames, Some(1), true);
+        r.print(&format!("surge, 1 thread, transfer {t:?}"));
+        ms.push(1e3 * r.cpu / r.substeps() as f64);
+        println!("    worker CPU {:.1} ms/substep", ms[ms.len() - 1]);
+    }
+    println!(
+        "ratio APIC / FLIP, worker CPU ms per substep: {:.3}x (target at most 1.15x)",
+        ms[1] / ms[0]
+    );
 }
 
 fn its_per_substep(r: &Run) -> f64 {
