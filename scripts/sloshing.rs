@@ -45,10 +45,11 @@ impl Sloshing {
 /// times a period for `periods` periods.
 pub fn tank(
     cells_per_wavelength: u32,
-    transfer: Transfer,
+    solver: SolverSettings,
     per_period: f64,
     periods: f64,
 ) -> (Scene, Particles, f64) {
+    let transfer = solver.transfer;
     let len = 1.0;
     let cells = cells_per_wavelength / 2;
     let h = len / cells as f64;
@@ -80,10 +81,7 @@ pub fn tank(
             fps,
             frames: (per_period * periods).ceil() as u32,
         },
-        solver: SolverSettings {
-            transfer,
-            ..SolverSettings::default()
-        },
+        solver,
         surface: Default::default(),
         render: Default::default(),
         output: Default::default(),
@@ -123,10 +121,10 @@ fn centre_x(p: &Particles) -> f64 {
     p.pos[0].iter().map(|&x| x as f64).sum::<f64>() / p.len() as f64
 }
 
-/// Runs the tank and measures its period and amplitude loss.
-pub fn run(cells_per_wavelength: u32, transfer: Transfer, periods: f64) -> Sloshing {
+/// Runs the tank with `solver` settings and measures its period and amplitude loss.
+pub fn run(cells_per_wavelength: u32, solver: SolverSettings, periods: f64) -> Sloshing {
     let per_period = 40.0;
-    let (s, p, theory) = tank(cells_per_wavelength, transfer, per_period, periods);
+    let (s, p, theory) = tank(cells_per_wavelength, solver, per_period, periods);
     let mut sim = Simulation::new(&s, p, 0).expect("sloshing scene");
     let x0 = centre_x(sim.particles());
     let mut samples = vec![(0.0, 0.0)];

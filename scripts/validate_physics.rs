@@ -10,7 +10,8 @@
 //!
 //! `VALIDATE_CORRECTION` / `VALIDATE_INTERVAL` override `solver.volume_correction` and
 //! `solver.volume_correction_interval`, `VALIDATE_CFL` `solver.cfl`, `VALIDATE_TRANSFER`
-//! (`flip` or `apic`) `solver.transfer` (to compare settings).
+//! (`flip` or `apic`) `solver.transfer`, `VALIDATE_FREE_SURFACE` (`staircase` or
+//! `ghost_fluid`) `solver.free_surface` (to compare settings).
 
 #[path = "collapse_column.rs"]
 mod collapse_column;
@@ -46,10 +47,9 @@ fn main() {
 /// period against linear theory, the order of convergence between successive resolutions,
 /// and the amplitude lost per period.
 fn sloshing_convergence() {
-    let transfer = match std::env::var("VALIDATE_TRANSFER").as_deref() {
-        Ok("apic") => surge::sim::Transfer::Apic,
-        _ => surge::scene::SolverSettings::default().transfer,
-    };
+    let mut scene = collapse_column::column(1.0, 4, 30.0, 1).0;
+    solver_overrides(&mut scene);
+    let solver = scene.solver;
     let cells: Vec<u32> = std::env::var("VALIDATE_SLOSH_CELLS")
         .unwrap_or_else(|_| "32,64,128".into())
         .split(',')
@@ -61,13 +61,14 @@ fn sloshing_convergence() {
         .collect();
     let periods = env_f64("VALIDATE_SLOSH_PERIODS", 3.0);
     println!(
-        "== sloshing: standing wave, wavelength 2 m, depth 0.5 m, amplitude 0.025 m, {periods} periods (transfer {transfer:?}); targets: period within 1% at 64 cells per wavelength, error second order, loss under 1% per period"
+        "== sloshing: standing wave, wavelength 2 m, depth 0.5 m, amplitude 0.025 m, {periods} periods (transfer {:?}, free surface {:?}); targets: period within 1% at 64 cells per wavelength, error second order, loss under 1% per period",
+        solver.transfer, solver.free_surface
     );
     println!("  cells/wavelength | period (s) theory | error  order | loss per period | time (s)");
     let mut last: Option<f64> = None;
     for c in cells {
         let t = Instant::now();
-        let r = sloshing::run(c, transfer, periods);
+        let r = sloshing::run(c, solver.clone(), periods);
         let e = r.period_error();
         let order = last.map_or("   -".to_string(), |l| {
             format!("{:4.1}", (l.abs() / e.abs()).log2())
@@ -95,6 +96,10 @@ fn solver_overrides(s: &mut surge::scene::Scene) {
     }
     if let Ok(v) = std::env::var("VALIDATE_INTERVAL") {
         s.solver.volume_correction_interval = v.parse().expect("VALIDATE_INTERVAL");
+    }
+    if let Ok(v) = std::env::var("VALIDATE_FREE_SURFACE") {
+        s.solver.free_surface = serde_json::from_value(v.as_str().into())
+            .expect("VALIDATE_FREE_SURFACE: staircase or ghost_fluid");
     }
     if let Ok(v) = std::env::var("VALIDATE_TRANSFER") {
         s.solver.transfer =

@@ -4,7 +4,7 @@
 #[path = "../scripts/sloshing.rs"]
 mod sloshing;
 
-use surge::sim::Transfer;
+use surge::scene::SolverSettings;
 
 /// A standing wave (wavelength 2 m, depth 0.5 m, amplitude 0.025 m: `k A = 0.079`) against
 /// linear theory, `omega^2 = g k tanh(k depth)` (period 1.182 s), at 64 and 128 cells per
@@ -22,8 +22,9 @@ use surge::sim::Transfer;
 /// 9% error in g).
 #[test]
 fn sloshing_period_converges_to_linear_theory() {
-    let coarse = sloshing::run(64, Transfer::Flip, 3.0);
-    let fine = sloshing::run(128, Transfer::Flip, 3.0);
+    let solver = SolverSettings::default();
+    let coarse = sloshing::run(64, solver.clone(), 3.0);
+    let fine = sloshing::run(128, solver, 3.0);
     eprintln!(
         "sloshing, theory {:.4} s: 64 cells per wavelength {:.4} s ({:+.2}%, loss {:.1}% per period), 128 cells {:.4} s ({:+.2}%, loss {:.1}% per period, {} zero crossings)",
         fine.theory,
@@ -53,4 +54,17 @@ fn sloshing_period_converges_to_linear_theory() {
         100.0 * coarse.period_error(),
         100.0 * fine.period_error()
     );
+}
+
+#[test]
+#[ignore]
+fn sloshing_probe() {
+    let mut solver = SolverSettings::default();
+    if std::env::var("GF").is_ok() {
+        solver.free_surface = surge::sim::settings::FreeSurface::GhostFluid;
+    }
+    for c in [32, 64, 128] {
+        let r = sloshing::run(c, solver.clone(), 3.0);
+        eprintln!("{c}: {r:?} err {:+.2}%", 100.0 * r.period_error());
+    }
 }

@@ -80,6 +80,7 @@ pub mod extrapolate;
 pub mod forces;
 #[cfg(target_arch = "x86_64")]
 mod gather_avx2;
+pub mod ghost_fluid;
 pub mod mac_grid;
 pub mod pressure;
 pub mod reduce;
@@ -304,6 +305,9 @@ impl Simulation {
                 "the particles' affine matrices do not match their count ({} particles)",
                 particles.len()
             );
+        }
+        if scene.solver.free_surface == settings::FreeSurface::GhostFluid {
+            ws.pressure.air_phi = vec![0.0; dims.cells()];
         }
         let choice = scene.solver.pressure_preconditioner;
         if choice != PressurePreconditioner::default() {
@@ -558,6 +562,9 @@ fn substep(
     secs.forces += t.elapsed().as_secs_f64();
 
     let t = Instant::now();
+    if !ws.pressure.air_phi.is_empty() {
+        ghost_fluid::air_level_set(&d, &ws.sorted, &ws.labels, &mut ws.pressure.air_phi);
+    }
     let stats = ws.pressure.project(
         &d,
         &ws.labels,

@@ -100,6 +100,29 @@ pub struct SolverSettings {
     /// (a checkpoint of one cannot resume the other). (default: `"flip"`)
     #[serde(default)]
     pub transfer: Transfer,
+    /// Free-surface pressure boundary: `"staircase"` (air cells at p = 0, first order) or
+    /// `"ghost_fluid"` (p = 0 on the particles' surface between cell centres, Gibou et al.
+    /// 2002; see `sim::ghost_fluid`). (default: `"staircase"`; left out of the written scene
+    /// when it is the default)
+    #[serde(default, skip_serializing_if = "FreeSurface::is_default")]
+    pub free_surface: FreeSurface,
+}
+
+/// The free-surface pressure boundary (`solver.free_surface`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FreeSurface {
+    /// Air cells hold p = 0 (the surface at the air cell's centre).
+    #[default]
+    Staircase,
+    /// Ghost-fluid boundary: p = 0 where the particles' level set crosses zero.
+    GhostFluid,
+}
+
+impl FreeSurface {
+    fn is_default(&self) -> bool {
+        *self == Self::default()
+    }
 }
 
 /// The particle/grid transfer (`solver.transfer`).
@@ -144,6 +167,7 @@ impl Default for SolverSettings {
             volume_correction_interval: 0.0,
             pressure_preconditioner: PressurePreconditioner::default(),
             transfer: Transfer::default(),
+            free_surface: FreeSurface::default(),
         }
     }
 }
