@@ -1,10 +1,12 @@
 //! Small-amplitude sloshing against linear theory (`scripts/sloshing.rs`; the full study at
-//! 32/64/128 cells per wavelength is in `cargo bench --bench validate_physics`).
+//! 32/64/128 cells per wavelength is in `cargo bench --bench validate_physics`), with the
+//! staircase free surface (the default) and the ghost-fluid one.
 
 #[path = "../scripts/sloshing.rs"]
 mod sloshing;
 
 use surge::scene::SolverSettings;
+use surge::sim::settings::FreeSurface;
 
 /// A standing wave (wavelength 2 m, depth 0.5 m, amplitude 0.025 m: `k A = 0.079`) against
 /// linear theory, `omega^2 = g k tanh(k depth)` (period 1.182 s), at 64 and 128 cells per
@@ -56,15 +58,48 @@ fn sloshing_period_converges_to_linear_theory() {
     );
 }
 
+/// The same standing wave with `solver.free_surface = "ghost_fluid"` (Gibou et al. 2002): the
+/// surface's `p = 0` where the particles' level set puts it, not at the air cells' centres.
+/// Measured here: -1.07% and 8.7% amplitude loss per period at 64 cells per wavelength,
+/// -0.12% and 4.1% at 128 (and -8.0% at 32: the error falls by 7.5 and then 8.9 per halving,
+/// about third order in this range). Issue 19's targets are 1% at 64 cells (just missed:
+/// 1.07%), second order (met) and under 1% loss per period (not met). The test holds what is
+/// measured with margins of about a third: within 1.5% at 64 cells and 0.3% at 128, the error
+/// at least 4 times smaller at 128 (second order), loss under 12% and 6% per period; and the
+/// ghost-fluid period is at least 10 times closer to theory than the staircase's at 128 cells
+/// (measured 24x), so a ghost-fluid option that did nothing fails.
 #[test]
-#[ignore]
-fn sloshing_probe() {
-    let mut solver = SolverSettings::default();
-    if std::env::var("GF").is_ok() {
-        solver.free_surface = surge::sim::settings::FreeSurface::GhostFluid;
-    }
-    for c in [32, 64, 128] {
-        let r = sloshing::run(c, solver.clone(), 3.0);
-        eprintln!("{c}: {r:?} err {:+.2}%", 100.0 * r.period_error());
-    }
+fn ghost_fluid_sloshing_converges_at_second_order() {
+    let staircase = sloshing::run(128, SolverSettings::default(), 3.0);
+    let solver = SolverSettings {
+        free_surface: FreeSurface::GhostFluid,
+        ..SolverSettings::default()
+    };
+    let coarse = sloshing::run(64, solver.clone(), 3.0);
+    let fine = sloshing::run(128, solver, 3.0);
+    eprintln!(
+        "ghost fluid sloshing, theory {:.4} s: 64 cells per wavelength {:+.2}% (loss {:.1}% per period), 128 cells {:+.2}% (loss {:.1}%); staircase at 128 cells {:+.2}%",
+        fine.theory,
+        100.0 * coarse.period_error(),
+        100.0 * coarse.loss_per_period,
+        100.0 * fine.period_error(),
+        100.0 * fine.loss_per_period,
+        100.0 * staircase.period_error()
+    );
+    assert!(
+        coarse.crossings >= 5 && fine.crossings >= 5,
+        "{coarse:?} {fine:?}"
+    );
+    assert!(coarse.period_error().abs() < 0.015, "{coarse:?}");
+    assert!(fine.period_error().abs() < 0.003, "{fine:?}");
+    assert!(
+        fine.period_error().abs() * 4.0 < coarse.period_error().abs(),
+        "not second order: {coarse:?} {fine:?}"
+    );
+    assert!(coarse.loss_per_period < 0.12, "{coarse:?}");
+    assert!(fine.loss_per_period < 0.06, "{fine:?}");
+    assert!(
+        fine.period_error().abs() * 10.0 < staircase.period_error().abs(),
+        "ghost fluid {fine:?} vs staircase {staircase:?}"
+    );
 }
