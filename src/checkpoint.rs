@@ -481,6 +481,21 @@ mod tests {
         );
     }
 
+    /// The transfer is physics: a resume refuses a change of `solver.transfer`, naming it.
+    #[test]
+    fn transfer_is_physics() {
+        let mut a = scene();
+        a["solver"]["transfer"] = "flip".into();
+        let mut b = a.clone();
+        b["solver"]["transfer"] = "apic".into();
+        assert_ne!(scene_hash(&a), scene_hash(&b));
+        let d = diff(&physics_view(&a), &physics_view(&b));
+        assert!(
+            d.len() == 1 && d[0].contains("solver.transfer") && d[0].contains("apic"),
+            "{d:?}"
+        );
+    }
+
     /// Format 2 carries APIC's affine matrices (`AFFN`) and reads them back; an APIC
     /// checkpoint without them is refused; a format-1 file (no `AFFN`, no `solver.transfer`)
     /// still reads, as the PIC/FLIP run it was.

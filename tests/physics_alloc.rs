@@ -8,6 +8,7 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use surge::scene::{Domain, PressurePreconditioner, Scene, SolverSettings, Source, TimeSettings};
+use surge::sim::settings::FreeSurface;
 use surge::sim::{Simulation, Transfer};
 
 struct Counting;
@@ -69,14 +70,33 @@ fn frames_after_the_first_do_not_allocate_in_substeps() {
     s.solver.min_substeps = 12;
     let p = surge::sources::seed_particles(&s, &[]);
     // Both pressure preconditioners (the multigrid hierarchy is allocated with the simulation),
-    // and both transfers (APIC's affine matrices travel through the sort and the gather).
-    for (pc, transfer) in [
-        (PressurePreconditioner::Mic0, Transfer::Flip),
-        (PressurePreconditioner::Multigrid, Transfer::Flip),
-        (PressurePreconditioner::Mic0, Transfer::Apic),
+    // both transfers (APIC's affine matrices travel through the sort and the gather) and both
+    // free surfaces (the ghost fluid's level set and air terms).
+    for (pc, transfer, surface) in [
+        (
+            PressurePreconditioner::Mic0,
+            Transfer::Flip,
+            FreeSurface::Staircase,
+        ),
+        (
+            PressurePreconditioner::Multigrid,
+            Transfer::Flip,
+            FreeSurface::Staircase,
+        ),
+        (
+            PressurePreconditioner::Mic0,
+            Transfer::Apic,
+            FreeSurface::Staircase,
+        ),
+        (
+            PressurePreconditioner::Mic0,
+            Transfer::Flip,
+            FreeSurface::GhostFluid,
+        ),
     ] {
         s.solver.pressure_preconditioner = pc;
         s.solver.transfer = transfer;
+        s.solver.free_surface = surface;
         for threads in [1, 2] {
             let pool = rayon::ThreadPoolBuilder::new()
                 .num_threads(threads)
