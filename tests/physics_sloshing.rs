@@ -103,3 +103,37 @@ fn ghost_fluid_sloshing_converges_at_second_order() {
         "ghost fluid {fine:?} vs staircase {staircase:?}"
     );
 }
+
+/// APIC transfers with the ghost-fluid surface: the combination that reaches issue 19's
+/// sloshing targets on this wave. Measured (`VALIDATE_TRANSFER=apic
+/// VALIDATE_FREE_SURFACE=ghost_fluid cargo bench --bench validate_physics`): +0.12% and 5.4%
+/// amplitude loss per period at 64 cells per wavelength, -0.14% and 0.98% at 128 (PIC/FLIP
+/// with the ghost fluid loses 4.1% per period at 128: its PIC share damps the wave). Bounds:
+/// within 0.5% of theory at 64 cells and 0.3% at 128 (the target is 1% at 64), loss under
+/// 8% at 64 and 1.5% at 128 per period (the target is 1%; measured just under it, so the
+/// bound leaves half a point for the measure's own scatter over three periods).
+#[test]
+fn apic_ghost_fluid_sloshing_meets_the_period_target() {
+    let solver = SolverSettings {
+        free_surface: FreeSurface::GhostFluid,
+        transfer: surge::sim::Transfer::Apic,
+        ..SolverSettings::default()
+    };
+    let coarse = sloshing::run(64, solver.clone(), 3.0);
+    let fine = sloshing::run(128, solver, 3.0);
+    eprintln!(
+        "APIC + ghost fluid sloshing: 64 cells per wavelength {:+.2}% (loss {:.2}% per period), 128 cells {:+.2}% (loss {:.2}%)",
+        100.0 * coarse.period_error(),
+        100.0 * coarse.loss_per_period,
+        100.0 * fine.period_error(),
+        100.0 * fine.loss_per_period
+    );
+    assert!(
+        coarse.crossings >= 5 && fine.crossings >= 5,
+        "{coarse:?} {fine:?}"
+    );
+    assert!(coarse.period_error().abs() < 0.005, "{coarse:?}");
+    assert!(fine.period_error().abs() < 0.003, "{fine:?}");
+    assert!(coarse.loss_per_period < 0.08, "{coarse:?}");
+    assert!(fine.loss_per_period < 0.015, "{fine:?}");
+}
