@@ -1,4 +1,5 @@
-//! Physics validation: `cargo bench --bench validate_physics` (about a minute on 2 cores).
+//! Physics validation: `cargo bench --bench validate_physics` (about a minute on 2 cores when
+//! they are free).
 //!
 //! A quasi-2D collapsing column (`scripts/collapse_column.rs`: Martin & Moyce 1952, n^2 = 2,
 //! `VALIDATE_CELLS` cells across the column, default 32, column width `VALIDATE_A` m, default
@@ -6,7 +7,11 @@
 //! `VALIDATE_T_END` s (default 0.75, T = 3.3). At every multiple of 0.125 s it prints the
 //! surge front `Z = x / a` and the residual height `H* = z / 2a` per frame rate, their spread
 //! across the frame rates in column widths (the target: under 0.03), and Martin & Moyce's
-//! values at the same time (Table 2 front, Table 6 height; targets 10% and 5%).
+//! values at the same time (Table 2 front, Table 6 height; targets 10% and 5%). Then the
+//! shipped dam break's volume and crowding per frame (`VALIDATE_SKIP_VOLUME=1` skips it), and
+//! small-amplitude sloshing against linear theory (`scripts/sloshing.rs`, see
+//! `sloshing_convergence`; `VALIDATE_SKIP_SLOSHING=1` skips it; `VALIDATE_SKIP_COLUMN=1` the
+//! column).
 //!
 //! `VALIDATE_CORRECTION` / `VALIDATE_INTERVAL` override `solver.volume_correction` and
 //! `solver.volume_correction_interval`, `VALIDATE_CFL` `solver.cfl`, `VALIDATE_TRANSFER`
