@@ -29,6 +29,9 @@
 //! every run but the comparison peer), `BENCH_COMPARE_PRECONDITIONERS=0` (skip the dam-break
 //! run with the other preconditioner), `BENCH_REPLAY_ONLY=1` (only the pressure replay of the
 //! dam break), `BENCH_REPLAY_FRAMES` (default 10), `BENCH_REPLAY_REPS` (default 5),
+//! `BENCH_COMPARE_TRANSFERS=1` (only the dam break with `solver.transfer` "flip" and "apic",
+//! and "flip" with `solver.free_surface = "ghost_fluid"`, 1 thread each: CPU ms per substep per
+//! stage and the ratios),
 //! `BENCH_SKIP_DAM=1`, `BENCH_SKIP_TUTORIAL=1`, `BENCH_DAM_PEER=0` (skip the 1-thread dam-break
 //! peer), `BENCH_PEERS=0` (the default pool only, no warm-up and no peers: for profilers such as
 //! `RAYON_NUM_THREADS=1 valgrind --tool=callgrind`).
@@ -486,6 +489,10 @@ fn bench_dam_break(threads: usize, peers: bool) {
         replay_pressure(&s, &p, threads);
         return;
     }
+    if env("BENCH_COMPARE_TRANSFERS", 0u32) == 1 {
+        compare_transfers(&s, &p, frames);
+        return;
+    }
     let base = run(&s, &p, frames, None, true);
     base.print(&format!("surge, {threads} threads"));
     if env("BENCH_COMPARE_PRECONDITIONERS", 1u32) == 1 {
@@ -547,6 +554,35 @@ fn compare_preconditioners(s: &Scene, p: &Particles, frames: u32, threads: usize
         pressure_ms(mic) / pressure_ms(mg),
     );
     replay_pressure(s, p, threads);
+}
+
+/// The dam break with PIC/FLIP, with APIC transfers and with PIC/FLIP and the ghost-fluid
+/// surface, 1 thread each (the flows differ, so the figure compared is the worker's CPU time
+/// per substep).
+fn compare_transfers(s: &Scene, p: &Particles, frames: u32) {
+    use surge::sim::Transfer;
+    use surge::sim::settings::FreeSurface;
+    let mut ms = Vec::new();
+    for (t, f) in [
+        (Transfer::Flip, FreeSurface::Staircase),
+        (Transfer::Apic, FreeSurface::Staircase),
+        (Transfer::Flip, FreeSurface::GhostFluid),
+    ] {
+        let mut st = s.clone();
+        st.solver.transfer = t;
+        st.solver.free_surface = f;
+        let r = run(&st, p, frames, Some(1), true);
+        r.print(&format!(
+            "surge, 1 thread, transfer {t:?}, free surface {f:?}"
+        ));
+        ms.push(1e3 * r.cpu / r.substeps() as f64);
+        println!("    worker CPU {:.1} ms/substep", ms[ms.len() - 1]);
+    }
+    println!(
+        "ratios, worker CPU ms per substep: APIC / FLIP {:.3}x, ghost fluid / staircase {:.3}x (target at most 1.15x)",
+        ms[1] / ms[0],
+        ms[2] / ms[0]
+    );
 }
 
 fn its_per_substep(r: &Run) -> f64 {

@@ -1,4 +1,5 @@
-//! Physics validation: `cargo bench --bench validate_physics` (about a minute on 2 cores).
+//! Physics validation: `cargo bench --bench validate_physics` (about a minute on 2 cores when
+//! they are free).
 //!
 //! A quasi-2D collapsing column (`scripts/collapse_column.rs`: Martin & Moyce 1952, n^2 = 2,
 //! `VALIDATE_CELLS` cells across the column, default 32, column width `VALIDATE_A` m, default
@@ -6,13 +7,21 @@
 //! `VALIDATE_T_END` s (default 0.75, T = 3.3). At every multiple of 0.125 s it prints the
 //! surge front `Z = x / a` and the residual height `H* = z / 2a` per frame rate, their spread
 //! across the frame rates in column widths (the target: under 0.03), and Martin & Moyce's
-//! values at the same time (Table 2 front, Table 6 height; targets 10% and 5%).
+//! values at the same time (Table 2 front, Table 6 height; targets 10% and 5%). Then the
+//! shipped dam break's volume and crowding per frame (`VALIDATE_SKIP_VOLUME=1` skips it), and
+//! small-amplitude sloshing against linear theory (`scripts/sloshing.rs`, see
+//! `sloshing_convergence`; `VALIDATE_SKIP_SLOSHING=1` skips it; `VALIDATE_SKIP_COLUMN=1` the
+//! column).
 //!
 //! `VALIDATE_CORRECTION` / `VALIDATE_INTERVAL` override `solver.volume_correction` and
-//! `solver.volume_correction_interval`, `VALIDATE_CFL` `solver.cfl` (to compare settings).
+//! `solver.volume_correction_interval`, `VALIDATE_CFL` `solver.cfl`, `VALIDATE_TRANSFER`
+//! (`flip` or `apic`) `solver.transfer`, `VALIDATE_FREE_SURFACE` (`staircase` or
+//! `ghost_fluid`) `solver.free_surface` (to compare settings).
 
 #[path = "collapse_column.rs"]
 mod collapse_column;
+#[path = "sloshing.rs"]
+mod sloshing;
 #[path = "volume_measure.rs"]
 mod volume_measure;
 
@@ -33,6 +42,53 @@ fn main() {
     if std::env::var("VALIDATE_SKIP_VOLUME").is_err() {
         dam_break_volume();
     }
+    if std::env::var("VALIDATE_SKIP_SLOSHING").is_err() {
+        sloshing_convergence();
+    }
+}
+
+/// Small-amplitude sloshing (`scripts/sloshing.rs`) at `VALIDATE_SLOSH_CELLS` cells per
+/// wavelength (default `32,64,128`) for `VALIDATE_SLOSH_PERIODS` periods (default 3): the
+/// period against linear theory, the order of convergence between successive resolutions,
+/// and the amplitude lost per period.
+fn sloshing_convergence() {
+    let mut scene = collapse_column::column(1.0, 4, 30.0, 1).0;
+    solver_overrides(&mut scene);
+    let solver = scene.solver;
+    let cells: Vec<u32> = std::env::var("VALIDATE_SLOSH_CELLS")
+        .unwrap_or_else(|_| "32,64,128".into())
+        .split(',')
+        .map(|x| {
+            x.trim()
+                .parse()
+                .expect("VALIDATE_SLOSH_CELLS: comma-separated integers")
+        })
+        .collect();
+    let periods = env_f64("VALIDATE_SLOSH_PERIODS", 3.0);
+    println!(
+        "== sloshing: standing wave, wavelength 2 m, depth 0.5 m, amplitude 0.025 m, {periods} periods (transfer {:?}, free surface {:?}); targets: period within 1% at 64 cells per wavelength, error second order, loss under 1% per period",
+        solver.transfer, solver.free_surface
+    );
+    println!("  cells/wavelength | period (s) theory | error  order | loss per period | time (s)");
+    let mut last: Option<f64> = None;
+    for c in cells {
+        let t = Instant::now();
+        let r = sloshing::run(c, solver.clone(), periods);
+        let e = r.period_error();
+        let order = last.map_or("   -".to_string(), |l| {
+            format!("{:4.1}", (l.abs() / e.abs()).log2())
+        });
+        println!(
+            "  {c:16} | {:.4} {:.4}     | {:+.2}% {order} | {:.2}% ({} zero crossings) | {:.1}",
+            r.period,
+            r.theory,
+            100.0 * e,
+            100.0 * r.loss_per_period,
+            r.crossings,
+            t.elapsed().as_secs_f64()
+        );
+        last = Some(e);
+    }
 }
 
 /// Overrides of the solver settings from the environment.
@@ -45,6 +101,14 @@ fn solver_overrides(s: &mut surge::scene::Scene) {
     }
     if let Ok(v) = std::env::var("VALIDATE_INTERVAL") {
         s.solver.volume_correction_interval = v.parse().expect("VALIDATE_INTERVAL");
+    }
+    if let Ok(v) = std::env::var("VALIDATE_FREE_SURFACE") {
+        s.solver.free_surface = serde_json::from_value(v.as_str().into())
+            .expect("VALIDATE_FREE_SURFACE: staircase or ghost_fluid");
+    }
+    if let Ok(v) = std::env::var("VALIDATE_TRANSFER") {
+        s.solver.transfer =
+            serde_json::from_value(v.as_str().into()).expect("VALIDATE_TRANSFER: flip or apic");
     }
 }
 
@@ -60,9 +124,10 @@ fn dam_break_volume() {
     let p = loaded.particles.clone();
     let frames = s.time.frames;
     println!(
-        "== dam break volume: scenes/dam_break.json, {} particles, {frames} frames at {} fps (volume_correction {}, interval {} s)",
+        "== dam break volume: scenes/dam_break.json, {} particles, {frames} frames at {} fps (transfer {:?}, volume_correction {}, interval {} s)",
         p.len(),
         s.time.fps,
+        s.solver.transfer,
         s.solver.volume_correction,
         s.solver.volume_correction_interval
     );
@@ -136,8 +201,9 @@ fn column_rates() {
         let t = Instant::now();
         let r = run(&s, p, a, every, t_end);
         println!(
-            "  {f} fps: {frames} frames in {:.1} s (volume_correction {}, interval {} s)",
+            "  {f} fps: {frames} frames in {:.1} s (transfer {:?}, volume_correction {}, interval {} s)",
             t.elapsed().as_secs_f64(),
+            s.solver.transfer,
             s.solver.volume_correction,
             s.solver.volume_correction_interval
         );

@@ -13,14 +13,21 @@
 //! | offset | type      | field                                              |
 //! |--------|-----------|----------------------------------------------------|
 //! | 0      | [u8; 8]   | magic `SURGECKP`                                   |
-//! | 8      | u32       | format version (1)                                 |
+//! | 8      | u32       | format version (2; version 1 is still read)        |
 //! | 12     | u32       | number of sections S                               |
 //! | 16     | sections  | S times: tag [u8; 4], length u64, CRC-32 u32, data |
 //!
 //! Sections: `META`, UTF-8 JSON ([`Meta`]: frame, time, count, seed, scene hash, the resolved
 //! scene); `PART`, six f32 arrays of N values (x, y, z, vx, vy, vz), the particles in creation
-//! order. Each section carries the CRC-32 (IEEE) of its data, so a truncated or bit-flipped file
-//! is detected and skipped. Later stages that add per-particle data add sections.
+//! order; `AFFN` (format 2, only for runs with `solver.transfer = "apic"`), nine f32 arrays of N
+//! values, the APIC affine matrices `C` (`affine[3 a + b]`, see [`Particles::affine`]). Each
+//! section carries the CRC-32 (IEEE) of its data, so a truncated or bit-flipped file is detected
+//! and skipped. Later stages that add per-particle data add sections.
+//!
+//! Format 1 (before APIC) had no `AFFN` and no `solver.transfer`: such a checkpoint is read as
+//! the PIC/FLIP run it was (`solver.transfer = "flip"` is put into its recorded scene), so it
+//! resumes a scene that says `"flip"` and a resume of an APIC scene from it is refused by the
+//! scene comparison, naming `solver.transfer`.
 //!
 //! A checkpoint is written with [`crate::output::atomic_write`] (temporary file, fsync, rename),
 //! and only the newest `output.keep_checkpoints` are kept.
@@ -36,7 +43,9 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 pub const MAGIC: &[u8; 8] = b"SURGECKP";
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
+/// The oldest format version still read (see the module docs).
+pub const OLDEST_VERSION: u32 = 1;
 const SECTION_HEADER: usize = 16;
 
 /// The JSON metadata section.
@@ -198,8 +207,20 @@ pub fn encode(scene: &SceneRecord, frame: u32, time: f64, particles: &Particles)
             part.extend_from_slice(&v.to_le_bytes());
         }
     }
-    let sections: [(&[u8; 4], &[u8]); 2] = [(b"META", &meta_bytes), (b"PART", &part)];
-    let mut out = Vec::with_capacity(16 + 32 + meta_bytes.len() + part.len());
+    let mut affine = Vec::new();
+    if particles.has_affine() {
+        affine.reserve(36 * particles.len());
+        for arr in &particles.affine {
+            for v in arr {
+                affine.extend_from_slice(&v.to_le_bytes());
+            }
+        }
+    }
+    let mut sections: Vec<(&[u8; 4], &[u8])> = vec![(b"META", &meta_bytes), (b"PART", &part)];
+    if particles.has_affine() {
+        sections.push((b"AFFN", &affine));
+    }
+    let mut out = Vec::with_capacity(16 + 48 + meta_bytes.len() + part.len() + affine.len());
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&VERSION.to_le_bytes());
     out.extend_from_slice(&(sections.len() as u32).to_le_bytes());
@@ -224,15 +245,16 @@ pub fn decode(bytes: &[u8]) -> Result<Checkpoint, String> {
         return Err("not a surge checkpoint (bad magic)".into());
     }
     let version = u32::from_le_bytes(bytes[8..12].try_into().unwrap());
-    if version != VERSION {
+    if !(OLDEST_VERSION..=VERSION).contains(&version) {
         return Err(format!(
-            "format version {version}; this surge reads version {VERSION}"
+            "format version {version}; this surge reads versions {OLDEST_VERSION} to {VERSION}"
         ));
     }
     let count = u32::from_le_bytes(bytes[12..16].try_into().unwrap());
     let mut at = 16usize;
     let mut meta = None;
     let mut part = None;
+    let mut affine = None;
     for _ in 0..count {
         if bytes.len() - at < SECTION_HEADER {
             return Err(format!(
@@ -261,6 +283,7 @@ pub fn decode(bytes: &[u8]) -> Result<Checkpoint, String> {
         match &tag {
             b"META" => meta = Some(data),
             b"PART" => part = Some(data),
+            b"AFFN" => affine = Some(data),
             _ => {}
         }
     }
@@ -270,8 +293,16 @@ pub fn decode(bytes: &[u8]) -> Result<Checkpoint, String> {
             bytes.len() - at
         ));
     }
-    let meta: Meta = serde_json::from_slice(meta.ok_or("no META section")?)
+    let mut meta: Meta = serde_json::from_slice(meta.ok_or("no META section")?)
         .map_err(|e| format!("META section is not valid metadata: {e}"))?;
+    if version == 1 {
+        // Format 1 predates `solver.transfer`: its run was PIC/FLIP.
+        if let Some(solver) = meta.scene.get_mut("solver").and_then(Value::as_object_mut) {
+            solver
+                .entry("transfer")
+                .or_insert_with(|| Value::from("flip"));
+        }
+    }
     let part = part.ok_or("no PART section")?;
     let n = meta.particle_count as usize;
     if n.checked_mul(24) != Some(part.len()) {
@@ -290,11 +321,34 @@ pub fn decode(bytes: &[u8]) -> Result<Checkpoint, String> {
         );
     }
     let [x, y, z, vx, vy, vz] = arrays;
+    let apic = meta.scene["solver"]["transfer"] == "apic";
+    let affine = match affine {
+        Some(a) => {
+            if n.checked_mul(36) != Some(a.len()) {
+                return Err(format!(
+                    "AFFN section has {} bytes, {n} particles need {}",
+                    a.len(),
+                    n.saturating_mul(36)
+                ));
+            }
+            std::array::from_fn(|k| {
+                a[4 * n * k..4 * n * (k + 1)]
+                    .chunks_exact(4)
+                    .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+                    .collect()
+            })
+        }
+        None if apic && n > 0 => {
+            return Err("no AFFN section, which a run with solver.transfer \"apic\" needs".into());
+        }
+        None => Default::default(),
+    };
     Ok(Checkpoint {
         meta,
         particles: Particles {
             pos: [x, y, z],
             vel: [vx, vy, vz],
+            affine,
         },
     })
 }
@@ -425,6 +479,48 @@ mod tests {
                 && d[0].contains("multigrid"),
             "{d:?}"
         );
+    }
+
+    /// The transfer is physics: a resume refuses a change of `solver.transfer`, naming it.
+    #[test]
+    fn transfer_is_physics() {
+        let mut a = scene();
+        a["solver"]["transfer"] = "flip".into();
+        let mut b = a.clone();
+        b["solver"]["transfer"] = "apic".into();
+        assert_ne!(scene_hash(&a), scene_hash(&b));
+        let d = diff(&physics_view(&a), &physics_view(&b));
+        assert!(
+            d.len() == 1 && d[0].contains("solver.transfer") && d[0].contains("apic"),
+            "{d:?}"
+        );
+    }
+
+    /// Format 2 carries APIC's affine matrices (`AFFN`) and reads them back; an APIC
+    /// checkpoint without them is refused; a format-1 file (no `AFFN`, no `solver.transfer`)
+    /// still reads, as the PIC/FLIP run it was.
+    #[test]
+    fn affine_section_and_format_1() {
+        let mut s = scene();
+        s["solver"]["transfer"] = "apic".into();
+        let mut p = Particles::default();
+        p.push([0.1, 0.2, 0.3], [1.0, -2.0, 3.5]);
+        p.push([0.15, 0.25, 0.35], [0.0, 0.0, -9.5]);
+        p.affine = std::array::from_fn(|k| vec![k as f32, -0.5 * k as f32]);
+        let bytes = encode(&SceneRecord::new(s.clone(), 0, 2), 4, 0.1, &p);
+        assert_eq!(decode(&bytes).unwrap().particles, p);
+        let mut flat = p.clone();
+        flat.affine = Default::default();
+        let e = decode(&encode(&SceneRecord::new(s, 0, 2), 4, 0.1, &flat)).unwrap_err();
+        assert!(e.contains("AFFN") && e.contains("apic"), "{e}");
+        // Format 1: the same layout without AFFN, version 1 in the header.
+        let mut old = encode(&SceneRecord::new(scene(), 0, 2), 4, 0.1, &flat);
+        old[8..12].copy_from_slice(&1u32.to_le_bytes());
+        let c = decode(&old).unwrap();
+        assert_eq!(c.particles, flat);
+        assert_eq!(c.meta.scene["solver"]["transfer"], "flip");
+        old[8..12].copy_from_slice(&3u32.to_le_bytes());
+        assert!(decode(&old).unwrap_err().contains("version 3"));
     }
 
     #[test]

@@ -23,6 +23,10 @@ pub struct Particles {
     pub pos: [Vec<f32>; 3],
     /// Velocities x, y, z, m/s.
     pub vel: [Vec<f32>; 3],
+    /// APIC affine velocity matrices `C` (Jiang et al. 2015), `affine[3 a + b][i]` =
+    /// `d v_a / d x_b` of particle `i`, 1/s: empty (all nine) unless the run uses
+    /// `solver.transfer = "apic"`, then one value per particle in each.
+    pub affine: [Vec<f32>; 9],
 }
 
 impl Particles {
@@ -31,6 +35,7 @@ impl Particles {
         Self {
             pos: std::array::from_fn(|_| Vec::with_capacity(n)),
             vel: std::array::from_fn(|_| Vec::with_capacity(n)),
+            affine: Default::default(),
         }
     }
 
@@ -44,12 +49,22 @@ impl Particles {
         self.len() == 0
     }
 
-    /// Appends one particle.
+    /// Appends one particle (with a zero affine matrix when the set carries them).
     pub fn push(&mut self, pos: [f32; 3], vel: [f32; 3]) {
+        if self.has_affine() {
+            for c in &mut self.affine {
+                c.push(0.0);
+            }
+        }
         for a in 0..3 {
             self.pos[a].push(pos[a]);
             self.vel[a].push(vel[a]);
         }
+    }
+
+    /// True when the particles carry APIC affine matrices (see [`Self::affine`]).
+    pub fn has_affine(&self) -> bool {
+        !self.affine[0].is_empty()
     }
 
     /// Position of particle `i`.

@@ -275,6 +275,27 @@ fn unknown_pressure_preconditioner() {
     );
 }
 
+/// An unknown transfer or free surface names the field and the valid values.
+#[test]
+fn unknown_transfer_and_free_surface() {
+    expect_failure(
+        "s.json",
+        &native(&format!(
+            "\"sources\": [{BOX}], \"solver\": {{\"transfer\": \"mpm\"}}"
+        )),
+        &[],
+        &["solver.transfer", "flip", "apic"],
+    );
+    expect_failure(
+        "s.json",
+        &native(&format!(
+            "\"sources\": [{BOX}], \"solver\": {{\"free_surface\": \"ghost\"}}"
+        )),
+        &[],
+        &["solver.free_surface", "staircase", "ghost_fluid"],
+    );
+}
+
 #[test]
 fn volume_correction_outside_unit_interval() {
     expect_failure(

@@ -8,7 +8,8 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use surge::scene::{Domain, PressurePreconditioner, Scene, SolverSettings, Source, TimeSettings};
-use surge::sim::Simulation;
+use surge::sim::settings::FreeSurface;
+use surge::sim::{Simulation, Transfer};
 
 struct Counting;
 
@@ -68,12 +69,34 @@ fn frames_after_the_first_do_not_allocate_in_substeps() {
     // stage of a substep) shows as 12 or more allocations per frame.
     s.solver.min_substeps = 12;
     let p = surge::sources::seed_particles(&s, &[]);
-    // Both pressure preconditioners (the multigrid hierarchy is allocated with the simulation).
-    for pc in [
-        PressurePreconditioner::Mic0,
-        PressurePreconditioner::Multigrid,
+    // Both pressure preconditioners (the multigrid hierarchy is allocated with the simulation),
+    // both transfers (APIC's affine matrices travel through the sort and the gather) and both
+    // free surfaces (the ghost fluid's level set and air terms).
+    for (pc, transfer, surface) in [
+        (
+            PressurePreconditioner::Mic0,
+            Transfer::Flip,
+            FreeSurface::Staircase,
+        ),
+        (
+            PressurePreconditioner::Multigrid,
+            Transfer::Flip,
+            FreeSurface::Staircase,
+        ),
+        (
+            PressurePreconditioner::Mic0,
+            Transfer::Apic,
+            FreeSurface::Staircase,
+        ),
+        (
+            PressurePreconditioner::Mic0,
+            Transfer::Flip,
+            FreeSurface::GhostFluid,
+        ),
     ] {
         s.solver.pressure_preconditioner = pc;
+        s.solver.transfer = transfer;
+        s.solver.free_surface = surface;
         for threads in [1, 2] {
             let pool = rayon::ThreadPoolBuilder::new()
                 .num_threads(threads)
@@ -90,7 +113,9 @@ fn frames_after_the_first_do_not_allocate_in_substeps() {
                     })
                     .collect()
             });
-            eprintln!("{pc:?}, {threads} thread(s): (substeps, allocations) per frame {counts:?}");
+            eprintln!(
+                "{pc:?}, {transfer:?}, {threads} thread(s): (substeps, allocations) per frame {counts:?}"
+            );
             assert!(counts.iter().all(|&(n, _)| n == 12), "{counts:?}");
             if threads == 1 {
                 // One thread: nothing but the report's list, in every frame.

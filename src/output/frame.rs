@@ -130,6 +130,7 @@ pub fn decode(bytes: &[u8], what: &str) -> anyhow::Result<ParticleFrame> {
         particles: Particles {
             pos: [x, y, z],
             vel: [vx, vy, vz],
+            affine: Default::default(),
         },
     })
 }

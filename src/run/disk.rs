@@ -87,7 +87,12 @@ pub fn estimate(scene: &Scene, particles: usize, first: Option<u32>) -> DiskEsti
     if o.previews {
         e.previews = frames * 0.4 * scene.render.width as f64 * scene.render.height as f64;
     }
-    let checkpoint = 256.0 + 24.0 * n + 4.0 * cells;
+    // Positions and velocities, plus the nine affine floats of APIC runs.
+    let per_particle = match scene.solver.transfer {
+        crate::sim::Transfer::Apic => 60.0,
+        crate::sim::Transfer::Flip => 24.0,
+    };
+    let checkpoint = 256.0 + per_particle * n + 4.0 * cells;
     e.checkpoints = checkpoint * (o.keep_checkpoints.max(1) as f64 + 0.5);
     e.other = frames * 1024.0
         + if o.part_pattern.is_some() {

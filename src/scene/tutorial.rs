@@ -248,6 +248,8 @@ fn scene_of(t: TutorialFile, file: &Path, path: PathBuf, frames: u64) -> Scene {
         solver: SolverSettings {
             flip_ratio: t.flip_ratio,
             fixed_dt: Some(t.dt),
+            // The tutorial's solver is PIC/FLIP, whatever surge's default transfer.
+            transfer: crate::sim::settings::Transfer::Flip,
             ..SolverSettings::default()
         },
         surface: Default::default(),

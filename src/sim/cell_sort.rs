@@ -12,7 +12,9 @@
 //! (O(particles + cells)), and the permutation itself is a parallel gather.
 //!
 //! `ids[s]` is the creation index of the particle in sorted slot `s`; the frame ends by
-//! scattering the particles back to creation order.
+//! scattering the particles back to creation order. With APIC transfers (`affine` set) the
+//! nine affine arrays travel with the particles; they are permuted through one shared scratch
+//! array (gather into it, swap it in, and the old array becomes the scratch of the next).
 
 use super::mac_grid::GridDims;
 use rayon::prelude::*;
@@ -26,6 +28,12 @@ pub struct SortedParticles {
     pub vel: [Vec<f32>; 3],
     /// Creation index of each slot.
     pub ids: Vec<u32>,
+    /// Whether the particles carry APIC affine matrices (`aff`); set before [`Self::load`].
+    pub affine: bool,
+    /// APIC affine matrices `aff[3 a + b][slot]` = `d v_a / d x_b`, 1/s (empty unless
+    /// `affine`).
+    pub aff: [Vec<f32>; 9],
+    tmp_aff: Vec<f32>,
     /// `cell_start[c]..cell_start[c+1]` are the slots of cell `c` (length cells + 1).
     pub cell_start: Vec<u32>,
     key: Vec<u32>,
@@ -59,6 +67,19 @@ impl SortedParticles {
         }
         self.ids.clear();
         self.ids.extend(0..n as u32);
+        for (k, c) in self.aff.iter_mut().enumerate() {
+            c.clear();
+            if self.affine {
+                if p.has_affine() {
+                    c.extend_from_slice(&p.affine[k]);
+                } else {
+                    c.resize(n, 0.0);
+                }
+            }
+        }
+        if self.affine {
+            self.tmp_aff.resize(n, 0.0);
+        }
         self.key.resize(n, 0);
         for a in 0..3 {
             self.tmp_pos[a].resize(n, 0.0);
@@ -85,6 +106,17 @@ impl SortedParticles {
         ];
         jobs.into_par_iter()
             .for_each(|(out, src)| scatter(out, src, ids));
+        if self.affine {
+            out.affine
+                .par_iter_mut()
+                .zip(self.aff.par_iter())
+                .for_each(|(out, src)| {
+                    out.resize(src.len(), 0.0);
+                    scatter(out, src, ids)
+                });
+        } else {
+            out.affine = Default::default();
+        }
     }
 
     /// Room for `more` particles beyond the current ones, scratch included (emission).
@@ -107,6 +139,11 @@ impl SortedParticles {
         ] {
             v.reserve(more);
         }
+        if self.affine {
+            for c in self.aff.iter_mut().chain([&mut self.tmp_aff]) {
+                c.reserve(more);
+            }
+        }
     }
 
     /// Appends one particle with creation index `id` (emission; the next sort places it).
@@ -114,6 +151,11 @@ impl SortedParticles {
         for a in 0..3 {
             self.pos[a].push(pos[a]);
             self.vel[a].push(vel[a]);
+        }
+        if self.affine {
+            for c in &mut self.aff {
+                c.push(0.0);
+            }
         }
         self.ids.push(id);
     }
@@ -136,12 +178,22 @@ impl SortedParticles {
                 self.pos[a][w] = self.pos[a][s];
                 self.vel[a][w] = self.vel[a][s];
             }
+            if self.affine {
+                for c in &mut self.aff {
+                    c[w] = c[s];
+                }
+            }
             self.ids[w] = self.ids[s];
             w += 1;
         }
         for a in 0..3 {
             self.pos[a].truncate(w);
             self.vel[a].truncate(w);
+        }
+        if self.affine {
+            for c in &mut self.aff {
+                c.truncate(w);
+            }
         }
         self.ids.truncate(w);
     }
@@ -158,6 +210,9 @@ impl SortedParticles {
             }
             self.tmp_ids.resize(n, 0);
             self.tmp_u.resize(n, 0);
+            if self.affine {
+                self.tmp_aff.resize(n, 0.0);
+            }
         }
         let (px, py, pz) = (&self.pos[0], &self.pos[1], &self.pos[2]);
         self.key
@@ -181,6 +236,12 @@ impl SortedParticles {
             gather(&mut self.tmp_vel[a], &self.vel[a]);
             std::mem::swap(&mut self.pos[a], &mut self.tmp_pos[a]);
             std::mem::swap(&mut self.vel[a], &mut self.tmp_vel[a]);
+        }
+        if self.affine {
+            for c in &mut self.aff {
+                gather(&mut self.tmp_aff, c);
+                std::mem::swap(c, &mut self.tmp_aff);
+            }
         }
         let ids = &self.ids;
         self.tmp_ids

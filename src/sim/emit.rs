@@ -414,11 +414,19 @@ impl Emission {
             out.pos[a].resize(n, 0.0);
             out.vel[a].resize(n, 0.0);
         }
+        for c in &mut out.affine {
+            c.resize(if sp.affine { n } else { 0 }, 0.0);
+        }
         for (s, &id) in sp.ids.iter().enumerate() {
             let o = self.rank[id as usize] as usize;
             for a in 0..3 {
                 out.pos[a][o] = sp.pos[a][s];
                 out.vel[a][o] = sp.vel[a][s];
+            }
+            if sp.affine {
+                for (c, src) in out.affine.iter_mut().zip(&sp.aff) {
+                    c[o] = src[s];
+                }
             }
         }
     }

@@ -21,7 +21,9 @@
 //! 7. [`transfer::gather_and_advect`]: grid to particle, `v_p = f (v_p - v_old) + v_new`, and
 //!    in the same pass [`advect`]ion by RK2 through `v_new`, mirrored back off walls (clamped on
 //!    open faces); then solid obstacles ([`solids`]) stop particles before they enter a solid
-//!    and push out any that are inside.
+//!    and push out any that are inside. With `solver.transfer = "apic"` the splat adds each
+//!    particle's affine term and the gather is [`apic::gather_and_advect`] (`v_p = v_new(x_p)`,
+//!    `C_p = grad v_new(x_p)`; Jiang et al. 2015).
 //!
 //! Frame rate: frames only sample the state. Nothing but the substep lengths depends on where
 //! frames fall (a frame shorter than the CFL step shortens its substeps), and the pressure
@@ -66,6 +68,7 @@
 //! system assembly, the CG loop, and the preconditioners behind one trait).
 
 pub mod advect;
+pub mod apic;
 mod awake;
 mod bench;
 pub mod cell_sort;
@@ -77,9 +80,11 @@ pub mod extrapolate;
 pub mod forces;
 #[cfg(target_arch = "x86_64")]
 mod gather_avx2;
+pub mod ghost_fluid;
 pub mod mac_grid;
 pub mod pressure;
 pub mod reduce;
+mod report;
 pub mod seeding;
 pub mod settings;
 pub mod solids;
@@ -94,89 +99,9 @@ use extrapolate::Extrapolator;
 use mac_grid::{CellLabel, FaceKind, GridDims};
 use pressure::PressureSolver;
 use rayon::prelude::*;
-pub use settings::{PressurePreconditioner, SimSettings, SolverSettings, TimeSettings};
+pub use report::{FrameReport, StageSeconds, SubstepReport};
+pub use settings::{PressurePreconditioner, SimSettings, SolverSettings, TimeSettings, Transfer};
 use std::time::Instant;
-
-/// Seconds spent per stage during one frame (wall-clock; the only non-deterministic output).
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
-pub struct StageSeconds {
-    /// Advection. Since the advection runs fused with the grid-to-particle transfer, its time
-    /// is counted under `transfer` and this stays 0 (kept for the stats format).
-    pub advect: f64,
-    /// Particle-to-grid splat of the velocities.
-    pub splat: f64,
-    /// Cell labels, face classification, gravity and wall conditions.
-    pub forces: f64,
-    /// Pressure projection (building the system, MIC(0), CG, velocity update).
-    pub pressure: f64,
-    /// FLIP change and velocity extrapolation.
-    pub extrapolate: f64,
-    /// Grid-to-particle PIC/FLIP blend and RK2 advection.
-    pub transfer: f64,
-    /// Cell sort of the particles, and restoring creation order at the end of the frame.
-    pub sort: f64,
-    /// Density correction (its splat, solve and particle displacement).
-    pub density: f64,
-    /// Emitters, sinks and open faces (removal, emission, the emitters' grid velocity).
-    pub emit: f64,
-}
-
-impl StageSeconds {
-    /// Sum of all stages.
-    pub fn total(&self) -> f64 {
-        self.advect
-            + self.splat
-            + self.forces
-            + self.pressure
-            + self.extrapolate
-            + self.transfer
-            + self.sort
-            + self.density
-            + self.emit
-    }
-}
-
-/// What happened in one substep.
-#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
-pub struct SubstepReport {
-    /// Substep length, s.
-    pub dt: f64,
-    /// Pressure-solve iterations.
-    pub pressure_iterations: u32,
-    /// Final relative residual `max|r| / max|b|` of the pressure solve.
-    pub pressure_residual: f64,
-    /// Fluid cells (pressure unknowns).
-    pub fluid_cells: u32,
-    /// Iterations of the density correction's solve (0 when it is off).
-    pub density_iterations: u32,
-}
-
-/// What happened while advancing one frame.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
-pub struct FrameReport {
-    /// Substeps taken.
-    pub substeps: u32,
-    /// Largest pressure-solve iteration count of any substep.
-    pub pressure_iterations_max: u32,
-    /// Sum of pressure-solve iterations over the substeps.
-    pub pressure_iterations_total: u32,
-    /// Largest final relative residual of any substep's pressure solve.
-    pub pressure_residual_max: f64,
-    /// Largest particle speed at the end of the frame, m/s.
-    pub max_speed: f32,
-    /// Wall-clock seconds per stage.
-    pub seconds: StageSeconds,
-    /// One entry per substep, in order.
-    pub substep_reports: Vec<SubstepReport>,
-    /// Particles added per emitter and removed per sink and by open faces (absent from the
-    /// stats of scenes without emitters, sinks or open faces).
-    #[serde(skip_serializing_if = "emit::EmissionReport::is_empty")]
-    pub emission: emit::EmissionReport,
-    /// Set on the frame where emission first stopped at `limits.max_particles` (the run warns
-    /// once).
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub particle_cap_reached: bool,
-}
 
 /// Grid state and scratch of a substep (workspace only: nothing here outlives a substep).
 struct Workspace {
@@ -286,6 +211,25 @@ impl Simulation {
         );
         let obstacles = scene.obstacles.clone();
         let mut ws = Workspace::new(dims, emission, obstacles);
+        let mut particles = particles;
+        let apic = scene.solver.transfer == Transfer::Apic;
+        ws.sorted.affine = apic;
+        if !apic {
+            particles.affine = Default::default();
+        } else if !particles.has_affine() {
+            // A start (or a PIC/FLIP state): zero affine matrices, sized now so that no frame
+            // allocates them.
+            let n = particles.len();
+            particles.affine = std::array::from_fn(|_| vec![0.0; n]);
+        } else if particles.affine.iter().any(|c| c.len() != particles.len()) {
+            anyhow::bail!(
+                "the particles' affine matrices do not match their count ({} particles)",
+                particles.len()
+            );
+        }
+        if scene.solver.free_surface == settings::FreeSurface::GhostFluid {
+            ws.pressure.air_phi = vec![0.0; dims.cells()];
+        }
         let choice = scene.solver.pressure_preconditioner;
         if choice != PressurePreconditioner::default() {
             ws.pressure.set_preconditioning(choice, dims.n);
@@ -539,6 +483,9 @@ fn substep(
     secs.forces += t.elapsed().as_secs_f64();
 
     let t = Instant::now();
+    if !ws.pressure.air_phi.is_empty() {
+        ghost_fluid::air_level_set(&d, &ws.sorted, &ws.labels, &mut ws.pressure.air_phi);
+    }
     let stats = ws.pressure.project(
         &d,
         &ws.labels,
@@ -596,7 +543,11 @@ fn substep(
     let t = Instant::now();
     let flip = scene.solver.flip_ratio as f32;
     ws.solids.remember(&ws.sorted);
-    transfer::gather_and_advect(&d, &mut ws.sorted, &ws.vel, &ws.old, flip, dt);
+    if ws.sorted.affine {
+        apic::gather_and_advect(&d, &mut ws.sorted, &ws.vel, dt);
+    } else {
+        transfer::gather_and_advect(&d, &mut ws.sorted, &ws.vel, &ws.old, flip, dt);
+    }
     ws.solids.hold(&d, end, &mut ws.sorted, true);
     secs.transfer += t.elapsed().as_secs_f64();
 

@@ -94,6 +94,46 @@ pub struct SolverSettings {
     /// hash of scenes that do not set it is unchanged)
     #[serde(default, skip_serializing_if = "PressurePreconditioner::is_default")]
     pub pressure_preconditioner: PressurePreconditioner,
+    /// Particle/grid transfer: `"flip"` (the PIC/FLIP blend set by `flip_ratio`) or `"apic"`
+    /// (affine particle-in-cell, Jiang et al. 2015: each particle carries its velocity
+    /// gradient; `flip_ratio` is not used). Always written, so it is part of the physics hash
+    /// (a checkpoint of one cannot resume the other). (default: `"flip"`)
+    #[serde(default)]
+    pub transfer: Transfer,
+    /// Free-surface pressure boundary: `"staircase"` (air cells at p = 0, first order) or
+    /// `"ghost_fluid"` (p = 0 on the particles' surface between cell centres, Gibou et al.
+    /// 2002; see `sim::ghost_fluid`). (default: `"staircase"`; left out of the written scene
+    /// when it is the default)
+    #[serde(default, skip_serializing_if = "FreeSurface::is_default")]
+    pub free_surface: FreeSurface,
+}
+
+/// The free-surface pressure boundary (`solver.free_surface`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FreeSurface {
+    /// Air cells hold p = 0 (the surface at the air cell's centre).
+    #[default]
+    Staircase,
+    /// Ghost-fluid boundary: p = 0 where the particles' level set crosses zero.
+    GhostFluid,
+}
+
+impl FreeSurface {
+    fn is_default(&self) -> bool {
+        *self == Self::default()
+    }
+}
+
+/// The particle/grid transfer (`solver.transfer`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Transfer {
+    /// PIC/FLIP blend (Zhu & Bridson 2005) with FLIP share `flip_ratio`.
+    #[default]
+    Flip,
+    /// Affine particle-in-cell (Jiang, Schroeder, Selle, Teran and Stomakhin 2015).
+    Apic,
 }
 
 /// The pressure solve's preconditioner (`solver.pressure_preconditioner`).
@@ -126,6 +166,8 @@ impl Default for SolverSettings {
             volume_correction: default_volume_correction(),
             volume_correction_interval: 0.0,
             pressure_preconditioner: PressurePreconditioner::default(),
+            transfer: Transfer::default(),
+            free_surface: FreeSurface::default(),
         }
     }
 }

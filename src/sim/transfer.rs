@@ -14,6 +14,9 @@
 //! in parallel, and the colours run in turn. So every face's sum has a fixed order (colour,
 //! block, sorted order) whatever the thread count.
 //!
+//! With `solver.transfer = "apic"` the particles carry affine matrices and the per-particle
+//! body of the splat and the whole gather are [`super::apic`]'s.
+//!
 //! **Grid to particle.** `v_p <- f (v_p + dv(x_p)) + (1 - f) v_new(x_p)`, which is
 //! `v_p = f (v_p - v_old) + v_new` with `dv = v_new - v_old` kept as its own (extrapolated) grid,
 //! `f` = `flip_ratio`. It shares its interpolation weights, and its `v_new(x_p)`, with the
@@ -46,9 +49,11 @@ pub fn splat(
     );
     let ap: [SyncPtr<[f32; 2]>; 3] = std::array::from_fn(|a| SyncPtr(acc[a].as_mut_ptr()));
     // The vector path computes face indices in 32-bit lanes.
+    // (APIC's affine splat, `super::apic`, runs scalar.)
     #[cfg(target_arch = "x86_64")]
-    let vector =
-        std::is_x86_feature_detected!("avx2") && (0..3).all(|a| d.faces(a) < i32::MAX as usize);
+    let vector = !sp.affine
+        && std::is_x86_feature_detected!("avx2")
+        && (0..3).all(|a| d.faces(a) < i32::MAX as usize);
     // Tasks are blocks of 2 x 2 cell rows: block (bj, bk) holds the rows j in 2bj..2bj+2,
     // k in 2bk..2bk+2, whose particles reach face rows 2bj-1..=2bj+2 and face planes
     // 2bk-1..=2bk+2 of every component. Blocks of one colour (bj mod 2, bk mod 2) are two
@@ -151,6 +156,11 @@ impl SplatBlock<'_> {
     #[inline(always)]
     unsafe fn particles(&self, s0: usize, s1: usize) {
         let SplatBlock { d, sp, ap, .. } = *self;
+        if sp.affine {
+            // SAFETY: the same contract.
+            unsafe { super::apic::splat_particles(d, sp, ap, s0, s1) };
+            return;
+        }
         let (pos, pv) = (&sp.pos, &sp.vel);
         for s in s0..s1 {
             let st = d.stencil([pos[0][s], pos[1][s], pos[2][s]]);

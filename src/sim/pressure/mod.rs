@@ -120,6 +120,10 @@ pub struct PressureSolver {
     /// (0: none to start from).
     warm: Vec<f32>,
     warm_dt: f32,
+    /// Ghost-fluid free surface (`solver.free_surface`): the air cells' level set, m, which the
+    /// stepper fills before each projection ([`super::ghost_fluid::air_level_set`]); empty with
+    /// the staircase surface.
+    pub air_phi: Vec<f32>,
 }
 
 impl PressureSolver {
@@ -138,6 +142,7 @@ impl PressureSolver {
             preconditioner: Preconditioning::Mic0(Mic0::new(cells)),
             warm: vec![0.0; cells],
             warm_dt: 0.0,
+            air_phi: Vec::new(),
         }
     }
 
@@ -168,6 +173,9 @@ impl PressureSolver {
     /// Assembles the system of `labels` and sizes the row vectors (the dummy row holds 0).
     fn build(&mut self, d: &GridDims, labels: &[CellLabel]) {
         self.sys.build(d, labels);
+        if self.air_phi.len() == d.cells() {
+            self.sys.add_air_terms(d, labels, &self.air_phi);
+        }
         let nf = self.sys.nf;
         for v in [
             &mut self.q,
@@ -273,7 +281,7 @@ impl PressureSolver {
                 // Interior cells (every neighbour fluid or wall) are corrected both ways; at
                 // the surface, where the kernel sees air, only over-density counts.
                 let fluid_nb = nb[r].iter().filter(|&&m| (m as usize) < nf).count();
-                let interior = fluid_nb as f64 == diag[r];
+                let interior = fluid_nb as f64 == diag[r] - sys.air[r];
                 *b = if interior { e } else { e.max(0.0) } * h;
             });
         let stats = self.solve(tolerance, max_iterations, false);
@@ -292,6 +300,17 @@ impl PressureSolver {
     fn apply(&self, d: &GridDims, kinds: &[Vec<FaceKind>; 3], vel: &mut [Vec<f32>; 3]) {
         let nf = self.sys.nf;
         let (q, nb, ijk_of) = (&self.q, &self.sys.nb, &self.sys.ijk_of[..nf]);
+        // Ghost fluid: a face between a fluid row and air gets `(0 - q_c) / theta`. (A wall
+        // neighbour also points at the dummy row, but its face is no fluid face.)
+        let (ghost, phi, h) = (self.air_phi.len() == d.cells(), &self.air_phi, d.h);
+        let plane = d.n[0] * d.n[1];
+        let air_scale = |c: usize| {
+            if ghost {
+                1.0 / super::ghost_fluid::theta(phi[c], h)
+            } else {
+                1.0
+            }
+        };
         let ptr: [SyncPtr<f32>; 3] = std::array::from_fn(|a| SyncPtr(vel[a].as_mut_ptr()));
         let lens: [usize; 3] = std::array::from_fn(|a| vel[a].len());
         ijk_of
@@ -308,12 +327,19 @@ impl PressureSolver {
                     let (below, above) = (nb[r][2 * a] as usize, nb[r][2 * a + 1] as usize);
                     // SAFETY: a fluid face is written only by the fluid row above it or, when that
                     // cell is air, by the fluid row below it: one writer per face.
+                    let c = d.cell(ijk[0], ijk[1], ijk[2]);
+                    let step = [1, d.n[0], plane][a];
                     unsafe {
                         if kinds[a][lower] == FaceKind::Fluid {
-                            *ptr[a].get(lower) -= (q[r] - q[below]) as f32;
+                            let g = if below == nf {
+                                air_scale(c - step)
+                            } else {
+                                1.0
+                            };
+                            *ptr[a].get(lower) -= ((q[r] - q[below]) * g) as f32;
                         }
                         if above == nf && kinds[a][upper] == FaceKind::Fluid {
-                            *ptr[a].get(upper) -= (q[above] - q[r]) as f32;
+                            *ptr[a].get(upper) -= ((q[above] - q[r]) * air_scale(c + step)) as f32;
                         }
                     }
                 }

@@ -32,6 +32,10 @@ pub struct System {
     pub diag: Vec<f64>,
     /// Number of fluid rows of the current system.
     pub nf: usize,
+    /// Ghost-fluid air coefficients: the part of each row's diagonal beyond its count of
+    /// non-solid neighbours, `sum over air neighbours (1 / theta - 1)` (all 0 with the
+    /// staircase surface; see [`System::add_air_terms`]).
+    pub air: Vec<f64>,
 }
 
 impl System {
@@ -45,6 +49,7 @@ impl System {
             nb: vec![[0; 6]; cells],
             diag: vec![0.0; cells + 1],
             nf: 0,
+            air: vec![0.0; cells + 1],
         }
     }
 
@@ -128,6 +133,39 @@ impl System {
             });
         // The dummy row holds zeros.
         self.diag[nf] = 0.0;
+        if self.air.len() < nf + 1 {
+            self.air.resize(nf + 1, 0.0);
+        }
+        self.air[..nf + 1]
+            .par_iter_mut()
+            .with_min_len(SETUP_ROWS)
+            .for_each(|x| *x = 0.0);
+    }
+
+    /// The ghost-fluid free surface (an addition to the staircase matrix, after [`Self::build`]):
+    /// each fluid row gains `1 / theta - 1` on its diagonal per air neighbour, `theta` from the
+    /// level set `phi_air` (m) at that neighbour's centre ([`super::super::ghost_fluid`]),
+    /// recorded in [`Self::air`]. Symmetric: only diagonals change.
+    pub fn add_air_terms(&mut self, d: &GridDims, labels: &[CellLabel], phi_air: &[f32]) {
+        let nf = self.nf;
+        let (n, h) = (d.n, d.h);
+        let plane = n[0] * n[1];
+        self.air[..nf]
+            .par_iter_mut()
+            .zip(self.diag[..nf].par_iter_mut())
+            .zip(self.cell_of[..nf].par_iter())
+            .with_min_len(SETUP_ROWS)
+            .for_each(|((air, dg), &c)| {
+                let c = c as usize;
+                let mut extra = 0.0;
+                for m in [c - 1, c + 1, c - n[0], c + n[0], c - plane, c + plane] {
+                    if labels[m] == CellLabel::Empty {
+                        extra += 1.0 / super::super::ghost_fluid::theta(phi_air[m], h) - 1.0;
+                    }
+                }
+                *air = extra;
+                *dg += extra;
+            });
     }
 
     /// `out = A s` on the fluid rows.

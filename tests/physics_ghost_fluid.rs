@@ -1,0 +1,150 @@
+//! The ghost-fluid free surface (`solver.free_surface = "ghost_fluid"`): rest, a falling
+//! ball, determinism across threads and exact resume, the dam-break volume (the sloshing
+//! period: `tests/physics_sloshing.rs`).
+
+mod common;
+use common::physics::*;
+use surge::scene::Source;
+use surge::sim::settings::FreeSurface;
+use surge::sim::{Particles, Simulation};
+
+/// A tank half full "at rest" with the ghost-fluid surface. Unlike the staircase surface
+/// (`tank_at_rest_stays_still` in `tests/physics.rs`: below 1e-4 m/s, since every top cell
+/// holds p = 0 at the same height), the ghost-fluid surface follows the particles, and
+/// jittered particles make a bumpy surface (bumps of a fraction of the 5 mm spacing), whose
+/// hydrostatic pressure differences drive currents that settle only slowly: measured here, the
+/// rms particle speed is 5.2e-3 m/s after the first frame, 4.8e-3 on average over the first
+/// second, 1.4e-3 over the third, 1.3e-3 at 3 s (the largest single particle 0.05-0.13 m/s at
+/// first, 7e-3 at 3 s). That is a known deviation of the option (README). The test holds what
+/// is measured, with margins: the rms speed stays below 1e-2 m/s, is below 2.5e-3 m/s at 3 s,
+/// and its mean over the third second is under half that over the first (measured 0.30: the
+/// currents decay rather than grow; a wrong sign of the ghost term or a face update that does
+/// not match the matrix makes them grow to g dt within frames).
+#[test]
+fn ghost_fluid_tank_settles() {
+    let h = 0.02;
+    let mut s = scene([0.0, 0.0, 0.0], h, [12, 12, 16], 30.0, 90);
+    s.solver.free_surface = FreeSurface::GhostFluid;
+    let p = seeded(
+        &mut s,
+        vec![Source::Box {
+            min: [h, h, h],
+            max: [11.0 * h, 11.0 * h, 8.0 * h],
+            velocity: [0.0; 3],
+        }],
+    );
+    let mut sim = Simulation::new(&s, p, 0).unwrap();
+    let mut rms_at = Vec::new();
+    run(&mut sim, s.time.frames, |sim, _| {
+        let p = sim.particles();
+        let sum: f64 = (0..p.len())
+            .map(|i| {
+                let v = p.velocity(i);
+                (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]) as f64
+            })
+            .sum();
+        let rms = (sum / p.len() as f64).sqrt();
+        assert!(rms < 1e-2, "frame {}: rms speed {rms:e} m/s", sim.frame());
+        rms_at.push(rms);
+    });
+    let mean = |r: &[f64]| r.iter().sum::<f64>() / r.len() as f64;
+    let (first, last) = (mean(&rms_at[..30]), mean(&rms_at[60..]));
+    let three = rms_at[89];
+    eprintln!(
+        "ghost fluid tank: rms speed {:.2e} m/s after one frame, mean {first:.2e} over the first second, {last:.2e} over the third, {three:.2e} at 3 s",
+        rms_at[0]
+    );
+    assert!(three < 2.5e-3, "rms speed at 3 s {three:e} m/s");
+    assert!(
+        last < 0.5 * first,
+        "mean rms speed {first:e} in the first second, {last:e} in the third"
+    );
+}
+
+/// A ball in free fall with the ghost-fluid surface: all of it is surface, and in free fall
+/// the pressure is zero, so the ghost terms must leave the fall alone: the centre follows the
+/// fixed-step integrator's discrete free fall within 0.1 mm (`free_fall_follows_parabola` in
+/// `tests/physics.rs` says why that bound), five frames far above the floor.
+#[test]
+fn ghost_fluid_free_fall_follows_parabola() {
+    let h = 0.02;
+    let mut s = scene([-0.15, -0.15, -0.1], h, [15, 15, 50], 30.0, 5);
+    let dt = 1.0 / 900.0;
+    s.solver.fixed_dt = Some(dt);
+    s.solver.volume_correction = 0.0;
+    s.solver.free_surface = FreeSurface::GhostFluid;
+    let p = seeded(
+        &mut s,
+        vec![Source::Sphere {
+            center: [0.0, 0.0, 0.7],
+            radius: 0.06,
+            velocity: [0.0; 3],
+        }],
+    );
+    let c0 = mean_position(&p);
+    let mut sim = Simulation::new(&s, p, 0).unwrap();
+    run(&mut sim, s.time.frames, |sim, _| {
+        let n = (sim.frame() * s.steps_per_frame()) as f64;
+        let c = mean_position(sim.particles());
+        let expect = c0[2] - G * dt * dt * n * (n + 1.0) / 2.0;
+        assert!(
+            (c[2] - expect).abs() < 1e-4,
+            "frame {}: centre z = {:.6}, discrete free fall gives {expect:.6}",
+            sim.frame(),
+            c[2]
+        );
+    });
+}
+
+fn bytes(p: &Particles) -> Vec<u8> {
+    p.pos
+        .iter()
+        .chain(p.vel.iter())
+        .flat_map(|v| v.iter().flat_map(|x| x.to_le_bytes()))
+        .collect()
+}
+
+/// 1, 2 and 3 threads give the same bytes with the ghost-fluid surface (the level set is a
+/// minimum, exact in any order; the air terms are per row), a resume from frame 4 continues
+/// them exactly, and the result differs from the staircase surface's (the option acts).
+#[test]
+fn ghost_fluid_deterministic_across_threads_and_resume() {
+    let h = 0.02;
+    let mut s = dam_break_scene(h, 30.0, 8);
+    s.solver.free_surface = FreeSurface::GhostFluid;
+    let p0 = dam_break_particles(&mut s, h);
+    let go = |s: &surge::scene::Scene, threads: usize, p: Particles, from: u32, to: u32| {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        pool.install(|| {
+            let mut sim = Simulation::new(s, p, from).unwrap();
+            sim.set_preconditioner_block_rows(64);
+            while sim.frame() < to {
+                sim.advance_frame();
+            }
+            sim.particles().clone()
+        })
+    };
+    let one = go(&s, 1, p0.clone(), 0, 8);
+    assert!(
+        bytes(&one) == bytes(&go(&s, 2, p0.clone(), 0, 8)),
+        "1 vs 2 threads differ"
+    );
+    assert!(
+        bytes(&one) == bytes(&go(&s, 3, p0.clone(), 0, 8)),
+        "1 vs 3 threads differ"
+    );
+    let mid = go(&s, 2, p0.clone(), 0, 4);
+    assert!(
+        bytes(&one) == bytes(&go(&s, 2, mid, 4, 8)),
+        "resume from frame 4 differs"
+    );
+    let mut st = s.clone();
+    st.solver.free_surface = FreeSurface::Staircase;
+    assert!(
+        bytes(&one) != bytes(&go(&st, 2, p0, 0, 8)),
+        "ghost fluid changed nothing"
+    );
+}

@@ -1,0 +1,139 @@
+//! Small-amplitude sloshing against linear theory (`scripts/sloshing.rs`; the full study at
+//! 32/64/128 cells per wavelength is in `cargo bench --bench validate_physics`), with the
+//! staircase free surface (the default) and the ghost-fluid one.
+
+#[path = "../scripts/sloshing.rs"]
+mod sloshing;
+
+use surge::scene::SolverSettings;
+use surge::sim::settings::FreeSurface;
+
+/// A standing wave (wavelength 2 m, depth 0.5 m, amplitude 0.025 m: `k A = 0.079`) against
+/// linear theory, `omega^2 = g k tanh(k depth)` (period 1.182 s), at 64 and 128 cells per
+/// wavelength for three periods, with the default transfer (PIC/FLIP).
+///
+/// What this stepper gives (issue 19's target, 1% at 64 cells and under 1% loss per period,
+/// needs a second-order free surface, which surge does not have): measured on this scene,
+/// +12.1% and 83% amplitude loss per period at 64 cells per wavelength (the amplitude is 0.8
+/// of a cell, so the staircase surface barely sees the wave), +2.9% and 25% at 128. The test
+/// holds what is measured, with margins of about a third: at 128 cells the period within 4.5%
+/// of theory and the loss under 35% per period; the error shrinks by at least a factor of 3
+/// from 64 to 128 cells (measured 4.2: converging, faster than first order here); at least
+/// five zero crossings (the wave oscillates, not merely settles). A wrong gravity or a lost
+/// free-surface condition moves the period by far more (the period goes as g^-1/2: 4.5% is a
+/// 9% error in g).
+#[test]
+fn sloshing_period_converges_to_linear_theory() {
+    let solver = SolverSettings::default();
+    let coarse = sloshing::run(64, solver.clone(), 3.0);
+    let fine = sloshing::run(128, solver, 3.0);
+    eprintln!(
+        "sloshing, theory {:.4} s: 64 cells per wavelength {:.4} s ({:+.2}%, loss {:.1}% per period), 128 cells {:.4} s ({:+.2}%, loss {:.1}% per period, {} zero crossings)",
+        fine.theory,
+        coarse.period,
+        100.0 * coarse.period_error(),
+        100.0 * coarse.loss_per_period,
+        fine.period,
+        100.0 * fine.period_error(),
+        100.0 * fine.loss_per_period,
+        fine.crossings
+    );
+    assert!(fine.crossings >= 5, "{fine:?}");
+    assert!(
+        fine.period_error().abs() < 0.045,
+        "period {:.4} s vs theory {:.4} s",
+        fine.period,
+        fine.theory
+    );
+    assert!(
+        fine.loss_per_period < 0.35,
+        "amplitude loss {:.1}% per period",
+        100.0 * fine.loss_per_period
+    );
+    assert!(
+        fine.period_error().abs() * 3.0 < coarse.period_error().abs(),
+        "period error does not converge: {:+.2}% at 64, {:+.2}% at 128 cells per wavelength",
+        100.0 * coarse.period_error(),
+        100.0 * fine.period_error()
+    );
+}
+
+/// The same standing wave with `solver.free_surface = "ghost_fluid"` (Gibou et al. 2002): the
+/// surface's `p = 0` where the particles' level set puts it, not at the air cells' centres.
+/// Measured here: -1.07% and 8.7% amplitude loss per period at 64 cells per wavelength,
+/// -0.12% and 4.1% at 128 (and -8.0% at 32: the error falls by 7.5 and then 8.9 per halving,
+/// about third order in this range). Issue 19's targets are 1% at 64 cells (just missed:
+/// 1.07%), second order (met) and under 1% loss per period (not met). The test holds what is
+/// measured with margins of about a third: within 1.5% at 64 cells and 0.3% at 128, the error
+/// at least 4 times smaller at 128 (second order), loss under 12% and 6% per period; and the
+/// ghost-fluid period is at least 10 times closer to theory than the staircase's at 128 cells
+/// (measured 24x), so a ghost-fluid option that did nothing fails.
+#[test]
+fn ghost_fluid_sloshing_converges_at_second_order() {
+    let staircase = sloshing::run(128, SolverSettings::default(), 3.0);
+    let solver = SolverSettings {
+        free_surface: FreeSurface::GhostFluid,
+        ..SolverSettings::default()
+    };
+    let coarse = sloshing::run(64, solver.clone(), 3.0);
+    let fine = sloshing::run(128, solver, 3.0);
+    eprintln!(
+        "ghost fluid sloshing, theory {:.4} s: 64 cells per wavelength {:+.2}% (loss {:.1}% per period), 128 cells {:+.2}% (loss {:.1}%); staircase at 128 cells {:+.2}%",
+        fine.theory,
+        100.0 * coarse.period_error(),
+        100.0 * coarse.loss_per_period,
+        100.0 * fine.period_error(),
+        100.0 * fine.loss_per_period,
+        100.0 * staircase.period_error()
+    );
+    assert!(
+        coarse.crossings >= 5 && fine.crossings >= 5,
+        "{coarse:?} {fine:?}"
+    );
+    assert!(coarse.period_error().abs() < 0.015, "{coarse:?}");
+    assert!(fine.period_error().abs() < 0.003, "{fine:?}");
+    assert!(
+        fine.period_error().abs() * 4.0 < coarse.period_error().abs(),
+        "not second order: {coarse:?} {fine:?}"
+    );
+    assert!(coarse.loss_per_period < 0.12, "{coarse:?}");
+    assert!(fine.loss_per_period < 0.06, "{fine:?}");
+    assert!(
+        fine.period_error().abs() * 10.0 < staircase.period_error().abs(),
+        "ghost fluid {fine:?} vs staircase {staircase:?}"
+    );
+}
+
+/// APIC transfers with the ghost-fluid surface: the combination that reaches issue 19's
+/// sloshing targets on this wave. Measured (`VALIDATE_TRANSFER=apic
+/// VALIDATE_FREE_SURFACE=ghost_fluid cargo bench --bench validate_physics`): +0.12% and 5.4%
+/// amplitude loss per period at 64 cells per wavelength, -0.14% and 0.98% at 128 (PIC/FLIP
+/// with the ghost fluid loses 4.1% per period at 128: its PIC share damps the wave). Bounds:
+/// within 0.5% of theory at 64 cells and 0.3% at 128 (the target is 1% at 64), loss under
+/// 8% at 64 and 1.5% at 128 per period (the target is 1%; measured just under it, so the
+/// bound leaves half a point for the measure's own scatter over three periods).
+#[test]
+fn apic_ghost_fluid_sloshing_meets_the_period_target() {
+    let solver = SolverSettings {
+        free_surface: FreeSurface::GhostFluid,
+        transfer: surge::sim::Transfer::Apic,
+        ..SolverSettings::default()
+    };
+    let coarse = sloshing::run(64, solver.clone(), 3.0);
+    let fine = sloshing::run(128, solver, 3.0);
+    eprintln!(
+        "APIC + ghost fluid sloshing: 64 cells per wavelength {:+.2}% (loss {:.2}% per period), 128 cells {:+.2}% (loss {:.2}%)",
+        100.0 * coarse.period_error(),
+        100.0 * coarse.loss_per_period,
+        100.0 * fine.period_error(),
+        100.0 * fine.loss_per_period
+    );
+    assert!(
+        coarse.crossings >= 5 && fine.crossings >= 5,
+        "{coarse:?} {fine:?}"
+    );
+    assert!(coarse.period_error().abs() < 0.005, "{coarse:?}");
+    assert!(fine.period_error().abs() < 0.003, "{fine:?}");
+    assert!(coarse.loss_per_period < 0.08, "{coarse:?}");
+    assert!(fine.loss_per_period < 0.015, "{fine:?}");
+}
