@@ -295,14 +295,8 @@ pub fn decode(bytes: &[u8]) -> Result<Checkpoint, String> {
     }
     let mut meta: Meta = serde_json::from_slice(meta.ok_or("no META section")?)
         .map_err(|e| format!("META section is not valid metadata: {e}"))?;
-    if version == 1 {
-        // Format 1 predates `solver.transfer`: its run was PIC/FLIP.
-        if let Some(solver) = meta.scene.get_mut("solver").and_then(Value::as_object_mut) {
-            solver
-                .entry("transfer")
-                .or_insert_with(|| Value::from("flip"));
-        }
-    }
+    // Format 1 predates `solver.transfer`; its runs were PIC/FLIP, which is what a scene without
+    // the field means (the default is left out of written scenes), so its META reads as it is.
     let part = part.ok_or("no PART section")?;
     let n = meta.particle_count as usize;
     if n.checked_mul(24) != Some(part.len()) {
@@ -518,7 +512,7 @@ mod tests {
         old[8..12].copy_from_slice(&1u32.to_le_bytes());
         let c = decode(&old).unwrap();
         assert_eq!(c.particles, flat);
-        assert_eq!(c.meta.scene["solver"]["transfer"], "flip");
+        assert!(c.meta.scene["solver"].get("transfer").is_none());
         old[8..12].copy_from_slice(&3u32.to_le_bytes());
         assert!(decode(&old).unwrap_err().contains("version 3"));
     }

@@ -96,9 +96,10 @@ pub struct SolverSettings {
     pub pressure_preconditioner: PressurePreconditioner,
     /// Particle/grid transfer: `"flip"` (the PIC/FLIP blend set by `flip_ratio`) or `"apic"`
     /// (affine particle-in-cell, Jiang et al. 2015: each particle carries its velocity
-    /// gradient; `flip_ratio` is not used). Always written, so it is part of the physics hash
-    /// (a checkpoint of one cannot resume the other). (default: `"flip"`)
-    #[serde(default)]
+    /// gradient; `flip_ratio` is not used). Part of the physics hash (a checkpoint of one cannot
+    /// resume the other); left out of the written scene when it is the default, so the physics
+    /// hash of scenes that do not set it is unchanged. (default: `"flip"`)
+    #[serde(default, skip_serializing_if = "Transfer::is_default")]
     pub transfer: Transfer,
     /// Free-surface pressure boundary: `"staircase"` (air cells at p = 0, first order) or
     /// `"ghost_fluid"` (p = 0 on the particles' surface between cell centres, Gibou et al.
@@ -120,6 +121,12 @@ pub enum FreeSurface {
 }
 
 impl FreeSurface {
+    fn is_default(&self) -> bool {
+        *self == Self::default()
+    }
+}
+
+impl Transfer {
     fn is_default(&self) -> bool {
         *self == Self::default()
     }
