@@ -10,6 +10,9 @@ use rayon::prelude::*;
 /// Cells per rayon task of the V-cycle's loops.
 const TASK_CELLS: usize = 16 * 1024;
 
+/// Cells per chunk of a vectorised red-black row ([`Sweep::row`]; even).
+const LANES: usize = 16;
+
 /// `sum_f w_f u_nb(f)` around cell `c` (the off-diagonal part of `-A u`).
 ///
 /// # Safety
@@ -53,18 +56,29 @@ impl<'a> Sweep<'a> {
         }
     }
 
-    /// The cells of colour `colour` in the span of row `row` (`j`, `k`).
+    /// The cells of colour `colour` in the span of row `row` (`j`, `k`), one at a time: the
+    /// reference of [`Self::row`] (tests).
     ///
     /// # Safety
     /// No other task writes this row's cells of `colour`, nor any cell of the other colour
     /// in the six neighbouring rows' reach, while this runs.
+    #[cfg(test)]
     #[inline(always)]
-    unsafe fn row(&self, row: usize, j: usize, k: usize, colour: usize, from_zero: bool) {
+    unsafe fn row_scalar(&self, row: usize, j: usize, k: usize, colour: usize, from_zero: bool) {
         let [lo, hi] = self.spans[row];
         let (lo, hi) = (lo as usize, hi as usize);
+        let i = lo + ((lo + j + k + colour) & 1);
+        // SAFETY: the caller's.
+        unsafe { self.cells(self.n[0] * row, i, hi, from_zero) };
+    }
+
+    /// Cells `i, i + 2, ...` below `hi` of the row starting at grid cell `base`, one at a time.
+    ///
+    /// # Safety
+    /// As [`Self::row`].
+    #[inline(always)]
+    unsafe fn cells(&self, base: usize, mut i: usize, hi: usize, from_zero: bool) {
         let (st, up) = (self.st, self.up);
-        let base = self.n[0] * row;
-        let mut i = lo + ((lo + j + k + colour) & 1);
         while i < hi {
             let c = base + i;
             // SAFETY: the caller's; `c` lies in a fluid span, so not in the border layer.
@@ -83,6 +97,76 @@ impl<'a> Sweep<'a> {
             }
             i += 2;
         }
+    }
+
+    /// The cells of colour `colour` in the span of row `row` (`j`, `k`), [`LANES`] cells at a
+    /// time: the update is computed for every cell of a chunk (a vector loop) and stored at the
+    /// chunk's cells of this colour only (even lanes), the others keeping their value. A cell of
+    /// this colour reads only cells of the other colour, which this half-sweep does not write,
+    /// so every stored value has exactly the bits of [`Self::row_scalar`]'s (same operations in
+    /// the same order; the odd lanes' values are discarded). The chunks stay inside the row
+    /// (`hi` is at most `nx - 1`, the last cell being a wall); the tail goes one cell at a time.
+    ///
+    /// # Safety
+    /// No other task writes this row's cells, nor any cell in the six neighbouring rows'
+    /// reach, while this runs (the odd lanes also read neighbours of this colour).
+    #[inline(always)]
+    unsafe fn row(&self, row: usize, j: usize, k: usize, colour: usize, from_zero: bool) {
+        let [lo, hi] = self.spans[row];
+        let (lo, hi) = (lo as usize, hi as usize);
+        let (st, up) = (self.st, self.up);
+        let base = self.n[0] * row;
+        let mut i = lo + ((lo + j + k + colour) & 1);
+        // Lanes 0, 2, .. LANES - 2 are written: the chunk ends at cell i + LANES - 1 <= hi.
+        while i + LANES <= hi + 1 {
+            let c = base + i;
+            let mut v = [0.0f32; LANES];
+            // SAFETY: cells c - st[2] - 1 ..= c + LANES + st[2] are in the grid (the span is
+            // inside the walls and the chunk inside the row); the caller's for the rest.
+            unsafe {
+                let b = std::slice::from_raw_parts(self.b.as_ptr().add(c), LANES);
+                let inv = std::slice::from_raw_parts(self.invd.as_ptr().add(c), LANES);
+                if from_zero {
+                    for t in 0..LANES {
+                        v[t] = inv[t] * (b[t] + 0.0);
+                    }
+                } else {
+                    let sl = |o: usize| std::slice::from_raw_parts(up.0.add(o), LANES + 2);
+                    let (ux, um1, up1, um2, up2) = (
+                        sl(c - 1),
+                        sl(c - st[1]),
+                        sl(c + st[1]),
+                        sl(c - st[2]),
+                        sl(c + st[2]),
+                    );
+                    if self.unit {
+                        for t in 0..LANES {
+                            let s = (ux[t] + ux[t + 2]) + (um1[t] + up1[t]) + (um2[t] + up2[t]);
+                            v[t] = inv[t] * (b[t] + s);
+                        }
+                    } else {
+                        let w = |a: usize, o: usize| {
+                            std::slice::from_raw_parts(self.w[a].as_ptr().add(o), LANES + 1)
+                        };
+                        let (wx, wy0, wy1, wz0, wz1) =
+                            (w(0, c), w(1, c), w(1, c + st[1]), w(2, c), w(2, c + st[2]));
+                        for t in 0..LANES {
+                            let s = (wx[t] * ux[t] + wx[t + 1] * ux[t + 2])
+                                + (wy0[t] * um1[t] + wy1[t] * up1[t])
+                                + (wz0[t] * um2[t] + wz1[t] * up2[t]);
+                            v[t] = inv[t] * (b[t] + s);
+                        }
+                    }
+                }
+                let out = std::slice::from_raw_parts_mut(up.get(c), LANES);
+                for t in 0..LANES {
+                    out[t] = if t % 2 == 0 { v[t] } else { out[t] };
+                }
+            }
+            i += LANES;
+        }
+        // SAFETY: the caller's.
+        unsafe { self.cells(base, i, hi, from_zero) };
     }
 
     /// Every row of z-plane `k`.
@@ -110,7 +194,7 @@ pub(super) fn half_sweep(lv: &mut Level, colour: usize, from_zero: bool) {
     super::for_rows(n, &spans, per, |row, j, k, _, _| {
         // SAFETY: cells of this colour are written by the task of their row only; the
         // neighbours read are of the other colour, which no task writes in this loop.
-        unsafe { sw.row(row, j, k, colour, from_zero) }
+        unsafe { sw.row_scalar(row, j, k, colour, from_zero) }
     });
 }
 
@@ -121,13 +205,14 @@ pub(super) fn half_sweep(lv: &mut Level, colour: usize, from_zero: bool) {
 /// `t - h` for every `h` in order: each plane is read from memory about once for all the
 /// sweeps, rather than once per half-sweep (temporal blocking).
 ///
-/// In parallel over slabs of at least `2 (2 sweeps + 1)` planes: first each slab runs the
-/// wavefront on the planes whose dependencies lie inside it (stage `h` on its planes
-/// `ka + h ..= kb - 1 - h`, a trapezoid), then, in parallel over the slab boundaries `B`, the
-/// stages left near each (stage `h` on planes `B - h ..= B + h - 1`), stage by stage. Each
-/// half-sweep reads only the other colour, so every cell gets exactly what the half-sweeps one
-/// after the other give ([`half_sweep`]), whatever the slabs: the bits do not depend on the
-/// thread count.
+/// In parallel over slabs of at least `2 (2 sweeps + 1)` planes: first each slab `[ka, kb)`
+/// runs the wavefront on the planes whose dependencies lie inside it (stage `h` on its planes
+/// `ka + 1 + h ..= kb - 1 - h`, a trapezoid that leaves the slab's first plane alone, so that
+/// no two slabs touch a common plane: a slab reads planes `ka ..= kb` and writes
+/// `ka + 1 .. kb`), then, in parallel over the slab boundaries `B`, the stages left near each
+/// (stage `h` on planes `B - h ..= B + h`), stage by stage. Each half-sweep reads only the
+/// other colour, so every cell gets exactly what the half-sweeps one after the other give
+/// ([`half_sweep`]), whatever the slabs: the bits do not depend on the thread count.
 pub(super) fn rb_sweeps(lv: &mut Level, sweeps: usize, first: usize, from_zero: bool) {
     let stages = 2 * sweeps;
     let (ny, nz) = (lv.n[1], lv.n[2]);
@@ -148,11 +233,10 @@ pub(super) fn rb_sweeps(lv: &mut Level, sweeps: usize, first: usize, from_zero: 
     let slabs = planes / per;
     let colour = |h: usize| (first + h) % 2;
     let sw = Sweep::new(lv);
-    // SAFETY (all the `plane` calls): in the first pass a slab writes colour `first` on its
-    // own planes and later stages only on planes at least `h` inside it, whose reads stay
-    // inside it; across a slab boundary only stage 0 reads the neighbour's end plane, whose
-    // other colour is written by stages left to the second pass. In the second pass the
-    // boundaries' plane ranges (with their neighbours) are disjoint, as slabs are at least
+    // SAFETY (all the `plane` calls): in the first pass slab `[ka, kb)` writes planes
+    // `ka + 1 .. kb` only and reads `ka ..= kb`: no other slab writes a plane it reads. In the
+    // second pass boundary `B` writes planes `B - (stages - 1) ..= B + stages - 1` and reads one
+    // more each side: disjoint from the other boundaries', as slabs are at least
     // `2 stages + 2` planes. The order of the stages makes each read see the value the
     // sequential half-sweeps would.
     if slabs < 2 {
@@ -172,7 +256,7 @@ pub(super) fn rb_sweeps(lv: &mut Level, sweeps: usize, first: usize, from_zero: 
         for t in ka..kb + stages {
             for h in 0..stages.min(t + 1) {
                 let p = t - h;
-                if p >= ka + h && p + h < kb {
+                if p > ka + h && p + h < kb {
                     unsafe { sw.plane(p, colour(h), from_zero && h == 0) };
                 }
             }
@@ -180,9 +264,9 @@ pub(super) fn rb_sweeps(lv: &mut Level, sweeps: usize, first: usize, from_zero: 
     });
     (0..=slabs).into_par_iter().for_each(|s| {
         let b = start(s);
-        for h in 1..stages {
-            for p in b.saturating_sub(h).max(k0)..(b + h).min(k1) {
-                unsafe { sw.plane(p, colour(h), false) };
+        for h in 0..stages {
+            for p in b.saturating_sub(h).max(k0)..(b + h + 1).min(k1) {
+                unsafe { sw.plane(p, colour(h), from_zero && h == 0) };
             }
         }
     });
