@@ -23,6 +23,13 @@
 //! pool and splashes), `BENCH_DAM_FRAMES` (default 30: the first frames have fewer substeps
 //! than later ones, the most, 6, come around frames 16-19),
 //! `BENCH_DAM_CELL` (cell size of the dam break, m, default 0.0125: about 1.02M particles),
+//! `BENCH_SCENE=scenes/dam_break.json` (that scene, e.g. the default one, in place of the
+//! dam break of this bench: its runs and pressure replay),
+//! `BENCH_PARTICLES` (`8M`, `1M`, `500k`, ...: the dam break's cell size for about that many
+//! particles, instead of `BENCH_DAM_CELL`; after the main dam-break run the bench prints the
+//! process's peak resident memory, `VmHWM`, per particle and per cell: for a clean figure run
+//! it alone, e.g. `BENCH_PARTICLES=8M BENCH_SKIP_TUTORIAL=1 BENCH_PEERS=0
+//! BENCH_COMPARE_PRECONDITIONERS=0 BENCH_DAM_FRAMES=3`),
 //! `BENCH_OBSTACLE_TRIS=N` (also the dam break with and without a static N-triangle mesh
 //! obstacle: the obstacle's cost per substep),
 //! `BENCH_PRECONDITIONER` (`mic0`, the default, or `multigrid`: the pressure preconditioner of
@@ -220,6 +227,26 @@ impl Run {
             ms(st.advect),
             ms(st.density)
         );
+        let total = st.sort
+            + st.splat
+            + st.forces
+            + st.pressure
+            + st.extrapolate
+            + st.transfer
+            + st.advect
+            + st.density;
+        let pc = |x: f64| 100.0 * x / total;
+        println!(
+            "    shares of the stages' time, %: sort {:.1}  splat {:.1}  forces {:.1}  pressure {:.1}  extrapolate {:.1}  transfer {:.1}  advect {:.1}  density {:.1}",
+            pc(st.sort),
+            pc(st.splat),
+            pc(st.forces),
+            pc(st.pressure),
+            pc(st.extrapolate),
+            pc(st.transfer),
+            pc(st.advect),
+            pc(st.density)
+        );
         println!(
             "    pressure iterations: mean {:.1}, max {}; density-correction iterations: mean {:.1}; cores used (process CPU / wall) {:.2}, process CPU {:.3} ms/substep; result checksum {:016x}",
             its as f64 / n,
@@ -400,7 +427,7 @@ fn sphere_mesh(tris: usize, c: [f64; 3], r: f64) -> surge::geometry::mesh_io::In
 fn bench_obstacle(threads: usize, tris: usize) {
     use surge::geometry::solid::{Liquid, MeshShape, Shape, Solid};
     use surge::geometry::transform::{Motion, Pose};
-    let h = env("BENCH_DAM_CELL", 0.0125f64);
+    let h = dam_cell();
     let frames = env("BENCH_DAM_FRAMES", 30u32);
     let (s, p) = dam_break(h);
     let mesh = sphere_mesh(tris, [1.2, 0.25, 0.2], 0.2);
@@ -473,12 +500,78 @@ fn bench_tutorial(threads: usize, peers: bool) {
     );
 }
 
+/// `BENCH_PARTICLES` (`8M`, `1M`, `500k` or a plain count): the dam break's cell size for
+/// about that many particles (8 per cell of the column; 0.0125 m gives 1,024,000), else
+/// `BENCH_DAM_CELL`.
+fn dam_cell() -> f64 {
+    let Ok(v) = std::env::var("BENCH_PARTICLES") else {
+        return env("BENCH_DAM_CELL", 0.0125f64);
+    };
+    let v = v.trim().to_ascii_lowercase();
+    let (num, mul) = match v.strip_suffix('m') {
+        Some(x) => (x, 1e6),
+        None => match v.strip_suffix('k') {
+            Some(x) => (x, 1e3),
+            None => (v.as_str(), 1.0),
+        },
+    };
+    let n: f64 = mul
+        * num.parse::<f64>().unwrap_or_else(|_| {
+            panic!("BENCH_PARTICLES must be a count such as 8M, 500k or 20000, got {v}")
+        });
+    assert!(
+        n >= 1000.0,
+        "BENCH_PARTICLES must be at least 1000, got {v}"
+    );
+    // Column 0.5 x 0.5 x 1.0 m at 8 particles per cell: 2 / h^3 particles.
+    (2.0 / n).cbrt()
+}
+
+/// `(VmHWM, VmRSS)` of this process in bytes (Linux `/proc/self/status`; NaN elsewhere):
+/// peak and current resident memory.
+fn rss_bytes() -> (f64, f64) {
+    let Ok(s) = std::fs::read_to_string("/proc/self/status") else {
+        return (f64::NAN, f64::NAN);
+    };
+    let field = |name: &str| {
+        s.lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|x| x.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+            .map_or(f64::NAN, |kb| kb * 1024.0)
+    };
+    (field("VmHWM:"), field("VmRSS:"))
+}
+
+/// Peak resident memory of the process so far, in all and per particle and grid cell.
+fn print_memory(particles: usize, cells: usize, before: f64) {
+    let (peak, _) = rss_bytes();
+    println!(
+        "    peak RSS (VmHWM) {:.1} MB = {:.1} bytes/particle ({} particles; {:.1} bytes per grid cell, {} cells); resident before the run {:.1} MB (the bench's own copy of the initial particles, 24 bytes/particle, included)",
+        peak / 1e6,
+        peak / particles as f64,
+        particles,
+        peak / cells as f64,
+        cells,
+        before / 1e6
+    );
+}
+
 fn bench_dam_break(threads: usize, peers: bool) {
-    let h = env("BENCH_DAM_CELL", 0.0125f64);
-    let (s, p) = dam_break(h);
+    let h = dam_cell();
+    let (s, p) = match std::env::var("BENCH_SCENE") {
+        Ok(path) => {
+            let l = surge::scene::load(std::path::Path::new(&path))
+                .unwrap_or_else(|e| panic!("BENCH_SCENE {path}: {e}"));
+            let mut s = l.scene;
+            s.solver.pressure_preconditioner = preconditioner();
+            (s, l.particles)
+        }
+        Err(_) => dam_break(h),
+    };
     let frames = env("BENCH_DAM_FRAMES", 30u32);
     println!(
-        "== dam break: {} particles, {:?} cells, CFL {}, {} fps, first {frames} frames, {} preconditioner",
+        "== {}: {} particles, {:?} cells, CFL {}, {} fps, first {frames} frames, {} preconditioner",
+        std::env::var("BENCH_SCENE").unwrap_or_else(|_| "dam break".into()),
         p.len(),
         s.domain.resolution,
         s.solver.cfl,
@@ -493,8 +586,11 @@ fn bench_dam_break(threads: usize, peers: bool) {
         compare_transfers(&s, &p, frames);
         return;
     }
+    let before = rss_bytes().1;
     let base = run(&s, &p, frames, None, true);
     base.print(&format!("surge, {threads} threads"));
+    let cells = s.domain.resolution.iter().map(|&x| x as usize).product();
+    print_memory(p.len(), cells, before);
     if env("BENCH_COMPARE_PRECONDITIONERS", 1u32) == 1 {
         compare_preconditioners(&s, &p, frames, threads, &base);
     }

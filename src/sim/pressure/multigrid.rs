@@ -24,7 +24,7 @@
 //! McAdams' damped Jacobi (kept as [`Smoother::Jacobi`], one vectorised pass per sweep) needs
 //! 22, for about the same time per solve; three sweeps (the default) need 12; a red-black sweep
 //! runs both colours in one pass over the planes, all the sweeps of a smoothing in one pass,
-//! `kernels::rb_sweeps`):
+//! `wavefront::rb_sweeps`, with the residual or the prolongation in the same pass):
 //!
 //! - down: from `u = 0`, [`Settings::pre_sweeps`] red-black sweeps (red first), the residual,
 //!   and its restriction `b_{l+1} = P^T r_l / 2` (full weighting times 4: the integer stencil of
@@ -52,6 +52,7 @@ mod kernels;
 mod level;
 #[cfg(test)]
 mod tests;
+mod wavefront;
 
 use super::super::mac_grid::CellLabel;
 use super::super::sync_ptr::SyncPtr;
@@ -272,9 +273,15 @@ impl Multigrid {
                         k += 1;
                     }
                 }
-                Smoother::RedBlack => smooth(lv, s.pre_sweeps, false),
+                Smoother::RedBlack => {
+                    // The residual in the sweeps' pass.
+                    let x = wavefront::Extra::Residual;
+                    wavefront::rb_sweeps(lv, s.pre_sweeps as usize, 0, true, x);
+                }
             }
-            kernels::residual(lv);
+            if s.smoother == Smoother::Jacobi {
+                kernels::residual(lv);
+            }
             let (f, c) = self.levels.split_at_mut(l + 1);
             kernels::restrict(&f[l], &mut c[0]);
         }
@@ -283,14 +290,18 @@ impl Multigrid {
         smooth(lv, s.coarsest_sweeps, true);
         for l in (0..last).rev() {
             let (f, c) = self.levels.split_at_mut(l + 1);
-            kernels::prolong_add(&c[0], &mut f[l]);
             match s.smoother {
                 Smoother::Jacobi => {
+                    kernels::prolong_add(&c[0], &mut f[l]);
                     for _ in 0..s.pre_sweeps {
                         kernels::jacobi(&mut f[l], s.omega, false);
                     }
                 }
-                Smoother::RedBlack => smooth(&mut f[l], s.pre_sweeps, true),
+                Smoother::RedBlack => {
+                    // The prolongation in the sweeps' pass (black first: the adjoint order).
+                    let x = wavefront::Extra::Prolong(&c[0]);
+                    wavefront::rb_sweeps(&mut f[l], s.pre_sweeps as usize, 1, false, x);
+                }
             }
         }
     }
@@ -374,9 +385,9 @@ impl Preconditioner for Multigrid {
 /// the coarse correction); otherwise red first, the first from `u = 0`.
 fn smooth(lv: &mut Level, sweeps: u32, mirrored: bool) {
     if mirrored {
-        kernels::rb_sweeps(lv, sweeps as usize, 1, false);
+        wavefront::rb_sweeps(lv, sweeps as usize, 1, false, wavefront::Extra::None);
     } else {
-        kernels::rb_sweeps(lv, sweeps as usize, 0, true);
+        wavefront::rb_sweeps(lv, sweeps as usize, 0, true, wavefront::Extra::None);
     }
 }
 

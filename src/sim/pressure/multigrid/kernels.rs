@@ -1,192 +1,14 @@
-//! The V-cycle's loops over one level's fluid spans: red-black Gauss-Seidel half-sweeps, the
-//! residual, restriction and prolongation. Every loop writes each cell from values that no
-//! other task writes in the same loop (a colour reads only the other colour; the transfers read
-//! another level or another vector), so the result does not depend on the thread count.
+//! The V-cycle's loops over one level's fluid spans: damped Jacobi sweeps, the residual,
+//! restriction and prolongation (the red-black sweeps, which may fuse the residual or the
+//! prolongation, are in `wavefront.rs`). Every loop writes each cell from values that no other
+//! task writes in the same loop (the transfers read another level or another vector), so the
+//! result does not depend on the thread count.
 
-use super::SyncPtr;
 use super::level::{FLUID, Level};
 use rayon::prelude::*;
 
 /// Cells per rayon task of the V-cycle's loops.
 const TASK_CELLS: usize = 16 * 1024;
-
-/// `sum_f w_f u_nb(f)` around cell `c` (the off-diagonal part of `-A u`).
-///
-/// # Safety
-/// `c` is a fluid cell (not in the border layer), `u` points at the level's `u`.
-#[inline(always)]
-unsafe fn neighbours(c: usize, st: [usize; 3], w: &[Vec<f32>; 3], u: *const f32) -> f32 {
-    unsafe {
-        let g = |i: usize| *u.add(i);
-        let wx = w[0].get_unchecked(c) * g(c - 1) + w[0].get_unchecked(c + 1) * g(c + 1);
-        let wy =
-            w[1].get_unchecked(c) * g(c - st[1]) + w[1].get_unchecked(c + st[1]) * g(c + st[1]);
-        let wz =
-            w[2].get_unchecked(c) * g(c - st[2]) + w[2].get_unchecked(c + st[2]) * g(c + st[2]);
-        wx + wy + wz
-    }
-}
-
-/// What a Gauss-Seidel half-sweep reads and writes of one level.
-struct Sweep<'a> {
-    n: [usize; 3],
-    st: [usize; 3],
-    up: SyncPtr<f32>,
-    b: &'a [f32],
-    invd: &'a [f32],
-    w: &'a [Vec<f32>; 3],
-    unit: bool,
-    spans: &'a [[u32; 2]],
-}
-
-impl<'a> Sweep<'a> {
-    fn new(lv: &'a mut Level) -> Self {
-        Self {
-            n: lv.n,
-            st: lv.strides(),
-            up: SyncPtr(lv.u.as_mut_ptr()),
-            b: &lv.b,
-            invd: &lv.invd,
-            w: &lv.w,
-            unit: lv.unit,
-            spans: &lv.spans,
-        }
-    }
-
-    /// The cells of colour `colour` in the span of row `row` (`j`, `k`).
-    ///
-    /// # Safety
-    /// No other task writes this row's cells of `colour`, nor any cell of the other colour
-    /// in the six neighbouring rows' reach, while this runs.
-    #[inline(always)]
-    unsafe fn row(&self, row: usize, j: usize, k: usize, colour: usize, from_zero: bool) {
-        let [lo, hi] = self.spans[row];
-        let (lo, hi) = (lo as usize, hi as usize);
-        let (st, up) = (self.st, self.up);
-        let base = self.n[0] * row;
-        let mut i = lo + ((lo + j + k + colour) & 1);
-        while i < hi {
-            let c = base + i;
-            // SAFETY: the caller's; `c` lies in a fluid span, so not in the border layer.
-            unsafe {
-                let s = if from_zero {
-                    0.0
-                } else if self.unit {
-                    let g = |i: usize| *up.get(i);
-                    (g(c - 1) + g(c + 1))
-                        + (g(c - st[1]) + g(c + st[1]))
-                        + (g(c - st[2]) + g(c + st[2]))
-                } else {
-                    neighbours(c, st, self.w, up.0)
-                };
-                *up.get(c) = self.invd.get_unchecked(c) * (self.b.get_unchecked(c) + s);
-            }
-            i += 2;
-        }
-    }
-
-    /// Every row of z-plane `k`.
-    ///
-    /// # Safety
-    /// As [`Self::row`], for the whole plane.
-    unsafe fn plane(&self, k: usize, colour: usize, from_zero: bool) {
-        for j in 0..self.n[1] {
-            // SAFETY: the caller's.
-            unsafe { self.row(j + self.n[1] * k, j, k, colour, from_zero) };
-        }
-    }
-}
-
-/// One Gauss-Seidel half-sweep over the cells of colour `colour` (`(i + j + k) % 2`):
-/// `u_c = (b_c + sum_f w_f u_nb) / diag_c` (0 on non-fluid cells, whose inverse diagonal is 0).
-/// `from_zero`: the other colour is taken as 0 (the first sweep of a V-cycle, which starts from
-/// `u = 0`; it thus never reads what the previous application left). The reference for
-/// [`rb_sweeps`], which fuses several of these.
-#[cfg(test)]
-pub(super) fn half_sweep(lv: &mut Level, colour: usize, from_zero: bool) {
-    let (n, per) = (lv.n, lv.rows_per_task(TASK_CELLS));
-    let spans = lv.spans.clone();
-    let sw = Sweep::new(lv);
-    super::for_rows(n, &spans, per, |row, j, k, _, _| {
-        // SAFETY: cells of this colour are written by the task of their row only; the
-        // neighbours read are of the other colour, which no task writes in this loop.
-        unsafe { sw.row(row, j, k, colour, from_zero) }
-    });
-}
-
-/// `sweeps` whole red-black Gauss-Seidel sweeps, colour `first` then the other, in one pass
-/// over the level (`from_zero`: the first half-sweep starts from `u = 0`). The half-sweeps are
-/// stages `h = 0 .. 2 sweeps` (colour `first + h` mod 2); stage `h` on plane `p` needs stage
-/// `h - 1` on planes `p - 1 ..= p + 1`, so a wavefront does, at step `t`, stage `h` on plane
-/// `t - h` for every `h` in order: each plane is read from memory about once for all the
-/// sweeps, rather than once per half-sweep (temporal blocking).
-///
-/// In parallel over slabs of at least `2 (2 sweeps + 1)` planes: first each slab runs the
-/// wavefront on the planes whose dependencies lie inside it (stage `h` on its planes
-/// `ka + h ..= kb - 1 - h`, a trapezoid), then, in parallel over the slab boundaries `B`, the
-/// stages left near each (stage `h` on planes `B - h ..= B + h - 1`), stage by stage. Each
-/// half-sweep reads only the other colour, so every cell gets exactly what the half-sweeps one
-/// after the other give ([`half_sweep`]), whatever the slabs: the bits do not depend on the
-/// thread count.
-pub(super) fn rb_sweeps(lv: &mut Level, sweeps: usize, first: usize, from_zero: bool) {
-    let stages = 2 * sweeps;
-    let (ny, nz) = (lv.n[1], lv.n[2]);
-    let has = |k: usize| (0..ny).any(|j| lv.spans[j + ny * k][0] < lv.spans[j + ny * k][1]);
-    let Some(k0) = (0..nz).find(|&k| has(k)) else {
-        return;
-    };
-    if stages == 0 {
-        return;
-    }
-    let k1 = (0..nz).rev().find(|&k| has(k)).map_or(k0, |k| k + 1);
-    let planes = k1 - k0;
-    let plane_cells = lv.n[0] * ny;
-    let per = planes
-        .div_ceil(4 * rayon::current_num_threads())
-        .max(2 * stages + 2)
-        .max(TASK_CELLS.div_ceil(plane_cells));
-    let slabs = planes / per;
-    let colour = |h: usize| (first + h) % 2;
-    let sw = Sweep::new(lv);
-    // SAFETY (all the `plane` calls): in the first pass a slab writes colour `first` on its
-    // own planes and later stages only on planes at least `h` inside it, whose reads stay
-    // inside it; across a slab boundary only stage 0 reads the neighbour's end plane, whose
-    // other colour is written by stages left to the second pass. In the second pass the
-    // boundaries' plane ranges (with their neighbours) are disjoint, as slabs are at least
-    // `2 stages + 2` planes. The order of the stages makes each read see the value the
-    // sequential half-sweeps would.
-    if slabs < 2 {
-        for t in k0..k1 + stages {
-            for h in 0..stages.min(t + 1) {
-                let p = t - h;
-                if (k0..k1).contains(&p) {
-                    unsafe { sw.plane(p, colour(h), from_zero && h == 0) };
-                }
-            }
-        }
-        return;
-    }
-    let start = |s: usize| k0 + s * planes / slabs;
-    (0..slabs).into_par_iter().for_each(|s| {
-        let (ka, kb) = (start(s), start(s + 1));
-        for t in ka..kb + stages {
-            for h in 0..stages.min(t + 1) {
-                let p = t - h;
-                if p >= ka + h && p + h < kb {
-                    unsafe { sw.plane(p, colour(h), from_zero && h == 0) };
-                }
-            }
-        }
-    });
-    (0..=slabs).into_par_iter().for_each(|s| {
-        let b = start(s);
-        for h in 1..stages {
-            for p in b.saturating_sub(h).max(k0)..(b + h).min(k1) {
-                unsafe { sw.plane(p, colour(h), false) };
-            }
-        }
-    });
-}
 
 /// The rows of one span of a level: the slices a stencil loop over cells `lo..hi` of row
 /// `row` reads, each starting at cell `lo` (the x-neighbour slices one cell before).
@@ -494,51 +316,65 @@ fn coarse_taps(i: usize) -> ([usize; 2], [f32; 2]) {
 /// are first combined (y and z weights) into a line buffer, then interpolated along x.
 pub(super) fn prolong_add(coarse: &Level, fine: &mut Level) {
     let n = fine.n;
-    let cst = coarse.strides();
     let per = fine.rows_per_task(TASK_CELLS);
-    let (invd, cu) = (&fine.invd, &coarse.u);
+    let invd = &fine.invd;
     fine.u
         .par_chunks_mut(n[0])
         .zip(fine.spans.par_iter())
         .enumerate()
         .with_min_len(per)
         .for_each(|(row, (u, &[lo, hi]))| {
-            let (lo, hi) = (lo as usize, hi as usize);
-            if lo >= hi {
-                return;
-            }
-            let (j, k) = (row % n[1], row / n[1]);
-            let (jj, wj) = coarse_taps(j);
-            let (kk, wk) = coarse_taps(k);
-            let rows = [
-                (jj[0] * cst[1] + kk[0] * cst[2], wj[0] * wk[0]),
-                (jj[1] * cst[1] + kk[0] * cst[2], wj[1] * wk[0]),
-                (jj[0] * cst[1] + kk[1] * cst[2], wj[0] * wk[1]),
-                (jj[1] * cst[1] + kk[1] * cst[2], wj[1] * wk[1]),
-            ];
-            let inv = &invd[n[0] * row..][..n[0]];
-            let mut line = [0.0f32; LINE + 4];
-            let mut i0 = lo;
-            while i0 < hi {
-                let i1 = (i0 + 2 * LINE).min(hi);
-                // Coarse x from p(i0) - 1 to p(i1 - 1) + 1.
-                let p0 = i0.div_ceil(2) - 1;
-                let p1 = i1 / 2 + 2;
-                let len = p1 - p0;
-                line[..len].fill(0.0);
-                for &(rb, wr) in &rows {
-                    for (l, x) in line[..len].iter_mut().zip(&cu[rb + p0..rb + p1]) {
-                        *l += wr * x;
-                    }
-                }
-                for i in i0..i1 {
-                    let (pq, w) = coarse_taps(i);
-                    let v = w[0] * line[pq[0] - p0] + w[1] * line[pq[1] - p0];
-                    if inv[i] != 0.0 {
-                        u[i] += v;
-                    }
-                }
-                i0 = i1;
-            }
+            prolong_row(coarse, n, &invd[n[0] * row..][..n[0]], u, row, lo, hi);
         });
+}
+
+/// [`prolong_add`] on row `row` of a fine grid of `n` cells per axis (`inv`, `u`: the row's
+/// inverse diagonal and `u`), cells `lo .. hi`.
+#[inline(always)]
+pub(super) fn prolong_row(
+    coarse: &Level,
+    n: [usize; 3],
+    inv: &[f32],
+    u: &mut [f32],
+    row: usize,
+    lo: u32,
+    hi: u32,
+) {
+    let (lo, hi) = (lo as usize, hi as usize);
+    if lo >= hi {
+        return;
+    }
+    let (cst, cu) = (coarse.strides(), &coarse.u);
+    let (j, k) = (row % n[1], row / n[1]);
+    let (jj, wj) = coarse_taps(j);
+    let (kk, wk) = coarse_taps(k);
+    let rows = [
+        (jj[0] * cst[1] + kk[0] * cst[2], wj[0] * wk[0]),
+        (jj[1] * cst[1] + kk[0] * cst[2], wj[1] * wk[0]),
+        (jj[0] * cst[1] + kk[1] * cst[2], wj[0] * wk[1]),
+        (jj[1] * cst[1] + kk[1] * cst[2], wj[1] * wk[1]),
+    ];
+    let mut line = [0.0f32; LINE + 4];
+    let mut i0 = lo;
+    while i0 < hi {
+        let i1 = (i0 + 2 * LINE).min(hi);
+        // Coarse x from p(i0) - 1 to p(i1 - 1) + 1.
+        let p0 = i0.div_ceil(2) - 1;
+        let p1 = i1 / 2 + 2;
+        let len = p1 - p0;
+        line[..len].fill(0.0);
+        for &(rb, wr) in &rows {
+            for (l, x) in line[..len].iter_mut().zip(&cu[rb + p0..rb + p1]) {
+                *l += wr * x;
+            }
+        }
+        for i in i0..i1 {
+            let (pq, w) = coarse_taps(i);
+            let v = w[0] * line[pq[0] - p0] + w[1] * line[pq[1] - p0];
+            if inv[i] != 0.0 {
+                u[i] += v;
+            }
+        }
+        i0 = i1;
+    }
 }

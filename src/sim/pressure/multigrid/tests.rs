@@ -391,7 +391,7 @@ fn fused_sweep_equals_two_half_sweeps() {
                 a.levels[l].u.clone_from(&u0);
                 a.levels[l].b.clone_from(&mg.levels[l].b);
                 for h in 0..2 * sweeps {
-                    kernels::half_sweep(&mut a.levels[l], (first + h) % 2, from_zero && h == 0);
+                    wavefront::half_sweep(&mut a.levels[l], (first + h) % 2, from_zero && h == 0);
                 }
                 let want = a.levels[l].u.clone();
                 for threads in [1, 2] {
@@ -400,7 +400,15 @@ fn fused_sweep_equals_two_half_sweeps() {
                         .num_threads(threads)
                         .build()
                         .unwrap();
-                    pool.install(|| kernels::rb_sweeps(&mut a.levels[l], sweeps, first, from_zero));
+                    pool.install(|| {
+                        wavefront::rb_sweeps(
+                            &mut a.levels[l],
+                            sweeps,
+                            first,
+                            from_zero,
+                            wavefront::Extra::None,
+                        )
+                    });
                     let same = a.levels[l]
                         .u
                         .iter()
@@ -413,6 +421,67 @@ fn fused_sweep_equals_two_half_sweeps() {
                 }
                 // The finest levels have work (coarser ones may have no liquid left).
                 assert!(l > 1 || want.iter().any(|&x| x != 0.0));
+            }
+        }
+    }
+}
+
+/// The wavefront with the residual after the pre-smoothing, and with the prolongation before
+/// the post-smoothing, stores the same bits as the separate passes one after the other, with
+/// 1 and 2 threads (the fused passes change the order of the work, never its operations).
+#[test]
+fn fused_residual_and_prolongation_equal_separate_passes() {
+    let same = |a: &[f32], b: &[f32]| a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits());
+    for fractional in [false, true] {
+        let p = Problem::random(13, [40, 30, 90], fractional);
+        let mut mg = multigrid(&p, fractional, Smoother::RedBlack);
+        let r: Vec<f64> = (0..p.rows()).map(|i| rnd(13, i as u64) - 0.5).collect();
+        let mut z = vec![0.0; p.rows()];
+        // Fills every level's b, u and r with a V-cycle's values.
+        mg.apply(&p.cell_of, &r, &mut z);
+        let fresh = || {
+            let mut a = Multigrid::new(p.n, Settings::default());
+            a.setup(&p.labels, fractional.then_some(&p.weights));
+            for l in 0..a.levels() {
+                a.levels[l].u.clone_from(&mg.levels[l].u);
+                a.levels[l].b.clone_from(&mg.levels[l].b);
+                a.levels[l].r.clone_from(&mg.levels[l].r);
+            }
+            a
+        };
+        for l in 0..mg.levels() - 1 {
+            for sweeps in [1, 3] {
+                // Pre-smoothing from zero, then the residual.
+                let mut a = fresh();
+                for h in 0..2 * sweeps {
+                    wavefront::half_sweep(&mut a.levels[l], h % 2, h == 0);
+                }
+                kernels::residual(&mut a.levels[l]);
+                // Prolongation, then the mirrored smoothing.
+                let mut c = fresh();
+                let (f, co) = c.levels.split_at_mut(l + 1);
+                kernels::prolong_add(&co[0], &mut f[l]);
+                for h in 0..2 * sweeps {
+                    wavefront::half_sweep(&mut f[l], (1 + h) % 2, false);
+                }
+                assert!(l > 1 || a.levels[l].r.iter().any(|&x| x != 0.0));
+                for threads in [1, 2] {
+                    let pool = rayon::ThreadPoolBuilder::new()
+                        .num_threads(threads)
+                        .build()
+                        .unwrap();
+                    let mut b = fresh();
+                    let x = wavefront::Extra::Residual;
+                    pool.install(|| wavefront::rb_sweeps(&mut b.levels[l], sweeps, 0, true, x));
+                    let what = format!("level {l}, {sweeps} sweeps, {threads} threads");
+                    assert!(same(&b.levels[l].u, &a.levels[l].u), "pre u, {what}");
+                    assert!(same(&b.levels[l].r, &a.levels[l].r), "residual, {what}");
+                    let mut d = fresh();
+                    let (f, co) = d.levels.split_at_mut(l + 1);
+                    let x = wavefront::Extra::Prolong(&co[0]);
+                    pool.install(|| wavefront::rb_sweeps(&mut f[l], sweeps, 1, false, x));
+                    assert!(same(&f[l].u, &c.levels[l].u), "post u, {what}");
+                }
             }
         }
     }
