@@ -2,9 +2,11 @@
 //!
 //! **Kernels: Yu & Turk 2013** ("Reconstructing surfaces of particle-based fluids using
 //! anisotropic kernels", ACM TOG 32(1), sections 3-5):
-//! 1. *Position smoothing*: kernel centre `x̄_i = (1 - λ) x_i + λ Σ w_ij x_j / Σ w_ij`, with
-//!    `w_ij = 1 - (|x_i - x_j| / R)^3` inside the kernel radius `R` (see [`SMOOTHING`]: measured
-//!    here, the step does not pay, so λ = 0).
+//! 1. *Position smoothing* (kernel centre `x̄_i = (1 - λ) x_i + λ Σ w_ij x_j / Σ w_ij`): not
+//!    done, `x̄_i = x_i`. Measured with the Zhu-Bridson form below on the default dam break
+//!    (`cargo bench --bench surface_fidelity`), λ = 0.3 / 0.9 lowered the mesh volume at the
+//!    splash (frame 20) from 0.83 to 0.79 / 0.68 N s^3, left more particles outside, and did not
+//!    flatten a settled pool (RMS height 2.5 -> 2.8 / 2.9 mm at 0.05 m cells).
 //! 2. *Covariance*: `C_i = Σ w_ij (x_j - x^w_i)(x_j - x^w_i)^T / Σ w_ij` about the weighted mean
 //!    `x^w_i`; its eigen-decomposition (nalgebra's `SymmetricEigen`) gives the neighbourhood's
 //!    principal axes and spreads `σ_1 >= σ_2 >= σ_3`: one small σ on a sheet or a calm surface,
@@ -22,7 +24,7 @@
 //! seeded ball (measured: 0.65-1.22 of the rest value), which leaves air pockets and a bumpy
 //! surface, while the normalised Zhu-Bridson average is steady.
 //!
-//! **Thin-feature floor** (our addition, after the blur): the mesh lattice cannot carry a
+//! **Thin-feature floor** (our addition): the mesh lattice cannot carry a
 //! feature thinner than its spacing `h` (a one-particle sheet between two lattice planes, a
 //! droplet between eight points vanishes, and whether it does depends on the lattice offset).
 //! Particles in sparse neighbourhoods (fewer than [`N_THIN`] within `R`: sheets, filaments,
@@ -39,22 +41,23 @@
 //! A particle within one cell of a wall adds an axis-aligned ellipsoid that covers the first
 //! lattice plane inside the wall ([`WALL_CENTRE`], [`WALL_ACROSS`], [`WALL_ALONG`]).
 //!
+//! **Cost** (a narrow band, as splashsurf's subdomains do; our own form): particles
+//! are binned into the blocks of the sparse grid first; blocks deep inside the liquid
+//! ([`is_deep`]: every 4³-cell density cube in and around the block at least [`DEEP_DENSITY`]
+//! full) get `phi = -r` without a splat, blocks a cell or more beyond a wall plane get air;
+//! kernels are only computed for particles next to a block that is splatted. The neighbour
+//! search walks cells of size `R` over positions copied in cell order (struct of arrays, one
+//! contiguous slice per cell row); a first pass only counts neighbours and stops at
+//! [`N_FULL`] (most particles: a sphere kernel, no covariance, no eigen-solve).
+//!
 //! Splatting works as in [`super::level_set`]: per block, particles in a fixed order, so the
-//! bytes do not depend on the thread count. The neighbour search bins particles into cells of
-//! size `R` with a stable counting sort.
+//! bytes do not depend on the thread count.
 
 use super::level_set::{LevelSet, Params, ceil_pos};
 use super::sparse_grid::{B, BP, SparseGrid};
 use nalgebra::{Matrix3, SymmetricEigen};
 use rayon::prelude::*;
 
-/// Laplacian smoothing weight λ of the kernel centres. Yu & Turk use 0.9-1 with their density
-/// iso-surface; in the Zhu-Bridson form it pulls every surface inwards and, measured on the
-/// default dam break (`cargo bench --bench surface_fidelity`), λ = 0.3 / 0.9 lower the mesh
-/// volume at the splash (frame 20) from 0.83 to 0.79 / 0.68 N s^3 and leave more particles
-/// outside, and do not flatten a settled pool (RMS height 2.5 -> 2.8 / 2.9 mm at 0.05 m cells),
-/// so the step is kept but off.
-pub const SMOOTHING: f32 = 0.0;
 /// Largest ratio between a kernel's longest and shortest axis (Yu & Turk's k_r = 4).
 pub const MAX_RATIO: f32 = 4.0;
 /// Fewer neighbours (itself included) than this: isotropic kernel of radius `k_n R`. Two
@@ -559,7 +562,7 @@ pub const CUBE: usize = 4;
 const CPB: usize = B / CUBE;
 /// Least share of the rest density (one particle per `4/3 π r³`) in every density cube of a
 /// deep block and of the ring of cubes around it.
-pub const DEEP_DENSITY: f32 = 0.75;
+pub const DEEP_DENSITY: f32 = 0.6;
 
 /// Particle counts of the density cubes of each allocated block (slot order).
 fn cube_counts(g: &SparseGrid) -> Vec<[u16; CPB * CPB * CPB]> {
