@@ -483,16 +483,24 @@ pub fn build(pos: &[Vec<f32>; 3], vel: &[Vec<f32>; 3], p: &Params) -> LevelSet {
         .flat_map_iter(|s| {
             let dense = grid.blocks[s];
             let bc = grid.coords(dense);
-            let needed = (-1..=1i64).any(|dz| {
-                (-1..=1i64).any(|dy| {
-                    (-1..=1i64).any(|dx| {
-                        let n = grid.slot_at([bc[0] + dx, bc[1] + dy, bc[2] + dz]);
-                        n != super::sparse_grid::NONE && skip[n as usize] == Skip::No
-                    })
-                })
-            });
             let (grid, cells, consts) = (&grid, &cells, &consts);
+            let skip = &skip;
             grid.particles_of(dense).map(move |k| {
+                // Blocks within the largest reach of the particle: is one of them splatted?
+                let q: [f32; 3] = std::array::from_fn(|a| grid.pos[a][k]);
+                let r: [(i64, i64); 3] = std::array::from_fn(|a| {
+                    let lo = ((q[a] - reach_g) / B as f32).floor() as i64;
+                    let hi = ((q[a] + reach_g) / B as f32).floor() as i64;
+                    (lo.max(bc[a] - 1), hi.min(bc[a] + 1))
+                });
+                let needed = (r[2].0..=r[2].1).any(|z| {
+                    (r[1].0..=r[1].1).any(|y| {
+                        (r[0].0..=r[0].1).any(|x| {
+                            let n = grid.slot_at([x, y, z]);
+                            n != super::sparse_grid::NONE && skip[n as usize] == Skip::No
+                        })
+                    })
+                });
                 if !needed {
                     return none;
                 }
