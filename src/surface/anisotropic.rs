@@ -2,9 +2,11 @@
 //!
 //! **Kernels: Yu & Turk 2013** ("Reconstructing surfaces of particle-based fluids using
 //! anisotropic kernels", ACM TOG 32(1), sections 3-5):
-//! 1. *Position smoothing*: kernel centre `x̄_i = (1 - λ) x_i + λ Σ w_ij x_j / Σ w_ij`, with
-//!    `w_ij = 1 - (|x_i - x_j| / R)^3` inside the kernel radius `R` (see [`SMOOTHING`]: measured
-//!    here, the step does not pay, so λ = 0).
+//! 1. *Position smoothing* (kernel centre `x̄_i = (1 - λ) x_i + λ Σ w_ij x_j / Σ w_ij`): not
+//!    done, `x̄_i = x_i`. Measured with the Zhu-Bridson form below on the default dam break
+//!    (`cargo bench --bench surface_fidelity`), λ = 0.3 / 0.9 lowered the mesh volume at the
+//!    splash (frame 20) from 0.83 to 0.79 / 0.68 N s^3, left more particles outside, and did not
+//!    flatten a settled pool (RMS height 2.5 -> 2.8 / 2.9 mm at 0.05 m cells).
 //! 2. *Covariance*: `C_i = Σ w_ij (x_j - x^w_i)(x_j - x^w_i)^T / Σ w_ij` about the weighted mean
 //!    `x^w_i`; its eigen-decomposition (nalgebra's `SymmetricEigen`) gives the neighbourhood's
 //!    principal axes and spreads `σ_1 >= σ_2 >= σ_3`: one small σ on a sheet or a calm surface,
@@ -22,7 +24,7 @@
 //! seeded ball (measured: 0.65-1.22 of the rest value), which leaves air pockets and a bumpy
 //! surface, while the normalised Zhu-Bridson average is steady.
 //!
-//! **Thin-feature floor** (our addition, after the blur): the mesh lattice cannot carry a
+//! **Thin-feature floor** (our addition): the mesh lattice cannot carry a
 //! feature thinner than its spacing `h` (a one-particle sheet between two lattice planes, a
 //! droplet between eight points vanishes, and whether it does depends on the lattice offset).
 //! Particles in sparse neighbourhoods (fewer than [`N_THIN`] within `R`: sheets, filaments,
@@ -39,22 +41,23 @@
 //! A particle within one cell of a wall adds an axis-aligned ellipsoid that covers the first
 //! lattice plane inside the wall ([`WALL_CENTRE`], [`WALL_ACROSS`], [`WALL_ALONG`]).
 //!
+//! **Cost** (a narrow band, as splashsurf's subdomains do; our own form): particles
+//! are binned into the blocks of the sparse grid first; blocks deep inside the liquid
+//! ([`is_deep`]: every 4³-cell density cube in and around the block at least [`DEEP_DENSITY`]
+//! full) get `phi = -r` without a splat, blocks a cell or more beyond a wall plane get air;
+//! kernels are only computed for particles next to a block that is splatted. The neighbour
+//! search walks cells of size `R` over positions copied in cell order (struct of arrays, one
+//! contiguous slice per cell row); a first pass only counts neighbours and stops at
+//! [`N_FULL`] (most particles: a sphere kernel, no covariance, no eigen-solve).
+//!
 //! Splatting works as in [`super::level_set`]: per block, particles in a fixed order, so the
-//! bytes do not depend on the thread count. The neighbour search bins particles into cells of
-//! size `R` with a stable counting sort.
+//! bytes do not depend on the thread count.
 
-use super::level_set::{LevelSet, Params};
+use super::level_set::{LevelSet, Params, ceil_pos};
 use super::sparse_grid::{B, BP, SparseGrid};
 use nalgebra::{Matrix3, SymmetricEigen};
 use rayon::prelude::*;
 
-/// Laplacian smoothing weight λ of the kernel centres. Yu & Turk use 0.9-1 with their density
-/// iso-surface; in the Zhu-Bridson form it pulls every surface inwards and, measured on the
-/// default dam break (`cargo bench --bench surface_fidelity`), λ = 0.3 / 0.9 lower the mesh
-/// volume at the splash (frame 20) from 0.83 to 0.79 / 0.68 N s^3 and leave more particles
-/// outside, and do not flatten a settled pool (RMS height 2.5 -> 2.8 / 2.9 mm at 0.05 m cells),
-/// so the step is kept but off.
-pub const SMOOTHING: f32 = 0.0;
 /// Largest ratio between a kernel's longest and shortest axis (Yu & Turk's k_r = 4).
 pub const MAX_RATIO: f32 = 4.0;
 /// Fewer neighbours (itself included) than this: isotropic kernel of radius `k_n R`. Two
@@ -118,13 +121,16 @@ fn sym(q: &Matrix3<f32>, v: [f32; 3]) -> [f32; 6] {
     [e(0, 0), e(1, 1), e(2, 2), e(0, 1), e(0, 2), e(1, 2)]
 }
 
-/// Uniform cells of size `r` over the finite particles (stable counting sort).
+/// Uniform cells of size `r` over the finite particles (stable counting sort), with the
+/// particles' positions copied in cell order so that a cell row is one contiguous slice.
 struct Cells {
     lo: [f32; 3],
     inv: f32,
     dims: [usize; 3],
     start: Vec<u32>,
     order: Vec<u32>,
+    /// Positions in cell order (`order[k]`'s at `sorted[a][k]`).
+    sorted: [Vec<f32>; 3],
 }
 
 impl Cells {
@@ -153,8 +159,10 @@ impl Cells {
             dims,
             start: vec![0; dims[0] * dims[1] * dims[2] + 1],
             order: Vec::new(),
+            sorted: Default::default(),
         };
         let keys: Vec<u32> = (0..n)
+            .into_par_iter()
             .map(|i| {
                 if finite(i) {
                     this.key([pos[0][i], pos[1][i], pos[2][i]]) as u32
@@ -175,6 +183,8 @@ impl Cells {
             this.order[fill[k as usize] as usize] = i as u32;
             fill[k as usize] += 1;
         }
+        this.sorted =
+            std::array::from_fn(|a| this.order.par_iter().map(|&i| pos[a][i as usize]).collect());
         this
     }
 
@@ -189,220 +199,339 @@ impl Cells {
         c[0] + self.dims[0] * (c[1] + self.dims[1] * c[2])
     }
 
-    /// Calls `f(j)` for every particle in the 27 cells around `x`.
+    /// Calls `f(rows)` with each of the 9 contiguous rows of sorted positions that hold the
+    /// particles of the 27 cells around `x` (the centre row first); stops when `f` says so.
     #[inline]
-    fn for_near(&self, x: [f32; 3], mut f: impl FnMut(usize)) {
+    fn rows_near(&self, x: [f32; 3], mut f: impl FnMut([&[f32]; 3]) -> bool) {
         let c = self.coord(x);
-        let r = |a: usize| c[a].saturating_sub(1)..=(c[a] + 1).min(self.dims[a] - 1);
-        for z in r(2) {
-            for y in r(1) {
-                let row = self.dims[0] * (y + self.dims[1] * z);
-                let (x0, x1) = (*r(0).start(), *r(0).end());
-                let (s, e) = (self.start[row + x0], self.start[row + x1 + 1]);
-                for &j in &self.order[s as usize..e as usize] {
-                    f(j as usize);
-                }
+        let lo = |a: usize| c[a].saturating_sub(1);
+        let hi = |a: usize| (c[a] + 1).min(self.dims[a] - 1);
+        let (x0, x1) = (lo(0), hi(0));
+        const ORDER: [(usize, usize); 9] = [
+            (1, 1),
+            (0, 1),
+            (2, 1),
+            (1, 0),
+            (1, 2),
+            (0, 0),
+            (2, 0),
+            (0, 2),
+            (2, 2),
+        ];
+        for (dy, dz) in ORDER {
+            let (Some(y), Some(z)) = ((c[1] + dy).checked_sub(1), (c[2] + dz).checked_sub(1))
+            else {
+                continue;
+            };
+            if y < lo(1) || y > hi(1) || z < lo(2) || z > hi(2) {
+                continue;
+            }
+            let row = self.dims[0] * (y + self.dims[1] * z);
+            let (s, e) = (self.start[row + x0], self.start[row + x1 + 1]);
+            let r = s as usize..e as usize;
+            if f(std::array::from_fn(|a| &self.sorted[a][r.clone()])) {
+                return;
             }
         }
     }
 }
 
-/// Kernel centres (Laplacian-smoothed positions) and kernels of every particle.
-fn kernels(pos: &[Vec<f32>; 3], p: &Params) -> ([Vec<f32>; 3], Vec<Kernel>) {
-    let n = pos[0].len();
-    let big_r = p.kernel_radius as f32;
-    let h = p.cell as f32;
-    let vol_radius = p.radius as f32;
-    let volume = 4.0 / 3.0 * std::f32::consts::PI * vol_radius.powi(3);
-    let cells = Cells::new(pos, big_r);
-    let inv_r = 1.0 / big_r;
-    let per: Vec<([f32; 3], Kernel)> = (0..n)
-        .into_par_iter()
-        .map(|i| {
-            let xi = [pos[0][i], pos[1][i], pos[2][i]];
-            if !xi.iter().all(|v| v.is_finite()) {
-                let none = Kernel {
-                    m: [0.0; 6],
-                    amp: 0.0,
-                    f: [0.0; 6],
-                    fs: 0.0,
-                    ext: [0.0; 3],
-                    wall_axis: 3,
-                    wall_offset: 0.0,
-                };
-                return (xi, none);
+/// Whether at least `n` particles lie within `sqrt(r2)` of `x` (stops counting there).
+fn has_neighbours(cells: &Cells, x: [f32; 3], r2: f32, n: usize) -> bool {
+    let mut count = 0;
+    cells.rows_near(x, |[rx, ry, rz]| {
+        count += rx
+            .iter()
+            .zip(ry)
+            .zip(rz)
+            .map(|((&px, &py), &pz)| {
+                let d = [px - x[0], py - x[1], pz - x[2]];
+                (d[0] * d[0] + d[1] * d[1] + d[2] * d[2] < r2) as u32
+            })
+            .sum::<u32>() as usize;
+        count >= n
+    });
+    count >= n
+}
+
+/// The kernel of a particle with a full neighbourhood: the sphere of radius R.
+fn sphere_kernel(big_r: f32, volume: f32) -> Kernel {
+    let m = 1.0 / (big_r * big_r);
+    Kernel {
+        m: [m, m, m, 0.0, 0.0, 0.0],
+        amp: volume / (KERNEL_INTEGRAL * big_r * big_r * big_r),
+        f: [0.0; 6],
+        fs: 0.0,
+        ext: [big_r; 3],
+        wall_axis: 3,
+        wall_offset: 0.0,
+    }
+}
+
+/// Per-frame constants of the kernels (metres).
+struct Consts {
+    big_r: f32,
+    h: f32,
+    vol_radius: f32,
+    volume: f32,
+    inv_r: f32,
+}
+
+/// The kernel (metres) of the particle at `xi`. Most particles have full neighbourhoods (at
+/// least [`N_FULL`] within R): a first pass only counts their neighbours and stops there; the
+/// covariance pass runs for the others.
+fn kernel_of(xi: [f32; 3], cells: &Cells, k: &Consts, p: &Params) -> Kernel {
+    let Consts {
+        big_r,
+        h,
+        vol_radius,
+        volume,
+        inv_r,
+    } = *k;
+    // Within one cell of a wall: the wall film too (below).
+    let near_wall = (0..3).any(|a| {
+        (0.0..h).contains(&(xi[a] - p.region_lo[a] as f32))
+            || (0.0..h).contains(&(p.region_hi[a] as f32 - xi[a]))
+    });
+    if !near_wall && has_neighbours(cells, xi, big_r * big_r, N_FULL) {
+        return sphere_kernel(big_r, volume);
+    }
+    // One pass: weighted sums of the offsets and of their outer products; the
+    // covariance about the weighted mean is `S2 / Σw - mean meanᵀ` (offsets from x_i
+    // are at most R, so f32 keeps its precision).
+    let (mut sw, mut mean, mut count) = (0f32, [0f32; 3], 0usize);
+    let mut c = [0f32; 6];
+    cells.rows_near(xi, |[rx, ry, rz]| {
+        for ((&px, &py), &pz) in rx.iter().zip(ry).zip(rz) {
+            let d = [px - xi[0], py - xi[1], pz - xi[2]];
+            let r2 = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]) * inv_r * inv_r;
+            if r2 < 1.0 {
+                let w = 1.0 - r2 * r2.sqrt();
+                sw += w;
+                count += 1;
+                for a in 0..3 {
+                    mean[a] += w * d[a];
+                }
+                c[0] += w * d[0] * d[0];
+                c[1] += w * d[1] * d[1];
+                c[2] += w * d[2] * d[2];
+                c[3] += w * d[0] * d[1];
+                c[4] += w * d[0] * d[2];
+                c[5] += w * d[1] * d[2];
             }
-            // One pass: weighted sums of the offsets and of their outer products; the
-            // covariance about the weighted mean is `S2 / Σw - mean meanᵀ` (offsets from x_i
-            // are at most R, so f32 keeps its precision).
-            let (mut sw, mut mean, mut count) = (0f32, [0f32; 3], 0usize);
-            let mut c = [0f32; 6];
-            cells.for_near(xi, |j| {
-                let d = [pos[0][j] - xi[0], pos[1][j] - xi[1], pos[2][j] - xi[2]];
-                let r2 = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]) * inv_r * inv_r;
-                if r2 < 1.0 {
-                    let w = 1.0 - r2 * r2.sqrt();
-                    sw += w;
-                    count += 1;
-                    for a in 0..3 {
-                        mean[a] += w * d[a];
-                    }
-                    c[0] += w * d[0] * d[0];
-                    c[1] += w * d[1] * d[1];
-                    c[2] += w * d[2] * d[2];
-                    c[3] += w * d[0] * d[1];
-                    c[4] += w * d[0] * d[2];
-                    c[5] += w * d[1] * d[2];
-                }
-            });
-            let mean = mean.map(|v| v / sw);
-            let c = [
-                c[0] / sw - mean[0] * mean[0],
-                c[1] / sw - mean[1] * mean[1],
-                c[2] / sw - mean[2] * mean[2],
-                c[3] / sw - mean[0] * mean[1],
-                c[4] / sw - mean[0] * mean[2],
-                c[5] / sw - mean[1] * mean[2],
-            ];
-            let centre: [f32; 3] = std::array::from_fn(|a| xi[a] + SMOOTHING * mean[a]);
-            // Principal axes (columns of q) and radii, longest first.
-            let (q, rho) = if count >= N_FULL {
-                (Matrix3::identity(), [big_r; 3])
-            } else if count >= N_EPS {
-                let cm = Matrix3::new(c[0], c[3], c[4], c[3], c[1], c[5], c[4], c[5], c[2]);
-                let eig = SymmetricEigen::new(cm);
-                let mut idx = [0usize, 1, 2];
-                idx.sort_by(|&a, &b| eig.eigenvalues[b].total_cmp(&eig.eigenvalues[a]));
-                let sig = idx.map(|k| eig.eigenvalues[k].max(0.0).sqrt());
-                let q = Matrix3::from_columns(&idx.map(|k| -> nalgebra::Vector3<f32> {
-                    eig.eigenvectors.column(k).into_owned()
-                }));
-                if sig[0] > 0.0 {
-                    let s = sig.map(|v| v.max(sig[0] / MAX_RATIO));
-                    let g = (s[0] * s[1] * s[2]).cbrt();
-                    (q, s.map(|v| big_r * v / g))
-                } else {
-                    (Matrix3::identity(), [ISOLATED_SCALE * big_r; 3])
-                }
+        }
+        false
+    });
+    let mean = mean.map(|v| v / sw);
+    let c = [
+        c[0] / sw - mean[0] * mean[0],
+        c[1] / sw - mean[1] * mean[1],
+        c[2] / sw - mean[2] * mean[2],
+        c[3] / sw - mean[0] * mean[1],
+        c[4] / sw - mean[0] * mean[2],
+        c[5] / sw - mean[1] * mean[2],
+    ];
+    let centre = xi;
+    // Principal axes (columns of q) and radii, longest first.
+    let (q, rho) = if count >= N_FULL {
+        (Matrix3::identity(), [big_r; 3])
+    } else if count >= N_EPS {
+        let cm = Matrix3::new(c[0], c[3], c[4], c[3], c[1], c[5], c[4], c[5], c[2]);
+        let eig = SymmetricEigen::new(cm);
+        let mut idx = [0usize, 1, 2];
+        idx.sort_by(|&a, &b| eig.eigenvalues[b].total_cmp(&eig.eigenvalues[a]));
+        let sig = idx.map(|k| eig.eigenvalues[k].max(0.0).sqrt());
+        let q = Matrix3::from_columns(
+            &idx.map(|k| -> nalgebra::Vector3<f32> { eig.eigenvectors.column(k).into_owned() }),
+        );
+        if sig[0] > 0.0 {
+            let s = sig.map(|v| v.max(sig[0] / MAX_RATIO));
+            let g = (s[0] * s[1] * s[2]).cbrt();
+            (q, s.map(|v| big_r * v / g))
+        } else {
+            (Matrix3::identity(), [ISOLATED_SCALE * big_r; 3])
+        }
+    } else {
+        (Matrix3::identity(), [ISOLATED_SCALE * big_r; 3])
+    };
+    let m = sym(&q, rho.map(|v| 1.0 / (v * v)));
+    let amp = volume / (KERNEL_INTEGRAL * rho[0] * rho[1] * rho[2]);
+    let mut ext: [f32; 3] = std::array::from_fn(|a| {
+        (0..3)
+            .map(|k| (rho[k] * q[(a, k)]).powi(2))
+            .sum::<f32>()
+            .sqrt()
+    });
+    let (mut f, mut fs) = ([0f32; 6], 0f32);
+    if count < N_THIN {
+        let gm = (rho[0] * rho[1] * rho[2]).cbrt();
+        let thin: [bool; 3] = std::array::from_fn(|k| rho[k] < 0.75 * rho[0]);
+        let n_thin = thin.iter().filter(|t| **t).count();
+        let axes: [f32; 3] = std::array::from_fn(|k| {
+            let min = match (thin[k], n_thin) {
+                (false, _) => 0.9,
+                (true, 1) => 0.75,
+                (true, _) => 0.8,
+            };
+            (min * h).max(FLOOR_REACH * vol_radius * rho[k] / gm)
+        });
+        f = sym(&q, axes.map(|v| 1.0 / (v * v)));
+        fs = axes.iter().copied().fold(f32::MAX, f32::min);
+        for a in 0..3 {
+            let e = (0..3)
+                .map(|k| ((axes[k] + 1.5 * h) * q[(a, k)]).powi(2))
+                .sum::<f32>()
+                .sqrt();
+            ext[a] = ext[a].max(e);
+        }
+    }
+    // Nearest wall of the liquid region within one cell of the centre.
+    let (mut wall_axis, mut wall_offset, mut best) = (3u8, 0f32, h);
+    for a in 0..3 {
+        for (wall, sign) in [
+            (p.region_lo[a] as f32, 1.0f32),
+            (p.region_hi[a] as f32, -1.0),
+        ] {
+            let dist = sign * (centre[a] - wall);
+            if (0.0..best).contains(&dist) {
+                best = dist;
+                wall_axis = a as u8;
+                wall_offset = wall + sign * WALL_CENTRE * h - centre[a];
+            }
+        }
+    }
+    if wall_axis < 3 {
+        for a in 0..3 {
+            let e = if a == wall_axis as usize {
+                wall_offset.abs() + (WALL_ACROSS + 1.5) * h
             } else {
-                (Matrix3::identity(), [ISOLATED_SCALE * big_r; 3])
+                (WALL_ALONG + 1.5) * h
             };
-            let m = sym(&q, rho.map(|v| 1.0 / (v * v)));
-            let amp = volume / (KERNEL_INTEGRAL * rho[0] * rho[1] * rho[2]);
-            let mut ext: [f32; 3] = std::array::from_fn(|a| {
-                (0..3)
-                    .map(|k| (rho[k] * q[(a, k)]).powi(2))
-                    .sum::<f32>()
-                    .sqrt()
-            });
-            let (mut f, mut fs) = ([0f32; 6], 0f32);
-            if count < N_THIN {
-                let gm = (rho[0] * rho[1] * rho[2]).cbrt();
-                let thin: [bool; 3] = std::array::from_fn(|k| rho[k] < 0.75 * rho[0]);
-                let n_thin = thin.iter().filter(|t| **t).count();
-                let axes: [f32; 3] = std::array::from_fn(|k| {
-                    let min = match (thin[k], n_thin) {
-                        (false, _) => 0.9,
-                        (true, 1) => 0.75,
-                        (true, _) => 0.8,
-                    };
-                    (min * h).max(FLOOR_REACH * vol_radius * rho[k] / gm)
-                });
-                f = sym(&q, axes.map(|v| 1.0 / (v * v)));
-                fs = axes.iter().copied().fold(f32::MAX, f32::min);
-                for a in 0..3 {
-                    let e = (0..3)
-                        .map(|k| ((axes[k] + 1.5 * h) * q[(a, k)]).powi(2))
-                        .sum::<f32>()
-                        .sqrt();
-                    ext[a] = ext[a].max(e);
-                }
-            }
-            // Nearest wall of the liquid region within one cell of the centre.
-            let (mut wall_axis, mut wall_offset, mut best) = (3u8, 0f32, h);
-            for a in 0..3 {
-                for (wall, sign) in [
-                    (p.region_lo[a] as f32, 1.0f32),
-                    (p.region_hi[a] as f32, -1.0),
-                ] {
-                    let dist = sign * (centre[a] - wall);
-                    if (0.0..best).contains(&dist) {
-                        best = dist;
-                        wall_axis = a as u8;
-                        wall_offset = wall + sign * WALL_CENTRE * h - centre[a];
-                    }
-                }
-            }
-            if wall_axis < 3 {
-                for a in 0..3 {
-                    let e = if a == wall_axis as usize {
-                        wall_offset.abs() + (WALL_ACROSS + 1.5) * h
-                    } else {
-                        (WALL_ALONG + 1.5) * h
-                    };
-                    ext[a] = ext[a].max(e);
-                }
-            }
-            let k = Kernel {
-                m,
-                amp,
-                f,
-                fs,
-                ext,
-                wall_axis,
-                wall_offset,
-            };
-            (centre, k)
-        })
-        .collect();
-    let centres = std::array::from_fn(|a| per.iter().map(|(c, _)| c[a]).collect());
-    (centres, per.into_iter().map(|(_, k)| k).collect())
+            ext[a] = ext[a].max(e);
+        }
+    }
+    Kernel {
+        m,
+        amp,
+        f,
+        fs,
+        ext,
+        wall_axis,
+        wall_offset,
+    }
 }
 
 /// Samples the anisotropic level set of `pos`/`vel` (wall mirrors already added by
 /// [`super::level_set::build`]), before any blur and the wall clip.
+///
+/// Order: bin the particles into blocks; mark the blocks that need no splat ([`Skip`]: deep
+/// inside the liquid or beyond a wall); compute the kernels of the particles near a block that
+/// does (in binned order, grid units); splat those blocks.
 pub fn build(pos: &[Vec<f32>; 3], vel: &[Vec<f32>; 3], p: &Params) -> LevelSet {
-    let (centres, kern) = kernels(pos, p);
-    let reach = kern
-        .iter()
-        .flat_map(|k| k.ext)
-        .fold(0f32, f32::max)
-        .max(p.cell as f32) as f64;
-    let grid = SparseGrid::new(&centres, vel, p.cell, p.region_lo, p.region_hi, reach);
-    // Kernels in binned order and grid units.
-    let h = p.cell as f32;
-    let h2 = h * h;
-    let kb: Vec<Kernel> = grid
-        .order
-        .par_iter()
-        .map(|&i| {
-            let k = kern[i as usize];
-            Kernel {
-                m: k.m.map(|v| v * h2),
-                amp: k.amp,
-                f: k.f.map(|v| v * h2),
-                fs: k.fs,
-                ext: k.ext.map(|v| v / h),
-                wall_axis: k.wall_axis,
-                wall_offset: k.wall_offset / h,
+    let reach = p.reach().max(p.cell);
+    let grid = SparseGrid::new(pos, vel, p.cell, p.region_lo, p.region_hi, reach);
+    let nb = grid.blocks.len();
+    // Particles per mesh cell at rest density (one per `4/3 π r³`).
+    let per_cell = (p.cell.powi(3) / (4.0 / 3.0 * std::f64::consts::PI * p.radius.powi(3))) as f32;
+    let counts = cube_counts(&grid);
+    let min = DEEP_DENSITY * per_cell * (CUBE * CUBE * CUBE) as f32;
+    let skip: Vec<Skip> = (0..nb)
+        .into_par_iter()
+        .map(|s| {
+            let dense = grid.blocks[s];
+            let bc = grid.coords(dense);
+            // Every point at least one cell beyond a wall plane (outside the liquid region).
+            let beyond = (0..3).any(|a| {
+                let first = (grid.origin[a] + bc[a] * B as i64) as f64 * p.cell;
+                let last = first + (B - 1) as f64 * p.cell;
+                last <= p.region_lo[a] - 0.999 * p.cell || first >= p.region_hi[a] + 0.999 * p.cell
+            });
+            if beyond {
+                Skip::Beyond
+            } else if per_cell >= 0.5 && is_deep(&grid, &counts, dense, min) {
+                Skip::Deep
+            } else {
+                Skip::No
             }
         })
         .collect();
-    drop(kern);
+    // Kernels (binned order, grid units) of the particles in blocks next to a splatted one
+    // (a kernel reaches at most one block: `reach < B` cells).
+    let reach_g = (reach / p.cell) as f32;
+    debug_assert!(reach_g < B as f32);
+    let cells = Cells::new(pos, p.kernel_radius as f32);
+    let consts = Consts {
+        big_r: p.kernel_radius as f32,
+        h: p.cell as f32,
+        vol_radius: p.radius as f32,
+        volume: 4.0 / 3.0 * std::f32::consts::PI * (p.radius as f32).powi(3),
+        inv_r: 1.0 / p.kernel_radius as f32,
+    };
+    let h = p.cell as f32;
+    let h2 = h * h;
+    let none = Kernel {
+        m: [0.0; 6],
+        amp: 0.0,
+        f: [0.0; 6],
+        fs: 0.0,
+        ext: [-1.0; 3],
+        wall_axis: 3,
+        wall_offset: 0.0,
+    };
+    let kb: Vec<Kernel> = (0..nb)
+        .into_par_iter()
+        .flat_map_iter(|s| {
+            let dense = grid.blocks[s];
+            let bc = grid.coords(dense);
+            let (grid, cells, consts) = (&grid, &cells, &consts);
+            let skip = &skip;
+            grid.particles_of(dense).map(move |k| {
+                // Blocks within the largest reach of the particle: is one of them splatted?
+                let q: [f32; 3] = std::array::from_fn(|a| grid.pos[a][k]);
+                let r: [(i64, i64); 3] = std::array::from_fn(|a| {
+                    let lo = ((q[a] - reach_g) / B as f32).floor() as i64;
+                    let hi = ((q[a] + reach_g) / B as f32).floor() as i64;
+                    (lo.max(bc[a] - 1), hi.min(bc[a] + 1))
+                });
+                let needed = (r[2].0..=r[2].1).any(|z| {
+                    (r[1].0..=r[1].1).any(|y| {
+                        (r[0].0..=r[0].1).any(|x| {
+                            let n = grid.slot_at([x, y, z]);
+                            n != super::sparse_grid::NONE && skip[n as usize] == Skip::No
+                        })
+                    })
+                });
+                if !needed {
+                    return none;
+                }
+                let i = grid.order[k] as usize;
+                let k = kernel_of([pos[0][i], pos[1][i], pos[2][i]], cells, consts, p);
+                Kernel {
+                    m: k.m.map(|v| v * h2),
+                    amp: k.amp,
+                    f: k.f.map(|v| v * h2),
+                    fs: k.fs,
+                    ext: k.ext.map(|v| v / h),
+                    wall_axis: k.wall_axis,
+                    wall_offset: k.wall_offset / h,
+                }
+            })
+        })
+        .collect();
+    drop(cells);
     let outside = reach as f32;
     let radius = p.radius as f32;
-    let nb = grid.blocks.len();
     let mut phi = vec![0f32; nb * BP];
     let mut floor = vec![0f32; nb * BP];
     let mut velo = vec![[0f32; 3]; nb * BP];
-    let reach_g = (reach / p.cell) as f32;
     phi.par_chunks_mut(BP)
         .zip(floor.par_chunks_mut(BP))
         .zip(velo.par_chunks_mut(BP))
         .enumerate()
         .for_each(|(s, ((phi, floor), vel))| {
             let out = Out { phi, floor, vel };
-            splat_block(&grid, &kb, grid.blocks[s], reach_g, radius, outside, out)
+            let dense = grid.blocks[s];
+            splat_block(&grid, &kb, dense, reach_g, radius, outside, skip[s], out)
         });
     LevelSet {
         grid,
@@ -435,6 +564,73 @@ impl LevelSet {
     }
 }
 
+/// Edge (mesh cells) of the density cubes of the deep-block test ([`is_deep`]); a block holds
+/// `(B / CUBE)^3` of them.
+pub const CUBE: usize = 4;
+const CPB: usize = B / CUBE;
+/// Least share of the rest density (one particle per `4/3 π r³`) in every density cube of a
+/// deep block and of the ring of cubes around it.
+pub const DEEP_DENSITY: f32 = 0.6;
+
+/// Particle counts of the density cubes of each allocated block (slot order).
+fn cube_counts(g: &SparseGrid) -> Vec<[u16; CPB * CPB * CPB]> {
+    g.blocks
+        .par_iter()
+        .map(|&dense| {
+            let bc = g.coords(dense);
+            let mut c = [0u16; CPB * CPB * CPB];
+            for i in g.particles_of(dense) {
+                let l: [usize; 3] = std::array::from_fn(|a| {
+                    let q = g.pos[a][i] - (bc[a] * B as i64) as f32;
+                    ((q.max(0.0) as usize) / CUBE).min(CPB - 1)
+                });
+                let k = l[0] + CPB * (l[1] + CPB * l[2]);
+                c[k] = c[k].saturating_add(1);
+            }
+            c
+        })
+        .collect()
+}
+
+/// Whether block `dense` lies deep inside the liquid: every density cube of it and of the ring
+/// of cubes around it ([`CUBE`] cells wide) holds at least `min` particles ([`DEEP_DENSITY`] of
+/// the rest density). A free surface leaves the cubes it crosses, or the ones beside it, short
+/// of particles, so no marching-cubes edge crossing the surface, nor the gradient stencil of
+/// one, touches a deep block: its points need no splat (the narrow band; most of a deep pool's
+/// points). Air pockets that leave every cube three quarters full (thinner than about one
+/// cell) are filled; the Zhu-Bridson average closes them anyway.
+fn is_deep(g: &SparseGrid, counts: &[[u16; CPB * CPB * CPB]], dense: u32, min: f32) -> bool {
+    let bc = g.coords(dense);
+    let c = CPB as i64;
+    for z in bc[2] * c - 1..=bc[2] * c + c {
+        for y in bc[1] * c - 1..=bc[1] * c + c {
+            for x in bc[0] * c - 1..=bc[0] * c + c {
+                let q = [x, y, z];
+                let slot = g.slot_at(q.map(|v| v.div_euclid(c)));
+                if slot == super::sparse_grid::NONE {
+                    return false;
+                }
+                let l = q.map(|v| v.rem_euclid(c) as usize);
+                if (counts[slot as usize][l[0] + CPB * (l[1] + CPB * l[2])] as f32) < min {
+                    return false;
+                }
+            }
+        }
+    }
+    true
+}
+
+/// Blocks whose points need no splat.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Skip {
+    No,
+    /// Deep inside the liquid ([`is_deep`]): `phi = -r`.
+    Deep,
+    /// Every point a cell or more beyond a wall plane: air after the wall clip.
+    Beyond,
+}
+
+#[allow(clippy::too_many_arguments)]
 fn splat_block(
     g: &SparseGrid,
     kb: &[Kernel],
@@ -442,8 +638,16 @@ fn splat_block(
     reach_g: f32,
     radius: f32,
     outside: f32,
+    skip: Skip,
     out: Out,
 ) {
+    if skip != Skip::No {
+        // Deep: inside; beyond a wall: the wall clip makes it air whatever is splatted.
+        out.phi.fill(if skip == Skip::Deep { -radius } else { 0.0 });
+        out.floor.fill(outside);
+        out.vel.fill([0.0; 3]);
+        return;
+    }
     let bc = g.coords(dense);
     let fo: [f32; 3] = std::array::from_fn(|a| (bc[a] * B as i64) as f32);
     let d = (reach_g / B as f32).ceil() as i64;
@@ -472,7 +676,7 @@ fn splat_block(
                         continue;
                     }
                     let lo: [usize; 3] =
-                        std::array::from_fn(|a| (q[a] - k.ext[a]).max(0.0).ceil() as usize);
+                        std::array::from_fn(|a| ceil_pos((q[a] - k.ext[a]).max(0.0)));
                     let hi: [usize; 3] =
                         std::array::from_fn(|a| ((q[a] + k.ext[a]).min(bmax)) as usize);
                     let v = [g.vel[0][i], g.vel[1][i], g.vel[2][i]];
@@ -495,7 +699,7 @@ fn splat_block(
                                 if x1 < 0.0 || x0 > bmax {
                                     continue;
                                 }
-                                let x0 = x0.max(0.0).ceil() as usize;
+                                let x0 = ceil_pos(x0.max(0.0));
                                 let x1 = (x1.min(bmax) as usize).min(B - 1);
                                 for x in x0..=x1 {
                                     let dx = x as f32 - q[0];

@@ -301,7 +301,7 @@ pub fn build(pos: &[Vec<f32>; 3], vel: &[Vec<f32>; 3], p: &Params) -> LevelSet {
 
 /// `ceil(v)` for `v >= 0` without a libm call.
 #[inline(always)]
-fn ceil_pos(v: f32) -> usize {
+pub(super) fn ceil_pos(v: f32) -> usize {
     let t = v as usize;
     if (t as f32) < v { t + 1 } else { t }
 }

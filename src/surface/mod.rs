@@ -51,9 +51,9 @@ pub enum Method {
     /// droplets), about 6% more volume than the particles' on a seeded ball; without the blur
     /// it may enclose tiny air pockets between particles. About as fast as `zhu_bridson`.
     Spheres,
-    /// Yu & Turk 2013 anisotropic kernels: kernels stretched along sheets and filaments,
-    /// Laplacian-smoothed centres, the liquid volume fraction's 1/2 level, and a thin-feature
-    /// floor so sheets, filaments and droplets survive the lattice (see [`anisotropic`]).
+    /// Yu & Turk 2013 anisotropic kernels: kernels stretched along sheets and filaments in the
+    /// Zhu-Bridson average, a thin-feature floor so sheets, filaments and droplets survive the
+    /// lattice, and wall films (see [`anisotropic`]).
     Anisotropic,
 }
 
