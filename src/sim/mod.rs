@@ -530,6 +530,7 @@ fn substep(
     ws.emission.open_faces(&d, &mut ws.labels);
     ws.solids.label_solid_cells(&d, time, &mut ws.labels);
     forces::classify_faces(&d, &ws.labels, &mut ws.kinds);
+    ws.solids.close_faces(&mut ws.kinds);
     let g = scene.gravity.map(|x| x as f32);
     forces::apply_forces(&mut ws.vel, &mut ws.old, &ws.kinds, g, dt);
     ws.solids.wall_velocities(&d, time, &ws.kinds, &mut ws.vel);
@@ -548,6 +549,7 @@ fn substep(
         scene.solver.pressure_max_iterations,
         dt,
         !first,
+        ws.solids.faces(),
     );
     secs.pressure += t.elapsed().as_secs_f64();
     let t = Instant::now();
