@@ -75,6 +75,7 @@ mod displace_avx2;
 pub mod emit;
 pub mod extrapolate;
 pub mod forces;
+pub mod friction;
 #[cfg(target_arch = "x86_64")]
 mod gather_avx2;
 pub mod mac_grid;
@@ -481,6 +482,11 @@ impl Simulation {
     }
 }
 
+/// The domain walls' tangential friction.
+fn d_friction(scene: &SimSettings) -> f32 {
+    scene.domain.friction as f32
+}
+
 /// Largest particle speed, m/s (exact in any reduction order).
 fn max_speed(sp: &SortedParticles) -> f32 {
     let [vx, vy, vz] = &sp.vel;
@@ -550,6 +556,15 @@ fn substep(
         dt,
         !first,
         ws.solids.faces(),
+    );
+    // Tangential friction of walls and obstacles (scenes that ask for it only).
+    let walls = d_friction(scene);
+    friction::apply(
+        &d,
+        &ws.labels,
+        &ws.kinds,
+        &mut ws.vel,
+        ws.solids.friction_faces(walls),
     );
     secs.pressure += t.elapsed().as_secs_f64();
     let t = Instant::now();

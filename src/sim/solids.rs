@@ -29,6 +29,7 @@
 //! Layer 2 (sim): imports geometry only.
 
 use super::cell_sort::SortedParticles;
+use super::friction::FrictionFaces;
 use super::mac_grid::{CellLabel, FaceKind, GridDims};
 use super::pressure::SolidFaces;
 use crate::geometry::face_fractions::{FaceFractions, face_fractions_into};
@@ -96,6 +97,9 @@ pub struct SolidState {
     fractions: FaceFractions,
     /// The moving solids' velocity component on every face they (partly) cover (0 elsewhere).
     face_vel: [Vec<f32>; 3],
+    /// The friction of the solid nearest each face they (partly) cover (only when some
+    /// obstacle has friction; 0 elsewhere).
+    face_friction: [Vec<f32>; 3],
     /// Positions before the particle move (anti-tunnelling).
     prev: [Vec<f32>; 3],
 }
@@ -112,6 +116,8 @@ impl SolidState {
         let faces = |a: usize| if active { d.faces(a) } else { 0 };
         let moving = active && obstacles.animated();
         let moving_faces = |a: usize| if moving { d.faces(a) } else { 0 };
+        let rough = obstacles.solids.iter().any(|s| s.friction() > 0.0);
+        let rough_faces = |a: usize| if rough { d.faces(a) } else { 0 };
         Self {
             obstacles,
             cell_phi: vec![f32::INFINITY; cells],
@@ -122,6 +128,7 @@ impl SolidState {
                 open: std::array::from_fn(|a| vec![1.0; faces(a)]),
             },
             face_vel: std::array::from_fn(|a| vec![0.0; moving_faces(a)]),
+            face_friction: std::array::from_fn(|a| vec![0.0; rough_faces(a)]),
             prev: Default::default(),
         }
     }
@@ -173,7 +180,47 @@ impl SolidState {
                 }
             });
         face_fractions_into(&self.node_phi, n, &mut self.fractions);
+        if !self.face_friction[0].is_empty() {
+            for a in 0..3 {
+                let m = d.face_n(a);
+                let stride = [1, n[0], n[0] * n[1]][a];
+                let (phi, open) = (&self.cell_phi, &self.fractions.open[a]);
+                self.face_friction[a]
+                    .par_chunks_mut(m[0])
+                    .enumerate()
+                    .for_each(|(row, out)| {
+                        let (j, k) = (row % m[1], row / m[1]);
+                        for (i, o) in out.iter_mut().enumerate() {
+                            let ijk = [i, j, k];
+                            let inside = ijk[a] > 0 && ijk[a] < n[a];
+                            let c = i + n[0] * (j + n[1] * k);
+                            let covered = open[i + m[0] * row] < 1.0
+                                || (inside && (phi[c] < 0.0 || phi[c - stride] < 0.0));
+                            *o = if covered {
+                                let p: [f64; 3] = std::array::from_fn(|b| {
+                                    let off = if b == a { 0.0 } else { 0.5 };
+                                    lo[b] + (ijk[b] as f64 + off) * h
+                                });
+                                solids[nearest(&posed, p).2].friction()
+                            } else {
+                                0.0
+                            };
+                        }
+                    });
+            }
+        }
         self.cell_time = Some(t);
+    }
+
+    /// The friction pass's obstacle data with the domain walls' friction `walls`.
+    pub fn friction_faces(&self, walls: f32) -> FrictionFaces<'_> {
+        let active = self.active();
+        FrictionFaces {
+            walls,
+            open: active.then_some(&self.fractions.open),
+            obstacle: (!self.face_friction[0].is_empty()).then_some(&self.face_friction),
+            solid_vel: (active && self.obstacles.animated()).then_some(&self.face_vel),
+        }
     }
 
     /// The variational boundaries of the last [`Self::label_solid_cells`]: every face's open
