@@ -44,10 +44,10 @@ fn check_inside(l: &LoadedScene, p: &Particles, t: f64, what: &str) {
 /// wall is thinner than a cell): it sloshes up the wall and back for the whole run. Reference:
 /// the glass's geometry and mass conservation. At every frame every particle is inside (see
 /// [`check_inside`]) and the count is constant. (The issue's third check, the liquid mesh's
-/// volume within 2% of the first frame's, is not asserted: until the surface stage extends the
-/// level set into solids the mesh stands off every wall by about the particle radius, so at
-/// this resolution it encloses 35-65% of the particles' volume depending on how much wall the
-/// liquid touches; README "Obstacles", known gaps.)
+/// volume within 2% of the first frame's, is measured and printed but not asserted: with the
+/// mesh meeting the glass (`surface::obstacles`) it is 29-55% below the first frame's over
+/// the run, while the liquid keeps splashing at 1-2.6 m/s in this coarse glass; README
+/// "Obstacles", known gaps.)
 #[test]
 fn glass_holds_500_frames_of_sloshing() {
     let l = scene(
@@ -61,13 +61,32 @@ fn glass_holds_500_frames_of_sloshing() {
     assert!(n0 > 1000, "{n0}");
     let mut sim = Simulation::new(&l.scene, l.particles.clone(), 0).unwrap();
     let mut fastest = 0.0f32;
+    let glass = &l.scene.built_obstacles.solids[0];
+    let volume = |p: &Particles, t: f64| {
+        let sd = |q: [f64; 3]| glass.distance_and_normal(q, t);
+        surge::surface::reconstruct_with_solids(
+            p,
+            &l.scene.surface,
+            &l.scene.domain,
+            Some(&sd as surge::surface::obstacles::SolidDistance<'_>),
+        )
+        .volume()
+    };
+    let v0 = volume(&l.particles, 0.0);
+    let mut worst = 0.0f64;
     for f in 1..=500u32 {
         let rep = sim.advance_frame();
         fastest = fastest.max(rep.max_speed);
         let t = l.scene.frame_time(f);
         check_inside(&l, sim.particles(), t, &format!("frame {f}"));
         assert_eq!(sim.particles().len(), n0, "frame {f}");
+        if f % 25 == 0 {
+            let v = volume(sim.particles(), t);
+            worst = worst.max(((v - v0) / v0).abs());
+            eprintln!("frame {f}: mesh volume {v} vs {v0} ({:+.4})", (v - v0) / v0);
+        }
     }
+    eprintln!("worst mesh volume change {worst:.4}");
     // It did slosh (otherwise the containment says little): the thrown liquid moved fast.
     assert!(fastest > 0.3, "fastest particle {fastest} m/s");
 }
@@ -92,4 +111,67 @@ fn shipped_glass_scene_holds_at_full_resolution() {
         );
         assert_eq!(sim.particles().len(), n0, "frame {f}");
     }
+}
+
+/// The liquid mesh meets the glass (the gap of issue 11): after the coarse glass has settled
+/// (the liquid pooled on the base, 1.5 s), the surface stage given the glass's signed distance
+/// (`surface::obstacles`: mirrored particles, clip, snap) puts the liquid's bottom face on the
+/// base. Measured: the distance to the glass of every downward-facing mesh vertex over the
+/// middle of the base (radius under 5.5 cm, well off the side wall; within a simulation cell of
+/// the base). Tolerance: a quarter of a surface cell (1.6 mm): the snap leaves a vertex on the
+/// zero set of the glass's distance up to its sampling (two Newton steps); a quarter cell is
+/// well under the gap without the obstacle, which the last check requires to be larger (there
+/// the same vertices stand off by about the particle radius: 2.0 mm and more measured).
+#[test]
+fn liquid_mesh_touches_the_glass_base() {
+    let l = scene(
+        r#"{"domain": {"lower": [-0.1, -0.1, -0.0125], "cell_size": 0.0125, "resolution": [16, 16, 16]},
+            "obstacles": [{"type": "mesh", "path": "../inputs/glass.obj"}],
+            "sources": [{"type": "box", "min": [-0.045, -0.045, 0.03], "max": [0.045, 0.045, 0.1]}],
+            "time": {"fps": 30, "frames": 45}}"#,
+    );
+    let mut sim = Simulation::new(&l.scene, l.particles.clone(), 0).unwrap();
+    for _ in 0..45 {
+        sim.advance_frame();
+    }
+    let t = l.scene.frame_time(45);
+    let glass = &l.scene.built_obstacles.solids[0];
+    let sd = |p: [f64; 3]| glass.distance_and_normal(p, t);
+    let h = l.scene.domain.cell_size;
+    let cell_s = l.scene.surface.level_set_params(&l.scene.domain).cell;
+    let bottom = |with: bool| -> Vec<f64> {
+        let m = surge::surface::reconstruct_with_solids(
+            sim.particles(),
+            &l.scene.surface,
+            &l.scene.domain,
+            with.then_some(&sd as surge::surface::obstacles::SolidDistance<'_>),
+        );
+        m.positions
+            .iter()
+            .zip(&m.normals)
+            .map(|(v, n)| (v.map(|c| c as f64), n[2]))
+            .filter(|(v, nz)| {
+                (v[0] * v[0] + v[1] * v[1]).sqrt() < 0.055 && v[2] < 0.01 + h && *nz < -0.7
+            })
+            .map(|(v, _)| glass.signed_distance(v, t))
+            .collect()
+    };
+    let with = bottom(true);
+    let without = bottom(false);
+    let worst = with.iter().fold(0.0f64, |a, d| a.max(d.abs()));
+    let gap_without = without.iter().copied().fold(f64::INFINITY, f64::min);
+    eprintln!(
+        "bottom vertices: {} with the glass, worst |distance| {worst:.5} m (surface cell {cell_s} m); without: {} vertices, nearest {gap_without:.5} m",
+        with.len(),
+        without.len()
+    );
+    assert!(with.len() > 50, "{} vertices on the base", with.len());
+    assert!(
+        worst <= 0.25 * cell_s,
+        "a bottom vertex is {worst} m off the base"
+    );
+    assert!(
+        without.is_empty() || gap_without > 0.25 * cell_s,
+        "without the clip the mesh already touched the base ({gap_without} m)"
+    );
 }

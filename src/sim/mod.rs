@@ -482,11 +482,6 @@ impl Simulation {
     }
 }
 
-/// The domain walls' tangential friction.
-fn d_friction(scene: &SimSettings) -> f32 {
-    scene.domain.friction as f32
-}
-
 /// Largest particle speed, m/s (exact in any reduction order).
 fn max_speed(sp: &SortedParticles) -> f32 {
     let [vx, vy, vz] = &sp.vel;
@@ -558,14 +553,8 @@ fn substep(
         ws.solids.faces(),
     );
     // Tangential friction of walls and obstacles (scenes that ask for it only).
-    let walls = d_friction(scene);
-    friction::apply(
-        &d,
-        &ws.labels,
-        &ws.kinds,
-        &mut ws.vel,
-        ws.solids.friction_faces(walls),
-    );
+    let rough = ws.solids.friction_faces(scene.domain.friction as f32);
+    friction::apply(&d, &ws.labels, &ws.kinds, &mut ws.vel, rough);
     secs.pressure += t.elapsed().as_secs_f64();
     let t = Instant::now();
     ws.emission
