@@ -110,8 +110,7 @@ fn friction_out_of_range_is_an_error() {
         ),
     ] {
         let e = load_str(&json, &dir.join("test.json"), &dir)
-            .err()
-            .expect("rejected")
+            .expect_err("rejected")
             .to_string();
         assert!(e.contains(field), "{e}");
         assert!(e.contains("between 0 and 1"), "{e}");

@@ -95,14 +95,13 @@ pub fn apply(
                                     if f.walls > mu {
                                         (mu, us) = (f.walls, 0.0);
                                     }
-                                } else if both_solid || closed {
-                                    if let Some(fr) = f.obstacle
-                                        && fr[a][g] > mu
-                                    {
-                                        mu = fr[a][g];
-                                        // The solid's velocity on the covered face beside.
-                                        us = f.solid_vel.map_or(0.0, |sv| sv[a][g]);
-                                    }
+                                } else if (both_solid || closed)
+                                    && let Some(fr) = f.obstacle
+                                    && fr[a][g] > mu
+                                {
+                                    mu = fr[a][g];
+                                    // The solid's velocity on the covered face beside.
+                                    us = f.solid_vel.map_or(0.0, |sv| sv[a][g]);
                                 }
                             }
                         }

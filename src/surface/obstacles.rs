@@ -49,7 +49,7 @@ pub fn with_mirrors(particles: &Particles, reach: f64, sd: SolidDistance<'_>) ->
         .map(|i| {
             let x = particles.position(i).map(|c| c as f64);
             let (d, g) = sd(x);
-            if !(d < reach) || !d.is_finite() {
+            if !d.is_finite() || d >= reach {
                 return None;
             }
             let v = particles.velocity(i).map(|c| c as f64);
@@ -102,7 +102,7 @@ pub fn snap(mesh: &mut TriMesh, band: f64, sd: SolidDistance<'_>) {
         .for_each(|v| {
             let mut p = v.map(|c| c as f64);
             let (d0, _) = sd(p);
-            if !(d0 < band) {
+            if !d0.is_finite() || d0 >= band {
                 return;
             }
             for _ in 0..2 {

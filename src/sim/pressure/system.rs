@@ -171,6 +171,7 @@ impl System {
                 let c = c as usize;
                 let ijk = ijk.map(|x| x as usize);
                 let mut sum = 0.0f64;
+                #[allow(clippy::needless_range_loop)] // k names the face: axis k / 2, side k % 2
                 for k in 0..6 {
                     let (a, up) = (k / 2, k % 2);
                     let step = [1, n[0], plane][a];
