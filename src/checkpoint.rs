@@ -293,7 +293,7 @@ pub fn decode(bytes: &[u8]) -> Result<Checkpoint, String> {
             bytes.len() - at
         ));
     }
-    let mut meta: Meta = serde_json::from_slice(meta.ok_or("no META section")?)
+    let meta: Meta = serde_json::from_slice(meta.ok_or("no META section")?)
         .map_err(|e| format!("META section is not valid metadata: {e}"))?;
     // Format 1 predates `solver.transfer`; its runs were PIC/FLIP, which is what a scene without
     // the field means (the default is left out of written scenes), so its META reads as it is.

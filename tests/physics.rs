@@ -269,7 +269,7 @@ fn projection_leaves_fluid_divergence_free() {
         let mut solver = PressureSolver::new(d.cells());
         solver.set_preconditioning(pc, d.n);
         let cap = 1000;
-        let stats = solver.project(&d, &labels, &kinds, &mut vel, tol, cap, dt, false);
+        let stats = solver.project(&d, &labels, &kinds, &mut vel, tol, cap, dt, false, None);
         assert!(
             stats.residual <= tol && stats.iterations < cap,
             "tol {tol} {pc:?}: not converged: {stats:?}"

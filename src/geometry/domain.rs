@@ -37,6 +37,14 @@ pub struct Domain {
     /// resolved scene when every face is a wall, so older runs keep their physics hash.
     #[serde(default, skip_serializing_if = "Boundaries::all_walls")]
     pub boundaries: Boundaries,
+    /// Tangential friction of the wall faces: 0 free slip (the default, left out of the
+    /// resolved scene), 1 no slip.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub friction: f64,
+}
+
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
 }
 
 impl Domain {
@@ -100,6 +108,13 @@ impl Domain {
                     "give at least 3 cells per axis",
                 ));
             }
+        }
+        if !(0.0..=1.0).contains(&d.friction) {
+            return Err(err(
+                "domain.friction",
+                format!("{} is not between 0 and 1", d.friction),
+                "give 0 (free slip, the default) up to 1 (no slip)",
+            ));
         }
         let cells: u64 = d.resolution.iter().map(|&n| n as u64).product();
         if cells > 1 << 30 {

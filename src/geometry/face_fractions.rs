@@ -89,19 +89,28 @@ pub struct FaceFractions {
 /// Open fractions of every MAC face of a grid of `cells` from the solid signed distance `phi`
 /// at its `(cells + 1)` nodes per axis. Parallel over z-planes; the same for any thread count.
 pub fn face_fractions(phi: &[f32], cells: [usize; 3]) -> FaceFractions {
+    let mut out = FaceFractions::default();
+    face_fractions_into(phi, cells, &mut out);
+    out
+}
+
+/// [`face_fractions`] into `out`, reusing its buffers (no allocation once they have the size
+/// of this grid: the stepper calls it every substep for moving obstacles).
+pub fn face_fractions_into(phi: &[f32], cells: [usize; 3], out: &mut FaceFractions) {
     let nn = cells.map(|c| c + 1);
     assert_eq!(
         phi.len(),
         nn[0] * nn[1] * nn[2],
         "phi must have one value per node"
     );
+    out.cells = cells;
     let node = |i: usize, j: usize, k: usize| phi[i + nn[0] * (j + nn[1] * k)];
-    let component = |a: usize| {
+    for (a, out) in out.open.iter_mut().enumerate() {
         let mut m = cells;
         m[a] += 1;
-        let mut out = vec![0f32; m[0] * m[1] * m[2]];
+        out.resize(m[0] * m[1] * m[2], 0.0);
         if out.is_empty() {
-            return out;
+            continue;
         }
         // The two axes spanning a face of component a, in right-handed order.
         let (u, v) = ((a + 1) % 3, (a + 2) % 3);
@@ -122,11 +131,6 @@ pub fn face_fractions(phi: &[f32], cells: [usize; 3]) -> FaceFractions {
                     }
                 }
             });
-        out
-    };
-    FaceFractions {
-        cells,
-        open: [component(0), component(1), component(2)],
     }
 }
 

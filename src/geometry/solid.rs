@@ -198,6 +198,8 @@ pub struct Solid {
     scale: [f64; 3],
     motion: Motion,
     liquid: Liquid,
+    /// Tangential friction: 0 free slip, 1 no slip.
+    friction: f32,
 }
 
 /// Box signed distance and gradient: `q` is the point relative to the centre, `h` the half
@@ -294,7 +296,19 @@ impl Solid {
             scale,
             motion,
             liquid,
+            friction: 0.0,
         })
+    }
+
+    /// The same solid with tangential friction `f` (0 free slip, 1 no slip; clamped).
+    pub fn with_friction(mut self, f: f32) -> Self {
+        self.friction = f.clamp(0.0, 1.0);
+        self
+    }
+
+    /// Tangential friction: 0 free slip, 1 no slip.
+    pub fn friction(&self) -> f32 {
+        self.friction
     }
 
     pub fn liquid(&self) -> Liquid {

@@ -215,8 +215,30 @@ pub fn frame_ply_bytes(frame: &ParticleFrame, scene: &Scene) -> anyhow::Result<V
         .surface
         .validate_for(&scene.domain)
         .map_err(InputError::from)?;
-    let mesh = crate::surface::reconstruct(&frame.particles, &scene.surface, &scene.domain);
+    let mesh = frame_mesh(&frame.particles, scene, frame.time);
     Ok(crate::output::ply::encode(&mesh, frame.frame, frame.time))
+}
+
+/// The surface stage for one frame at `time`: with obstacles, their signed distance at that
+/// time is passed so the mesh meets them (`surface::obstacles`).
+pub(crate) fn frame_mesh(
+    particles: &crate::particles::Particles,
+    scene: &Scene,
+    time: f64,
+) -> crate::mesh::TriMesh {
+    let solids = &scene.built_obstacles.solids;
+    if solids.is_empty() {
+        return crate::surface::reconstruct(particles, &scene.surface, &scene.domain);
+    }
+    let posed: Vec<_> = solids.iter().map(|s| s.at(time)).collect();
+    let sd =
+        move |p: [f64; 3]| {
+            posed.iter().map(|s| s.distance_and_normal(p)).fold(
+                (f64::INFINITY, [0.0; 3]),
+                |a, b| if b.0 < a.0 { b } else { a },
+            )
+        };
+    crate::surface::reconstruct_with_solids(particles, &scene.surface, &scene.domain, Some(&sd))
 }
 
 /// The PNG file of one frame's preview: the render stage, then `output::png`.

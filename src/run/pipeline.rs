@@ -273,7 +273,7 @@ impl<'a> Pipeline<'a> {
             &|| {
                 // The surface settings were checked once, with the scene.
                 let s = &self.scene;
-                let mesh = crate::surface::reconstruct(&pf.particles, &s.surface, &s.domain);
+                let mesh = super::frame_mesh(&pf.particles, s, pf.time);
                 Ok(crate::output::ply::encode(&mesh, pf.frame, pf.time))
             },
             self.layout.mesh(frame),

@@ -182,7 +182,7 @@ pub fn remesh(out: &Path, options: &MeshOptions, observer: &dyn Observer) -> any
             );
         }
         // The surface settings were checked once, above.
-        let mesh = crate::surface::reconstruct(&pf.particles, &scene.surface, &scene.domain);
+        let mesh = super::frame_mesh(&pf.particles, &scene, pf.time);
         let bytes = crate::output::ply::encode(&mesh, pf.frame, pf.time);
         let out = layout.mesh(f);
         atomic_write(&out, &bytes).with_context(|| format!("writing {}", out.display()))?;

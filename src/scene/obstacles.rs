@@ -122,6 +122,13 @@ pub struct ObstacleSpec {
     pub liquid: LiquidSide,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub keyframes: Vec<KeyframeSpec>,
+    /// Tangential friction of the obstacle's surface: 0 free slip (the default), 1 no slip.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub friction: f64,
+}
+
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
 }
 
 fn fnv1a(bytes: &[u8]) -> u64 {
@@ -313,8 +320,16 @@ pub fn build_solids(
             LiquidSide::Outside => Liquid::Outside,
             LiquidSide::Inside => Liquid::Inside,
         };
-        let solid =
-            Solid::new(shape, scale, motion, liquid).map_err(|e| solid_error(e, &f("type")))?;
+        if !(0.0..=1.0).contains(&o.friction) {
+            return Err(err(
+                &f("friction"),
+                format!("{} is not between 0 and 1", o.friction),
+                "give 0 (free slip, the default) up to 1 (no slip)",
+            ));
+        }
+        let solid = Solid::new(shape, scale, motion, liquid)
+            .map_err(|e| solid_error(e, &f("type")))?
+            .with_friction(o.friction as f32);
         // Entirely outside the domain (at every keyframe for animated ones).
         let times: Vec<f64> = match solid.motion() {
             Motion::Keyframed { keys, .. } => keys.iter().map(|k| k.time).collect(),

@@ -59,6 +59,7 @@ impl Simulation {
                                 scene.solver.pressure_max_iterations,
                                 dt,
                                 false,
+                                None,
                             );
                             best = (
                                 st.iterations,

@@ -61,6 +61,7 @@ mod tests {
             cell_size: 0.05,
             resolution: [9, 7, 11],
             boundaries: Default::default(),
+            friction: 0.0,
         };
         let d = GridDims::new(&dom);
         let mut x = 12345u32;

@@ -78,6 +78,7 @@ mod displace_avx2;
 pub mod emit;
 pub mod extrapolate;
 pub mod forces;
+pub mod friction;
 #[cfg(target_arch = "x86_64")]
 mod gather_avx2;
 pub mod ghost_fluid;
@@ -474,6 +475,7 @@ fn substep(
     ws.emission.open_faces(&d, &mut ws.labels);
     ws.solids.label_solid_cells(&d, time, &mut ws.labels);
     forces::classify_faces(&d, &ws.labels, &mut ws.kinds);
+    ws.solids.close_faces(&mut ws.kinds);
     let g = scene.gravity.map(|x| x as f32);
     forces::apply_forces(&mut ws.vel, &mut ws.old, &ws.kinds, g, dt);
     ws.solids.wall_velocities(&d, time, &ws.kinds, &mut ws.vel);
@@ -495,7 +497,11 @@ fn substep(
         scene.solver.pressure_max_iterations,
         dt,
         !first,
+        ws.solids.faces(),
     );
+    // Tangential friction of walls and obstacles (scenes that ask for it only).
+    let rough = ws.solids.friction_faces(scene.domain.friction as f32);
+    friction::apply(&d, &ws.labels, &ws.kinds, &mut ws.vel, rough);
     secs.pressure += t.elapsed().as_secs_f64();
     let t = Instant::now();
     ws.emission

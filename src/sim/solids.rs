@@ -1,14 +1,18 @@
 //! Solid obstacles in the stepper: the per-substep solid state and the particle push-out.
 //!
 //! Method (what is implemented; see README "Obstacles"):
-//! - **Grid.** At each substep the solid signed distance is evaluated at every cell centre at
-//!   the substep's start time (static obstacles: once per run, the buffer is kept). A cell whose
-//!   centre is in solid is labelled `Solid`, so the existing pressure system treats it as a
-//!   Neumann wall (Bridson 2015, sec. 5.1: a staircase boundary). Wall faces next to an
-//!   obstacle cell carry the solid's normal velocity instead of zero, so a moving obstacle
-//!   pushes the liquid through the pressure solve's right-hand side. (The variational
-//!   fractional weights of Batty, Bertails & Bridson 2007 are not wired into the pressure
-//!   system yet: `geometry::face_fractions` computes them.)
+//! - **Grid.** At each substep the solid signed distance is evaluated at every cell centre and
+//!   every grid node at the substep's start time (static obstacles: once per run, the buffers
+//!   are kept). The nodes give every MAC face its open fraction (`geometry::face_fractions`,
+//!   Batty, Bertails & Bridson 2007); the pressure solve uses them as variational weights
+//!   (`pressure::system`: matrix `D^T W G`, fluxes `w u + (1 - w) u_solid`), so sloped and
+//!   curved walls do not staircase and liquid at rest in them stays at rest. A cell whose
+//!   centre is in solid and that holds no particle is labelled `Solid` (its faces are closed);
+//!   a cell holding particles stays fluid whatever its centre, its faces carrying their
+//!   fractions. A face the solids close completely (fraction 0: inside a wall, even one
+//!   thinner than a cell between two liquid cells) becomes a wall face ([`SolidState::close_faces`])
+//!   and keeps the solid's normal velocity through the projection and the extrapolation;
+//!   moving obstacles also give each covered face their velocity ([`SolidState::wall_velocities`]).
 //! - **Particles.** Water is held by the particles, decided from the signed distance at the
 //!   particle, not from cell labels: after advection (and after the density correction) every
 //!   particle's path from its position before the move to after is sampled against the
@@ -25,7 +29,10 @@
 //! Layer 2 (sim): imports geometry only.
 
 use super::cell_sort::SortedParticles;
+use super::friction::FrictionFaces;
 use super::mac_grid::{CellLabel, FaceKind, GridDims};
+use super::pressure::SolidFaces;
+use crate::geometry::face_fractions::{FaceFractions, face_fractions_into};
 use crate::geometry::solid::{PosedSolid, Solid};
 use rayon::prelude::*;
 use std::sync::Arc;
@@ -84,17 +91,44 @@ pub struct SolidState {
     /// Signed distance at every cell centre (valid for `cell_time`).
     cell_phi: Vec<f32>,
     cell_time: Option<f64>,
+    /// Signed distance at every grid node (cell corner, `n + 1` per axis), for `cell_time`.
+    node_phi: Vec<f32>,
+    /// Open fraction of every face (Batty et al. 2007), for `cell_time`.
+    fractions: FaceFractions,
+    /// The moving solids' velocity component on every face they (partly) cover (0 elsewhere).
+    face_vel: [Vec<f32>; 3],
+    /// The friction of the solid nearest each face they (partly) cover (only when some
+    /// obstacle has friction; 0 elsewhere).
+    face_friction: [Vec<f32>; 3],
     /// Positions before the particle move (anti-tunnelling).
     prev: [Vec<f32>; 3],
 }
 
 impl SolidState {
     pub fn new(obstacles: Obstacles, d: &GridDims) -> Self {
-        let cells = if obstacles.is_empty() { 0 } else { d.cells() };
+        let active = !obstacles.is_empty();
+        let cells = if active { d.cells() } else { 0 };
+        let nodes = if active {
+            d.n.iter().map(|&m| m + 1).product()
+        } else {
+            0
+        };
+        let faces = |a: usize| if active { d.faces(a) } else { 0 };
+        let moving = active && obstacles.animated();
+        let moving_faces = |a: usize| if moving { d.faces(a) } else { 0 };
+        let rough = obstacles.solids.iter().any(|s| s.friction() > 0.0);
+        let rough_faces = |a: usize| if rough { d.faces(a) } else { 0 };
         Self {
             obstacles,
             cell_phi: vec![f32::INFINITY; cells],
             cell_time: None,
+            node_phi: vec![f32::INFINITY; nodes],
+            fractions: FaceFractions {
+                cells: d.n,
+                open: std::array::from_fn(|a| vec![1.0; faces(a)]),
+            },
+            face_vel: std::array::from_fn(|a| vec![0.0; moving_faces(a)]),
+            face_friction: std::array::from_fn(|a| vec![0.0; rough_faces(a)]),
             prev: Default::default(),
         }
     }
@@ -130,10 +164,97 @@ impl SolidState {
                     *o = nearest(&posed, p).0 as f32;
                 }
             });
+        let nn = n.map(|m| m + 1);
+        self.node_phi
+            .par_chunks_mut(nn[0])
+            .enumerate()
+            .for_each(|(row, out)| {
+                let (j, k) = (row % nn[1], row / nn[1]);
+                for (i, o) in out.iter_mut().enumerate() {
+                    let p = [
+                        lo[0] + i as f64 * h,
+                        lo[1] + j as f64 * h,
+                        lo[2] + k as f64 * h,
+                    ];
+                    *o = nearest(&posed, p).0 as f32;
+                }
+            });
+        face_fractions_into(&self.node_phi, n, &mut self.fractions);
+        if !self.face_friction[0].is_empty() {
+            for a in 0..3 {
+                let m = d.face_n(a);
+                let stride = [1, n[0], n[0] * n[1]][a];
+                let (phi, open) = (&self.cell_phi, &self.fractions.open[a]);
+                self.face_friction[a]
+                    .par_chunks_mut(m[0])
+                    .enumerate()
+                    .for_each(|(row, out)| {
+                        let (j, k) = (row % m[1], row / m[1]);
+                        for (i, o) in out.iter_mut().enumerate() {
+                            let ijk = [i, j, k];
+                            let inside = ijk[a] > 0 && ijk[a] < n[a];
+                            let c = i + n[0] * (j + n[1] * k);
+                            let covered = open[i + m[0] * row] < 1.0
+                                || (inside && (phi[c] < 0.0 || phi[c - stride] < 0.0));
+                            *o = if covered {
+                                let p: [f64; 3] = std::array::from_fn(|b| {
+                                    let off = if b == a { 0.0 } else { 0.5 };
+                                    lo[b] + (ijk[b] as f64 + off) * h
+                                });
+                                solids[nearest(&posed, p).2].friction()
+                            } else {
+                                0.0
+                            };
+                        }
+                    });
+            }
+        }
         self.cell_time = Some(t);
     }
 
-    /// Labels every cell whose centre is in solid at `t` as `Solid`.
+    /// The friction pass's obstacle data with the domain walls' friction `walls`.
+    pub fn friction_faces(&self, walls: f32) -> FrictionFaces<'_> {
+        let active = self.active();
+        FrictionFaces {
+            walls,
+            open: active.then_some(&self.fractions.open),
+            obstacle: (!self.face_friction[0].is_empty()).then_some(&self.face_friction),
+            solid_vel: (active && self.obstacles.animated()).then_some(&self.face_vel),
+        }
+    }
+
+    /// The variational boundaries of the last [`Self::label_solid_cells`]: every face's open
+    /// fraction and, for moving solids, their velocity per face (set by
+    /// [`Self::wall_velocities`]). `None` without obstacles.
+    pub fn faces(&self) -> Option<SolidFaces<'_>> {
+        self.active().then(|| SolidFaces {
+            open: &self.fractions.open,
+            velocity: self.obstacles.animated().then_some(&self.face_vel),
+        })
+    }
+
+    /// Marks every face between two non-solid cells that the solids close completely (open
+    /// fraction 0, e.g. inside a wall thinner than a cell) as a wall face: it keeps the
+    /// solid's normal velocity through the projection and the extrapolation.
+    pub fn close_faces(&self, kinds: &mut [Vec<FaceKind>; 3]) {
+        if !self.active() {
+            return;
+        }
+        for (kind, open) in kinds.iter_mut().zip(&self.fractions.open) {
+            kind.par_iter_mut()
+                .zip(open.par_iter())
+                .with_min_len(4096)
+                .for_each(|(k, &w)| {
+                    if w <= 0.0 && *k == FaceKind::Fluid {
+                        *k = FaceKind::Wall;
+                    }
+                });
+        }
+    }
+
+    /// Labels every cell whose centre is in solid at `t` and that holds no liquid as `Solid`
+    /// (a cell holding particles stays fluid: its faces carry their open fractions), and
+    /// computes the faces' open fractions at `t`.
     pub fn label_solid_cells(&mut self, d: &GridDims, t: f64, labels: &mut [CellLabel]) {
         if !self.active() {
             return;
@@ -144,16 +265,18 @@ impl SolidState {
             .zip(self.cell_phi.par_iter())
             .with_min_len(4096)
             .for_each(|(l, &phi)| {
-                if phi < 0.0 {
+                if phi < 0.0 && *l != CellLabel::Fluid {
                     *l = CellLabel::Solid;
                 }
             });
     }
 
-    /// Sets the normal velocity of every wall face next to an obstacle cell to the obstacle's
-    /// velocity there (zero for static obstacles, as the walls already have).
+    /// For moving obstacles: the solid's velocity component on every face the solids cover at
+    /// least partly (open fraction below 1, or a solid cell on either side), kept for the
+    /// pressure solve's fluxes `w u + (1 - w) u_solid`, and set as the normal velocity of every
+    /// such wall face (static obstacles: zero, as the walls already have).
     pub fn wall_velocities(
-        &self,
+        &mut self,
         d: &GridDims,
         t: f64,
         kinds: &[Vec<FaceKind>; 3],
@@ -162,31 +285,32 @@ impl SolidState {
         if !self.active() || !self.obstacles.animated() {
             return;
         }
-        let posed = self.posed(t);
+        let solids = self.obstacles.solids.clone();
+        let posed: Vec<PosedSolid<'_>> = solids.iter().map(|s| s.at(t)).collect();
         let n = d.n;
         let (h, lo) = (d.h as f64, d.lower.map(|x| x as f64));
         for a in 0..3 {
             let m = d.face_n(a);
             let stride = [1, n[0], n[0] * n[1]][a];
-            let phi = &self.cell_phi;
+            let (phi, open) = (&self.cell_phi, &self.fractions.open[a]);
             vel[a]
                 .par_chunks_mut(m[0])
                 .zip(kinds[a].par_chunks(m[0]))
+                .zip(self.face_vel[a].par_chunks_mut(m[0]))
                 .enumerate()
-                .for_each(|(row, (vr, kr))| {
+                .for_each(|(row, ((vr, kr), fv))| {
                     let (j, k) = (row % m[1], row / m[1]);
                     for i in 0..m[0] {
-                        if kr[i] != FaceKind::Wall {
-                            continue;
-                        }
                         let ijk = [i, j, k];
+                        let f = i + m[0] * row;
                         // Cells on both sides of the face (the face lies between c - stride and c).
-                        if ijk[a] == 0 || ijk[a] >= n[a] {
-                            continue;
-                        }
+                        let inside = ijk[a] > 0 && ijk[a] < n[a];
                         let c = i + n[0] * (j + n[1] * k);
-                        if phi[c] >= 0.0 && phi[c - stride] >= 0.0 {
-                            continue; // a domain wall, not an obstacle
+                        let covered =
+                            open[f] < 1.0 || (inside && (phi[c] < 0.0 || phi[c - stride] < 0.0));
+                        if !covered {
+                            fv[i] = 0.0;
+                            continue; // no obstacle here (a domain wall, or open liquid)
                         }
                         let mut p = [0.0; 3];
                         for b in 0..3 {
@@ -194,7 +318,11 @@ impl SolidState {
                             p[b] = lo[b] + (ijk[b] as f64 + off) * h;
                         }
                         let (_, _, s) = nearest(&posed, p);
-                        vr[i] = posed[s].velocity(p)[a] as f32;
+                        let us = posed[s].velocity(p)[a] as f32;
+                        fv[i] = us;
+                        if kr[i] == FaceKind::Wall && inside {
+                            vr[i] = us;
+                        }
                     }
                 });
         }

@@ -23,6 +23,7 @@ pub mod anisotropic;
 pub mod fidelity;
 pub mod level_set;
 pub mod marching_cubes;
+pub mod obstacles;
 pub mod smoothing;
 pub mod sparse_grid;
 
@@ -306,11 +307,28 @@ pub fn level_set_of(
 /// Meshes `particles` in `domain`: the whole surface stage without files. Settings are assumed
 /// valid ([`SurfaceSettings::validate`]).
 pub fn reconstruct(particles: &Particles, settings: &SurfaceSettings, domain: &Domain) -> TriMesh {
+    reconstruct_with_solids(particles, settings, domain, None)
+}
+
+/// [`reconstruct`] with obstacles: `solids` is their signed distance at the frame's time; the
+/// level set is extended into them and clipped at their surface ([`obstacles`]), so the mesh
+/// meets them without a gap. `None`: exactly [`reconstruct`].
+pub fn reconstruct_with_solids(
+    particles: &Particles,
+    settings: &SurfaceSettings,
+    domain: &Domain,
+    solids: Option<obstacles::SolidDistance<'_>>,
+) -> TriMesh {
     let p = settings.level_set_params(domain);
     if particles.is_empty() {
         return TriMesh::default();
     }
-    let ls = level_set_of(particles, settings, domain);
+    let mirrored = solids.and_then(|sd| obstacles::with_mirrors(particles, p.reach(), sd));
+    let mut ls = level_set_of(mirrored.as_ref().unwrap_or(particles), settings, domain);
+    drop(mirrored);
+    if let Some(sd) = solids {
+        obstacles::clip(&mut ls, &p, sd);
+    }
     let mut mesh = marching_cubes::extract(&ls);
     drop(ls);
     smoothing::taubin(
@@ -320,5 +338,8 @@ pub fn reconstruct(particles: &Particles, settings: &SurfaceSettings, domain: &D
         p.region_hi,
         p.cell,
     );
+    if let Some(sd) = solids {
+        obstacles::snap(&mut mesh, p.cell, sd);
+    }
     mesh
 }

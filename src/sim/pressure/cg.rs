@@ -8,7 +8,6 @@
 //! Layer 2 (sim::pressure).
 
 use super::super::reduce;
-use super::system::System;
 use super::{PressureSolver, SolveStats};
 use rayon::prelude::*;
 
@@ -54,7 +53,7 @@ impl PressureSolver {
         let mut rmax = bmax;
         if warm {
             // r = b - A q0.
-            System::apply_a(nf, &sys.nb, &sys.diag, q, z);
+            sys.mul(q, z);
             r[..nf]
                 .par_iter_mut()
                 .zip(z[..nf].par_iter())
@@ -73,7 +72,7 @@ impl PressureSolver {
         let mut sigma = precon.apply(sys, r, z, partials);
         s.copy_from_slice(z);
         while stats.iterations < max_iter {
-            let zs = System::apply_a_dot(nf, &sys.nb, &sys.diag, s, z, partials);
+            let zs = sys.mul_dot(s, z, partials);
             if zs == 0.0 {
                 break;
             }

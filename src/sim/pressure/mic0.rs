@@ -50,11 +50,15 @@ fn for_each_block<T: Send>(
 /// # Safety
 /// Rows `s..e` of `tmp` belong to the calling block only, every neighbour index in `nb[s..e]`
 /// is a valid row, and `tmp` holds 0 at the dummy row.
+///
+/// `W`: the rows carry face weights `w` (Batty 2007), which multiply the neighbours' values
+/// (the off-diagonals are `-w`); without, `w` is not read.
 #[inline(always)]
-unsafe fn forward_sweep(
+unsafe fn forward_sweep<const W: bool>(
     s: usize,
     e: usize,
     nb: &[[u32; 6]],
+    w: &[[f32; 6]],
     p2: &[f64],
     tp: SyncPtr<f64>,
     mut rhs: impl FnMut(usize) -> f64,
@@ -63,6 +67,7 @@ unsafe fn forward_sweep(
     for i in s..e {
         let ri = rhs(i);
         let [xm, _, ym, _, zm, _] = nb[i];
+        let wt = |k: usize| if W { w[i][k] as f64 } else { 1.0 };
         // SAFETY: the caller's; x and y neighbours share the plane, hence the block.
         unsafe {
             let xv = if xm as usize + 1 == i {
@@ -70,9 +75,18 @@ unsafe fn forward_sweep(
             } else {
                 *tp.get(xm as usize)
             };
-            let mut t = ri + *tp.get(ym as usize);
+            let (xv, yv) = if W {
+                (wt(0) * xv, wt(2) * *tp.get(ym as usize))
+            } else {
+                (xv, *tp.get(ym as usize))
+            };
+            let mut t = ri + yv;
             if (zm as usize) >= s && (zm as usize) < e {
-                t += *tp.get(zm as usize);
+                t += if W {
+                    wt(4) * *tp.get(zm as usize)
+                } else {
+                    *tp.get(zm as usize)
+                };
             }
             prev = (t + xv) * p2[i];
             *tp.get(i) = prev;
@@ -88,10 +102,12 @@ unsafe fn forward_sweep(
 /// Rows `s..e` of `tmp`, `z` and `r` belong to the calling block only, and every neighbour
 /// index in `nb[s..e]` is a valid row.
 #[inline(always)]
-unsafe fn backward_sweep(
+#[allow(clippy::too_many_arguments)]
+unsafe fn backward_sweep<const W: bool>(
     s: usize,
     e: usize,
     nb: &[[u32; 6]],
+    w: &[[f32; 6]],
     p2: &[f64],
     tp: SyncPtr<f64>,
     zp_: SyncPtr<f64>,
@@ -107,9 +123,18 @@ unsafe fn backward_sweep(
             } else {
                 *zp_.get(xp as usize)
             };
-            let mut acc = *zp_.get(yp as usize);
+            let (xv, mut acc) = if W {
+                let wi = w[i];
+                (wi[1] as f64 * xv, wi[3] as f64 * *zp_.get(yp as usize))
+            } else {
+                (xv, *zp_.get(yp as usize))
+            };
             if (zp as usize) < e {
-                acc += *zp_.get(zp as usize);
+                acc += if W {
+                    w[i][5] as f64 * *zp_.get(zp as usize)
+                } else {
+                    *zp_.get(zp as usize)
+                };
             }
             let zi = *tp.get(i) + p2[i] * (acc + xv);
             prev = zi;
@@ -187,6 +212,30 @@ impl Mic0 {
                 // Stored values are precon^2 = 1 / e (see `apply_precon`).
                 let (pi2, pj2, pk2) = (get(xm), get(ym), get(zm));
                 let diag = dg[r];
+                if sys.fractional {
+                    // Bridson fig. 5.7 with general coefficients: A(r, nb) = -w.
+                    let w = &sys.w;
+                    let a = |k: usize, m: u32| w[r][k] as f64 * fl(m);
+                    let (ax, ay, az) = (a(0, xm), a(2, ym), a(4, zm));
+                    let mut e_ = diag - ax * ax * pi2 - ay * ay * pj2 - az * az * pk2;
+                    let plus = |m: u32, k1: usize, k2: usize| {
+                        if inb(m) {
+                            let (q, wq) = (nb[m as usize], w[m as usize]);
+                            wq[k1] as f64 * fl(q[k1]) + wq[k2] as f64 * fl(q[k2])
+                        } else {
+                            0.0
+                        }
+                    };
+                    e_ -= TAU
+                        * (ax * pi2 * plus(xm, 3, 5)
+                            + ay * pj2 * plus(ym, 1, 5)
+                            + az * pk2 * plus(zm, 1, 3));
+                    if e_ < SIGMA * diag {
+                        e_ = diag;
+                    }
+                    unsafe { *pc.get(r) = 1.0 / e_ };
+                    continue;
+                }
                 let mut e_ = diag - pi2 - pj2 - pk2;
                 // A_plus products: the -x neighbour's +y and +z neighbours being fluid (and in
                 // the block), etc.
@@ -220,7 +269,7 @@ impl Mic0 {
 }
 
 impl Preconditioner for Mic0 {
-    fn setup(&mut self, sys: &System, _labels: &[CellLabel]) {
+    fn setup(&mut self, sys: &System, _labels: &[CellLabel], _open: Option<&[Vec<f32>; 3]>) {
         let n1 = sys.nf + 1;
         for v in [&mut self.precon, &mut self.tmp] {
             if v.len() < n1 {
@@ -255,8 +304,13 @@ impl Preconditioner for Mic0 {
             // SAFETY: rows s..e of `tmp` and `z` belong to this block only; neighbours outside
             // it are skipped; the dummy row `nf` is only read (it holds 0).
             unsafe {
-                forward_sweep(s, e, nb, p2, tp, |i| r[i]);
-                *sum = backward_sweep(s, e, nb, p2, tp, zp_, r.as_ptr());
+                if sys.fractional {
+                    forward_sweep::<true>(s, e, nb, &sys.w, p2, tp, |i| r[i]);
+                    *sum = backward_sweep::<true>(s, e, nb, &sys.w, p2, tp, zp_, r.as_ptr());
+                } else {
+                    forward_sweep::<false>(s, e, nb, &[], p2, tp, |i| r[i]);
+                    *sum = backward_sweep::<false>(s, e, nb, &[], p2, tp, zp_, r.as_ptr());
+                }
             }
         });
         sums.iter().sum()
@@ -290,15 +344,36 @@ impl Preconditioner for Mic0 {
             // block only, and `z` (holding `A s`) is read at row i before the backward sweep
             // overwrites it.
             let mut rmax = 0.0f64;
+            // SAFETY: as below; row i belongs to this block.
+            let update = |i: usize| unsafe {
+                *qp.get(i) += alpha * s[i];
+                let ri = *rp.get(i) - alpha * *zp_.get(i);
+                *rp.get(i) = ri;
+                ri
+            };
             unsafe {
-                forward_sweep(st, e, nb, p2, tp, |i| {
-                    *qp.get(i) += alpha * s[i];
-                    let ri = *rp.get(i) - alpha * *zp_.get(i);
-                    *rp.get(i) = ri;
-                    rmax = rmax.max(ri.abs());
-                    ri
-                });
-                *out = (backward_sweep(st, e, nb, p2, tp, zp_, rp.0), rmax);
+                if sys.fractional {
+                    let w = &sys.w;
+                    forward_sweep::<true>(st, e, nb, w, p2, tp, |i| {
+                        let ri = update(i);
+                        rmax = rmax.max(ri.abs());
+                        ri
+                    });
+                    *out = (
+                        backward_sweep::<true>(st, e, nb, w, p2, tp, zp_, rp.0),
+                        rmax,
+                    );
+                } else {
+                    forward_sweep::<false>(st, e, nb, &[], p2, tp, |i| {
+                        let ri = update(i);
+                        rmax = rmax.max(ri.abs());
+                        ri
+                    });
+                    *out = (
+                        backward_sweep::<false>(st, e, nb, &[], p2, tp, zp_, rp.0),
+                        rmax,
+                    );
+                }
             }
         });
         let dot = sums.iter().map(|x| x.0).sum();

@@ -32,6 +32,13 @@
 //! pointing at a dummy row `nf` that always holds 0 (so air is `q = 0` and a wall neighbour,
 //! which also drops out of the diagonal, contributes nothing). Vectors have `nf + 1` entries;
 //! the work per iteration is proportional to the liquid, not to the box.
+//!
+//! Obstacles ([`SolidFaces`]): the faces' open fractions weight the system (Batty, Bertails and
+//! Bridson 2007, see [`system`]); both preconditioners take them (MIC(0) with the weighted
+//! off-diagonals of Bridson fig. 5.7, the multigrid with weighted levels). The velocity update
+//! stays `u_f -= q_c - q_nb` on every open face: with fluxes `w u + (1 - w) u_solid` the updated
+//! field is discretely divergence-free, and fully closed faces (wall faces) keep the solid's
+//! velocity.
 
 pub mod cg;
 pub mod mic0;
@@ -87,6 +94,15 @@ impl Preconditioning {
             Self::Multigrid(p) => p.as_mut(),
         }
     }
+}
+
+/// Variational solid boundaries for one projection (Batty, Bertails and Bridson 2007): the
+/// open fraction of every face (`open[a]` on face component `a`'s grid, in [0, 1]) and, for
+/// moving solids, the solid's velocity component on every face (`None`: static, 0).
+#[derive(Clone, Copy)]
+pub struct SolidFaces<'a> {
+    pub open: &'a [Vec<f32>; 3],
+    pub velocity: Option<&'a [Vec<f32>; 3]>,
 }
 
 /// Outcome of one pressure solve.
@@ -170,9 +186,15 @@ impl PressureSolver {
         }
     }
 
-    /// Assembles the system of `labels` and sizes the row vectors (the dummy row holds 0).
-    fn build(&mut self, d: &GridDims, labels: &[CellLabel]) {
+    /// Assembles the system of `labels` (weighted by the solids' open face fractions when
+    /// given) and sizes the row vectors (the dummy row holds 0).
+    fn build(&mut self, d: &GridDims, labels: &[CellLabel], solid: Option<SolidFaces<'_>>) {
         self.sys.build(d, labels);
+        if let Some(sf) = solid {
+            self.sys.build_weights(d, labels, sf.open);
+        }
+        // After the weights (which set the diagonal to the sum of the open fractions): the
+        // ghost-fluid air terms are added on top of either diagonal.
         if self.air_phi.len() == d.cells() {
             self.sys.add_air_terms(d, labels, &self.air_phi);
         }
@@ -195,7 +217,7 @@ impl PressureSolver {
     /// Projects `vel` to be divergence-free in the fluid cells. `warm`: start CG from the last
     /// projection's pressure scaled by `dt / dt_last` (the previous substep of the same frame;
     /// the first substep of a frame starts from zero so that a frame depends on its particles
-    /// only).
+    /// only). `solid`: the obstacles' face fractions (variational boundaries), if any.
     #[allow(clippy::too_many_arguments)]
     pub fn project(
         &mut self,
@@ -207,8 +229,9 @@ impl PressureSolver {
         max_iterations: u32,
         dt: f32,
         warm: bool,
+        solid: Option<SolidFaces<'_>>,
     ) -> SolveStats {
-        self.build(d, labels);
+        self.build(d, labels, solid);
         let use_warm = warm && self.warm_dt > 0.0 && self.warm.len() == d.cells();
         let scale = if use_warm {
             (dt / self.warm_dt) as f64
@@ -217,13 +240,24 @@ impl PressureSolver {
         };
         let nf = self.sys.nf;
         let (ijk_of, rhs) = (&self.sys.ijk_of[..nf], &mut self.rhs[..nf]);
-        rhs.par_iter_mut()
-            .zip(ijk_of.par_iter())
-            .with_min_len(SETUP_ROWS)
-            .for_each(|(b, &[i, j, k])| {
-                *b = -divergence_at(d, vel, i as usize, j as usize, k as usize);
-            });
-        self.preconditioner.get().setup(&self.sys, labels);
+        if self.sys.fractional {
+            let (w, sv) = (&self.sys.w[..nf], solid.and_then(|s| s.velocity));
+            rhs.par_iter_mut()
+                .zip(ijk_of.par_iter().zip(w.par_iter()))
+                .with_min_len(SETUP_ROWS)
+                .for_each(|(b, (ijk, w))| {
+                    *b = -system::flux_divergence(d, vel, sv, ijk.map(|x| x as usize), w);
+                });
+        } else {
+            rhs.par_iter_mut()
+                .zip(ijk_of.par_iter())
+                .with_min_len(SETUP_ROWS)
+                .for_each(|(b, &[i, j, k])| {
+                    *b = -divergence_at(d, vel, i as usize, j as usize, k as usize);
+                });
+        }
+        let open = solid.map(|s| s.open);
+        self.preconditioner.get().setup(&self.sys, labels, open);
         if use_warm {
             let (warm, q, cell_of) = (&self.warm, &mut self.q[..nf], &self.sys.cell_of[..nf]);
             q.par_iter_mut()
@@ -264,6 +298,7 @@ impl PressureSolver {
         let nf = self.sys.nf;
         let sys = &self.sys;
         let (cell_of, ijk_of, nb, diag) = (&sys.cell_of, &sys.ijk_of, &sys.nb, &sys.diag);
+        let (fractional, fw) = (sys.fractional, &sys.w);
         self.rhs[..nf]
             .par_iter_mut()
             .enumerate()
@@ -280,8 +315,18 @@ impl PressureSolver {
                 let e = (rho[c] / rest - 1.0) as f64;
                 // Interior cells (every neighbour fluid or wall) are corrected both ways; at
                 // the surface, where the kernel sees air, only over-density counts.
-                let fluid_nb = nb[r].iter().filter(|&&m| (m as usize) < nf).count();
-                let interior = fluid_nb as f64 == diag[r] - sys.air[r];
+                let interior = if fractional {
+                    // Next to an obstacle (a face partly or wholly closed that is not a domain
+                    // wall) the kernel also reaches into solid: treated as surface.
+                    (0..6).all(|k| {
+                        let (a, up) = (k / 2, k % 2 == 1);
+                        let wall = if up { ijk[a] + 2 == n[a] } else { ijk[a] == 1 };
+                        ((nb[r][k] as usize) < nf && fw[r][k] == 1.0) || (wall && fw[r][k] == 0.0)
+                    })
+                } else {
+                    let fluid_nb = nb[r].iter().filter(|&&m| (m as usize) < nf).count();
+                    fluid_nb as f64 == diag[r] - sys.air[r]
+                };
                 *b = if interior { e } else { e.max(0.0) } * h;
             });
         let stats = self.solve(tolerance, max_iterations, false);

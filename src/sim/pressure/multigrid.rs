@@ -327,8 +327,8 @@ fn check_task_cells(cell_of: &[u32], t: usize, c: &[u32], cells: usize) {
 /// `z . r` in the same pass. The CG update `q += alpha s`, `r -= alpha z` scatters the new
 /// residual in its own pass (one pass over `r` and the rows' cells fewer per iteration).
 impl Preconditioner for Multigrid {
-    fn setup(&mut self, _sys: &System, labels: &[CellLabel]) {
-        Multigrid::setup(self, labels, None);
+    fn setup(&mut self, sys: &System, labels: &[CellLabel], open: Option<&[Vec<f32>; 3]>) {
+        Multigrid::setup(self, labels, open.filter(|_| sys.fractional));
     }
 
     fn apply(&mut self, sys: &System, r: &[f64], z: &mut [f64], partials: &mut [f64]) -> f64 {

@@ -17,8 +17,9 @@ use rayon::prelude::*;
 /// A preconditioner for the pressure system.
 pub trait Preconditioner: Send + Sync {
     /// Prepares for a newly assembled system (once per projection, before its solves);
-    /// `labels` are the grid's cell labels the system was assembled from.
-    fn setup(&mut self, sys: &System, labels: &[CellLabel]);
+    /// `labels` are the grid's cell labels the system was assembled from, `open` the solids'
+    /// open face fractions it was weighted with (`sys.fractional`), if any.
+    fn setup(&mut self, sys: &System, labels: &[CellLabel], open: Option<&[Vec<f32>; 3]>);
 
     /// Called at the start of every solve with the vector length `nf + 1`.
     fn begin_solve(&mut self, _n1: usize) {}
@@ -67,7 +68,7 @@ pub trait Preconditioner: Send + Sync {
 pub struct Identity;
 
 impl Preconditioner for Identity {
-    fn setup(&mut self, _sys: &System, _labels: &[CellLabel]) {}
+    fn setup(&mut self, _sys: &System, _labels: &[CellLabel], _open: Option<&[Vec<f32>; 3]>) {}
 
     fn apply(&mut self, sys: &System, r: &[f64], z: &mut [f64], partials: &mut [f64]) -> f64 {
         let nf = sys.nf;
