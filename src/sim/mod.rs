@@ -283,7 +283,8 @@ impl Simulation {
             &d.boundaries,
             scene.limits.cap(),
             scene.seed,
-        );
+        )
+        .with_obstacles(scene.obstacles.solids.clone());
         let obstacles = scene.obstacles.clone();
         let mut ws = Workspace::new(dims, emission, obstacles);
         let choice = scene.solver.pressure_preconditioner;
