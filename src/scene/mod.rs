@@ -27,12 +27,12 @@ pub use crate::geometry::domain::{MIN_CELL_SIZE, POSITION_RESOLUTION_CELLS};
 pub use crate::output::OutputSettings;
 pub use crate::particles::{MAX_ACCELERATION_OR_SPEED, MAX_PARTICLES};
 pub use crate::sim::emit::{Emitter, Limits, Sink};
-pub use regions::{EmitterSpec, SinkSpec};
 pub use crate::sim::seeding::Source;
 pub use crate::sim::settings::{
     MAX_SUBSTEPS, PressurePreconditioner, STANDARD_GRAVITY, SimSettings, SolverSettings,
     TimeSettings,
 };
+pub use regions::{EmitterSpec, SinkSpec};
 pub use tutorial::{TUTORIAL_FPS, tutorial_last_frame};
 
 use crate::particles::Particles;
@@ -168,7 +168,11 @@ impl<'a> From<&'a Scene> for crate::render::ViewInput<'a> {
                 .emitters
                 .iter()
                 .filter_map(|e| e.built.as_ref().map(|b| b.bounds(e.start)))
-                .chain(s.sinks.iter().filter_map(|k| k.built.as_ref().map(|b| b.bounds(0.0))))
+                .chain(
+                    s.sinks
+                        .iter()
+                        .filter_map(|k| k.built.as_ref().map(|b| b.bounds(0.0))),
+                )
                 .map(|(lo, hi)| [lo, hi])
                 .collect(),
         }
@@ -562,7 +566,10 @@ pub fn read_resolved(path: &Path) -> Result<Scene, InputError> {
                 .collect::<Vec<_>>()
         };
         let mut out = list("obstacles", s.obstacles.iter().collect());
-        out.extend(list("emitters", s.emitters.iter().map(|e| &e.shape).collect()));
+        out.extend(list(
+            "emitters",
+            s.emitters.iter().map(|e| &e.shape).collect(),
+        ));
         out.extend(list("sinks", s.sinks.iter().map(|k| &k.shape).collect()));
         out
     };

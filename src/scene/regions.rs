@@ -75,10 +75,7 @@ fn take<T: serde::de::DeserializeOwned, E: serde::de::Error>(
 }
 
 /// The shape part of an emitter's or sink's JSON object.
-fn shape_of<E: serde::de::Error>(
-    map: Map<String, Value>,
-    what: &str,
-) -> Result<ObstacleSpec, E> {
+fn shape_of<E: serde::de::Error>(map: Map<String, Value>, what: &str) -> Result<ObstacleSpec, E> {
     if map.contains_key("liquid") {
         return Err(E::custom(format!(
             "a {what} has no `liquid` key (its inside is the {what}'s region); remove it"
@@ -185,8 +182,18 @@ pub fn resolve_paths(
     file: &Path,
     base_dir: &Path,
 ) -> Result<(), InputError> {
-    resolve_paths_of(emitters.iter_mut().map(|e| &mut e.shape), "emitters", file, base_dir)?;
-    resolve_paths_of(sinks.iter_mut().map(|s| &mut s.shape), "sinks", file, base_dir)
+    resolve_paths_of(
+        emitters.iter_mut().map(|e| &mut e.shape),
+        "emitters",
+        file,
+        base_dir,
+    )?;
+    resolve_paths_of(
+        sinks.iter_mut().map(|s| &mut s.shape),
+        "sinks",
+        file,
+        base_dir,
+    )
 }
 
 /// Builds every emitter's and sink's region (reading mesh files). Errors name the field.
@@ -197,7 +204,12 @@ pub fn build_regions(
     fps: f64,
 ) -> Result<(), InputError> {
     for (i, e) in emitters.iter_mut().enumerate() {
-        e.built = Some(build_solid(&e.shape, &format!("emitters[{i}]"), domain, fps)?);
+        e.built = Some(build_solid(
+            &e.shape,
+            &format!("emitters[{i}]"),
+            domain,
+            fps,
+        )?);
     }
     for (i, s) in sinks.iter_mut().enumerate() {
         s.built = Some(build_solid(&s.shape, &format!("sinks[{i}]"), domain, fps)?);

@@ -71,15 +71,38 @@ impl EmissionReport {
 /// of particles in each lattice box of it.
 struct EmitterState {
     e: Emitter,
+    /// The velocity in the region's body frame (the world `velocity` at its start time).
+    vb: [f64; 3],
+    /// Body-frame bounds of the region.
+    body: ([f64; 3], [f64; 3]),
     /// Most cells the region covers at any of its poses (the reserve per refill).
     cells: usize,
-    /// Lattice index range `[lo, hi]` per axis at the substep's end.
+    /// Lattice index range `[lo, hi]` per axis at the substep's end (a constant size).
     range: [(i64, i64); 3],
     /// Particles per lattice box of `range` (x fastest).
     occ: Vec<AtomicU32>,
+    /// Grid cell range `[lo, hi]` per axis of the region's world bounds at the substep's end.
+    crange: [(i64, i64); 3],
+    /// Particles per grid cell of `crange` (x fastest).
+    cell_occ: Vec<AtomicU32>,
     /// World bounds of the region at the substep's end (f32, for the particle pass).
     aabb: [[f32; 3]; 2],
     active: bool,
+}
+
+/// Index of `m` in a box of indices `range` (x fastest), if inside it.
+#[inline]
+fn slot(range: &[(i64, i64); 3], m: [i64; 3]) -> Option<usize> {
+    let mut idx = 0usize;
+    for a in (0..3).rev() {
+        let n = (range[a].1 - range[a].0 + 1).max(0) as usize;
+        let r = m[a] - range[a].0;
+        if r < 0 || r as usize >= n {
+            return None;
+        }
+        idx = idx * n + r as usize;
+    }
+    Some(idx)
 }
 
 impl EmitterState {
@@ -89,16 +112,12 @@ impl EmitterState {
     /// Index in `occ` of lattice index `m`, if in range.
     #[inline]
     fn slot(&self, m: [i64; 3]) -> Option<usize> {
-        let n = self.dims();
-        let mut idx = 0usize;
-        for a in (0..3).rev() {
-            let r = m[a] - self.range[a].0;
-            if r < 0 || r as usize >= n[a] {
-                return None;
-            }
-            idx = idx * n[a] + r as usize;
-        }
-        Some(idx)
+        slot(&self.range, m)
+    }
+    /// Index in `cell_occ` of grid cell `c`, if in range.
+    #[inline]
+    fn cell_slot(&self, c: [i64; 3]) -> Option<usize> {
+        slot(&self.crange, c)
     }
 }
 
@@ -120,10 +139,19 @@ pub struct Emission {
     report: EmissionReport,
 }
 
-/// The lattice of the sources' pattern: spacing half a cell, aligned with the domain.
-#[inline]
-fn lattice_shift(e: &Emitter, time: f64) -> [f64; 3] {
-    std::array::from_fn(|a| e.velocity[a] * (time - e.start))
+impl EmitterState {
+    /// Body-frame displacement of the lattice at `time` (it moves at `vb` in the body frame).
+    #[inline]
+    fn shift(&self, time: f64) -> [f64; 3] {
+        std::array::from_fn(|a| self.vb[a] * (time - self.e.start))
+    }
+    /// The emitter's velocity in the world at the pose `posed`, at world point `p`.
+    #[inline]
+    fn velocity_at(&self, posed: &PosedSolid<'_>, p: [f64; 3]) -> [f64; 3] {
+        let v = posed.pose().dir_to_world(self.vb);
+        let w = posed.velocity(p);
+        std::array::from_fn(|a| v[a] + w[a])
+    }
 }
 
 impl Emission {
@@ -153,11 +181,26 @@ impl Emission {
                     })
                     .max()
                     .unwrap_or(1);
+                let pose = e.shape.pose(e.start);
+                let (o, tip) = (pose.to_body([0.0; 3]), pose.to_body(e.velocity));
+                let body = e.shape.body_bounds();
+                let lattice: usize = (0..3)
+                    .map(|a| ((body.1[a] - body.0[a]) / (0.5 * d.h as f64)).ceil() as usize + 4)
+                    .product();
+                let diag = (0..3)
+                    .map(|a| (body.1[a] - body.0[a]).powi(2))
+                    .sum::<f64>()
+                    .sqrt();
+                let cube = (diag / d.h as f64).ceil() as usize + 3;
                 EmitterState {
                     e: e.clone(),
+                    crange: [(0, -1); 3],
+                    cell_occ: (0..cube * cube * cube).map(|_| AtomicU32::new(0)).collect(),
+                    vb: std::array::from_fn(|a| tip[a] - o[a]),
+                    body,
                     cells,
                     range: [(0, -1); 3],
-                    occ: Vec::new(),
+                    occ: (0..lattice).map(|_| AtomicU32::new(0)).collect(),
                     aabb: [[0.0; 3]; 2],
                     active: false,
                 }
@@ -265,13 +308,15 @@ impl Emission {
                 continue;
             }
             let posed = e.shape.at(t0);
+            let v = posed.pose().dir_to_world(st.vb);
             let (lo, hi) = e.shape.bounds(t0);
+            let band = d.h as f64;
             let cell = |x: f64, a: usize| ((x - d.lower[a] as f64) / d.h as f64).floor();
             for (a, va) in vel.iter_mut().enumerate() {
                 let m = d.face_n(a);
                 let r: [(usize, usize); 3] = std::array::from_fn(|b| {
-                    let l = cell(lo[b], b).max(0.0) as usize;
-                    let h = (cell(hi[b], b) + 1.0).max(0.0) as usize;
+                    let l = (cell(lo[b], b) - 1.0).max(0.0) as usize;
+                    let h = (cell(hi[b], b) + 2.0).max(0.0) as usize;
                     (l, h.min(m[b] - 1))
                 });
                 for k in r[2].0..=r[2].1 {
@@ -282,9 +327,18 @@ impl Emission {
                                 let off = if b == a { 0.0 } else { 0.5 };
                                 d.lower[b] as f64 + (idx[b] as f64 + off) * d.h as f64
                             });
-                            if inside(&posed, p) {
+                            // Inside the region, or within a cell of it on a face between
+                            // two interior cells (the faces a particle inside interpolates
+                            // from: without them the liquid at the region's edge sags out).
+                            let dist = posed.signed_distance(p);
+                            let interior = (0..3).all(|b| {
+                                let (first, last) =
+                                    if b == a { (2, m[b] - 3) } else { (1, m[b] - 2) };
+                                idx[b] >= first && idx[b] <= last
+                            });
+                            if dist < 0.0 || (dist < band && interior) {
                                 let w = posed.velocity(p);
-                                va[i + m[0] * (j + m[1] * k)] = (e.velocity[a] + w[a]) as f32;
+                                va[i + m[0] * (j + m[1] * k)] = (v[a] + w[a]) as f32;
                             }
                         }
                     }
@@ -315,20 +369,32 @@ impl Emission {
             if !st.active {
                 continue;
             }
-            let now = lattice_shift(&st.e, t);
+            let now = st.shift(t);
             let (lo, hi) = st.e.shape.bounds(t);
             st.aabb = [lo.map(|x| x as f32), hi.map(|x| x as f32)];
+            let (blo, bhi) = st.body;
             st.range = std::array::from_fn(|a| {
-                (
-                    ((lo[a] - lower[a] - now[a]) / sp_h).floor() as i64 - 1,
-                    ((hi[a] - lower[a] - now[a]) / sp_h).ceil() as i64 + 1,
-                )
+                let l = ((blo[a] - lower[a] - now[a]) / sp_h).floor() as i64 - 1;
+                (l, l + ((bhi[a] - blo[a]) / sp_h).ceil() as i64 + 2)
             });
             let n: usize = st.dims().iter().product();
-            if st.occ.len() < n {
-                st.occ.resize_with(n, || AtomicU32::new(0));
-            }
-            st.occ[..n].iter().for_each(|c| c.store(0, Ordering::Relaxed));
+            st.occ[..n]
+                .iter()
+                .for_each(|c| c.store(0, Ordering::Relaxed));
+            let h = d.h as f64;
+            // At most the cube of the region's diagonal (the buffer's size) at any pose.
+            st.crange = std::array::from_fn(|a| {
+                let cell = |x: f64| ((x - lower[a]) / h).floor() as i64;
+                (cell(lo[a]), cell(hi[a]))
+            });
+            let nc: usize = st
+                .crange
+                .iter()
+                .map(|(l, h)| (h - l + 1) as usize)
+                .product();
+            st.cell_occ[..nc.min(st.cell_occ.len())]
+                .iter()
+                .for_each(|c| c.store(0, Ordering::Relaxed));
         }
     }
 
@@ -359,13 +425,15 @@ impl Emission {
         // was moving out of the domain.
         let (lo, hi) = d.interior_bounds(super::advect::WALL_MARGIN * d.h);
         let inv = 2.0 / d.h as f64;
+        let inv_h = 1.0 / d.h as f64;
         let lower = d.lower.map(|x| x as f64);
         let n = sp.len();
         self.flags.resize(n, 0);
         let open = self.open;
         let [px, py, pz] = &sp.pos;
         let [vx, vy, vz] = &mut sp.vel;
-        let in_box = |p: [f32; 3], b: &[[f32; 3]; 2]| (0..3).all(|a| p[a] >= b[0][a] && p[a] <= b[1][a]);
+        let in_box =
+            |p: [f32; 3], b: &[[f32; 3]; 2]| (0..3).all(|a| p[a] >= b[0][a] && p[a] <= b[1][a]);
         let flagged: usize = self
             .flags
             .par_chunks_mut(CHUNK)
@@ -383,9 +451,10 @@ impl Emission {
                         .any(|a| (open[a][0] && p[a] <= lo[a]) || (open[a][1] && p[a] >= hi[a]))
                     {
                         *f = 1;
-                    } else if let Some(s) = sinks.iter().position(|(s, b)| {
-                        in_box(p, b) && inside(s, p.map(|x| x as f64))
-                    }) {
+                    } else if let Some(s) = sinks
+                        .iter()
+                        .position(|(s, b)| in_box(p, b) && inside(s, p.map(|x| x as f64)))
+                    {
                         *f = 2 + s.min(253) as u8;
                     }
                     if *f != 0 {
@@ -400,15 +469,19 @@ impl Emission {
                         if !inside(posed, q) {
                             continue;
                         }
-                        let w = posed.velocity(q);
-                        let v = std::array::from_fn::<f32, 3, _>(|a| (st.e.velocity[a] + w[a]) as f32);
-                        (vx[k], vy[k], vz[k]) = (v[0], v[1], v[2]);
-                        let now = lattice_shift(&st.e, t);
+                        let v = st.velocity_at(posed, q);
+                        (vx[k], vy[k], vz[k]) = (v[0] as f32, v[1] as f32, v[2] as f32);
+                        let now = st.shift(t);
+                        let b = posed.pose().to_body(q);
                         let m: [i64; 3] = std::array::from_fn(|a| {
-                            ((q[a] - lower[a] - now[a]) * inv).floor() as i64
+                            ((b[a] - lower[a] - now[a]) * inv).floor() as i64
                         });
                         if let Some(s) = st.slot(m) {
                             st.occ[s].fetch_add(1, Ordering::Relaxed);
+                        }
+                        let c = std::array::from_fn(|a| ((q[a] - lower[a]) * inv_h).floor() as i64);
+                        if let Some(s) = st.cell_slot(c) {
+                            st.cell_occ[s].fetch_add(1, Ordering::Relaxed);
                         }
                     }
                 }
@@ -439,10 +512,11 @@ impl Emission {
     ///   this is the emitter's first active substep: so the region stays full of liquid moving
     ///   at `v`, and the flow is `v x` open area particles' worth per second whatever the
     ///   substeps, plus what a moving region sweeps over;
-    /// - or its box holds no particle, and its 2 x 2 x 2 group lies wholly in the region and
-    ///   holds at most 4 (the region has drained, e.g. a still emitter whose liquid falls out;
-    ///   a particle drifting into the neighbouring box of a full group, or liquid leaving
-    ///   faster than `v` across the region's boundary, does not trigger it).
+    /// - or its lattice box holds no particle, and the grid cell it is in lies wholly in the
+    ///   region and holds at most 4 particles (the region has drained, e.g. a still emitter
+    ///   whose liquid falls out). The cells are the world grid's, not the moving lattice's:
+    ///   liquid lagging behind its lattice boxes (slowed by a wall) crowds its cells rather
+    ///   than emptying them, so a flowing emitter is not refilled twice.
     fn emit(&mut self, d: &GridDims, sp: &mut SortedParticles, t0: f64, t: f64) {
         let sp_h = 0.5 * d.h as f64;
         let lower = d.lower.map(|x| x as f64);
@@ -464,10 +538,12 @@ impl Emission {
             }
             let e = &st.e;
             let first = t0 <= e.start;
-            let (now, before) = (lattice_shift(e, t), lattice_shift(e, t0));
+            let (now, before) = (st.shift(t), st.shift(t0));
             let (posed, posed0) = (e.shape.at(t), e.shape.at(t0));
+            let (pose, pose0) = (*posed.pose(), *posed0.pose());
             let range = st.range;
             let seed = self.seed;
+            // Lattice point `m` in the body frame, displaced by `shift`.
             let point = |m: [i64; 3], shift: [f64; 3]| -> [f64; 3] {
                 let r = hash(&[seed, ei as u64, m[0] as u64, m[1] as u64, m[2] as u64]);
                 std::array::from_fn(|a| {
@@ -475,22 +551,22 @@ impl Emission {
                     lower[a] + (m[a] as f64 + 0.5 + 0.8 * (u - 0.5)) * sp_h + shift[a]
                 })
             };
-            // The 2 x 2 x 2 group of `m` lies wholly in the region and holds at most 4
-            // particles.
-            let drained_group = |m: [i64; 3]| -> bool {
-                let g = m.map(|x| x.div_euclid(2) * 2);
-                let mut count = 0;
-                for c in 0..8 {
-                    let q = [g[0] + (c & 1), g[1] + (c >> 1 & 1), g[2] + (c >> 2 & 1)];
-                    let (Some(s), p) = (st.slot(q), point(q, now)) else {
-                        return false;
-                    };
-                    if !(in_bounds(p) && inside(&posed, p)) {
-                        return false;
-                    }
-                    count += st.occ[s].load(Ordering::Relaxed);
+            // The grid cell holding world point `p` lies wholly in the region (its corners)
+            // and holds at most 4 particles (half of the sources' 8).
+            let h = d.h as f64;
+            let drained_cell = |p: [f64; 3]| -> bool {
+                let c: [i64; 3] = std::array::from_fn(|a| ((p[a] - lower[a]) / h).floor() as i64);
+                let Some(s) = st.cell_slot(c) else {
+                    return false;
+                };
+                if st.cell_occ[s].load(Ordering::Relaxed) > 4 {
+                    return false;
                 }
-                count <= 4
+                (0..8).all(|k| {
+                    let q: [f64; 3] =
+                        std::array::from_fn(|a| lower[a] + (c[a] + (k >> a & 1)) as f64 * h);
+                    in_bounds(q) && inside(&posed, q)
+                })
             };
             let mut added = 0u64;
             let mut capped = false;
@@ -499,16 +575,17 @@ impl Emission {
                     for mi in range[0].0..=range[0].1 {
                         let m = [mi, mj, mk];
                         let base = point(m, [0.0; 3]);
-                        let p: [f64; 3] = std::array::from_fn(|a| base[a] + now[a]);
+                        let p = pose.to_world(std::array::from_fn(|a| base[a] + now[a]));
                         if !(in_bounds(p) && inside(&posed, p)) {
                             continue;
                         }
                         if !first {
-                            let q: [f64; 3] = std::array::from_fn(|a| base[a] + before[a]);
+                            let q = pose0.to_world(std::array::from_fn(|a| base[a] + before[a]));
                             let entered = !(in_bounds(q) && inside(&posed0, q));
                             let drained = || {
-                                st.slot(m).is_some_and(|s| st.occ[s].load(Ordering::Relaxed) == 0)
-                                    && drained_group(m)
+                                st.slot(m)
+                                    .is_some_and(|s| st.occ[s].load(Ordering::Relaxed) == 0)
+                                    && drained_cell(p)
                             };
                             if !entered && !drained() {
                                 continue;
@@ -521,8 +598,7 @@ impl Emission {
                             capped = true;
                             break 'lattice;
                         }
-                        let w = posed.velocity(p);
-                        let v = std::array::from_fn(|a| (e.velocity[a] + w[a]) as f32);
+                        let v = st.velocity_at(&posed, p).map(|x| x as f32);
                         sp.push(p.map(|x| x as f32), v, self.next_id);
                         self.next_id += 1;
                         added += 1;
