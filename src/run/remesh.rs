@@ -312,7 +312,13 @@ pub fn repreview(
     frames.par_iter().with_max_len(1).try_for_each(|&f| {
         let t = Instant::now();
         let frame = output::frame::read(&layout.particles(f))?;
-        let png = render::render(&frame.particles, &view)
+        let mut img = render::render(&frame.particles, &view);
+        // Obstacle outlines at the frame's time, as `surge run` draws them.
+        let boxes: Vec<_> = (scene.built_obstacles.solids.iter())
+            .map(|s| s.bounds(frame.time))
+            .collect();
+        render::outline::draw_boxes(&mut img, &view, &boxes);
+        let png = img
             .to_png()
             .with_context(|| format!("rendering the preview of frame {}", frame.frame))?;
         let path = layout.preview(f);
