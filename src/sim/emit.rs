@@ -35,15 +35,13 @@
 
 use super::cell_sort::SortedParticles;
 use super::mac_grid::{CellLabel, GridDims};
+use super::sync_ptr::SyncPtr;
 use crate::geometry::Boundaries;
 use crate::geometry::solid::{PosedSolid, Solid};
 use crate::particles::Particles;
 use rayon::prelude::*;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
-
-/// Particles per parallel job of the removal and velocity passes.
-const CHUNK: usize = 16384;
 
 mod spec;
 pub use spec::*;
@@ -133,8 +131,15 @@ pub struct Emission {
     next_id: u32,
     /// Scratch of [`Emission::store`].
     rank: Vec<u32>,
+    /// Cells a particle may move in a substep, plus 2: how far around a sink, an emitter or an
+    /// open face the particle pass looks ([`zone_slots`]).
+    reach: usize,
+    /// Scratch of [`zone_slots`]: x intervals of one cell row, then the slot ranges.
+    rows: (Vec<(usize, usize)>, Vec<(u32, u32)>),
     /// Removal flag per particle (scratch of a substep's removal).
     flags: Vec<u8>,
+    /// The flagged slots (scratch of the compaction).
+    gaps: Vec<u32>,
     warned_cap: bool,
     report: EmissionReport,
 }
@@ -215,10 +220,20 @@ impl Emission {
             seed,
             next_id: 0,
             rank: Vec::new(),
+            reach: 5,
+            rows: Default::default(),
             flags: Vec::new(),
+            gaps: Vec::new(),
             warned_cap: false,
             report: EmissionReport::default(),
         }
+    }
+
+    /// The CFL number of the substeps (cells a particle moves in one at most, as the step
+    /// size is chosen; the particle pass looks that far plus 2 cells around each zone).
+    pub fn with_cfl(mut self, cfl: f64) -> Self {
+        self.reach = (cfl.max(0.0).ceil() as usize).min(1 << 16) + 2;
+        self
     }
 
     /// The obstacles emitters must not fill.
@@ -398,10 +413,11 @@ impl Emission {
         }
     }
 
-    /// One parallel pass: removal flags (0 keep, 1 open face, 2 + k sink k); the kept
+    /// One parallel pass over the particles near a sink, an active emitter or an open face
+    /// ([`zone_slots`]): removal flags (0 keep, 1 open face, 2 + k sink k); the kept
     /// particles inside an active emitter take its velocity and are counted in its lattice
-    /// boxes. Then, only if any is flagged, a sequential count per sink and
-    /// [`SortedParticles::retain_unflagged`].
+    /// boxes and grid cells. Then, only if any is flagged, a sequential count per sink and
+    /// [`SortedParticles::remove_slots`] (O(removed)).
     fn particle_pass(&mut self, d: &GridDims, sp: &mut SortedParticles, t: f64) {
         let any_open = self.open.iter().flatten().any(|&o| o);
         let active: Vec<(&EmitterState, PosedSolid<'_>)> = self
@@ -429,23 +445,26 @@ impl Emission {
         let lower = d.lower.map(|x| x as f64);
         let n = sp.len();
         self.flags.resize(n, 0);
+        let zones: Vec<[[f32; 3]; 2]> = (sinks.iter().map(|(_, b)| *b))
+            .chain(active.iter().map(|(st, _)| st.aabb))
+            .collect();
+        let ranges = zone_slots(d, sp, &zones, self.open, self.reach, &mut self.rows);
         let open = self.open;
         let [px, py, pz] = &sp.pos;
         let [vx, vy, vz] = &mut sp.vel;
+        let vel = [vx, vy, vz].map(|v| SyncPtr(v.as_mut_ptr()));
+        let flags = SyncPtr(self.flags.as_mut_ptr());
         let in_box =
             |p: [f32; 3], b: &[[f32; 3]; 2]| (0..3).all(|a| p[a] >= b[0][a] && p[a] <= b[1][a]);
-        let flagged: usize = self
-            .flags
-            .par_chunks_mut(CHUNK)
-            .zip(vx.par_chunks_mut(CHUNK))
-            .zip(vy.par_chunks_mut(CHUNK))
-            .zip(vz.par_chunks_mut(CHUNK))
-            .enumerate()
-            .map(|(c, (((fl, vx), vy), vz))| {
+        let flagged: usize = ranges
+            .par_iter()
+            .map(|&(s0, s1)| {
                 let mut count = 0;
-                for (k, f) in fl.iter_mut().enumerate() {
-                    let i = c * CHUNK + k;
+                for i in s0 as usize..s1 as usize {
                     let p = [px[i], py[i], pz[i]];
+                    // SAFETY: the slot ranges are disjoint (zone_slots), so no other task
+                    // touches slot `i`; `i < n`, the arrays' length.
+                    let f = unsafe { &mut *flags.get(i) };
                     *f = 0;
                     if (0..3)
                         .any(|a| (open[a][0] && p[a] <= lo[a]) || (open[a][1] && p[a] >= hi[a]))
@@ -470,7 +489,10 @@ impl Emission {
                             continue;
                         }
                         let v = st.velocity_at(posed, q);
-                        (vx[k], vy[k], vz[k]) = (v[0] as f32, v[1] as f32, v[2] as f32);
+                        for a in 0..3 {
+                            // SAFETY: as for the flag.
+                            unsafe { *vel[a].get(i) = v[a] as f32 };
+                        }
                         let now = st.shift(t);
                         let b = posed.pose().to_body(q);
                         let m: [i64; 3] = std::array::from_fn(|a| {
@@ -493,14 +515,19 @@ impl Emission {
         if flagged == 0 {
             return;
         }
-        for &f in &self.flags[..n] {
-            match f {
-                0 => {}
-                1 => self.report.removed_open += 1,
-                k => self.report.removed_sinks[(k - 2) as usize] += 1,
+        // The removed slots in ascending order (the ranges are), counted per sink.
+        self.gaps.clear();
+        for &(s0, s1) in ranges.iter() {
+            for i in s0..s1 {
+                match self.flags[i as usize] {
+                    0 => continue,
+                    1 => self.report.removed_open += 1,
+                    k => self.report.removed_sinks[(k - 2) as usize] += 1,
+                }
+                self.gaps.push(i);
             }
         }
-        sp.retain_unflagged(&self.flags);
+        sp.remove_slots(&self.gaps);
     }
 
     /// Emission of the substep `(t0, t]`. Each emitter carries a lattice of the sources'
@@ -647,6 +674,90 @@ impl Emission {
             }
         }
     }
+}
+
+/// The slot ranges of the cell-sorted particles whose cells (at the substep's sort) lie within
+/// `reach` cells of a zone (world boxes) or of an open face's cell layer: every particle that
+/// can have entered a sink, an emitter or an open face's bound in the substep, given that none
+/// moves more than `reach - 2` cells (the CFL number). Per cell row (x fastest, so a row's
+/// cells are contiguous slots), the zones' x intervals are merged, so the ranges are disjoint
+/// and ascending. `rows` is scratch; the ranges are returned in its second part.
+fn zone_slots<'a>(
+    d: &GridDims,
+    sp: &SortedParticles,
+    zones: &[[[f32; 3]; 2]],
+    open: [[bool; 2]; 3],
+    reach: usize,
+    rows: &'a mut (Vec<(usize, usize)>, Vec<(u32, u32)>),
+) -> &'a [(u32, u32)] {
+    let n = d.n;
+    let cell = |x: f32, a: usize| ((x - d.lower[a]) / d.h).floor() as i64;
+    let clamp = |c: i64, a: usize| c.clamp(0, n[a] as i64 - 1) as usize;
+    let mut boxes: Vec<[(usize, usize); 3]> = (zones.iter())
+        .map(|b| {
+            std::array::from_fn(|a| {
+                (
+                    clamp(cell(b[0][a], a) - reach as i64, a),
+                    clamp(cell(b[1][a], a) + reach as i64, a),
+                )
+            })
+        })
+        .collect();
+    for a in 0..3 {
+        for side in 0..2 {
+            if open[a][side] {
+                let mut b: [(usize, usize); 3] = std::array::from_fn(|k| (0, n[k] - 1));
+                b[a] = if side == 0 {
+                    (0, reach.min(n[a] - 1))
+                } else {
+                    ((n[a] - 1).saturating_sub(reach), n[a] - 1)
+                };
+                boxes.push(b);
+            }
+        }
+    }
+    let (row, ranges) = rows;
+    ranges.clear();
+    if boxes.is_empty() {
+        return ranges;
+    }
+    let (z0, z1) = (
+        boxes.iter().map(|b| b[2].0).min(),
+        boxes.iter().map(|b| b[2].1).max(),
+    );
+    let (y0, y1) = (
+        boxes.iter().map(|b| b[1].0).min(),
+        boxes.iter().map(|b| b[1].1).max(),
+    );
+    let (Some(z0), Some(z1), Some(y0), Some(y1)) = (z0, z1, y0, y1) else {
+        return ranges;
+    };
+    let cs = &sp.cell_start;
+    for k in z0..=z1 {
+        for j in y0..=y1 {
+            row.clear();
+            row.extend(
+                (boxes.iter())
+                    .filter(|b| (b[1].0..=b[1].1).contains(&j) && (b[2].0..=b[2].1).contains(&k))
+                    .map(|b| b[0]),
+            );
+            row.sort_unstable();
+            let mut i = 0;
+            while i < row.len() {
+                let (x0, mut x1) = row[i];
+                i += 1;
+                while i < row.len() && row[i].0 <= x1 + 1 {
+                    x1 = x1.max(row[i].1);
+                    i += 1;
+                }
+                let (s0, s1) = (cs[d.cell(x0, j, k)], cs[d.cell(x1, j, k) + 1]);
+                if s1 > s0 {
+                    ranges.push((s0, s1));
+                }
+            }
+        }
+    }
+    ranges
 }
 
 /// A 64-bit hash of `words` (SplitMix64's finaliser chained over the words): the counter-based

@@ -284,7 +284,8 @@ impl Simulation {
             scene.limits.cap(),
             scene.seed,
         )
-        .with_obstacles(scene.obstacles.solids.clone());
+        .with_obstacles(scene.obstacles.solids.clone())
+        .with_cfl(scene.solver.cfl);
         let obstacles = scene.obstacles.clone();
         let mut ws = Workspace::new(dims, emission, obstacles);
         let choice = scene.solver.pressure_preconditioner;
