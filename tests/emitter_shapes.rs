@@ -408,3 +408,55 @@ fn new_shapes_resume_and_threads_are_identical() {
         }
     }
 }
+
+/// A `limits.max_particles` whose particles would not fit in this machine's memory (surge's
+/// estimate: 64 B per cell, 256 B per particle, against MemTotal) is refused at start, before
+/// anything is written, naming the field and the largest cap that fits. The cap is sized from
+/// this machine's memory (1.5 x MemTotal of particles); over 2^28 particles (a machine of more
+/// than ~45 GB) validation refuses the cap first, so the test skips there, visibly.
+#[test]
+fn max_particles_beyond_the_machine_memory_is_refused() {
+    let total_kb: Option<f64> = std::fs::read_to_string("/proc/meminfo").ok().and_then(|t| {
+        let l = t.lines().find(|l| l.starts_with("MemTotal:"))?.to_string();
+        l.split_whitespace().nth(1)?.parse().ok()
+    });
+    let Some(total_kb) = total_kb else {
+        common::skip(
+            "max_particles_beyond_the_machine_memory_is_refused",
+            "no /proc/meminfo: surge has no memory figure to refuse by on this OS",
+        );
+        return;
+    };
+    let cap = (1.5 * total_kb * 1024.0 / 256.0).ceil() as u64;
+    if cap > 1 << 28 {
+        common::skip(
+            "max_particles_beyond_the_machine_memory_is_refused",
+            "this machine's memory holds more than the largest valid cap (2^28 particles)",
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let text = native(&format!(
+        r#""sources": [], "emitters": [{{"type": "box", "min": [0.1, 0.1, 0.1], "max": [0.3, 0.3, 0.3]}}], "limits": {{"max_particles": {cap}}}"#
+    ));
+    std::fs::write(dir.path().join("s.json"), text).unwrap();
+    let o = surge(dir.path(), &["run", "s.json", "-o", "out"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("limits.max_particles")
+            && err.contains(&format!("{cap} particles"))
+            && err.contains("lower limits.max_particles to at most"),
+        "{err}"
+    );
+    assert!(
+        !dir.path().join("out/particles").exists(),
+        "nothing written"
+    );
+    // A cap that fits runs.
+    let text = native(
+        r#""sources": [], "emitters": [{"type": "box", "min": [0.1, 0.1, 0.1], "max": [0.3, 0.3, 0.3]}], "limits": {"max_particles": 100000}, "time": {"frames": 1}, "output": {"meshes": false, "previews": false}"#,
+    );
+    std::fs::write(dir.path().join("t.json"), text).unwrap();
+    ok(&surge(dir.path(), &["-q", "run", "t.json", "-o", "out2"]));
+}
