@@ -83,6 +83,9 @@ struct EmitterState {
     crange: [(i64, i64); 3],
     /// Particles per grid cell of `crange` (x fastest).
     cell_occ: Vec<AtomicU32>,
+    /// A static region's grid faces per axis whose velocity is imposed (found once).
+    faces: [Vec<u32>; 3],
+    faces_ready: bool,
     /// World bounds of the region at the substep's end (f32, for the particle pass).
     aabb: [[f32; 3]; 2],
     active: bool,
@@ -200,6 +203,8 @@ impl Emission {
                 EmitterState {
                     e: e.clone(),
                     crange: [(0, -1); 3],
+                    faces: Default::default(),
+                    faces_ready: false,
                     cell_occ: (0..cube * cube * cube).map(|_| AtomicU32::new(0)).collect(),
                     vb: std::array::from_fn(|a| tip[a] - o[a]),
                     body,
@@ -316,19 +321,30 @@ impl Emission {
 
     /// Sets the grid velocity of every face inside an emitter active in `(t0, t]` (its region
     /// at `t0`) to its velocity plus the region's rigid velocity there.
-    pub fn impose_velocity(&self, d: &GridDims, vel: &mut [Vec<f32>; 3], t0: f64, t: f64) {
-        for st in &self.emitters {
+    pub fn impose_velocity(&mut self, d: &GridDims, vel: &mut [Vec<f32>; 3], t0: f64, t: f64) {
+        for st in &mut self.emitters {
             let e = &st.e;
             if !e.active(t0, t) {
                 continue;
             }
             let posed = e.shape.at(t0);
             let v = posed.pose().dir_to_world(st.vb);
+            // A static region's faces are found once and kept.
+            let still = !e.shape.is_animated();
+            if still && st.faces_ready {
+                for (a, va) in vel.iter_mut().enumerate() {
+                    for &f in &st.faces[a] {
+                        va[f as usize] = v[a] as f32;
+                    }
+                }
+                continue;
+            }
             let (lo, hi) = e.shape.bounds(t0);
             let band = d.h as f64;
             let cell = |x: f64, a: usize| ((x - d.lower[a] as f64) / d.h as f64).floor();
             for (a, va) in vel.iter_mut().enumerate() {
                 let m = d.face_n(a);
+                st.faces[a].clear();
                 let r: [(usize, usize); 3] = std::array::from_fn(|b| {
                     let l = (cell(lo[b], b) - 1.0).max(0.0) as usize;
                     let h = (cell(hi[b], b) + 2.0).max(0.0) as usize;
@@ -353,12 +369,17 @@ impl Emission {
                             });
                             if dist < 0.0 || (dist < band && interior) {
                                 let w = posed.velocity(p);
-                                va[i + m[0] * (j + m[1] * k)] = (v[a] + w[a]) as f32;
+                                let f = i + m[0] * (j + m[1] * k);
+                                va[f] = (v[a] + w[a]) as f32;
+                                if still {
+                                    st.faces[a].push(f as u32);
+                                }
                             }
                         }
                     }
                 }
             }
+            st.faces_ready = still;
         }
     }
 
@@ -666,13 +687,23 @@ impl Emission {
             out.pos[a].resize(n, 0.0);
             out.vel[a].resize(n, 0.0);
         }
-        for (s, &id) in sp.ids.iter().enumerate() {
-            let o = self.rank[id as usize] as usize;
-            for a in 0..3 {
-                out.pos[a][o] = sp.pos[a][s];
-                out.vel[a][o] = sp.vel[a][s];
+        // Each of the six arrays scattered by its own task.
+        let (rank, ids) = (&self.rank, &sp.ids);
+        let [p0, p1, p2] = &mut out.pos;
+        let [v0, v1, v2] = &mut out.vel;
+        let jobs: [(&mut Vec<f32>, &Vec<f32>); 6] = [
+            (p0, &sp.pos[0]),
+            (p1, &sp.pos[1]),
+            (p2, &sp.pos[2]),
+            (v0, &sp.vel[0]),
+            (v1, &sp.vel[1]),
+            (v2, &sp.vel[2]),
+        ];
+        jobs.into_par_iter().for_each(|(out, src)| {
+            for (s, &id) in ids.iter().enumerate() {
+                out[rank[id as usize] as usize] = src[s];
             }
-        }
+        });
     }
 }
 
