@@ -137,8 +137,8 @@ pub struct Emission {
     /// Cells a particle may move in a substep, plus 2: how far around a sink, an emitter or an
     /// open face the particle pass looks ([`zone_slots`]).
     reach: usize,
-    /// Scratch of [`zone_slots`]: x intervals of one cell row, then the slot ranges.
-    rows: (Vec<(usize, usize)>, Vec<(u32, u32)>),
+    /// Scratch of [`zone_slots`].
+    rows: ZoneScratch,
     /// Removal flag per particle (scratch of a substep's removal).
     flags: Vec<u8>,
     /// The flagged slots (scratch of the compaction).
@@ -707,6 +707,9 @@ impl Emission {
     }
 }
 
+/// Scratch of [`zone_slots`]: the x intervals of one cell row, then the slot ranges.
+type ZoneScratch = (Vec<(usize, usize)>, Vec<(u32, u32)>);
+
 /// The slot ranges of the cell-sorted particles whose cells (at the substep's sort) lie within
 /// `reach` cells of a zone (world boxes) or of an open face's cell layer: every particle that
 /// can have entered a sink, an emitter or an open face's bound in the substep, given that none
@@ -719,7 +722,7 @@ fn zone_slots<'a>(
     zones: &[[[f32; 3]; 2]],
     open: [[bool; 2]; 3],
     reach: usize,
-    rows: &'a mut (Vec<(usize, usize)>, Vec<(u32, u32)>),
+    rows: &'a mut ZoneScratch,
 ) -> &'a [(u32, u32)] {
     let n = d.n;
     let cell = |x: f32, a: usize| ((x - d.lower[a]) / d.h).floor() as i64;
@@ -734,9 +737,9 @@ fn zone_slots<'a>(
             })
         })
         .collect();
-    for a in 0..3 {
-        for side in 0..2 {
-            if open[a][side] {
+    for (a, sides) in open.iter().enumerate() {
+        for (side, &is_open) in sides.iter().enumerate() {
+            if is_open {
                 let mut b: [(usize, usize); 3] = std::array::from_fn(|k| (0, n[k] - 1));
                 b[a] = if side == 0 {
                     (0, reach.min(n[a] - 1))
