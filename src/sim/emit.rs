@@ -34,16 +34,19 @@
 //! emitter (8 per covered cell); beyond that `Vec` grows geometrically (amortised, rare).
 
 use super::cell_sort::SortedParticles;
-use super::mac_grid::{CellLabel, GridDims};
+use super::mac_grid::GridDims;
 use super::sync_ptr::SyncPtr;
 use crate::geometry::Boundaries;
 use crate::geometry::solid::{PosedSolid, Solid};
-use crate::particles::Particles;
 use rayon::prelude::*;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
+mod grid;
+mod lattice;
 mod spec;
+pub use lattice::hash;
+use lattice::{ZoneScratch, slot, zone_slots};
 pub use spec::*;
 
 /// Per-frame figures of emission and removal (stats).
@@ -89,21 +92,6 @@ struct EmitterState {
     /// World bounds of the region at the substep's end (f32, for the particle pass).
     aabb: [[f32; 3]; 2],
     active: bool,
-}
-
-/// Index of `m` in a box of indices `range` (x fastest), if inside it.
-#[inline]
-fn slot(range: &[(i64, i64); 3], m: [i64; 3]) -> Option<usize> {
-    let mut idx = 0usize;
-    for a in (0..3).rev() {
-        let n = (range[a].1 - range[a].0 + 1).max(0) as usize;
-        let r = m[a] - range[a].0;
-        if r < 0 || r as usize >= n {
-            return None;
-        }
-        idx = idx * n + r as usize;
-    }
-    Some(idx)
 }
 
 impl EmitterState {
@@ -285,102 +273,6 @@ impl Emission {
             return true;
         }
         false
-    }
-
-    /// Labels the boundary cell layer of every open face air (pressure 0), except cells also
-    /// in a wall face's layer (edges and corners with a wall stay solid).
-    pub fn open_faces(&self, d: &GridDims, labels: &mut [CellLabel]) {
-        if !self.open.iter().flatten().any(|&o| o) {
-            return;
-        }
-        let n = d.n;
-        let layer = |c: [usize; 3], a: usize, s: usize| c[a] == if s == 0 { 0 } else { n[a] - 1 };
-        for a in 0..3 {
-            for s in 0..2 {
-                if !self.open[a][s] {
-                    continue;
-                }
-                // Walk the face's layer.
-                let (b, c) = ((a + 1) % 3, (a + 2) % 3);
-                for v in 0..n[c] {
-                    for u in 0..n[b] {
-                        let mut idx = [0; 3];
-                        idx[a] = if s == 0 { 0 } else { n[a] - 1 };
-                        idx[b] = u;
-                        idx[c] = v;
-                        let walled = (0..3)
-                            .any(|a2| (0..2).any(|s2| !self.open[a2][s2] && layer(idx, a2, s2)));
-                        if !walled {
-                            labels[d.cell(idx[0], idx[1], idx[2])] = CellLabel::Empty;
-                        }
-                    }
-                }
-            }
-        }
-    }
-
-    /// Sets the grid velocity of every face inside an emitter active in `(t0, t]` (its region
-    /// at `t0`) to its velocity plus the region's rigid velocity there.
-    pub fn impose_velocity(&mut self, d: &GridDims, vel: &mut [Vec<f32>; 3], t0: f64, t: f64) {
-        for st in &mut self.emitters {
-            let e = &st.e;
-            if !e.active(t0, t) {
-                continue;
-            }
-            let posed = e.shape.at(t0);
-            let v = posed.pose().dir_to_world(st.vb);
-            // A static region's faces are found once and kept.
-            let still = !e.shape.is_animated();
-            if still && st.faces_ready {
-                for (a, va) in vel.iter_mut().enumerate() {
-                    for &f in &st.faces[a] {
-                        va[f as usize] = v[a] as f32;
-                    }
-                }
-                continue;
-            }
-            let (lo, hi) = e.shape.bounds(t0);
-            let band = d.h as f64;
-            let cell = |x: f64, a: usize| ((x - d.lower[a] as f64) / d.h as f64).floor();
-            for (a, va) in vel.iter_mut().enumerate() {
-                let m = d.face_n(a);
-                st.faces[a].clear();
-                let r: [(usize, usize); 3] = std::array::from_fn(|b| {
-                    let l = (cell(lo[b], b) - 1.0).max(0.0) as usize;
-                    let h = (cell(hi[b], b) + 2.0).max(0.0) as usize;
-                    (l, h.min(m[b] - 1))
-                });
-                for k in r[2].0..=r[2].1 {
-                    for j in r[1].0..=r[1].1 {
-                        for i in r[0].0..=r[0].1 {
-                            let idx = [i, j, k];
-                            let p: [f64; 3] = std::array::from_fn(|b| {
-                                let off = if b == a { 0.0 } else { 0.5 };
-                                d.lower[b] as f64 + (idx[b] as f64 + off) * d.h as f64
-                            });
-                            // Inside the region, or within a cell of it on a face between
-                            // two interior cells (the faces a particle inside interpolates
-                            // from: without them the liquid at the region's edge sags out).
-                            let dist = posed.signed_distance(p);
-                            let interior = (0..3).all(|b| {
-                                let (first, last) =
-                                    if b == a { (2, m[b] - 3) } else { (1, m[b] - 2) };
-                                idx[b] >= first && idx[b] <= last
-                            });
-                            if dist < 0.0 || (dist < band && interior) {
-                                let w = posed.velocity(p);
-                                let f = i + m[0] * (j + m[1] * k);
-                                va[f] = (v[a] + w[a]) as f32;
-                                if still {
-                                    st.faces[a].push(f as u32);
-                                }
-                            }
-                        }
-                    }
-                }
-            }
-            st.faces_ready = still;
-        }
     }
 
     /// Removal and emission after the substep `(t0, t]`.
@@ -660,158 +552,6 @@ impl Emission {
             }
         }
     }
-
-    /// At the frame's end: writes the particles in creation order (survivors of the frame's
-    /// start, then the emitted ones) into `out`, resized to the count.
-    pub fn store(&mut self, sp: &SortedParticles, out: &mut Particles) {
-        let n = sp.len();
-        let ids_total = self.next_id.max(out.len() as u32) as usize;
-        if n == ids_total && out.len() == n {
-            sp.store(out);
-            return;
-        }
-        // rank[id] = position of creation index `id` among the survivors.
-        self.rank.clear();
-        self.rank.resize(ids_total, u32::MAX);
-        for &id in &sp.ids {
-            self.rank[id as usize] = 0;
-        }
-        let mut r = 0u32;
-        for x in self.rank.iter_mut() {
-            if *x == 0 {
-                *x = r;
-                r += 1;
-            }
-        }
-        for a in 0..3 {
-            out.pos[a].resize(n, 0.0);
-            out.vel[a].resize(n, 0.0);
-        }
-        // Each of the six arrays scattered by its own task.
-        let (rank, ids) = (&self.rank, &sp.ids);
-        let [p0, p1, p2] = &mut out.pos;
-        let [v0, v1, v2] = &mut out.vel;
-        let jobs: [(&mut Vec<f32>, &Vec<f32>); 6] = [
-            (p0, &sp.pos[0]),
-            (p1, &sp.pos[1]),
-            (p2, &sp.pos[2]),
-            (v0, &sp.vel[0]),
-            (v1, &sp.vel[1]),
-            (v2, &sp.vel[2]),
-        ];
-        jobs.into_par_iter().for_each(|(out, src)| {
-            for (s, &id) in ids.iter().enumerate() {
-                out[rank[id as usize] as usize] = src[s];
-            }
-        });
-    }
-}
-
-/// Scratch of [`zone_slots`]: the x intervals of one cell row, then the slot ranges.
-type ZoneScratch = (Vec<(usize, usize)>, Vec<(u32, u32)>);
-
-/// The slot ranges of the cell-sorted particles whose cells (at the substep's sort) lie within
-/// `reach` cells of a zone (world boxes) or of an open face's cell layer: every particle that
-/// can have entered a sink, an emitter or an open face's bound in the substep, given that none
-/// moves more than `reach - 2` cells (the CFL number). Per cell row (x fastest, so a row's
-/// cells are contiguous slots), the zones' x intervals are merged, so the ranges are disjoint
-/// and ascending. `rows` is scratch; the ranges are returned in its second part.
-fn zone_slots<'a>(
-    d: &GridDims,
-    sp: &SortedParticles,
-    zones: &[[[f32; 3]; 2]],
-    open: [[bool; 2]; 3],
-    reach: usize,
-    rows: &'a mut ZoneScratch,
-) -> &'a [(u32, u32)] {
-    let n = d.n;
-    let cell = |x: f32, a: usize| ((x - d.lower[a]) / d.h).floor() as i64;
-    let clamp = |c: i64, a: usize| c.clamp(0, n[a] as i64 - 1) as usize;
-    let mut boxes: Vec<[(usize, usize); 3]> = (zones.iter())
-        .map(|b| {
-            std::array::from_fn(|a| {
-                (
-                    clamp(cell(b[0][a], a) - reach as i64, a),
-                    clamp(cell(b[1][a], a) + reach as i64, a),
-                )
-            })
-        })
-        .collect();
-    for (a, sides) in open.iter().enumerate() {
-        for (side, &is_open) in sides.iter().enumerate() {
-            if is_open {
-                let mut b: [(usize, usize); 3] = std::array::from_fn(|k| (0, n[k] - 1));
-                b[a] = if side == 0 {
-                    (0, reach.min(n[a] - 1))
-                } else {
-                    ((n[a] - 1).saturating_sub(reach), n[a] - 1)
-                };
-                boxes.push(b);
-            }
-        }
-    }
-    let (row, ranges) = rows;
-    ranges.clear();
-    if boxes.is_empty() {
-        return ranges;
-    }
-    let (z0, z1) = (
-        boxes.iter().map(|b| b[2].0).min(),
-        boxes.iter().map(|b| b[2].1).max(),
-    );
-    let (y0, y1) = (
-        boxes.iter().map(|b| b[1].0).min(),
-        boxes.iter().map(|b| b[1].1).max(),
-    );
-    let (Some(z0), Some(z1), Some(y0), Some(y1)) = (z0, z1, y0, y1) else {
-        return ranges;
-    };
-    let cs = &sp.cell_start;
-    for k in z0..=z1 {
-        for j in y0..=y1 {
-            row.clear();
-            row.extend(
-                (boxes.iter())
-                    .filter(|b| (b[1].0..=b[1].1).contains(&j) && (b[2].0..=b[2].1).contains(&k))
-                    .map(|b| b[0]),
-            );
-            row.sort_unstable();
-            let mut i = 0;
-            while i < row.len() {
-                let (x0, mut x1) = row[i];
-                i += 1;
-                while i < row.len() && row[i].0 <= x1 + 1 {
-                    x1 = x1.max(row[i].1);
-                    i += 1;
-                }
-                let (s0, s1) = (cs[d.cell(x0, j, k)], cs[d.cell(x1, j, k) + 1]);
-                if s1 > s0 {
-                    ranges.push((s0, s1));
-                }
-            }
-        }
-    }
-    ranges
-}
-
-/// A 64-bit hash of `words` (SplitMix64's finaliser chained over the words): the counter-based
-/// jitter of emitted particles.
-pub fn hash(words: &[u64]) -> u64 {
-    let mut x = 0x9E37_79B9_7F4A_7C15u64;
-    for &w in words {
-        x ^= w
-            .wrapping_add(0x9E37_79B9_7F4A_7C15)
-            .wrapping_add(x << 6)
-            .wrapping_add(x >> 2);
-        x = mix(x);
-    }
-    x
-}
-
-fn mix(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
 }
 
 #[cfg(test)]
