@@ -351,8 +351,9 @@ fn shipped(name: &str) -> serde_json::Value {
 }
 
 /// Steady state of `scenes/river.json`, reduced to 2-core test size (cells twice as large,
-/// 8x fewer cells; the same emitter and open face): the particle count at 10 s is within 5% of
-/// the count at 5 s (inflow balances outflow), no particle is outside the liquid region.
+/// 8x fewer cells; the same emitter, rocks and open face): the particle count at 10 s is
+/// within 5% of the count at 5 s (inflow balances outflow), no particle is outside the liquid
+/// region or inside a rock (signed distance >= -1e-6 m: f32 rounding of positions near 1 m).
 #[test]
 fn river_reaches_a_steady_particle_count() {
     let dir = tempfile::tempdir().unwrap();
@@ -374,6 +375,9 @@ fn river_reaches_a_steady_particle_count() {
     );
     let pf = frame::read(&dir.path().join("out/particles/frame_0300.bin")).unwrap();
     let p = &pf.particles;
+    let loaded = surge::scene::load(&dir.path().join("r.json")).unwrap();
+    let rocks = &loaded.scene.built_obstacles.solids;
+    assert_eq!(rocks.len(), 3);
     for i in 0..p.len() {
         let q = p.position(i);
         assert!(
@@ -381,6 +385,10 @@ fn river_reaches_a_steady_particle_count() {
                 && (0..3).all(|a| q[a] > 0.05 && q[a] < [1.95, 0.55, 0.45][a]),
             "particle {i} at {q:?}"
         );
+        for (k, rock) in rocks.iter().enumerate() {
+            let d = rock.signed_distance(q.map(|x| x as f64), 10.0);
+            assert!(d >= -1e-6, "particle {i} at {q:?} is {d} m inside rock {k}");
+        }
     }
 }
 
@@ -391,6 +399,8 @@ fn tap_runs_and_remeshes_with_a_varying_count() {
     let dir = tempfile::tempdir().unwrap();
     let mut s = shipped("tap.json");
     s["time"]["frames"] = 4.into();
+    let glass = Path::new(env!("CARGO_MANIFEST_DIR")).join("inputs/glass.obj");
+    s["obstacles"][0]["path"] = glass.to_str().unwrap().into();
     std::fs::write(dir.path().join("t.json"), s.to_string()).unwrap();
     ok(&surge(dir.path(), &["-q", "run", "t.json", "-o", "out"]));
     let lines = stats(&dir.path().join("out"));

@@ -407,10 +407,18 @@ impl Solid {
         self.motion.velocity(t).at(p)
     }
 
-    /// World-space bounds of the shape at time `t` (the corners of its body-frame box, moved).
-    pub fn bounds(&self, t: f64) -> ([f64; 3], [f64; 3]) {
+    /// Bounds of the scaled shape in its body frame (what [`Self::bounds`] moves).
+    pub fn body_bounds(&self) -> ([f64; 3], [f64; 3]) {
+        let (lo, hi) = self.unscaled_bounds();
         let s = self.scale;
-        let (lo, hi) = match &self.shape {
+        (
+            [0, 1, 2].map(|a| lo[a] * s[a]),
+            [0, 1, 2].map(|a| hi[a] * s[a]),
+        )
+    }
+
+    fn unscaled_bounds(&self) -> ([f64; 3], [f64; 3]) {
+        match &self.shape {
             Shape::Box { min, max } => (*min, *max),
             Shape::Sphere { centre, radius } => {
                 (centre.map(|c| c - radius), centre.map(|c| c + radius))
@@ -424,7 +432,13 @@ impl Solid {
                 .nodes
                 .first()
                 .map_or(([0.0; 3], [0.0; 3]), |n| (n.lo, n.hi)),
-        };
+        }
+    }
+
+    /// World-space bounds of the shape at time `t` (the corners of its body-frame box, moved).
+    pub fn bounds(&self, t: f64) -> ([f64; 3], [f64; 3]) {
+        let s = self.scale;
+        let (lo, hi) = self.unscaled_bounds();
         let pose = self.motion.pose(t);
         let mut wlo = [f64::INFINITY; 3];
         let mut whi = [f64::NEG_INFINITY; 3];

@@ -254,6 +254,30 @@ pub(crate) fn check_memory(
             "use fewer cells: a smaller `domain.resolution`, with a larger `domain.cell_size` to keep the box's size (memory falls with the cube of the cell size)",
         ));
     }
+    // The particle cap: emitters may fill the shot up to it, so it must fit too.
+    let grid = cells * BYTES_PER_CELL;
+    let fit = ((total - grid) / BYTES_PER_PARTICLE).max(0.0) as u64;
+    match scene.limits.max_particles {
+        Some(cap) if grid + cap as f64 * BYTES_PER_PARTICLE > total => {
+            return Err(fail(
+                format!(
+                    "{}: field `limits.max_particles`: {cap} particles would need about {:.1} GB of memory (with the {cells:.3e}-cell grid) and this machine has {:.1} GB",
+                    file.display(),
+                    gb(grid + cap as f64 * BYTES_PER_PARTICLE),
+                    gb(total)
+                ),
+                format!(
+                    "lower limits.max_particles to at most {fit} (what fits in this machine's memory at about {BYTES_PER_PARTICLE} bytes per particle), or use larger cells"
+                ),
+            ));
+        }
+        None if !scene.emitters.is_empty() && fit < crate::particles::MAX_PARTICLES as u64 => {
+            observer.say(&format!(
+                "note: the emitters add particles with no limits.max_particles set; about {fit} fit in this machine's memory (set limits.max_particles to stop emission there)"
+            ));
+        }
+        _ => {}
+    }
     if need > available {
         observer.say(&format!(
             "warning: this scene needs about {:.1} GB of memory, {:.1} GB is free now",

@@ -314,6 +314,11 @@ pub fn repreview(
         let frame = output::frame::read(&layout.particles(f))?;
         let mut img = render::render(&frame.particles, &view);
         render::stamp(&mut img, &view, frame.frame, frame.time);
+        // Obstacle outlines at the frame's time, as `surge run` draws them.
+        let boxes: Vec<_> = (scene.built_obstacles.solids.iter())
+            .map(|s| s.bounds(frame.time))
+            .collect();
+        render::outline::draw_boxes(&mut img, &view, &boxes);
         let png = img
             .to_png()
             .with_context(|| format!("rendering the preview of frame {}", frame.frame))?;

@@ -18,6 +18,7 @@
 pub mod json;
 pub mod native;
 pub mod obstacles;
+pub mod regions;
 pub mod tutorial;
 
 pub use crate::error::{InputError, show};
@@ -31,6 +32,7 @@ pub use crate::sim::settings::{
     MAX_SUBSTEPS, PressurePreconditioner, STANDARD_GRAVITY, SimSettings, SolverSettings,
     TimeSettings,
 };
+pub use regions::{EmitterSpec, SinkSpec};
 pub use tutorial::{TUTORIAL_FPS, tutorial_last_frame};
 
 use crate::particles::Particles;
@@ -76,10 +78,10 @@ pub struct Scene {
     pub output: OutputSettings,
     /// Inflows: regions kept full of liquid moving at a velocity while active.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub emitters: Vec<Emitter>,
+    pub emitters: Vec<EmitterSpec>,
     /// Outflows: regions that remove every particle entering them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub sinks: Vec<Sink>,
+    pub sinks: Vec<SinkSpec>,
     /// Limits (`max_particles`).
     #[serde(default, skip_serializing_if = "Limits::is_default")]
     pub limits: Limits,
@@ -118,26 +120,41 @@ impl From<&Scene> for SimSettings {
             seed: s.seed,
             time: s.time.clone(),
             solver: s.solver.clone(),
-            emitters: s.emitters.clone(),
-            sinks: s.sinks.clone(),
+            emitters: regions::emitters(&s.emitters),
+            sinks: regions::sinks(&s.sinks),
             limits: s.limits.clone(),
             obstacles: s.built_obstacles.clone(),
         }
     }
 }
 
-/// Builds the scene's obstacles (reads mesh files) into `scene.built_obstacles`, checks them
-/// against the domain and the sources. Errors are placed in `file`.
-pub fn build_obstacles(scene: &mut Scene, file: &Path) -> Result<(), InputError> {
-    if scene.obstacles.is_empty() {
-        scene.built_obstacles = Default::default();
-        return Ok(());
-    }
-    let solids = obstacles::build_solids(&scene.obstacles, &scene.domain, scene.time.fps)
-        .map_err(|e| e.in_file(file))?;
-    let key = serde_json::to_string(&scene.obstacles).unwrap_or_default();
-    scene.built_obstacles = crate::sim::solids::Obstacles::new(solids, key);
-    Ok(())
+/// Builds the scene's obstacles, emitters and sinks (reads mesh files) into
+/// `scene.built_obstacles` and each emitter's and sink's `built`, and checks the emitters and
+/// sinks against the domain and the obstacles. Returns the warnings (an emitter over the CFL
+/// limit). Errors are placed in `file`.
+pub fn build_obstacles(scene: &mut Scene, file: &Path) -> Result<Vec<String>, InputError> {
+    let fps = scene.time.fps;
+    let built = (|| {
+        if scene.obstacles.is_empty() {
+            scene.built_obstacles = Default::default();
+        } else {
+            let solids = obstacles::build_solids(&scene.obstacles, &scene.domain, fps)?;
+            let key = serde_json::to_string(&scene.obstacles).unwrap_or_default();
+            scene.built_obstacles = crate::sim::solids::Obstacles::new(solids, key);
+        }
+        regions::build_regions(&mut scene.emitters, &mut scene.sinks, &scene.domain, fps)?;
+        let emitters = regions::emitters(&scene.emitters);
+        let warnings = crate::sim::emit::check_emitters_sinks(
+            &scene.domain,
+            &emitters,
+            &regions::sinks(&scene.sinks),
+            fps,
+            &scene.solver,
+        )?;
+        regions::check_emitters_free(&emitters, &scene.built_obstacles.solids, &scene.domain)?;
+        Ok(warnings)
+    })();
+    built.map_err(|e: InputError| e.in_file(file))
 }
 
 impl<'a> From<&'a Scene> for crate::render::ViewInput<'a> {
@@ -150,8 +167,13 @@ impl<'a> From<&'a Scene> for crate::render::ViewInput<'a> {
             outlines: s
                 .emitters
                 .iter()
-                .map(|e| e.shape.aabb())
-                .chain(s.sinks.iter().map(|k| k.shape.aabb()))
+                .filter_map(|e| e.built.as_ref().map(|b| b.bounds(e.start)))
+                .chain(
+                    s.sinks
+                        .iter()
+                        .filter_map(|k| k.built.as_ref().map(|b| b.bounds(0.0))),
+                )
+                .map(|(lo, hi)| [lo, hi])
                 .collect(),
         }
     }
@@ -348,21 +370,12 @@ pub fn load_str(text: &str, file: &Path, base_dir: &Path) -> Result<LoadedScene,
         SceneFormat::Tutorial => tutorial::tutorial_names(e),
         SceneFormat::Native => e,
     })?;
-    build_obstacles(&mut scene, file)?;
+    // Emitter velocities beyond the CFL limit come back as warnings.
+    let cfl_notes = build_obstacles(&mut scene, file)?;
     let particles = initial_particles(&scene, file)?;
     let mut notes = native::clipped_sources(&scene);
     notes.extend(overlapping_sources(&scene.sources));
-    // Emitter velocities beyond the CFL limit (checked, so only warnings remain).
-    notes.extend(
-        crate::sim::emit::check_emitters_sinks(
-            &scene.domain,
-            &scene.emitters,
-            &scene.sinks,
-            scene.time.fps,
-            &scene.solver,
-        )
-        .unwrap_or_default(),
-    );
+    notes.extend(cfl_notes);
     Ok(LoadedScene {
         scene,
         particles,
@@ -422,13 +435,7 @@ fn check_sections(scene: &Scene) -> Result<(), InputError> {
     }
     scene.time.check()?;
     scene.solver.check(scene.time.fps)?;
-    crate::sim::emit::check_emitters_sinks(
-        &scene.domain,
-        &scene.emitters,
-        &scene.sinks,
-        scene.time.fps,
-        &scene.solver,
-    )?;
+    // Emitters and sinks are checked when they are built (build_obstacles).
     scene.limits.check()?;
     // Crosses sections: the surface's sampling grid depends on the domain.
     if let Err(e) = scene.surface.validate_for(&scene.domain) {
@@ -551,17 +558,29 @@ pub fn read_resolved(path: &Path) -> Result<Scene, InputError> {
         .map_err(|e| json_syntax_error(path, &clean, e))?;
     let mut scene: Scene = typed(&clean, path)?;
     validate(&scene, path)?;
-    let recorded: Vec<Option<String>> = scene
-        .obstacles
-        .iter()
-        .map(|o| o.content_hash.clone())
-        .collect();
+    let hashes = |s: &Scene| -> Vec<(String, Option<String>)> {
+        let list = |name: &str, v: Vec<&obstacles::ObstacleSpec>| {
+            v.into_iter()
+                .enumerate()
+                .map(|(i, o)| (format!("{name}[{i}].path"), o.content_hash.clone()))
+                .collect::<Vec<_>>()
+        };
+        let mut out = list("obstacles", s.obstacles.iter().collect());
+        out.extend(list(
+            "emitters",
+            s.emitters.iter().map(|e| &e.shape).collect(),
+        ));
+        out.extend(list("sinks", s.sinks.iter().map(|k| &k.shape).collect()));
+        out
+    };
+    let recorded = hashes(&scene);
     obstacles::resolve_paths(&mut scene.obstacles, path, Path::new("."))?;
-    for (i, (o, r)) in scene.obstacles.iter().zip(&recorded).enumerate() {
-        if r.is_some() && *r != o.content_hash {
+    regions::resolve_paths(&mut scene.emitters, &mut scene.sinks, path, Path::new("."))?;
+    for ((field, r), (_, now)) in recorded.iter().zip(&hashes(&scene)) {
+        if r.is_some() && r != now {
             return Err(InputError::field(
                 path,
-                &format!("obstacles[{i}].path"),
+                field,
                 "the mesh file changed since the run started",
                 "restore the mesh file, or start a new run with `surge run`",
             ));

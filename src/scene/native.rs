@@ -135,6 +135,7 @@ pub fn native_scene(text: &str, file: &Path, base_dir: &Path) -> Result<Scene, I
         }
     }
     super::obstacles::resolve_paths(&mut scene.obstacles, file, base_dir)?;
+    super::regions::resolve_paths(&mut scene.emitters, &mut scene.sinks, file, base_dir)?;
     Ok(scene)
 }
 

@@ -107,9 +107,11 @@ pub struct ObstacleSpec {
     pub center: Option<[f64; 3]>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub radius: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// A cylinder's first end cap (also read as `from`, the name emitters use).
+    #[serde(default, alias = "from", skip_serializing_if = "Option::is_none")]
     pub start: Option<[f64; 3]>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// A cylinder's second end cap (also read as `to`).
+    #[serde(default, alias = "to", skip_serializing_if = "Option::is_none")]
     pub end: Option<[f64; 3]>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<PathBuf>,
@@ -146,9 +148,19 @@ pub fn resolve_paths(
     file: &Path,
     base_dir: &Path,
 ) -> Result<(), InputError> {
-    for (i, o) in specs.iter_mut().enumerate() {
+    resolve_paths_of(specs.iter_mut(), "obstacles", file, base_dir)
+}
+
+/// [`resolve_paths`] for the shapes of any list (`list` names it in errors: `emitters`).
+pub fn resolve_paths_of<'a>(
+    specs: impl Iterator<Item = &'a mut ObstacleSpec>,
+    list: &str,
+    file: &Path,
+    base_dir: &Path,
+) -> Result<(), InputError> {
+    for (i, o) in specs.enumerate() {
         let Some(p) = &o.path else { continue };
-        let field = format!("obstacles[{i}].path");
+        let field = format!("{list}[{i}].path");
         let full = if p.is_absolute() {
             p.clone()
         } else {
@@ -174,7 +186,7 @@ fn need<T: Copy>(v: Option<T>, field: &str, what: &str) -> Result<T, InputError>
             field,
             format!("is missing ({what})"),
             format!(
-                "add `{}` to the obstacle",
+                "add `{}` to it (README.md's Obstacles section lists each shape's keys)",
                 field.rsplit('.').next().unwrap_or(field)
             ),
         )
@@ -203,6 +215,152 @@ fn mesh_error(e: crate::geometry::mesh_io::MeshError, field: &str) -> InputError
     crate::error::check::err(field, problem, fix)
 }
 
+/// Builds one shape entry (`prefix` names it in errors: `obstacles[2]`, `emitters[0]`): the
+/// shape, its scale, transform or keyframes and liquid side, every field checked. Obstacles,
+/// emitters and sinks share it.
+pub fn build_solid(
+    o: &ObstacleSpec,
+    prefix: &str,
+    domain: &Domain,
+    fps: f64,
+) -> Result<Solid, InputError> {
+    use crate::error::check::err;
+    let f = |name: &str| format!("{prefix}.{name}");
+    let scale = o.transform.scale.axes();
+    if !scale.iter().all(|s| s.is_finite() && *s > 0.0) {
+        return Err(err(
+            &f("transform.scale"),
+            format!("{scale:?} is not positive"),
+            "give a positive scale (a number or [x, y, z])",
+        ));
+    }
+    let shape = match o.kind {
+        ObstacleKind::Box => Shape::Box {
+            min: need(o.min, &f("min"), "a box needs `min` and `max` corners")?,
+            max: need(o.max, &f("max"), "a box needs `min` and `max` corners")?,
+        },
+        ObstacleKind::Sphere => Shape::Sphere {
+            centre: need(
+                o.center,
+                &f("center"),
+                "a sphere needs `center` and `radius`",
+            )?,
+            radius: need(
+                o.radius,
+                &f("radius"),
+                "a sphere needs `center` and `radius`",
+            )?,
+        },
+        ObstacleKind::Cylinder => Shape::Cylinder {
+            a: need(
+                o.start,
+                &f("start"),
+                "a cylinder needs `start`, `end` and `radius`",
+            )?,
+            b: need(
+                o.end,
+                &f("end"),
+                "a cylinder needs `start`, `end` and `radius`",
+            )?,
+            radius: need(
+                o.radius,
+                &f("radius"),
+                "a cylinder needs `start`, `end` and `radius`",
+            )?,
+        },
+        ObstacleKind::Mesh => {
+            let path = o.path.as_ref().ok_or_else(|| {
+                err(
+                    &f("path"),
+                    "is missing (a mesh obstacle needs the path of an .obj, .ply or .stl file)",
+                    "add `path`, relative to the scene file",
+                )
+            })?;
+            let mesh = read_mesh(path).map_err(|e| mesh_error(e, &f("path")))?;
+            // The body-frame grid is MESH_REFINE times finer than the simulation's, down
+            // to the simulation's own when that would exceed the node limit: a wall thinner
+            // than a simulation cell must still show negative distance between two nodes.
+            let mut built = None;
+            for refine in [MESH_REFINE, 2.0, 1.0] {
+                match MeshShape::build(
+                    &mesh,
+                    scale,
+                    domain.cell_size / refine,
+                    MESH_BAND_CELLS * refine,
+                ) {
+                    Ok(m) => {
+                        built = Some(m);
+                        break;
+                    }
+                    Err(e) if refine == 1.0 => return Err(solid_error(e, &f("path"))),
+                    Err(_) => {}
+                }
+            }
+            let shape = built.ok_or_else(|| {
+                err(
+                    &f("path"),
+                    "the mesh's distance grid could not be built",
+                    "scale the mesh down",
+                )
+            })?;
+            Shape::Mesh(Arc::new(shape))
+        }
+    };
+    let motion = if o.keyframes.is_empty() {
+        let t = &o.transform;
+        if !t.translate.iter().chain(&t.rotate).all(|v| v.is_finite()) {
+            return Err(err(
+                &f("transform"),
+                "has a value that is not finite",
+                "give finite numbers",
+            ));
+        }
+        Motion::Static(Pose::new(t.translate, t.rotate))
+    } else {
+        let mut keys = Vec::with_capacity(o.keyframes.len());
+        for (k, ks) in o.keyframes.iter().enumerate() {
+            keys.push(Keyframe {
+                time: key_time(ks, fps, &f(&format!("keyframes[{k}]")))?,
+                translate: ks.translate,
+                rotate_deg: ks.rotate,
+            });
+        }
+        Motion::keyframed(keys).map_err(|e| solid_error(e, &f("keyframes")))?
+    };
+    let liquid = match o.liquid {
+        LiquidSide::Outside => Liquid::Outside,
+        LiquidSide::Inside => Liquid::Inside,
+    };
+    // The size checks that name their key (Solid::new checks the rest).
+    match &shape {
+        Shape::Box { min, max } => {
+            for a in 0..3 {
+                if min[a].is_finite() && max[a].is_finite() && min[a] >= max[a] {
+                    return Err(err(
+                        &f(&format!("max[{a}]")),
+                        format!(
+                            "the box has zero size: max {} is not above min {}",
+                            max[a], min[a]
+                        ),
+                        "make every max coordinate larger than the min one",
+                    ));
+                }
+            }
+        }
+        Shape::Sphere { radius, .. } | Shape::Cylinder { radius, .. }
+            if !(radius.is_finite() && *radius > 0.0) =>
+        {
+            return Err(err(
+                &f("radius"),
+                format!("must be a finite number > 0, got {radius}"),
+                "give the radius in metres (> 0)",
+            ));
+        }
+        _ => {}
+    }
+    Solid::new(shape, scale, motion, liquid).map_err(|e| solid_error(e, &f("type")))
+}
+
 /// Builds the solids of `specs` (mesh paths already resolved) for `domain`, checking every
 /// field. Errors name the field (`obstacles[i]...`) and the fix; the caller places them in the
 /// scene file.
@@ -215,111 +373,6 @@ pub fn build_solids(
     let mut out = Vec::with_capacity(specs.len());
     for (i, o) in specs.iter().enumerate() {
         let f = |name: &str| format!("obstacles[{i}].{name}");
-        let scale = o.transform.scale.axes();
-        if !scale.iter().all(|s| s.is_finite() && *s > 0.0) {
-            return Err(err(
-                &f("transform.scale"),
-                format!("{scale:?} is not positive"),
-                "give a positive scale (a number or [x, y, z])",
-            ));
-        }
-        let shape = match o.kind {
-            ObstacleKind::Box => Shape::Box {
-                min: need(o.min, &f("min"), "a box needs `min` and `max` corners")?,
-                max: need(o.max, &f("max"), "a box needs `min` and `max` corners")?,
-            },
-            ObstacleKind::Sphere => Shape::Sphere {
-                centre: need(
-                    o.center,
-                    &f("center"),
-                    "a sphere needs `center` and `radius`",
-                )?,
-                radius: need(
-                    o.radius,
-                    &f("radius"),
-                    "a sphere needs `center` and `radius`",
-                )?,
-            },
-            ObstacleKind::Cylinder => Shape::Cylinder {
-                a: need(
-                    o.start,
-                    &f("start"),
-                    "a cylinder needs `start`, `end` and `radius`",
-                )?,
-                b: need(
-                    o.end,
-                    &f("end"),
-                    "a cylinder needs `start`, `end` and `radius`",
-                )?,
-                radius: need(
-                    o.radius,
-                    &f("radius"),
-                    "a cylinder needs `start`, `end` and `radius`",
-                )?,
-            },
-            ObstacleKind::Mesh => {
-                let path = o.path.as_ref().ok_or_else(|| {
-                    err(
-                        &f("path"),
-                        "is missing (a mesh obstacle needs the path of an .obj, .ply or .stl file)",
-                        "add `path`, relative to the scene file",
-                    )
-                })?;
-                let mesh = read_mesh(path).map_err(|e| mesh_error(e, &f("path")))?;
-                // The body-frame grid is MESH_REFINE times finer than the simulation's, down
-                // to the simulation's own when that would exceed the node limit: a wall thinner
-                // than a simulation cell must still show negative distance between two nodes.
-                let mut built = None;
-                for refine in [MESH_REFINE, 2.0, 1.0] {
-                    match MeshShape::build(
-                        &mesh,
-                        scale,
-                        domain.cell_size / refine,
-                        MESH_BAND_CELLS * refine,
-                    ) {
-                        Ok(m) => {
-                            built = Some(m);
-                            break;
-                        }
-                        Err(e) if refine == 1.0 => return Err(solid_error(e, &f("path"))),
-                        Err(_) => {}
-                    }
-                }
-                let shape = built.ok_or_else(|| {
-                    err(
-                        &f("path"),
-                        "the mesh's distance grid could not be built",
-                        "scale the mesh down",
-                    )
-                })?;
-                Shape::Mesh(Arc::new(shape))
-            }
-        };
-        let motion = if o.keyframes.is_empty() {
-            let t = &o.transform;
-            if !t.translate.iter().chain(&t.rotate).all(|v| v.is_finite()) {
-                return Err(err(
-                    &f("transform"),
-                    "has a value that is not finite",
-                    "give finite numbers",
-                ));
-            }
-            Motion::Static(Pose::new(t.translate, t.rotate))
-        } else {
-            let mut keys = Vec::with_capacity(o.keyframes.len());
-            for (k, ks) in o.keyframes.iter().enumerate() {
-                keys.push(Keyframe {
-                    time: key_time(ks, fps, &f(&format!("keyframes[{k}]")))?,
-                    translate: ks.translate,
-                    rotate_deg: ks.rotate,
-                });
-            }
-            Motion::keyframed(keys).map_err(|e| solid_error(e, &f("keyframes")))?
-        };
-        let liquid = match o.liquid {
-            LiquidSide::Outside => Liquid::Outside,
-            LiquidSide::Inside => Liquid::Inside,
-        };
         if !(0.0..=1.0).contains(&o.friction) {
             return Err(err(
                 &f("friction"),
@@ -327,9 +380,9 @@ pub fn build_solids(
                 "give 0 (free slip, the default) up to 1 (no slip)",
             ));
         }
-        let solid = Solid::new(shape, scale, motion, liquid)
-            .map_err(|e| solid_error(e, &f("type")))?
+        let solid = build_solid(o, &format!("obstacles[{i}]"), domain, fps)?
             .with_friction(o.friction as f32);
+        let liquid = solid.liquid();
         // Entirely outside the domain (at every keyframe for animated ones).
         let times: Vec<f64> = match solid.motion() {
             Motion::Keyframed { keys, .. } => keys.iter().map(|k| k.time).collect(),

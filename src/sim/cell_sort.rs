@@ -160,42 +160,48 @@ impl SortedParticles {
         self.ids.push(id);
     }
 
-    /// Keeps, in order, the particles whose `flags[slot]` is 0 (stable compaction in place,
-    /// from the first flagged slot on; removal).
-    pub fn retain_unflagged(&mut self, flags: &[u8]) {
+    /// Removes the particles in slots `gaps` (ascending): each gap below the new length is
+    /// filled by the next kept particle from beyond it, then the arrays are truncated. O(gaps),
+    /// not O(particles); the slot order changes, deterministically (a function of the gaps),
+    /// and the frame's end writes creation order from `ids` whatever the slot order.
+    pub fn remove_slots(&mut self, gaps: &[u32]) {
         let n = self.len();
-        let Some(first) = flags[..n].iter().position(|&f| f != 0) else {
+        if gaps.is_empty() {
             return;
-        };
-        let mut w = first;
-        for (s, _) in flags[..n]
-            .iter()
-            .enumerate()
-            .skip(first)
-            .filter(|(_, f)| **f == 0)
-        {
+        }
+        let kept = n - gaps.len();
+        let below = gaps.partition_point(|&g| (g as usize) < kept);
+        let mut above = gaps[below..].iter().peekable();
+        let mut src = kept;
+        for &dst in &gaps[..below] {
+            // The next slot at or after `src` that is not removed.
+            while above.peek().is_some_and(|&&g| g as usize == src) {
+                above.next();
+                src += 1;
+            }
+            let dst = dst as usize;
             for a in 0..3 {
-                self.pos[a][w] = self.pos[a][s];
-                self.vel[a][w] = self.vel[a][s];
+                self.pos[a][dst] = self.pos[a][src];
+                self.vel[a][dst] = self.vel[a][src];
             }
             if self.affine {
                 for c in &mut self.aff {
-                    c[w] = c[s];
+                    c[dst] = c[src];
                 }
             }
-            self.ids[w] = self.ids[s];
-            w += 1;
+            self.ids[dst] = self.ids[src];
+            src += 1;
         }
         for a in 0..3 {
-            self.pos[a].truncate(w);
-            self.vel[a].truncate(w);
+            self.pos[a].truncate(kept);
+            self.vel[a].truncate(kept);
         }
         if self.affine {
             for c in &mut self.aff {
-                c.truncate(w);
+                c.truncate(kept);
             }
         }
-        self.ids.truncate(w);
+        self.ids.truncate(kept);
     }
 
     /// Stable counting sort by cell; fills `cell_start`.

@@ -1,23 +1,29 @@
 //! Liquid that enters and leaves the shot: [`Emitter`]s (inflow), [`Sink`]s (outflow), open
 //! domain faces, and the particle cap `limits.max_particles`.
 //!
-//! Layer 2 (sim): imports error, particles and geometry. Owns the scene types of `emitters`
-//! and `sinks` ([`Emitter`], [`Sink`], their shape [`Region`]) with their checks, and the
-//! per-substep work ([`Emission`]), which runs at the end of every substep, after the
-//! advection (and the density correction), on the cell-sorted particles:
+//! Layer 2 (sim): imports error, particles and geometry. Owns the plain data of `emitters`
+//! and `sinks` ([`Emitter`], [`Sink`]: their regions are [`crate::geometry::solid::Solid`]s,
+//! the obstacles' shapes, transforms and keyframes) with their checks, and the per-substep work
+//! ([`Emission`]), which runs at the end of every substep, after the advection (and the
+//! density correction), on the cell-sorted particles:
 //!
-//! 1. removal: every particle inside a sink, or pinned by the advection's clamp against an open
-//!    face (it would have left the domain), is removed by a stable in-place compaction, so the
-//!    survivors keep their relative order;
-//! 2. emission, for each emitter active at the substep's end time, in scene order: the
-//!    particles inside the emitter's shape take its velocity, and every empty sub-cell of the
-//!    2 x 2 x 2 pattern of the sources in the emitter's cells gets a particle, jittered inside
-//!    its sub-cell by a counter-based hash of (seed, emitter index, frame, substep, cell,
-//!    sub-cell) (no shared random stream: the result does not depend on thread count, and a
-//!    resumed run re-derives it); new particles are appended in (emitter, cell, sub-cell) order
-//!    with fresh creation indices, and at the end of the frame [`Emission::store`] writes the
-//!    survivors in creation order followed by the new ones. Emission stops at
-//!    `max_particles`.
+//! 1. one parallel pass over the particles flags every particle inside a sink, or pinned by
+//!    the advection's clamp against an open face (it would have left the domain); every other
+//!    particle inside an active emitter's region takes the emitter's velocity plus the
+//!    region's rigid velocity at it, and is counted in the emitter's lattice box it lies in
+//!    (atomic counts: the same for any thread count);
+//! 2. the flagged particles are removed by a stable in-place compaction, so the survivors keep
+//!    their relative order;
+//! 3. emission, for each emitter active at the substep's end time, in scene order (see
+//!    [`Emission::emit`]): lattice points of the sources' 2 x 2 x 2-per-cell pattern, jittered
+//!    by a counter-based hash of (seed, emitter index, lattice index) (no shared random stream:
+//!    the result does not depend on thread count, and a resumed run re-derives it), become
+//!    particles where they enter the region, or where the region has drained (a lattice box
+//!    with no particle in a half-empty 2 x 2 x 2 group: a still or slow emitter whose liquid
+//!    falls out is refilled), never inside an obstacle; new particles are appended in
+//!    (emitter, lattice index) order with fresh creation indices, and at the end of the frame
+//!    [`Emission::store`] writes the survivors in creation order followed by the new ones.
+//!    Emission stops at `max_particles`.
 //!
 //! The grid velocity inside an active emitter is set to its velocity after the pressure
 //! projection ([`Emission::impose_velocity`]), so the liquid leaves the emitter at `v` and
@@ -28,15 +34,19 @@
 //! emitter (8 per covered cell); beyond that `Vec` grows geometrically (amortised, rare).
 
 use super::cell_sort::SortedParticles;
-use super::mac_grid::{CellLabel, GridDims};
+use super::mac_grid::GridDims;
+use super::sync_ptr::SyncPtr;
 use crate::geometry::Boundaries;
-use crate::particles::Particles;
+use crate::geometry::solid::{PosedSolid, Solid};
 use rayon::prelude::*;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
 
-/// Particles per parallel job of the removal and velocity passes.
-const CHUNK: usize = 16384;
-
+mod grid;
+mod lattice;
 mod spec;
+pub use lattice::hash;
+use lattice::{ZoneScratch, slot, zone_slots};
 pub use spec::*;
 
 /// Per-frame figures of emission and removal (stats).
@@ -58,17 +68,53 @@ impl EmissionReport {
     }
 }
 
-/// One emitter's grid footprint: its cell range.
-struct EmitterCells {
-    lo: [usize; 3],
-    hi: [usize; 3],
+/// One emitter with its per-substep scratch: the lattice range of the substep and the count
+/// of particles in each lattice box of it.
+struct EmitterState {
+    e: Emitter,
+    /// The velocity in the region's body frame (the world `velocity` at its start time).
+    vb: [f64; 3],
+    /// Body-frame bounds of the region.
+    body: ([f64; 3], [f64; 3]),
+    /// Most cells the region covers at any of its poses (the reserve per refill).
     cells: usize,
+    /// Lattice index range `[lo, hi]` per axis at the substep's end (a constant size).
+    range: [(i64, i64); 3],
+    /// Particles per lattice box of `range` (x fastest).
+    occ: Vec<AtomicU32>,
+    /// Grid cell range `[lo, hi]` per axis of the region's world bounds at the substep's end.
+    crange: [(i64, i64); 3],
+    /// Particles per grid cell of `crange` (x fastest).
+    cell_occ: Vec<AtomicU32>,
+    /// A static region's grid faces per axis whose velocity is imposed (found once).
+    faces: [Vec<u32>; 3],
+    faces_ready: bool,
+    /// World bounds of the region at the substep's end (f32, for the particle pass).
+    aabb: [[f32; 3]; 2],
+    active: bool,
+}
+
+impl EmitterState {
+    fn dims(&self) -> [usize; 3] {
+        self.range.map(|(lo, hi)| (hi - lo + 1) as usize)
+    }
+    /// Index in `occ` of lattice index `m`, if in range.
+    #[inline]
+    fn slot(&self, m: [i64; 3]) -> Option<usize> {
+        slot(&self.range, m)
+    }
+    /// Index in `cell_occ` of grid cell `c`, if in range.
+    #[inline]
+    fn cell_slot(&self, c: [i64; 3]) -> Option<usize> {
+        slot(&self.crange, c)
+    }
 }
 
 /// The runtime state of emission and removal (allocated once with the simulation).
 pub struct Emission {
-    emitters: Vec<(Emitter, EmitterCells)>,
+    emitters: Vec<EmitterState>,
     sinks: Vec<Sink>,
+    obstacles: Arc<Vec<Solid>>,
     open: [[bool; 2]; 3],
     cap: usize,
     seed: u64,
@@ -76,10 +122,32 @@ pub struct Emission {
     next_id: u32,
     /// Scratch of [`Emission::store`].
     rank: Vec<u32>,
+    /// Cells a particle may move in a substep, plus 2: how far around a sink, an emitter or an
+    /// open face the particle pass looks ([`zone_slots`]).
+    reach: usize,
+    /// Scratch of [`zone_slots`].
+    rows: ZoneScratch,
     /// Removal flag per particle (scratch of a substep's removal).
     flags: Vec<u8>,
+    /// The flagged slots (scratch of the compaction).
+    gaps: Vec<u32>,
     warned_cap: bool,
     report: EmissionReport,
+}
+
+impl EmitterState {
+    /// Body-frame displacement of the lattice at `time` (it moves at `vb` in the body frame).
+    #[inline]
+    fn shift(&self, time: f64) -> [f64; 3] {
+        std::array::from_fn(|a| self.vb[a] * (time - self.e.start))
+    }
+    /// The emitter's velocity in the world at the pose `posed`, at world point `p`.
+    #[inline]
+    fn velocity_at(&self, posed: &PosedSolid<'_>, p: [f64; 3]) -> [f64; 3] {
+        let v = posed.pose().dir_to_world(self.vb);
+        let w = posed.velocity(p);
+        std::array::from_fn(|a| v[a] + w[a])
+    }
 }
 
 impl Emission {
@@ -99,37 +167,77 @@ impl Emission {
         let emitters = emitters
             .iter()
             .map(|e| {
-                let [lo, hi] = e.shape.aabb();
-                let lo: [usize; 3] = std::array::from_fn(|a| {
-                    (((lo[a] - d.lower[a] as f64) / d.h as f64).floor().max(1.0) as usize)
-                        .min(d.n[a] - 1)
-                });
-                let hi: [usize; 3] = std::array::from_fn(|a| {
-                    (((hi[a] - d.lower[a] as f64) / d.h as f64).ceil() as usize)
-                        .min(d.n[a] - 1)
-                        .max(lo[a])
-                });
-                let cells = (0..3).map(|a| hi[a] - lo[a]).product();
-                (e.clone(), EmitterCells { lo, hi, cells })
+                let cells = key_times(&e.shape)
+                    .into_iter()
+                    .map(|t| {
+                        let (lo, hi) = e.shape.bounds(t);
+                        (0..3)
+                            .map(|a| ((hi[a] - lo[a]) / d.h as f64).ceil().max(1.0) as usize + 1)
+                            .product::<usize>()
+                    })
+                    .max()
+                    .unwrap_or(1);
+                let pose = e.shape.pose(e.start);
+                let (o, tip) = (pose.to_body([0.0; 3]), pose.to_body(e.velocity));
+                let body = e.shape.body_bounds();
+                let lattice: usize = (0..3)
+                    .map(|a| ((body.1[a] - body.0[a]) / (0.5 * d.h as f64)).ceil() as usize + 4)
+                    .product();
+                let diag = (0..3)
+                    .map(|a| (body.1[a] - body.0[a]).powi(2))
+                    .sum::<f64>()
+                    .sqrt();
+                let cube = (diag / d.h as f64).ceil() as usize + 3;
+                EmitterState {
+                    e: e.clone(),
+                    crange: [(0, -1); 3],
+                    faces: Default::default(),
+                    faces_ready: false,
+                    cell_occ: (0..cube * cube * cube).map(|_| AtomicU32::new(0)).collect(),
+                    vb: std::array::from_fn(|a| tip[a] - o[a]),
+                    body,
+                    cells,
+                    range: [(0, -1); 3],
+                    occ: (0..lattice).map(|_| AtomicU32::new(0)).collect(),
+                    aabb: [[0.0; 3]; 2],
+                    active: false,
+                }
             })
             .collect();
         Self {
             emitters,
             sinks: sinks.to_vec(),
+            obstacles: Arc::default(),
             open: boundaries.open(),
             cap,
             seed,
             next_id: 0,
             rank: Vec::new(),
+            reach: 5,
+            rows: Default::default(),
             flags: Vec::new(),
+            gaps: Vec::new(),
             warned_cap: false,
             report: EmissionReport::default(),
         }
     }
 
+    /// The CFL number of the substeps (cells a particle moves in one at most, as the step
+    /// size is chosen; the particle pass looks that far plus 2 cells around each zone).
+    pub fn with_cfl(mut self, cfl: f64) -> Self {
+        self.reach = (cfl.max(0.0).ceil() as usize).min(1 << 16) + 2;
+        self
+    }
+
+    /// The obstacles emitters must not fill.
+    pub fn with_obstacles(mut self, obstacles: Arc<Vec<Solid>>) -> Self {
+        self.obstacles = obstacles;
+        self
+    }
+
     /// Most particles one refill of every emitter adds.
     fn refill(&self) -> usize {
-        self.emitters.iter().map(|(_, c)| 8 * c.cells).sum()
+        self.emitters.iter().map(|s| 8 * s.cells).sum()
     }
 
     /// At a frame's start, after `sp.load`: creation indices continue after the loaded
@@ -167,289 +275,283 @@ impl Emission {
         false
     }
 
-    /// Labels the boundary cell layer of every open face air (pressure 0), except cells also
-    /// in a wall face's layer (edges and corners with a wall stay solid).
-    pub fn open_faces(&self, d: &GridDims, labels: &mut [CellLabel]) {
-        if !self.open.iter().flatten().any(|&o| o) {
-            return;
-        }
-        let n = d.n;
-        let layer = |c: [usize; 3], a: usize, s: usize| c[a] == if s == 0 { 0 } else { n[a] - 1 };
-        for a in 0..3 {
-            for s in 0..2 {
-                if !self.open[a][s] {
-                    continue;
-                }
-                // Walk the face's layer.
-                let (b, c) = ((a + 1) % 3, (a + 2) % 3);
-                for v in 0..n[c] {
-                    for u in 0..n[b] {
-                        let mut idx = [0; 3];
-                        idx[a] = if s == 0 { 0 } else { n[a] - 1 };
-                        idx[b] = u;
-                        idx[c] = v;
-                        let walled = (0..3)
-                            .any(|a2| (0..2).any(|s2| !self.open[a2][s2] && layer(idx, a2, s2)));
-                        if !walled {
-                            labels[d.cell(idx[0], idx[1], idx[2])] = CellLabel::Empty;
-                        }
-                    }
-                }
-            }
-        }
-    }
-
-    /// Sets the grid velocity of every face inside an emitter active in `(t0, t]` to its
-    /// velocity.
-    pub fn impose_velocity(&self, d: &GridDims, vel: &mut [Vec<f32>; 3], t0: f64, t: f64) {
-        for (e, cells) in &self.emitters {
-            if !e.active(t0, t) {
-                continue;
-            }
-            for (a, va) in vel.iter_mut().enumerate() {
-                let m = d.face_n(a);
-                for k in cells.lo[2]..=cells.hi[2].min(m[2] - 1) {
-                    for j in cells.lo[1]..=cells.hi[1].min(m[1] - 1) {
-                        for i in cells.lo[0]..=cells.hi[0].min(m[0] - 1) {
-                            let idx = [i, j, k];
-                            let p: [f64; 3] = std::array::from_fn(|b| {
-                                let off = if b == a { 0.0 } else { 0.5 };
-                                d.lower[b] as f64 + (idx[b] as f64 + off) * d.h as f64
-                            });
-                            if e.shape.contains(p) {
-                                va[i + m[0] * (j + m[1] * k)] = e.velocity[a] as f32;
-                            }
-                        }
-                    }
-                }
-            }
-        }
-    }
-
     /// Removal and emission after the substep `(t0, t]`.
     pub fn after_substep(&mut self, d: &GridDims, sp: &mut SortedParticles, t0: f64, t: f64) {
         if self.idle() {
             return;
         }
-        self.remove(d, sp);
-        if self.emitters.iter().any(|(e, _)| e.active(t0, t)) {
+        self.prepare(d, t0, t);
+        self.particle_pass(d, sp, t);
+        if self.emitters.iter().any(|s| s.active) {
             self.emit(d, sp, t0, t);
         }
     }
 
-    /// Stable compaction of the particles in sinks and against open faces: a parallel pass
-    /// flags them (0 keep, 1 open face, 2 + k sink k), then, only if any is flagged, a
-    /// sequential count per sink and [`SortedParticles::retain_unflagged`].
-    fn remove(&mut self, d: &GridDims, sp: &mut SortedParticles) {
+    /// Each emitter's activity, bounds and lattice range at the substep's end, its box counts
+    /// zeroed (the count buffer grows only when a moving region's range does).
+    fn prepare(&mut self, d: &GridDims, t0: f64, t: f64) {
+        let sp_h = 0.5 * d.h as f64;
+        let lower = d.lower.map(|x| x as f64);
+        for st in &mut self.emitters {
+            st.active = st.e.active(t0, t);
+            if !st.active {
+                continue;
+            }
+            let now = st.shift(t);
+            let (lo, hi) = st.e.shape.bounds(t);
+            st.aabb = [lo.map(|x| x as f32), hi.map(|x| x as f32)];
+            let (blo, bhi) = st.body;
+            st.range = std::array::from_fn(|a| {
+                let l = ((blo[a] - lower[a] - now[a]) / sp_h).floor() as i64 - 1;
+                (l, l + ((bhi[a] - blo[a]) / sp_h).ceil() as i64 + 2)
+            });
+            let n: usize = st.dims().iter().product();
+            st.occ[..n]
+                .iter()
+                .for_each(|c| c.store(0, Ordering::Relaxed));
+            let h = d.h as f64;
+            // At most the cube of the region's diagonal (the buffer's size) at any pose.
+            st.crange = std::array::from_fn(|a| {
+                let cell = |x: f64| ((x - lower[a]) / h).floor() as i64;
+                (cell(lo[a]), cell(hi[a]))
+            });
+            let nc: usize = st
+                .crange
+                .iter()
+                .map(|(l, h)| (h - l + 1) as usize)
+                .product();
+            st.cell_occ[..nc.min(st.cell_occ.len())]
+                .iter()
+                .for_each(|c| c.store(0, Ordering::Relaxed));
+        }
+    }
+
+    /// One parallel pass over the particles near a sink, an active emitter or an open face
+    /// ([`zone_slots`]): removal flags (0 keep, 1 open face, 2 + k sink k); the kept
+    /// particles inside an active emitter take its velocity and are counted in its lattice
+    /// boxes and grid cells. Then, only if any is flagged, a sequential count per sink and
+    /// [`SortedParticles::remove_slots`] (O(removed)).
+    fn particle_pass(&mut self, d: &GridDims, sp: &mut SortedParticles, t: f64) {
         let any_open = self.open.iter().flatten().any(|&o| o);
-        if self.sinks.is_empty() && !any_open {
+        let active: Vec<(&EmitterState, PosedSolid<'_>)> = self
+            .emitters
+            .iter()
+            .filter(|s| s.active)
+            .map(|s| (s, s.e.shape.at(t)))
+            .collect();
+        let sinks: Vec<(PosedSolid<'_>, [[f32; 3]; 2])> = self
+            .sinks
+            .iter()
+            .map(|s| {
+                let (lo, hi) = s.shape.bounds(t);
+                (s.shape.at(t), [lo.map(|x| x as f32), hi.map(|x| x as f32)])
+            })
+            .collect();
+        if sinks.is_empty() && !any_open && active.is_empty() {
             return;
         }
         // The advection clamps positions to these bounds: a particle on an open face's bound
         // was moving out of the domain.
         let (lo, hi) = d.interior_bounds(super::advect::WALL_MARGIN * d.h);
+        let inv = 2.0 / d.h as f64;
+        let inv_h = 1.0 / d.h as f64;
+        let lower = d.lower.map(|x| x as f64);
         let n = sp.len();
         self.flags.resize(n, 0);
-        let (open, sinks) = (self.open, &self.sinks);
+        let zones: Vec<[[f32; 3]; 2]> = (sinks.iter().map(|(_, b)| *b))
+            .chain(active.iter().map(|(st, _)| st.aabb))
+            .collect();
+        let ranges = zone_slots(d, sp, &zones, self.open, self.reach, &mut self.rows);
+        let open = self.open;
         let [px, py, pz] = &sp.pos;
-        let flagged: usize = self
-            .flags
-            .par_chunks_mut(CHUNK)
-            .enumerate()
-            .map(|(c, fl)| {
+        let [vx, vy, vz] = &mut sp.vel;
+        let vel = [vx, vy, vz].map(|v| SyncPtr(v.as_mut_ptr()));
+        let flags = SyncPtr(self.flags.as_mut_ptr());
+        let in_box =
+            |p: [f32; 3], b: &[[f32; 3]; 2]| (0..3).all(|a| p[a] >= b[0][a] && p[a] <= b[1][a]);
+        let flagged: usize = ranges
+            .par_iter()
+            .map(|&(s0, s1)| {
                 let mut count = 0;
-                for (k, f) in fl.iter_mut().enumerate() {
-                    let i = c * CHUNK + k;
+                for i in s0 as usize..s1 as usize {
                     let p = [px[i], py[i], pz[i]];
+                    // SAFETY: the slot ranges are disjoint (zone_slots), so no other task
+                    // touches slot `i`; `i < n`, the arrays' length.
+                    let f = unsafe { &mut *flags.get(i) };
                     *f = 0;
                     if (0..3)
                         .any(|a| (open[a][0] && p[a] <= lo[a]) || (open[a][1] && p[a] >= hi[a]))
                     {
                         *f = 1;
-                    } else if !sinks.is_empty() {
+                    } else if let Some(s) = sinks
+                        .iter()
+                        .position(|(s, b)| in_box(p, b) && inside(s, p.map(|x| x as f64)))
+                    {
+                        *f = 2 + s.min(253) as u8;
+                    }
+                    if *f != 0 {
+                        count += 1;
+                        continue;
+                    }
+                    for (st, posed) in &active {
+                        if !in_box(p, &st.aabb) {
+                            continue;
+                        }
                         let q = p.map(|x| x as f64);
-                        if let Some(k) = sinks.iter().position(|s| s.shape.contains(q)) {
-                            *f = 2 + k.min(253) as u8;
+                        if !inside(posed, q) {
+                            continue;
+                        }
+                        let v = st.velocity_at(posed, q);
+                        for a in 0..3 {
+                            // SAFETY: as for the flag.
+                            unsafe { *vel[a].get(i) = v[a] as f32 };
+                        }
+                        let now = st.shift(t);
+                        let b = posed.pose().to_body(q);
+                        let m: [i64; 3] = std::array::from_fn(|a| {
+                            ((b[a] - lower[a] - now[a]) * inv).floor() as i64
+                        });
+                        if let Some(s) = st.slot(m) {
+                            st.occ[s].fetch_add(1, Ordering::Relaxed);
+                        }
+                        let c = std::array::from_fn(|a| ((q[a] - lower[a]) * inv_h).floor() as i64);
+                        if let Some(s) = st.cell_slot(c) {
+                            st.cell_occ[s].fetch_add(1, Ordering::Relaxed);
                         }
                     }
-                    count += (*f != 0) as usize;
                 }
                 count
             })
             .sum();
+        drop(active);
+        drop(sinks);
         if flagged == 0 {
             return;
         }
-        for &f in &self.flags[..n] {
-            match f {
-                0 => {}
-                1 => self.report.removed_open += 1,
-                k => self.report.removed_sinks[(k - 2) as usize] += 1,
+        // The removed slots in ascending order (the ranges are), counted per sink.
+        self.gaps.clear();
+        for &(s0, s1) in ranges.iter() {
+            for i in s0..s1 {
+                match self.flags[i as usize] {
+                    0 => continue,
+                    1 => self.report.removed_open += 1,
+                    k => self.report.removed_sinks[(k - 2) as usize] += 1,
+                }
+                self.gaps.push(i);
             }
         }
-        sp.retain_unflagged(&self.flags);
+        sp.remove_slots(&self.gaps);
     }
 
     /// Emission of the substep `(t0, t]`. Each emitter carries a lattice of the sources'
     /// 2 x 2 x 2-per-cell pattern (spacing half a cell, aligned with the domain at its start
-    /// time, each point jittered inside its sub-cell by [`hash`] of (seed, emitter, lattice
-    /// index)) that moves at the emitter's velocity; a lattice point becomes a particle in the
-    /// substep in which it enters the emitter's shape (at the emitter's first active substep,
-    /// every point inside). So the region stays full of liquid moving at `v`, and the flow is
-    /// `v x` open area particles' worth per second whatever the substeps.
+    /// time, each point jittered inside its box by [`hash`] of (seed, emitter, lattice index))
+    /// that moves at the emitter's velocity. A lattice point inside the region at `t` (and in
+    /// the advection's clamp bounds, and not in an obstacle) becomes a particle when
+    /// - it entered the region in this substep (it was outside the region's pose at `t0`), or
+    ///   this is the emitter's first active substep: so the region stays full of liquid moving
+    ///   at `v`, and the flow is `v x` open area particles' worth per second whatever the
+    ///   substeps, plus what a moving region sweeps over;
+    /// - or its lattice box holds no particle, and the grid cell it is in lies wholly in the
+    ///   region and holds at most 4 particles (the region has drained, e.g. a still emitter
+    ///   whose liquid falls out). The cells are the world grid's, not the moving lattice's:
+    ///   liquid lagging behind its lattice boxes (slowed by a wall) crowds its cells rather
+    ///   than emptying them, so a flowing emitter is not refilled twice.
     fn emit(&mut self, d: &GridDims, sp: &mut SortedParticles, t0: f64, t: f64) {
-        let h = d.h as f64;
-        let sp_h = 0.5 * h;
+        let sp_h = 0.5 * d.h as f64;
         let lower = d.lower.map(|x| x as f64);
-        // The emitter's velocity on the particles inside its shape.
-        for (e, _) in &self.emitters {
-            if !e.active(t0, t) {
-                continue;
-            }
-            let v = e.velocity.map(|x| x as f32);
-            let [lo, hi] = e.shape.aabb();
-            let (lo, hi) = (lo.map(|x| x as f32), hi.map(|x| x as f32));
-            let [px, py, pz] = &sp.pos;
-            let [vx, vy, vz] = &mut sp.vel;
-            vx.par_chunks_mut(CHUNK)
-                .zip(vy.par_chunks_mut(CHUNK))
-                .zip(vz.par_chunks_mut(CHUNK))
-                .enumerate()
-                .for_each(|(c, ((vx, vy), vz))| {
-                    for k in 0..vx.len() {
-                        let i = c * CHUNK + k;
-                        let p = [px[i], py[i], pz[i]];
-                        if (0..3).all(|a| p[a] >= lo[a] && p[a] <= hi[a])
-                            && e.shape.contains(p.map(|x| x as f64))
-                        {
-                            (vx[k], vy[k], vz[k]) = (v[0], v[1], v[2]);
-                        }
-                    }
-                });
-        }
         let (blo, bhi) = d.interior_bounds(super::advect::WALL_MARGIN * d.h);
-        // Inside the emitter's shape and the advection's clamp bounds (the shape clipped to
-        // the liquid region).
-        let inside = |e: &Emitter, p: [f64; 3]| {
-            e.shape.contains(p)
-                && (0..3).all(|a| {
-                    let x = p[a] as f32;
-                    x >= blo[a] && x <= bhi[a]
-                })
+        // Obstacles are avoided by more than the stepper's push-out distance.
+        let clear = super::solids::PUSHOUT_CELLS as f64 * d.h as f64;
+        let obstacles = self.obstacles.clone();
+        let free = |p: [f64; 3]| obstacles.iter().all(|s| s.signed_distance(p, t) >= clear);
+        let in_bounds = |p: [f64; 3]| {
+            (0..3).all(|a| {
+                let x = p[a] as f32;
+                x >= blo[a] && x <= bhi[a]
+            })
         };
-        for (ei, (e, _)) in self.emitters.iter().enumerate() {
-            if !e.active(t0, t) {
+        for ei in 0..self.emitters.len() {
+            let st = &self.emitters[ei];
+            if !st.active {
                 continue;
             }
+            let e = &st.e;
             let first = t0 <= e.start;
-            let v = e.velocity;
-            let vf = v.map(|x| x as f32);
-            let shift =
-                |time: f64| -> [f64; 3] { std::array::from_fn(|a| v[a] * (time - e.start)) };
-            let (now, before) = (shift(t), shift(t0));
-            let [lo, hi] = e.shape.aabb();
-            let range: [(i64, i64); 3] = std::array::from_fn(|a| {
-                (
-                    ((lo[a] - lower[a] - now[a]) / sp_h).floor() as i64 - 1,
-                    ((hi[a] - lower[a] - now[a]) / sp_h).ceil() as i64 + 1,
-                )
-            });
-            for mk in range[2].0..=range[2].1 {
+            let (now, before) = (st.shift(t), st.shift(t0));
+            let (posed, posed0) = (e.shape.at(t), e.shape.at(t0));
+            let (pose, pose0) = (*posed.pose(), *posed0.pose());
+            let range = st.range;
+            let seed = self.seed;
+            // Lattice point `m` in the body frame, displaced by `shift`.
+            let point = |m: [i64; 3], shift: [f64; 3]| -> [f64; 3] {
+                let r = hash(&[seed, ei as u64, m[0] as u64, m[1] as u64, m[2] as u64]);
+                std::array::from_fn(|a| {
+                    let u = ((r >> (21 * a)) & ((1 << 21) - 1)) as f64 / (1u64 << 21) as f64;
+                    lower[a] + (m[a] as f64 + 0.5 + 0.8 * (u - 0.5)) * sp_h + shift[a]
+                })
+            };
+            // The grid cell holding world point `p` lies wholly in the region (its corners)
+            // and holds at most 4 particles (half of the sources' 8).
+            let h = d.h as f64;
+            let drained_cell = |p: [f64; 3]| -> bool {
+                let c: [i64; 3] = std::array::from_fn(|a| ((p[a] - lower[a]) / h).floor() as i64);
+                let Some(s) = st.cell_slot(c) else {
+                    return false;
+                };
+                if st.cell_occ[s].load(Ordering::Relaxed) > 4 {
+                    return false;
+                }
+                (0..8).all(|k| {
+                    let q: [f64; 3] =
+                        std::array::from_fn(|a| lower[a] + (c[a] + (k >> a & 1)) as f64 * h);
+                    in_bounds(q) && inside(&posed, q)
+                })
+            };
+            let mut added = 0u64;
+            let mut capped = false;
+            'lattice: for mk in range[2].0..=range[2].1 {
                 for mj in range[1].0..=range[1].1 {
                     for mi in range[0].0..=range[0].1 {
                         let m = [mi, mj, mk];
-                        let r = hash(&[self.seed, ei as u64, mi as u64, mj as u64, mk as u64]);
-                        let base: [f64; 3] = std::array::from_fn(|a| {
-                            let u =
-                                ((r >> (21 * a)) & ((1 << 21) - 1)) as f64 / (1u64 << 21) as f64;
-                            lower[a] + (m[a] as f64 + 0.5 + 0.8 * (u - 0.5)) * sp_h
-                        });
-                        let p: [f64; 3] = std::array::from_fn(|a| base[a] + now[a]);
-                        if !inside(e, p) {
+                        let base = point(m, [0.0; 3]);
+                        let p = pose.to_world(std::array::from_fn(|a| base[a] + now[a]));
+                        if !(in_bounds(p) && inside(&posed, p)) {
                             continue;
                         }
                         if !first {
-                            let q: [f64; 3] = std::array::from_fn(|a| base[a] + before[a]);
-                            if inside(e, q) {
+                            let q = pose0.to_world(std::array::from_fn(|a| base[a] + before[a]));
+                            let entered = !(in_bounds(q) && inside(&posed0, q));
+                            let drained = || {
+                                st.slot(m)
+                                    .is_some_and(|s| st.occ[s].load(Ordering::Relaxed) == 0)
+                                    && drained_cell(p)
+                            };
+                            if !entered && !drained() {
                                 continue;
                             }
                         }
-                        let pf = p.map(|x| x as f32);
-                        if sp.len() >= self.cap {
-                            self.report.capped = true;
-                            return;
+                        if !free(p) {
+                            continue;
                         }
-                        sp.push(pf, vf, self.next_id);
+                        if sp.len() >= self.cap {
+                            capped = true;
+                            break 'lattice;
+                        }
+                        let v = st.velocity_at(&posed, p).map(|x| x as f32);
+                        sp.push(p.map(|x| x as f32), v, self.next_id);
                         self.next_id += 1;
-                        self.report.added[ei] += 1;
+                        added += 1;
                     }
                 }
             }
-        }
-    }
-
-    /// At the frame's end: writes the particles in creation order (survivors of the frame's
-    /// start, then the emitted ones) into `out`, resized to the count.
-    pub fn store(&mut self, sp: &SortedParticles, out: &mut Particles) {
-        let n = sp.len();
-        let ids_total = self.next_id.max(out.len() as u32) as usize;
-        if n == ids_total && out.len() == n {
-            sp.store(out);
-            return;
-        }
-        // rank[id] = position of creation index `id` among the survivors.
-        self.rank.clear();
-        self.rank.resize(ids_total, u32::MAX);
-        for &id in &sp.ids {
-            self.rank[id as usize] = 0;
-        }
-        let mut r = 0u32;
-        for x in self.rank.iter_mut() {
-            if *x == 0 {
-                *x = r;
-                r += 1;
-            }
-        }
-        for a in 0..3 {
-            out.pos[a].resize(n, 0.0);
-            out.vel[a].resize(n, 0.0);
-        }
-        for c in &mut out.affine {
-            c.resize(if sp.affine { n } else { 0 }, 0.0);
-        }
-        for (s, &id) in sp.ids.iter().enumerate() {
-            let o = self.rank[id as usize] as usize;
-            for a in 0..3 {
-                out.pos[a][o] = sp.pos[a][s];
-                out.vel[a][o] = sp.vel[a][s];
-            }
-            if sp.affine {
-                for (c, src) in out.affine.iter_mut().zip(&sp.aff) {
-                    c[o] = src[s];
-                }
+            self.report.added[ei] += added;
+            if capped {
+                self.report.capped = true;
+                return;
             }
         }
     }
-}
-
-/// A 64-bit hash of `words` (SplitMix64's finaliser chained over the words): the counter-based
-/// jitter of emitted particles.
-pub fn hash(words: &[u64]) -> u64 {
-    let mut x = 0x9E37_79B9_7F4A_7C15u64;
-    for &w in words {
-        x ^= w
-            .wrapping_add(0x9E37_79B9_7F4A_7C15)
-            .wrapping_add(x << 6)
-            .wrapping_add(x >> 2);
-        x = mix(x);
-    }
-    x
-}
-
-fn mix(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
 }
 
 #[cfg(test)]
@@ -457,20 +559,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn emitter_json_round_trips_and_names_missing_keys() {
-        let e: Emitter = serde_json::from_str(
-            r#"{"type":"box","min":[0,0,0],"max":[1,1,1],"velocity":[1,0,0],"end":2}"#,
-        )
-        .unwrap();
-        assert_eq!(e.start, 0.0);
-        assert!(e.active(0.0, 0.1) && e.active(1.9, 2.1) && !e.active(2.0, 2.5));
-        let back: Emitter = serde_json::from_value(serde_json::to_value(&e).unwrap()).unwrap();
-        assert_eq!(back, e);
-        let bad = serde_json::from_str::<Emitter>(r#"{"type":"sphere","center":[0,0,0]}"#);
-        assert!(bad.unwrap_err().to_string().contains("`radius`"));
-        let bad = serde_json::from_str::<Sink>(
-            r#"{"type":"box","min":[0,0,0],"max":[1,1,1],"velocity":[0,0,0]}"#,
-        );
-        assert!(bad.unwrap_err().to_string().contains("velocity"));
+    fn hash_depends_on_every_word() {
+        let h = hash(&[1, 2, 3]);
+        assert_ne!(h, hash(&[1, 2, 4]));
+        assert_ne!(h, hash(&[0, 2, 3]));
+        assert_ne!(h, hash(&[1, 2, 3, 0]));
+        assert_eq!(h, hash(&[1, 2, 3]));
     }
 }

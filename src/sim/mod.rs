@@ -209,7 +209,9 @@ impl Simulation {
             &d.boundaries,
             scene.limits.cap(),
             scene.seed,
-        );
+        )
+        .with_obstacles(scene.obstacles.solids.clone())
+        .with_cfl(scene.solver.cfl);
         let obstacles = scene.obstacles.clone();
         let mut ws = Workspace::new(dims, emission, obstacles);
         let mut particles = particles;

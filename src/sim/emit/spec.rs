@@ -1,134 +1,47 @@
-//! The scene side of emission: the shapes ([`Region`]), [`Emitter`]s, [`Sink`]s and
-//! [`Limits`] as the scene's JSON gives them, with their checks (see the parent module for the
-//! per-substep work).
+//! The plain data of emission: [`Emitter`]s and [`Sink`]s (their regions are built
+//! [`Solid`]s, the obstacles' shapes; the scene layer reads their JSON) and [`Limits`], with
+//! their checks (see the parent module for the per-substep work).
 
 use crate::error::InputError;
-use crate::error::check::{bounded, err, finite3, positive};
-use crate::geometry::{Ball, Cuboid, Domain, Shape};
+use crate::error::check::{bounded, err, finite3};
+use crate::geometry::Domain;
+use crate::geometry::solid::{PosedSolid, Shape, Solid};
+use crate::geometry::transform::Motion;
 use crate::particles::{MAX_ACCELERATION_OR_SPEED, MAX_PARTICLES};
 use serde::{Deserialize, Serialize};
 
-/// The shape of an emitter or sink. Cylinders and meshes slot in as new variants (with their
-/// keys in [`RegionFields`]) when the obstacle shapes land in `geometry`.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Region {
-    Box(Cuboid),
-    Sphere(Ball),
-}
-
-impl Region {
-    pub fn contains(&self, p: [f64; 3]) -> bool {
-        match self {
-            Region::Box(s) => s.contains(p),
-            Region::Sphere(s) => s.contains(p),
-        }
-    }
-    pub fn aabb(&self) -> [[f64; 3]; 2] {
-        match self {
-            Region::Box(s) => s.aabb(),
-            Region::Sphere(s) => s.aabb(),
-        }
-    }
-}
-
-/// The kinds of shape, as the JSON `type` names them.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RegionKind {
-    Box,
-    Sphere,
-}
-
-/// The shape keys of an emitter or sink (the same as the sources'), each optional: which are
-/// required depends on the `type`.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct RegionFields {
-    pub min: Option<[f64; 3]>,
-    pub max: Option<[f64; 3]>,
-    pub center: Option<[f64; 3]>,
-    pub radius: Option<f64>,
-}
-
-impl RegionFields {
-    fn region(&self, kind: RegionKind) -> Result<Region, String> {
-        let need = |name: &str, v: bool| {
-            if v {
-                Ok(())
-            } else {
-                Err(format!("a {} needs `{name}`", kind_name(kind)))
-            }
-        };
-        let forbid = |name: &str, v: bool| {
-            if v {
-                Err(format!("a {} has no `{name}` key", kind_name(kind)))
-            } else {
-                Ok(())
-            }
-        };
-        match kind {
-            RegionKind::Box => {
-                need("min", self.min.is_some())?;
-                need("max", self.max.is_some())?;
-                forbid("center", self.center.is_some())?;
-                forbid("radius", self.radius.is_some())?;
-                Ok(Region::Box(Cuboid {
-                    min: self.min.unwrap(),
-                    max: self.max.unwrap(),
-                }))
-            }
-            RegionKind::Sphere => {
-                need("center", self.center.is_some())?;
-                need("radius", self.radius.is_some())?;
-                forbid("min", self.min.is_some())?;
-                forbid("max", self.max.is_some())?;
-                Ok(Region::Sphere(Ball {
-                    center: self.center.unwrap(),
-                    radius: self.radius.unwrap(),
-                }))
-            }
-        }
-    }
-
-    fn of(region: &Region) -> (RegionKind, Self) {
-        match region {
-            Region::Box(b) => (
-                RegionKind::Box,
-                Self {
-                    min: Some(b.min),
-                    max: Some(b.max),
-                    ..Default::default()
-                },
-            ),
-            Region::Sphere(s) => (
-                RegionKind::Sphere,
-                Self {
-                    center: Some(s.center),
-                    radius: Some(s.radius),
-                    ..Default::default()
-                },
-            ),
-        }
-    }
-}
-
-fn kind_name(k: RegionKind) -> &'static str {
-    match k {
-        RegionKind::Box => "box (`\"type\": \"box\"`)",
-        RegionKind::Sphere => "sphere (`\"type\": \"sphere\"`)",
-    }
-}
-
-/// An inflow: while active it keeps its region full of liquid moving at `velocity`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(try_from = "EmitterJson", into = "EmitterJson")]
+/// An inflow: while active it keeps its region full of liquid moving at `velocity` plus the
+/// region's own rigid motion. The region is a [`Solid`] (the obstacles' shapes, scale,
+/// transform and keyframes; its inside is the emitter).
+#[derive(Debug, Clone)]
 pub struct Emitter {
-    pub shape: Region,
-    /// m/s.
+    pub shape: Solid,
+    /// m/s, world frame.
     pub velocity: [f64; 3],
     /// First active time, s. (default: `0`)
     pub start: f64,
     /// Last active time, s. (default: none, the whole shot)
     pub end: Option<f64>,
+}
+
+impl PartialEq for Emitter {
+    fn eq(&self, o: &Self) -> bool {
+        same_shape(&self.shape, &o.shape)
+            && self.velocity == o.velocity
+            && self.start == o.start
+            && self.end == o.end
+    }
+}
+
+/// Two regions are equal when their shapes, scales and motions are (a mesh: the same built
+/// data).
+fn same_shape(a: &Solid, b: &Solid) -> bool {
+    let shape = match (a.shape(), b.shape()) {
+        (Shape::Mesh(x), Shape::Mesh(y)) => std::sync::Arc::ptr_eq(x, y),
+        (Shape::Mesh(_), _) | (_, Shape::Mesh(_)) => false,
+        (x, y) => format!("{x:?}") == format!("{y:?}"),
+    };
+    shape && a.scale() == b.scale() && a.motion() == b.motion() && a.liquid() == b.liquid()
 }
 
 impl Emitter {
@@ -138,110 +51,29 @@ impl Emitter {
     }
 }
 
-/// An emitter as JSON has it.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct EmitterJson {
-    #[serde(rename = "type")]
-    pub kind: RegionKind,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub min: Option<[f64; 3]>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max: Option<[f64; 3]>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub center: Option<[f64; 3]>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub radius: Option<f64>,
-    #[serde(default)]
-    pub velocity: [f64; 3],
-    #[serde(default)]
-    pub start: f64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub end: Option<f64>,
-}
-
-impl TryFrom<EmitterJson> for Emitter {
-    type Error = String;
-    fn try_from(j: EmitterJson) -> Result<Self, String> {
-        Ok(Emitter {
-            shape: RegionFields {
-                min: j.min,
-                max: j.max,
-                center: j.center,
-                radius: j.radius,
-            }
-            .region(j.kind)?,
-            velocity: j.velocity,
-            start: j.start,
-            end: j.end,
-        })
-    }
-}
-
-impl From<Emitter> for EmitterJson {
-    fn from(e: Emitter) -> Self {
-        let (kind, shape) = RegionFields::of(&e.shape);
-        EmitterJson {
-            kind,
-            min: shape.min,
-            max: shape.max,
-            center: shape.center,
-            radius: shape.radius,
-            velocity: e.velocity,
-            start: e.start,
-            end: e.end,
-        }
-    }
-}
-
 /// An outflow: every particle that enters it is removed.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(try_from = "SinkJson", into = "SinkJson")]
+#[derive(Debug, Clone)]
 pub struct Sink {
-    pub shape: Region,
+    pub shape: Solid,
 }
 
-/// A sink as JSON has it.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SinkJson {
-    #[serde(rename = "type")]
-    pub kind: RegionKind,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub min: Option<[f64; 3]>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max: Option<[f64; 3]>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub center: Option<[f64; 3]>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub radius: Option<f64>,
-}
-
-impl TryFrom<SinkJson> for Sink {
-    type Error = String;
-    fn try_from(j: SinkJson) -> Result<Self, String> {
-        Ok(Sink {
-            shape: RegionFields {
-                min: j.min,
-                max: j.max,
-                center: j.center,
-                radius: j.radius,
-            }
-            .region(j.kind)?,
-        })
+impl PartialEq for Sink {
+    fn eq(&self, o: &Self) -> bool {
+        same_shape(&self.shape, &o.shape)
     }
 }
 
-impl From<Sink> for SinkJson {
-    fn from(s: Sink) -> Self {
-        let (kind, shape) = RegionFields::of(&s.shape);
-        SinkJson {
-            kind,
-            min: shape.min,
-            max: shape.max,
-            center: shape.center,
-            radius: shape.radius,
-        }
+/// Inside a region's shape at the pose `s`.
+#[inline]
+pub fn inside(s: &PosedSolid<'_>, p: [f64; 3]) -> bool {
+    s.signed_distance(p) < 0.0
+}
+
+/// Times at which a region's pose is sampled for whole-shot checks: its keyframes, or 0.
+pub fn key_times(s: &Solid) -> Vec<f64> {
+    match s.motion() {
+        Motion::Keyframed { keys, .. } => keys.iter().map(|k| k.time).collect(),
+        Motion::Static(_) => vec![0.0],
     }
 }
 
@@ -278,59 +110,26 @@ impl Limits {
     }
 }
 
-/// Checks one emitter's or sink's shape (`f` its JSON path): finite, not empty, and reaching
-/// into the liquid region.
-fn check_region(d: &Domain, f: &str, r: &Region, what: &str) -> Result<(), InputError> {
-    match r {
-        Region::Box(b) => {
-            finite3(
-                &format!("{f}.min"),
-                &b.min,
-                "give three finite numbers in metres",
-            )?;
-            finite3(
-                &format!("{f}.max"),
-                &b.max,
-                "give three finite numbers in metres",
-            )?;
-            for a in 0..3 {
-                if b.min[a] >= b.max[a] {
-                    return Err(err(
-                        &format!("{f}.max[{a}]"),
-                        format!(
-                            "the {what} box has zero size: max {} is not above min {}",
-                            b.max[a], b.min[a]
-                        ),
-                        "make every max coordinate larger than the min one",
-                    ));
-                }
-            }
-        }
-        Region::Sphere(s) => {
-            finite3(
-                &format!("{f}.center"),
-                &s.center,
-                "give three finite numbers in metres",
-            )?;
-            positive(
-                &format!("{f}.radius"),
-                s.radius,
-                "give the radius in metres (> 0)",
-            )?;
-        }
-    }
-    let [lo, hi] = r.aabb();
+/// Checks that one emitter's or sink's region (`f` its JSON path) reaches into the liquid
+/// region at some time (its keyframes, or always when static).
+fn check_region(d: &Domain, f: &str, r: &Solid, what: &str) -> Result<(), InputError> {
     let [lo_in, hi_in] = d.liquid_region();
-    if (0..3).any(|a| hi[a] <= lo_in[a] || lo[a] >= hi_in[a]) {
-        return Err(err(
-            f,
-            format!(
-                "the {what} [{lo:?}, {hi:?}] lies outside the domain's liquid region [{lo_in:?}, {hi_in:?}] (the domain minus its one-cell wall layer)"
-            ),
-            format!("move the {what} inside the domain or enlarge the domain"),
-        ));
+    let mut seen = None;
+    for t in key_times(r) {
+        let (lo, hi) = r.bounds(t);
+        if (0..3).all(|a| hi[a] > lo_in[a] && lo[a] < hi_in[a]) {
+            return Ok(());
+        }
+        seen.get_or_insert((lo, hi));
     }
-    Ok(())
+    let (lo, hi) = seen.unwrap_or_default();
+    Err(err(
+        f,
+        format!(
+            "the {what} [{lo:?}, {hi:?}] lies outside the domain's liquid region [{lo_in:?}, {hi_in:?}] (the domain minus its one-cell wall layer)"
+        ),
+        format!("move the {what} inside the domain or enlarge the domain"),
+    ))
 }
 
 /// Checks the scene's `emitters` and `sinks`. Returns warnings: an emitter velocity that

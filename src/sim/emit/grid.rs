@@ -1,0 +1,164 @@
+//! The grid side of emission (open faces' labels, the emitters' imposed grid velocity) and
+//! the frame's end (creation order), as methods of [`Emission`] (see the parent module).
+
+use super::Emission;
+use crate::particles::Particles;
+use crate::sim::cell_sort::SortedParticles;
+use crate::sim::mac_grid::{CellLabel, GridDims};
+use rayon::prelude::*;
+
+impl Emission {
+    /// Labels the boundary cell layer of every open face air (pressure 0), except cells also
+    /// in a wall face's layer (edges and corners with a wall stay solid).
+    pub fn open_faces(&self, d: &GridDims, labels: &mut [CellLabel]) {
+        if !self.open.iter().flatten().any(|&o| o) {
+            return;
+        }
+        let n = d.n;
+        let layer = |c: [usize; 3], a: usize, s: usize| c[a] == if s == 0 { 0 } else { n[a] - 1 };
+        for a in 0..3 {
+            for s in 0..2 {
+                if !self.open[a][s] {
+                    continue;
+                }
+                // Walk the face's layer.
+                let (b, c) = ((a + 1) % 3, (a + 2) % 3);
+                for v in 0..n[c] {
+                    for u in 0..n[b] {
+                        let mut idx = [0; 3];
+                        idx[a] = if s == 0 { 0 } else { n[a] - 1 };
+                        idx[b] = u;
+                        idx[c] = v;
+                        let walled = (0..3)
+                            .any(|a2| (0..2).any(|s2| !self.open[a2][s2] && layer(idx, a2, s2)));
+                        if !walled {
+                            labels[d.cell(idx[0], idx[1], idx[2])] = CellLabel::Empty;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Sets the grid velocity of every face inside an emitter active in `(t0, t]` (its region
+    /// at `t0`) to its velocity plus the region's rigid velocity there.
+    pub fn impose_velocity(&mut self, d: &GridDims, vel: &mut [Vec<f32>; 3], t0: f64, t: f64) {
+        for st in &mut self.emitters {
+            let e = &st.e;
+            if !e.active(t0, t) {
+                continue;
+            }
+            let posed = e.shape.at(t0);
+            let v = posed.pose().dir_to_world(st.vb);
+            // A static region's faces are found once and kept.
+            let still = !e.shape.is_animated();
+            if still && st.faces_ready {
+                for (a, va) in vel.iter_mut().enumerate() {
+                    for &f in &st.faces[a] {
+                        va[f as usize] = v[a] as f32;
+                    }
+                }
+                continue;
+            }
+            let (lo, hi) = e.shape.bounds(t0);
+            let band = d.h as f64;
+            let cell = |x: f64, a: usize| ((x - d.lower[a] as f64) / d.h as f64).floor();
+            for (a, va) in vel.iter_mut().enumerate() {
+                let m = d.face_n(a);
+                st.faces[a].clear();
+                let r: [(usize, usize); 3] = std::array::from_fn(|b| {
+                    let l = (cell(lo[b], b) - 1.0).max(0.0) as usize;
+                    let h = (cell(hi[b], b) + 2.0).max(0.0) as usize;
+                    (l, h.min(m[b] - 1))
+                });
+                for k in r[2].0..=r[2].1 {
+                    for j in r[1].0..=r[1].1 {
+                        for i in r[0].0..=r[0].1 {
+                            let idx = [i, j, k];
+                            let p: [f64; 3] = std::array::from_fn(|b| {
+                                let off = if b == a { 0.0 } else { 0.5 };
+                                d.lower[b] as f64 + (idx[b] as f64 + off) * d.h as f64
+                            });
+                            // Inside the region, or within a cell of it on a face between
+                            // two interior cells (the faces a particle inside interpolates
+                            // from: without them the liquid at the region's edge sags out).
+                            let dist = posed.signed_distance(p);
+                            let interior = (0..3).all(|b| {
+                                let (first, last) =
+                                    if b == a { (2, m[b] - 3) } else { (1, m[b] - 2) };
+                                idx[b] >= first && idx[b] <= last
+                            });
+                            if dist < 0.0 || (dist < band && interior) {
+                                let w = posed.velocity(p);
+                                let f = i + m[0] * (j + m[1] * k);
+                                va[f] = (v[a] + w[a]) as f32;
+                                if still {
+                                    st.faces[a].push(f as u32);
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            st.faces_ready = still;
+        }
+    }
+
+    /// At the frame's end: writes the particles in creation order (survivors of the frame's
+    /// start, then the emitted ones) into `out`, resized to the count.
+    pub fn store(&mut self, sp: &SortedParticles, out: &mut Particles) {
+        let n = sp.len();
+        let ids_total = self.next_id.max(out.len() as u32) as usize;
+        if n == ids_total && out.len() == n {
+            sp.store(out);
+            return;
+        }
+        // rank[id] = position of creation index `id` among the survivors.
+        self.rank.clear();
+        self.rank.resize(ids_total, u32::MAX);
+        for &id in &sp.ids {
+            self.rank[id as usize] = 0;
+        }
+        let mut r = 0u32;
+        for x in self.rank.iter_mut() {
+            if *x == 0 {
+                *x = r;
+                r += 1;
+            }
+        }
+        for a in 0..3 {
+            out.pos[a].resize(n, 0.0);
+            out.vel[a].resize(n, 0.0);
+        }
+        // Each of the six arrays scattered by its own task.
+        let (rank, ids) = (&self.rank, &sp.ids);
+        let [p0, p1, p2] = &mut out.pos;
+        let [v0, v1, v2] = &mut out.vel;
+        let jobs: [(&mut Vec<f32>, &Vec<f32>); 6] = [
+            (p0, &sp.pos[0]),
+            (p1, &sp.pos[1]),
+            (p2, &sp.pos[2]),
+            (v0, &sp.vel[0]),
+            (v1, &sp.vel[1]),
+            (v2, &sp.vel[2]),
+        ];
+        jobs.into_par_iter().for_each(|(out, src)| {
+            for (s, &id) in ids.iter().enumerate() {
+                out[rank[id as usize] as usize] = src[s];
+            }
+        });
+        // APIC's affine matrices, when the particles carry them (empty otherwise).
+        let m = if sp.affine { n } else { 0 };
+        out.affine
+            .par_iter_mut()
+            .zip(sp.aff.par_iter())
+            .for_each(|(out, src)| {
+                out.resize(m, 0.0);
+                if m > 0 {
+                    for (s, &id) in ids.iter().enumerate() {
+                        out[rank[id as usize] as usize] = src[s];
+                    }
+                }
+            });
+    }
+}
