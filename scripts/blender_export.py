@@ -14,10 +14,10 @@ Tag objects with the custom property `surge` (Object Properties > Custom Propert
                         a solid) or "inside" (a container; always written as a mesh).
     surge = "emitter"   a shape that adds liquid: `velocity`, `start`/`end` (Blender frames).
                         Box and sphere as above; any other mesh is written as <name>.ply and
-                        {"type": "mesh", "path": ...}, the keys obstacles use (surge reads mesh
-                        emitters once they land; until then `surge run` names the key).
+                        {"type": "mesh", "path": ...}, the keys obstacles use.
     surge = "sink"      a shape that removes liquid (the same shapes as emitters).
-Emitters and sinks stand still in surge: an animated one is an error.
+Emitters and sinks may be animated like obstacles (keyframes); an animated emitter's `velocity`
+is taken in its own frame at the first frame and turns with it, on top of its own motion.
 
 Blender and surge are both Z-up metres. Object transforms (parents, constraints, modifiers) are
 applied: positions are world coordinates of the evaluated object. An object whose world matrix
@@ -327,23 +327,16 @@ def export_scene(path, only_supported=False, scene=None):
         obstacles.append(ex.shape(obj, liquid=liquid))
         if obstacles[-1]["type"] != "mesh":
             obstacles[-1].pop("liquid", None)
-    def still(obj, shape):
-        if "keyframes" in shape:
-            raise ExportError(f"object '{obj.name}': surge = {obj['surge']!r} is animated; "
-                              "emitters and sinks stand still in surge: remove its animation "
-                              "(or tag it 'obstacle')")
-        return shape
-
     emitters = []
     for obj in objs["emitter"]:
-        e = still(obj, ex.shape(obj))
+        e = ex.shape(obj)
         e["velocity"] = vector(obj, "velocity") if "velocity" in obj.keys() else [0.0] * 3
         e["start"] = ex.seconds(obj, "start", 0.0)
         e["end"] = ex.seconds(obj, "end", r6((ex.last - ex.first) / ex.fps))
         if e["end"] < e["start"]:
             raise bad(obj, "end", f"frame {obj['end']} is before start {obj['start']}")
         emitters.append(e)
-    sinks = [still(obj, ex.shape(obj)) for obj in objs["sink"]]
+    sinks = [ex.shape(obj) for obj in objs["sink"]]
     extra = {"obstacles": obstacles, "emitters": emitters, "sinks": sinks}
     if only_supported:
         left = [f"{k} ({len(v)})" for k, v in extra.items() if v]

@@ -89,16 +89,19 @@ def build(d):
         "surge": lambda: drain.__setitem__("surge", "snik"),
         "rotated": lambda: setattr(water, "rotation_euler", (0.0, 0.0, 0.3)),
         "start": lambda: tap.__setitem__("start", "soon"),
-        "moving_sink": lambda: (drain.keyframe_insert("location", frame=1),
-                                setattr(drain.location, "x", 0.8),
-                                drain.keyframe_insert("location", frame=11)),
     }
     # A mesh-shaped emitter: the Tap as a cone (written as a mesh file, like obstacles).
     tap_loc = tuple(tap.location)
     bpy.data.objects.remove(tap, do_unlink=True)
     cone = mesh_object("Tap", "cone", tap_loc, (0.05, 0.05, 0.05))
     cone["surge"], cone["velocity"], cone["start"], cone["end"] = "emitter", [0, 0, -1.0], 3, 8
+    # ... and a moving sink (keyframed, like the paddle).
+    drain.keyframe_insert("location", frame=1)
+    drain.location.x = 0.8
+    drain.keyframe_insert("location", frame=11)
     bpy.ops.wm.save_as_mainfile(filepath=os.path.join(d, "mesh_emitter.blend"))
+    drain.animation_data_clear()
+    drain.location.x = 0.9
     for name, spoil in bads.items():
         bpy.ops.wm.open_mainfile(filepath=os.path.join(d, "shot.blend"), load_ui=False)
         dom, water, rock, drain, tap = (bpy.data.objects[n] for n in (
