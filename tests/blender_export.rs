@@ -218,7 +218,11 @@ fn blender_shot_exports_to_a_scene_surge_runs() {
         "the Inlet is unchanged"
     );
     // ... with a keyframed sink (the Drain slides 0.1 m in x over the shot).
-    assert!(mdoc["sinks"][0]["keyframes"].is_array(), "{}", mdoc["sinks"]);
+    assert!(
+        mdoc["sinks"][0]["keyframes"].is_array(),
+        "{}",
+        mdoc["sinks"]
+    );
     // surge runs it: the cone emits from frame 3 (t = 2/24 s) at 1 m/s downwards, so every
     // particle added by frame 4 (creation order: after frame 0's) lies under the cone, within
     // its 0.05 m radius plus a particle spacing in x and y.

@@ -350,6 +350,9 @@ impl SolidState {
         let posed = self.posed(t);
         let h = d.h;
         let eps = (PUSHOUT_CELLS * h) as f64;
+        // A push-out never moves a particle into the domain's wall layer (an obstacle sunk into
+        // a wall leaves a wedge where the gradient points into the wall).
+        let (lo, hi) = d.interior_bounds(super::advect::WALL_MARGIN * h);
         let step = PATH_STEP_CELLS * h;
         let [px, py, pz] = &mut sp.pos;
         let [vx, vy, vz] = &mut sp.vel;
@@ -415,9 +418,9 @@ impl SolidState {
                         }
                     }
                 }
-                *x = p[0] as f32;
-                *y = p[1] as f32;
-                *z = p[2] as f32;
+                *x = (p[0] as f32).clamp(lo[0], hi[0]);
+                *y = (p[1] as f32).clamp(lo[1], hi[1]);
+                *z = (p[2] as f32).clamp(lo[2], hi[2]);
                 *u = vel[0] as f32;
                 *v = vel[1] as f32;
                 *w = vel[2] as f32;
