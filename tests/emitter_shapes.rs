@@ -460,3 +460,51 @@ fn max_particles_beyond_the_machine_memory_is_refused() {
     std::fs::write(dir.path().join("t.json"), text).unwrap();
     ok(&surge(dir.path(), &["-q", "run", "t.json", "-o", "out2"]));
 }
+
+/// The previews outline a keyframed emitter where it is at the frame's time: the same shot with
+/// the emitter moving and standing at its start pose gives the same frame-0 preview and
+/// different later ones, in `surge run` and in `surge preview` alike. The emitter starts after
+/// the shot (it emits nothing), so only its outline can differ.
+#[test]
+fn keyframed_emitter_outline_follows_it_in_previews() {
+    let dir = tempfile::tempdir().unwrap();
+    let scene = |keys: &str| {
+        format!(
+            r#"{{
+    "domain": {{ "lower": [0, 0, 0], "cell_size": 0.05, "resolution": [12, 8, 10] }},
+    "sources": [ {{ "type": "box", "min": [0.05, 0.05, 0.05], "max": [0.2, 0.35, 0.15] }} ],
+    "emitters": [
+        {{ "type": "box", "min": [-0.04, -0.04, -0.04], "max": [0.04, 0.04, 0.04],
+          "velocity": [0, 0, -0.5], "start": 10.0, "transform": {{ "translate": [0.3, 0.2, 0.35] }}
+          {keys} }}
+    ],
+    "time": {{ "fps": 30, "frames": 6 }},
+    "output": {{ "checkpoint_every": 0, "previews": true, "meshes": false }}
+}}"#
+        )
+    };
+    let moving = r#", "keyframes": [ { "frame": 0, "translate": [0.3, 0.2, 0.35] },
+                                     { "frame": 6, "translate": [0.4, 0.2, 0.25] } ]"#;
+    std::fs::write(dir.path().join("m.json"), scene(moving)).unwrap();
+    std::fs::write(dir.path().join("s.json"), scene("")).unwrap();
+    ok(&surge(dir.path(), &["-q", "run", "m.json", "-o", "m"]));
+    ok(&surge(dir.path(), &["-q", "run", "s.json", "-o", "s"]));
+    let png = |run: &str, f: u32| {
+        std::fs::read(dir.path().join(format!("{run}/previews/frame_{f:04}.png"))).unwrap()
+    };
+    assert!(
+        png("m", 0) == png("s", 0),
+        "frame 0: the poses agree, so must the previews"
+    );
+    assert!(
+        png("m", 6) != png("s", 6),
+        "frame 6: the moving emitter's outline did not move"
+    );
+    // `surge preview` re-renders the same pictures.
+    let before = png("m", 6);
+    ok(&surge(dir.path(), &["-q", "preview", "m"]));
+    assert!(
+        png("m", 6) == before,
+        "surge preview drew the outline elsewhere"
+    );
+}

@@ -296,6 +296,16 @@ impl<'a> Pipeline<'a> {
                     .as_ref()
                     .map_err(|e| anyhow::Error::new(e.clone()));
                 view.and_then(|v| {
+                    // Moving emitters and sinks are outlined where they are at the frame's time.
+                    let moved;
+                    let v = if crate::scene::regions_move(&self.scene) {
+                        let mut m = v.clone();
+                        m.outlines = crate::scene::region_outlines(&self.scene, Some(pf.time));
+                        moved = m;
+                        &moved
+                    } else {
+                        v
+                    };
                     let mut img = crate::render::render(&pf.particles, v);
                     crate::render::stamp(&mut img, v, pf.frame, pf.time);
                     let boxes: Vec<_> = solids.iter().map(|s| s.bounds(pf.time)).collect();

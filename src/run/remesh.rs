@@ -312,13 +312,23 @@ pub fn repreview(
     frames.par_iter().with_max_len(1).try_for_each(|&f| {
         let t = Instant::now();
         let frame = output::frame::read(&layout.particles(f))?;
-        let mut img = render::render(&frame.particles, &view);
-        render::stamp(&mut img, &view, frame.frame, frame.time);
+        // Moving emitters and sinks are outlined where they are at the frame's time.
+        let moved;
+        let view = if crate::scene::regions_move(&scene) {
+            let mut m = view.clone();
+            m.outlines = crate::scene::region_outlines(&scene, Some(frame.time));
+            moved = m;
+            &moved
+        } else {
+            &view
+        };
+        let mut img = render::render(&frame.particles, view);
+        render::stamp(&mut img, view, frame.frame, frame.time);
         // Obstacle outlines at the frame's time, as `surge run` draws them.
         let boxes: Vec<_> = (scene.built_obstacles.solids.iter())
             .map(|s| s.bounds(frame.time))
             .collect();
-        render::outline::draw_boxes(&mut img, &view, &boxes);
+        render::outline::draw_boxes(&mut img, view, &boxes);
         let png = img
             .to_png()
             .with_context(|| format!("rendering the preview of frame {}", frame.frame))?;
