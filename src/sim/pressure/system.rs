@@ -249,24 +249,10 @@ impl System {
         if !self.fractional {
             return Self::apply_a_dot(self.nf, &self.nb, &self.diag, s, out, partials);
         }
-        let (nf, nb, diag, w) = (self.nf, &self.nb, &self.diag, &self.w);
-        out.par_chunks_mut(reduce::CHUNK)
-            .zip(partials.par_iter_mut())
-            .with_min_len(reduce::MIN_ROWS.div_ceil(reduce::CHUNK))
-            .enumerate()
-            .for_each(|(ci, (oc, p))| {
-                let r0 = ci * reduce::CHUNK;
-                let mut acc = 0.0;
-                for (l, o) in oc.iter_mut().enumerate() {
-                    let r = r0 + l;
-                    if r < nf {
-                        *o = a_row_weighted(r, nb, diag, w, s);
-                    }
-                    acc += *o * s[r];
-                }
-                *p = acc;
-            });
-        partials.iter().sum()
+        let (nb, diag, w) = (&self.nb, &self.diag, &self.w);
+        rows_dot(self.nf, s, out, partials, |r| {
+            a_row_weighted(r, nb, diag, w, s)
+        })
     }
 
     /// `out = A s` on the fluid rows.
@@ -290,24 +276,36 @@ impl System {
         out: &mut [f64],
         partials: &mut [f64],
     ) -> f64 {
-        out.par_chunks_mut(reduce::CHUNK)
-            .zip(partials.par_iter_mut())
-            .with_min_len(reduce::MIN_ROWS.div_ceil(reduce::CHUNK))
-            .enumerate()
-            .for_each(|(ci, (oc, p))| {
-                let r0 = ci * reduce::CHUNK;
-                let mut acc = 0.0;
-                for (l, o) in oc.iter_mut().enumerate() {
-                    let r = r0 + l;
-                    if r < nf {
-                        *o = a_row(r, nb, diag, s);
-                    }
-                    acc += *o * s[r];
-                }
-                *p = acc;
-            });
-        partials.iter().sum()
+        rows_dot(nf, s, out, partials, |r| a_row(r, nb, diag, s))
     }
+}
+
+/// `out[r] = row(r)` for the fluid rows and `out . s` summed in fixed chunks of
+/// [`reduce::CHUNK`] (as [`reduce::dot`] sums them), whatever the thread count.
+fn rows_dot(
+    nf: usize,
+    s: &[f64],
+    out: &mut [f64],
+    partials: &mut [f64],
+    row: impl Fn(usize) -> f64 + Sync,
+) -> f64 {
+    out.par_chunks_mut(reduce::CHUNK)
+        .zip(partials.par_iter_mut())
+        .with_min_len(reduce::MIN_ROWS.div_ceil(reduce::CHUNK))
+        .enumerate()
+        .for_each(|(ci, (oc, p))| {
+            let r0 = ci * reduce::CHUNK;
+            let mut acc = 0.0;
+            for (l, o) in oc.iter_mut().enumerate() {
+                let r = r0 + l;
+                if r < nf {
+                    *o = row(r);
+                }
+                acc += *o * s[r];
+            }
+            *p = acc;
+        });
+    partials.iter().sum()
 }
 
 /// Row `r` of `A s`: `diag_r s_r - sum of the six neighbours' s` (non-fluid neighbours point
