@@ -1,6 +1,6 @@
 //! The stepper allocates nothing inside its substeps: after the first frame (which sizes every
 //! buffer), a frame's only heap allocation of its own is its report's per-substep list (one
-//! `reserve` before the first substep).
+//! `reserve` before the first substep), with and without obstacles.
 //!
 //! A counting global allocator wraps the system one; this file holds a single test so that no
 //! other test allocates concurrently.
@@ -73,6 +73,52 @@ fn frames_after_the_first_do_not_allocate_in_substeps() {
     // Both pressure preconditioners (the multigrid hierarchy is allocated with the simulation),
     // both transfers (APIC's affine matrices travel through the sort and the gather) and both
     // free surfaces (the ghost fluid's level set and air terms).
+    // Obstacles: a static box and a keyframed sphere moving through the liquid (face weights,
+    // containment, the moving solid's face velocities), as the scene parser builds them.
+    let with_obstacles = {
+        let json = r#"{
+            "domain": { "lower": [0, 0, 0], "cell_size": 0.02, "resolution": [24, 8, 16] },
+            "sources": [ { "type": "box", "min": [0.02, 0.02, 0.02], "max": [0.16, 0.14, 0.2] } ],
+            "obstacles": [
+                { "type": "box", "min": [0.3, 0.02, 0.02], "max": [0.36, 0.14, 0.08] },
+                { "type": "sphere", "center": [0, 0, 0], "radius": 0.03,
+                  "keyframes": [ { "time": 0, "translate": [0.1, 0.08, 0.12] },
+                                 { "time": 1, "translate": [0.4, 0.08, 0.12] } ] }
+            ],
+            "seed": 3,
+            "time": { "fps": 30, "frames": 6 },
+            "solver": { "min_substeps": 12 }
+        }"#;
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes");
+        surge::scene::load_str(json, &dir.join("alloc.json"), &dir)
+            .expect("scene loads")
+            .scene
+    };
+    let obstacle_particles = surge::sources::seed_particles(&with_obstacles, &[]);
+    for threads in [1, 2] {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        let counts: Vec<(u32, usize)> = pool.install(|| {
+            let mut sim = Simulation::new(&with_obstacles, obstacle_particles.clone(), 0).unwrap();
+            sim.advance_frame();
+            (0..5)
+                .map(|_| {
+                    let before = ALLOCATIONS.load(Ordering::Relaxed);
+                    let r = sim.advance_frame();
+                    (r.substeps, ALLOCATIONS.load(Ordering::Relaxed) - before)
+                })
+                .collect()
+        });
+        eprintln!("obstacles, {threads} thread(s): (substeps, allocations) per frame {counts:?}");
+        assert!(counts.iter().all(|&(n, _)| n == 12), "{counts:?}");
+        let least = counts.iter().map(|&(_, a)| a).min().unwrap();
+        assert_eq!(
+            least, threads,
+            "obstacles: no frame without allocations in its substeps: {counts:?}"
+        );
+    }
     for (pc, transfer, surface) in [
         (
             PressurePreconditioner::Mic0,

@@ -374,10 +374,16 @@ impl Solid {
     /// The solid frozen at time `t`: pose and velocity evaluated once, for many queries (what a
     /// substep's loops should use).
     pub fn at(&self, t: f64) -> PosedSolid<'_> {
+        self.posed(self.motion.pose(t), self.motion.velocity(t))
+    }
+
+    /// The solid at a pose and rigid velocity found earlier (e.g. `motion().pose(t)` kept for
+    /// many queries without a list of [`PosedSolid`]s).
+    pub fn posed(&self, pose: Pose, velocity: RigidVelocity) -> PosedSolid<'_> {
         PosedSolid {
             solid: self,
-            pose: self.motion.pose(t),
-            velocity: self.motion.velocity(t),
+            pose,
+            velocity,
         }
     }
 

@@ -34,6 +34,7 @@ use super::mac_grid::{CellLabel, FaceKind, GridDims};
 use super::pressure::SolidFaces;
 use crate::geometry::face_fractions::{FaceFractions, face_fractions_into};
 use crate::geometry::solid::{PosedSolid, Solid};
+use crate::geometry::transform::{Pose, RigidVelocity};
 use rayon::prelude::*;
 use std::sync::Arc;
 
@@ -74,15 +75,29 @@ impl Obstacles {
 
 /// Minimum signed distance and its gradient over `posed` at `p`.
 #[inline]
-fn nearest(posed: &[PosedSolid<'_>], p: [f64; 3]) -> (f64, [f64; 3], usize) {
+fn nearest(posed: &Posed<'_>, p: [f64; 3]) -> (f64, [f64; 3], usize) {
     let mut best = (f64::INFINITY, [0.0; 3], 0);
-    for (i, s) in posed.iter().enumerate() {
-        let (d, g) = s.distance_and_normal(p);
+    for i in 0..posed.solids.len() {
+        let (d, g) = posed.get(i).distance_and_normal(p);
         if d < best.0 {
             best = (d, g, i);
         }
     }
     best
+}
+
+/// The solids at one time without a list of [`PosedSolid`]s to allocate: their poses and rigid
+/// velocities live in [`SolidState::poses`], refreshed in place.
+struct Posed<'a> {
+    solids: &'a [Solid],
+    poses: &'a [(Pose, RigidVelocity)],
+}
+
+impl Posed<'_> {
+    fn get(&self, i: usize) -> PosedSolid<'_> {
+        let (pose, vel) = self.poses[i];
+        self.solids[i].posed(pose, vel)
+    }
 }
 
 /// Per-run solid state of the stepper.
@@ -102,6 +117,9 @@ pub struct SolidState {
     face_friction: [Vec<f32>; 3],
     /// Positions before the particle move (anti-tunnelling).
     prev: [Vec<f32>; 3],
+    /// Each solid's pose and rigid velocity at `poses_time` (see [`Posed`]).
+    poses: Vec<(Pose, RigidVelocity)>,
+    poses_time: f64,
 }
 
 impl SolidState {
@@ -130,15 +148,34 @@ impl SolidState {
             face_vel: std::array::from_fn(|a| vec![0.0; moving_faces(a)]),
             face_friction: std::array::from_fn(|a| vec![0.0; rough_faces(a)]),
             prev: Default::default(),
+            poses: Vec::new(),
+            poses_time: f64::NAN,
         }
+        .with_poses()
+    }
+
+    /// Sizes and fills [`Self::poses`] at time 0 (the only allocation of the list).
+    fn with_poses(mut self) -> Self {
+        self.poses = (self.obstacles.solids.iter())
+            .map(|s| (s.motion().pose(0.0), s.motion().velocity(0.0)))
+            .collect();
+        self.poses_time = 0.0;
+        self
+    }
+
+    /// Refreshes the poses for time `t` in place (static solids keep theirs).
+    fn set_poses(&mut self, t: f64) {
+        if self.poses_time == t || !self.obstacles.animated() {
+            return;
+        }
+        for (s, p) in self.obstacles.solids.iter().zip(self.poses.iter_mut()) {
+            *p = (s.motion().pose(t), s.motion().velocity(t));
+        }
+        self.poses_time = t;
     }
 
     pub fn active(&self) -> bool {
         !self.obstacles.is_empty()
-    }
-
-    fn posed(&self, t: f64) -> Vec<PosedSolid<'_>> {
-        self.obstacles.solids.iter().map(|s| s.at(t)).collect()
     }
 
     /// Evaluates the cell-centre distance at `t` (skipped for static obstacles after the first).
@@ -146,8 +183,12 @@ impl SolidState {
         if self.cell_time.is_some() && (!self.obstacles.animated() || self.cell_time == Some(t)) {
             return;
         }
-        let solids = self.obstacles.solids.clone();
-        let posed: Vec<PosedSolid<'_>> = solids.iter().map(|s| s.at(t)).collect();
+        self.set_poses(t);
+        let solids = &self.obstacles.solids[..];
+        let posed = Posed {
+            solids,
+            poses: &self.poses,
+        };
         let n = d.n;
         let (h, lo) = (d.h as f64, d.lower.map(|x| x as f64));
         self.cell_phi
@@ -285,8 +326,11 @@ impl SolidState {
         if !self.active() || !self.obstacles.animated() {
             return;
         }
-        let solids = self.obstacles.solids.clone();
-        let posed: Vec<PosedSolid<'_>> = solids.iter().map(|s| s.at(t)).collect();
+        self.set_poses(t);
+        let posed = Posed {
+            solids: &self.obstacles.solids[..],
+            poses: &self.poses,
+        };
         let n = d.n;
         let (h, lo) = (d.h as f64, d.lower.map(|x| x as f64));
         for a in 0..3 {
@@ -318,7 +362,7 @@ impl SolidState {
                             p[b] = lo[b] + (ijk[b] as f64 + off) * h;
                         }
                         let (_, _, s) = nearest(&posed, p);
-                        let us = posed[s].velocity(p)[a] as f32;
+                        let us = posed.get(s).velocity(p)[a] as f32;
                         fv[i] = us;
                         if kr[i] == FaceKind::Wall && inside {
                             vr[i] = us;
@@ -343,11 +387,15 @@ impl SolidState {
     /// its path from the remembered position, pushes any particle closer than
     /// [`PUSHOUT_CELLS`] cells to the solid out along the gradient, and removes the velocity's
     /// normal component into the solid (relative to the solid's velocity).
-    pub fn hold(&self, d: &GridDims, t: f64, sp: &mut SortedParticles, fix_velocity: bool) {
+    pub fn hold(&mut self, d: &GridDims, t: f64, sp: &mut SortedParticles, fix_velocity: bool) {
         if !self.active() {
             return;
         }
-        let posed = self.posed(t);
+        self.set_poses(t);
+        let posed = Posed {
+            solids: &self.obstacles.solids[..],
+            poses: &self.poses,
+        };
         let h = d.h;
         let eps = (PUSHOUT_CELLS * h) as f64;
         // A push-out never moves a particle into the domain's wall layer (an obstacle sunk into
@@ -423,7 +471,7 @@ impl SolidState {
                         p[a] += (eps - dd) * nrm[a];
                     }
                     if fix_velocity {
-                        let vs = posed[s].velocity(p);
+                        let vs = posed.get(s).velocity(p);
                         let rel: f64 = (0..3).map(|a| (vel[a] - vs[a]) * nrm[a]).sum();
                         if rel < 0.0 {
                             for a in 0..3 {
