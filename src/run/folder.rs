@@ -60,7 +60,18 @@ pub(crate) fn lock_run_folder(out: &Path) -> anyhow::Result<std::fs::File> {
                 "pick a writable output folder",
             )
         })?;
-    match file.try_lock() {
+    // A lock seen busy is tried again for up to half a second: a process that starts a child
+    // (any thread of it) while it releases a lock leaves the lock's file description open in
+    // the child between fork and exec, which looks like another writer for a moment.
+    let mut result = file.try_lock();
+    for _ in 0..10 {
+        if !matches!(result, Err(std::fs::TryLockError::WouldBlock)) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        result = file.try_lock();
+    }
+    match result {
         Ok(()) => Ok(file),
         Err(std::fs::TryLockError::WouldBlock) => Err(fail(
             format!("another surge process is writing {}", out.display()),
