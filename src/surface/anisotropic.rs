@@ -58,6 +58,12 @@ use super::sparse_grid::{B, BP, SparseGrid};
 use nalgebra::{Matrix3, SymmetricEigen};
 use rayon::prelude::*;
 
+mod cells;
+mod deep;
+use cells::{Cells, has_neighbours};
+pub use deep::{CUBE, DEEP_DENSITY};
+use deep::{cube_counts, is_deep};
+
 /// Largest ratio between a kernel's longest and shortest axis (Yu & Turk's k_r = 4).
 pub const MAX_RATIO: f32 = 4.0;
 /// Fewer neighbours (itself included) than this: isotropic kernel of radius `k_n R`. Two
@@ -119,139 +125,6 @@ fn quad(s: &[f32; 6], d: [f32; 3]) -> f32 {
 fn sym(q: &Matrix3<f32>, v: [f32; 3]) -> [f32; 6] {
     let e = |i: usize, j: usize| (0..3).map(|k| q[(i, k)] * v[k] * q[(j, k)]).sum::<f32>();
     [e(0, 0), e(1, 1), e(2, 2), e(0, 1), e(0, 2), e(1, 2)]
-}
-
-/// Uniform cells of size `r` over the finite particles (stable counting sort), with the
-/// particles' positions copied in cell order so that a cell row is one contiguous slice.
-struct Cells {
-    lo: [f32; 3],
-    inv: f32,
-    dims: [usize; 3],
-    start: Vec<u32>,
-    order: Vec<u32>,
-    /// Positions in cell order (`order[k]`'s at `sorted[a][k]`).
-    sorted: [Vec<f32>; 3],
-}
-
-impl Cells {
-    fn new(pos: &[Vec<f32>; 3], r: f32) -> Self {
-        let n = pos[0].len();
-        let finite = |i: usize| (0..3).all(|a| pos[a][i].is_finite());
-        let mut lo = [f32::MAX; 3];
-        let mut hi = [f32::MIN; 3];
-        for i in (0..n).filter(|&i| finite(i)) {
-            for a in 0..3 {
-                lo[a] = lo[a].min(pos[a][i]);
-                hi[a] = hi[a].max(pos[a][i]);
-            }
-        }
-        let inv = 1.0 / r;
-        let dims: [usize; 3] = std::array::from_fn(|a| {
-            if lo[a] > hi[a] {
-                1
-            } else {
-                ((hi[a] - lo[a]) * inv) as usize + 1
-            }
-        });
-        let mut this = Self {
-            lo,
-            inv,
-            dims,
-            start: vec![0; dims[0] * dims[1] * dims[2] + 1],
-            order: Vec::new(),
-            sorted: Default::default(),
-        };
-        let keys: Vec<u32> = (0..n)
-            .into_par_iter()
-            .map(|i| {
-                if finite(i) {
-                    this.key([pos[0][i], pos[1][i], pos[2][i]]) as u32
-                } else {
-                    u32::MAX
-                }
-            })
-            .collect();
-        for &k in keys.iter().filter(|&&k| k != u32::MAX) {
-            this.start[k as usize + 1] += 1;
-        }
-        for c in 0..this.start.len() - 1 {
-            this.start[c + 1] += this.start[c];
-        }
-        let mut fill = this.start.clone();
-        this.order = vec![0; *this.start.last().unwrap() as usize];
-        for (i, &k) in keys.iter().enumerate().filter(|(_, k)| **k != u32::MAX) {
-            this.order[fill[k as usize] as usize] = i as u32;
-            fill[k as usize] += 1;
-        }
-        this.sorted =
-            std::array::from_fn(|a| this.order.par_iter().map(|&i| pos[a][i as usize]).collect());
-        this
-    }
-
-    fn coord(&self, x: [f32; 3]) -> [usize; 3] {
-        std::array::from_fn(|a| {
-            (((x[a] - self.lo[a]) * self.inv).max(0.0) as usize).min(self.dims[a] - 1)
-        })
-    }
-
-    fn key(&self, x: [f32; 3]) -> usize {
-        let c = self.coord(x);
-        c[0] + self.dims[0] * (c[1] + self.dims[1] * c[2])
-    }
-
-    /// Calls `f(rows)` with each of the 9 contiguous rows of sorted positions that hold the
-    /// particles of the 27 cells around `x` (the centre row first); stops when `f` says so.
-    #[inline]
-    fn rows_near(&self, x: [f32; 3], mut f: impl FnMut([&[f32]; 3]) -> bool) {
-        let c = self.coord(x);
-        let lo = |a: usize| c[a].saturating_sub(1);
-        let hi = |a: usize| (c[a] + 1).min(self.dims[a] - 1);
-        let (x0, x1) = (lo(0), hi(0));
-        const ORDER: [(usize, usize); 9] = [
-            (1, 1),
-            (0, 1),
-            (2, 1),
-            (1, 0),
-            (1, 2),
-            (0, 0),
-            (2, 0),
-            (0, 2),
-            (2, 2),
-        ];
-        for (dy, dz) in ORDER {
-            let (Some(y), Some(z)) = ((c[1] + dy).checked_sub(1), (c[2] + dz).checked_sub(1))
-            else {
-                continue;
-            };
-            if y < lo(1) || y > hi(1) || z < lo(2) || z > hi(2) {
-                continue;
-            }
-            let row = self.dims[0] * (y + self.dims[1] * z);
-            let (s, e) = (self.start[row + x0], self.start[row + x1 + 1]);
-            let r = s as usize..e as usize;
-            if f(std::array::from_fn(|a| &self.sorted[a][r.clone()])) {
-                return;
-            }
-        }
-    }
-}
-
-/// Whether at least `n` particles lie within `sqrt(r2)` of `x` (stops counting there).
-fn has_neighbours(cells: &Cells, x: [f32; 3], r2: f32, n: usize) -> bool {
-    let mut count = 0;
-    cells.rows_near(x, |[rx, ry, rz]| {
-        count += rx
-            .iter()
-            .zip(ry)
-            .zip(rz)
-            .map(|((&px, &py), &pz)| {
-                let d = [px - x[0], py - x[1], pz - x[2]];
-                (d[0] * d[0] + d[1] * d[1] + d[2] * d[2] < r2) as u32
-            })
-            .sum::<u32>() as usize;
-        count >= n
-    });
-    count >= n
 }
 
 /// The kernel of a particle with a full neighbourhood: the sphere of radius R.
@@ -562,62 +435,6 @@ impl LevelSet {
             .zip(floor.par_iter())
             .for_each(|(p, f)| *p = p.min(*f));
     }
-}
-
-/// Edge (mesh cells) of the density cubes of the deep-block test ([`is_deep`]); a block holds
-/// `(B / CUBE)^3` of them.
-pub const CUBE: usize = 4;
-const CPB: usize = B / CUBE;
-/// Least share of the rest density (one particle per `4/3 π r³`) in every density cube of a
-/// deep block and of the ring of cubes around it.
-pub const DEEP_DENSITY: f32 = 0.6;
-
-/// Particle counts of the density cubes of each allocated block (slot order).
-fn cube_counts(g: &SparseGrid) -> Vec<[u16; CPB * CPB * CPB]> {
-    g.blocks
-        .par_iter()
-        .map(|&dense| {
-            let bc = g.coords(dense);
-            let mut c = [0u16; CPB * CPB * CPB];
-            for i in g.particles_of(dense) {
-                let l: [usize; 3] = std::array::from_fn(|a| {
-                    let q = g.pos[a][i] - (bc[a] * B as i64) as f32;
-                    ((q.max(0.0) as usize) / CUBE).min(CPB - 1)
-                });
-                let k = l[0] + CPB * (l[1] + CPB * l[2]);
-                c[k] = c[k].saturating_add(1);
-            }
-            c
-        })
-        .collect()
-}
-
-/// Whether block `dense` lies deep inside the liquid: every density cube of it and of the ring
-/// of cubes around it ([`CUBE`] cells wide) holds at least `min` particles ([`DEEP_DENSITY`] of
-/// the rest density). A free surface leaves the cubes it crosses, or the ones beside it, short
-/// of particles, so no marching-cubes edge crossing the surface, nor the gradient stencil of
-/// one, touches a deep block: its points need no splat (the narrow band; most of a deep pool's
-/// points). Air pockets that leave every cube three quarters full (thinner than about one
-/// cell) are filled; the Zhu-Bridson average closes them anyway.
-fn is_deep(g: &SparseGrid, counts: &[[u16; CPB * CPB * CPB]], dense: u32, min: f32) -> bool {
-    let bc = g.coords(dense);
-    let c = CPB as i64;
-    for z in bc[2] * c - 1..=bc[2] * c + c {
-        for y in bc[1] * c - 1..=bc[1] * c + c {
-            for x in bc[0] * c - 1..=bc[0] * c + c {
-                let q = [x, y, z];
-                let slot = g.slot_at(q.map(|v| v.div_euclid(c)));
-                if slot == super::sparse_grid::NONE {
-                    return false;
-                }
-                let l = q.map(|v| v.rem_euclid(c) as usize);
-                if (counts[slot as usize][l[0] + CPB * (l[1] + CPB * l[2])] as f32) < min {
-                    return false;
-                }
-            }
-        }
-    }
-    true
 }
 
 /// Blocks whose points need no splat.

@@ -1,0 +1,139 @@
+//! The anisotropic method's neighbour search (Yu & Turk 2013 need each particle's neighbours
+//! within the kernel radius): uniform cells over the finite particles, filled by a stable
+//! counting sort, with the positions copied in cell order so that the particles of a cell row
+//! are one contiguous slice of each coordinate array.
+
+use rayon::prelude::*;
+
+/// Uniform cells of size `r` over the finite particles (stable counting sort), with the
+/// particles' positions copied in cell order so that a cell row is one contiguous slice.
+pub(super) struct Cells {
+    pub(super) lo: [f32; 3],
+    pub(super) inv: f32,
+    pub(super) dims: [usize; 3],
+    pub(super) start: Vec<u32>,
+    pub(super) order: Vec<u32>,
+    /// Positions in cell order (`order[k]`'s at `sorted[a][k]`).
+    pub(super) sorted: [Vec<f32>; 3],
+}
+
+impl Cells {
+    pub(super) fn new(pos: &[Vec<f32>; 3], r: f32) -> Self {
+        let n = pos[0].len();
+        let finite = |i: usize| (0..3).all(|a| pos[a][i].is_finite());
+        let mut lo = [f32::MAX; 3];
+        let mut hi = [f32::MIN; 3];
+        for i in (0..n).filter(|&i| finite(i)) {
+            for a in 0..3 {
+                lo[a] = lo[a].min(pos[a][i]);
+                hi[a] = hi[a].max(pos[a][i]);
+            }
+        }
+        let inv = 1.0 / r;
+        let dims: [usize; 3] = std::array::from_fn(|a| {
+            if lo[a] > hi[a] {
+                1
+            } else {
+                ((hi[a] - lo[a]) * inv) as usize + 1
+            }
+        });
+        let mut this = Self {
+            lo,
+            inv,
+            dims,
+            start: vec![0; dims[0] * dims[1] * dims[2] + 1],
+            order: Vec::new(),
+            sorted: Default::default(),
+        };
+        let keys: Vec<u32> = (0..n)
+            .into_par_iter()
+            .map(|i| {
+                if finite(i) {
+                    this.key([pos[0][i], pos[1][i], pos[2][i]]) as u32
+                } else {
+                    u32::MAX
+                }
+            })
+            .collect();
+        for &k in keys.iter().filter(|&&k| k != u32::MAX) {
+            this.start[k as usize + 1] += 1;
+        }
+        for c in 0..this.start.len() - 1 {
+            this.start[c + 1] += this.start[c];
+        }
+        let mut fill = this.start.clone();
+        this.order = vec![0; *this.start.last().unwrap() as usize];
+        for (i, &k) in keys.iter().enumerate().filter(|(_, k)| **k != u32::MAX) {
+            this.order[fill[k as usize] as usize] = i as u32;
+            fill[k as usize] += 1;
+        }
+        this.sorted =
+            std::array::from_fn(|a| this.order.par_iter().map(|&i| pos[a][i as usize]).collect());
+        this
+    }
+
+    pub(super) fn coord(&self, x: [f32; 3]) -> [usize; 3] {
+        std::array::from_fn(|a| {
+            (((x[a] - self.lo[a]) * self.inv).max(0.0) as usize).min(self.dims[a] - 1)
+        })
+    }
+
+    pub(super) fn key(&self, x: [f32; 3]) -> usize {
+        let c = self.coord(x);
+        c[0] + self.dims[0] * (c[1] + self.dims[1] * c[2])
+    }
+
+    /// Calls `f(rows)` with each of the 9 contiguous rows of sorted positions that hold the
+    /// particles of the 27 cells around `x` (the centre row first); stops when `f` says so.
+    #[inline]
+    pub(super) fn rows_near(&self, x: [f32; 3], mut f: impl FnMut([&[f32]; 3]) -> bool) {
+        let c = self.coord(x);
+        let lo = |a: usize| c[a].saturating_sub(1);
+        let hi = |a: usize| (c[a] + 1).min(self.dims[a] - 1);
+        let (x0, x1) = (lo(0), hi(0));
+        const ORDER: [(usize, usize); 9] = [
+            (1, 1),
+            (0, 1),
+            (2, 1),
+            (1, 0),
+            (1, 2),
+            (0, 0),
+            (2, 0),
+            (0, 2),
+            (2, 2),
+        ];
+        for (dy, dz) in ORDER {
+            let (Some(y), Some(z)) = ((c[1] + dy).checked_sub(1), (c[2] + dz).checked_sub(1))
+            else {
+                continue;
+            };
+            if y < lo(1) || y > hi(1) || z < lo(2) || z > hi(2) {
+                continue;
+            }
+            let row = self.dims[0] * (y + self.dims[1] * z);
+            let (s, e) = (self.start[row + x0], self.start[row + x1 + 1]);
+            let r = s as usize..e as usize;
+            if f(std::array::from_fn(|a| &self.sorted[a][r.clone()])) {
+                return;
+            }
+        }
+    }
+}
+
+/// Whether at least `n` particles lie within `sqrt(r2)` of `x` (stops counting there).
+pub(super) fn has_neighbours(cells: &Cells, x: [f32; 3], r2: f32, n: usize) -> bool {
+    let mut count = 0;
+    cells.rows_near(x, |[rx, ry, rz]| {
+        count += rx
+            .iter()
+            .zip(ry)
+            .zip(rz)
+            .map(|((&px, &py), &pz)| {
+                let d = [px - x[0], py - x[1], pz - x[2]];
+                (d[0] * d[0] + d[1] * d[1] + d[2] * d[2] < r2) as u32
+            })
+            .sum::<u32>() as usize;
+        count >= n
+    });
+    count >= n
+}
