@@ -9,7 +9,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use surge::scene::{Domain, PressurePreconditioner, Scene, SolverSettings, Source, TimeSettings};
 use surge::sim::settings::FreeSurface;
-use surge::sim::{Simulation, Transfer};
+use surge::sim::{Particles, Simulation, Transfer};
 
 struct Counting;
 
@@ -31,6 +31,26 @@ unsafe impl GlobalAlloc for Counting {
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;
+
+/// `(substeps, allocations)` of frames 2..=6 of `scene` on a pool of `threads` (frame 1 sizes
+/// every buffer).
+fn frame_allocations(scene: &Scene, p: &Particles, threads: usize) -> Vec<(u32, usize)> {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap();
+    pool.install(|| {
+        let mut sim = Simulation::new(scene, p.clone(), 0).unwrap();
+        sim.advance_frame();
+        (0..5)
+            .map(|_| {
+                let before = ALLOCATIONS.load(Ordering::Relaxed);
+                let r = sim.advance_frame();
+                (r.substeps, ALLOCATIONS.load(Ordering::Relaxed) - before)
+            })
+            .collect()
+    })
+}
 
 #[test]
 fn frames_after_the_first_do_not_allocate_in_substeps() {
@@ -96,21 +116,7 @@ fn frames_after_the_first_do_not_allocate_in_substeps() {
     };
     let obstacle_particles = surge::sources::seed_particles(&with_obstacles, &[]);
     for threads in [1, 2] {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap();
-        let counts: Vec<(u32, usize)> = pool.install(|| {
-            let mut sim = Simulation::new(&with_obstacles, obstacle_particles.clone(), 0).unwrap();
-            sim.advance_frame();
-            (0..5)
-                .map(|_| {
-                    let before = ALLOCATIONS.load(Ordering::Relaxed);
-                    let r = sim.advance_frame();
-                    (r.substeps, ALLOCATIONS.load(Ordering::Relaxed) - before)
-                })
-                .collect()
-        });
+        let counts = frame_allocations(&with_obstacles, &obstacle_particles, threads);
         eprintln!("obstacles, {threads} thread(s): (substeps, allocations) per frame {counts:?}");
         assert!(counts.iter().all(|&(n, _)| n == 12), "{counts:?}");
         let least = counts.iter().map(|&(_, a)| a).min().unwrap();
@@ -145,21 +151,7 @@ fn frames_after_the_first_do_not_allocate_in_substeps() {
         s.solver.transfer = transfer;
         s.solver.free_surface = surface;
         for threads in [1, 2] {
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .unwrap();
-            let counts: Vec<(u32, usize)> = pool.install(|| {
-                let mut sim = Simulation::new(&s, p.clone(), 0).unwrap();
-                sim.advance_frame();
-                (0..5)
-                    .map(|_| {
-                        let before = ALLOCATIONS.load(Ordering::Relaxed);
-                        let r = sim.advance_frame();
-                        (r.substeps, ALLOCATIONS.load(Ordering::Relaxed) - before)
-                    })
-                    .collect()
-            });
+            let counts = frame_allocations(&s, &p, threads);
             eprintln!(
                 "{pc:?}, {transfer:?}, {threads} thread(s): (substeps, allocations) per frame {counts:?}"
             );
