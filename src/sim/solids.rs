@@ -429,10 +429,10 @@ impl SolidState {
                 let p0 = [*ox, *oy, *oz];
                 let dist = [p1[0] - p0[0], p1[1] - p0[1], p1[2] - p0[2]];
                 let len = (dist[0] * dist[0] + dist[1] * dist[1] + dist[2] * dist[2]).sqrt();
-                if let Some(phi) = cell_phi {
-                    if phi[d.cell_of(p1)] as f64 - reach >= (len as f64).max(eps) {
-                        return;
-                    }
+                if let Some(phi) = cell_phi
+                    && phi[d.cell_of(p1)] as f64 - reach >= (len as f64).max(eps)
+                {
+                    return;
                 }
                 let mut p = p1.map(|c| c as f64);
                 // Far from every solid (the distance is 1-Lipschitz, and a lower bound where
