@@ -30,6 +30,10 @@ use super::mesh_sdf::{GridSdf, GridSpec, mesh_sdf};
 use super::transform::{Motion, Pose, RigidVelocity};
 use std::sync::Arc;
 
+/// Distance (in cells) particles are kept from solid surfaces: the stepper pushes particles out
+/// to it and emitters seed no particle closer.
+pub const PUSHOUT_CELLS: f32 = 0.1;
+
 /// Largest body-frame grid for one mesh obstacle, in nodes (4 bytes each).
 pub const MAX_MESH_GRID_NODES: usize = 1 << 27;
 

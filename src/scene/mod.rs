@@ -32,7 +32,7 @@ pub use crate::sim::settings::{
     MAX_SUBSTEPS, PressurePreconditioner, STANDARD_GRAVITY, SimSettings, SolverSettings,
     TimeSettings,
 };
-pub use regions::{EmitterSpec, SinkSpec};
+pub use regions::{EmitterSpec, SinkSpec, region_outlines, regions_move};
 pub use tutorial::{TUTORIAL_FPS, tutorial_last_frame};
 
 use crate::particles::Particles;
@@ -167,30 +167,6 @@ impl<'a> From<&'a Scene> for crate::render::ViewInput<'a> {
             outlines: region_outlines(s, None),
         }
     }
-}
-
-/// The bounding boxes of the emitters and sinks, the previews' faint outlines: at time `t` (s),
-/// or without one at each emitter's start (sinks at 0).
-pub fn region_outlines(s: &Scene, t: Option<f64>) -> Vec<[[f64; 3]; 2]> {
-    s.emitters
-        .iter()
-        .filter_map(|e| e.built.as_ref().map(|b| b.bounds(t.unwrap_or(e.start))))
-        .chain(
-            s.sinks
-                .iter()
-                .filter_map(|k| k.built.as_ref().map(|b| b.bounds(t.unwrap_or(0.0)))),
-        )
-        .map(|(lo, hi)| [lo, hi])
-        .collect()
-}
-
-/// Whether an emitter or a sink moves (keyframes): its outline then follows the frame's time.
-pub fn regions_move(s: &Scene) -> bool {
-    let moves = |b: &Option<crate::geometry::solid::Solid>| {
-        b.as_ref()
-            .is_some_and(|b| !matches!(b.motion(), crate::geometry::transform::Motion::Static(_)))
-    };
-    s.emitters.iter().any(|e| moves(&e.built)) || s.sinks.iter().any(|k| moves(&k.built))
 }
 
 /// The fastest initial speed of a box or sphere source, m/s (0 without any): it feeds the

@@ -462,7 +462,7 @@ impl Emission {
         let lower = d.lower.map(|x| x as f64);
         let (blo, bhi) = d.interior_bounds(super::advect::WALL_MARGIN * d.h);
         // Obstacles are avoided by more than the stepper's push-out distance.
-        let clear = super::solids::PUSHOUT_CELLS as f64 * d.h as f64;
+        let clear = crate::geometry::solid::PUSHOUT_CELLS as f64 * d.h as f64;
         let obstacles = self.obstacles.clone();
         let free = |p: [f64; 3]| obstacles.iter().all(|s| s.signed_distance(p, t) >= clear);
         let in_bounds = |p: [f64; 3]| {

@@ -30,16 +30,14 @@
 
 use super::cell_sort::SortedParticles;
 use super::friction::FrictionFaces;
-use super::mac_grid::{CellLabel, FaceKind, GridDims};
-use super::pressure::SolidFaces;
+use super::mac_grid::{CellLabel, FaceKind, GridDims, SolidFaces};
 use crate::geometry::face_fractions::{FaceFractions, face_fractions_into};
 use crate::geometry::solid::{PosedSolid, Solid};
 use crate::geometry::transform::{Pose, RigidVelocity};
 use rayon::prelude::*;
 use std::sync::Arc;
 
-/// Distance (in cells) particles are kept from solid surfaces.
-pub const PUSHOUT_CELLS: f32 = 0.1;
+pub use crate::geometry::solid::PUSHOUT_CELLS;
 /// Largest step (in cells) of the anti-tunnelling path check.
 const PATH_STEP_CELLS: f32 = 0.25;
 

@@ -96,14 +96,7 @@ impl Preconditioning {
     }
 }
 
-/// Variational solid boundaries for one projection (Batty, Bertails and Bridson 2007): the
-/// open fraction of every face (`open[a]` on face component `a`'s grid, in [0, 1]) and, for
-/// moving solids, the solid's velocity component on every face (`None`: static, 0).
-#[derive(Clone, Copy)]
-pub struct SolidFaces<'a> {
-    pub open: &'a [Vec<f32>; 3],
-    pub velocity: Option<&'a [Vec<f32>; 3]>,
-}
+pub use super::mac_grid::SolidFaces;
 
 /// Outcome of one pressure solve.
 #[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
