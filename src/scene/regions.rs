@@ -332,9 +332,7 @@ pub fn region_outlines(s: &super::Scene, t: Option<f64>) -> Vec<[[f64; 3]; 2]> {
 
 /// Whether an emitter or a sink moves (keyframes): its outline then follows the frame's time.
 pub fn regions_move(s: &super::Scene) -> bool {
-    let moves = |b: &Option<crate::geometry::solid::Solid>| {
-        b.as_ref()
-            .is_some_and(|b| !matches!(b.motion(), crate::geometry::transform::Motion::Static(_)))
-    };
+    let moves =
+        |b: &Option<crate::geometry::solid::Solid>| b.as_ref().is_some_and(|b| b.is_animated());
     s.emitters.iter().any(|e| moves(&e.built)) || s.sinks.iter().any(|k| moves(&k.built))
 }
