@@ -44,10 +44,15 @@ fn check_inside(l: &LoadedScene, p: &Particles, t: f64, what: &str) {
 /// wall is thinner than a cell): it sloshes up the wall and back for the whole run. Reference:
 /// the glass's geometry and mass conservation. At every frame every particle is inside (see
 /// [`check_inside`]) and the count is constant. (The third check, the liquid mesh's
-/// volume within 2% of the first frame's, is measured and printed but not asserted: with the
-/// mesh meeting the glass (`surface::obstacles`) it is 29-55% below the first frame's over
-/// the run, while the liquid keeps splashing at 1-2.6 m/s in this coarse glass; README
-/// "Obstacles", known gaps.)
+/// volume within 2% of the first frame's, is measured and printed but not asserted: it is
+/// 29-55% below the first frame's over the run. Cause, measured: the particles pack at about
+/// 3x the seeding density in the ring of cells along the glass wall (0.3x .. 0.75x in the
+/// middle), because the density correction's rest density (8 per cell) ignores the share of
+/// its kernel that falls in the solid, so a crowded wall cell still reads as under-dense. A
+/// rest density scaled by that share spreads the ring evenly and brings the mesh to within
+/// +3.2% of the first frame, but it also stirs the rest tests in `tests/obstacles.rs` (0.03-
+/// 0.05 m/s after 2 s instead of 1e-7) unless it is restricted to over-density, where the
+/// result hangs on the push-out offset: not landed; README "Obstacles", known gaps.)
 #[test]
 fn glass_holds_500_frames_of_sloshing() {
     let l = scene(
@@ -92,9 +97,13 @@ fn glass_holds_500_frames_of_sloshing() {
 }
 
 /// The shipped scene `scenes/glass.json` (5 mm cells: the wall is two cells, the base two)
-/// at full resolution: a block dropped into the glass stays inside for the whole shot.
+/// at full resolution: a block dropped into the glass stays inside for the whole shot. (The
+/// scene's block was 9.6 x 9.6 x 9 cm until this test ran: its collapse threw a sheet up the
+/// wall, over the rim to the domain's ceiling (370 particles above the rim at frame 7) and down
+/// the outside of the glass from frame 9: a spill over the rim, not a leak through the wall,
+/// but not the shot the scene is for. The 9 x 9 x 5.5 cm block runs up the wall to 13.8 cm,
+/// under the 15 cm rim.)
 #[test]
-#[ignore = "known gap: at frame 10 a particle is outside the glass just under the rim (r = 0.082 m, z = 0.147 m): the collapsing block throws a jet up the wall (max particle speed 3.3 m/s at frame 3, the same on main before the variational boundaries) that crosses the rim; no particle was in the wall up to frame 9"]
 fn shipped_glass_scene_holds_at_full_resolution() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/glass.json");
     let l = load(&path).expect("scenes/glass.json loads");
