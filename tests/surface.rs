@@ -385,18 +385,25 @@ fn smoothing_reduces_roughness_and_keeps_the_volume() {
         let rms = (rad.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / rad.len() as f64).sqrt();
         (m.volume(), rms, m.rms_dihedral_angle())
     };
+    // The seeded ball is at rest, so the calm-water flattening would flatten its top cap: it is
+    // off here, this test is the blur's and Taubin's (the flattening has its own tests in
+    // tests/surface_features.rs).
+    let base = SurfaceSettings {
+        calm_flattening: 0,
+        ..Default::default()
+    };
     let raw = SurfaceSettings {
         level_set_blur: 0,
         smoothing_iterations: 0,
-        ..Default::default()
+        ..base.clone()
     };
     let taubin_only = SurfaceSettings {
         level_set_blur: 0,
-        ..Default::default()
+        ..base.clone()
     };
     let (v0, r0, a0) = measure(raw);
     let (vt, rt, at) = measure(taubin_only);
-    let (v1, r1, a1) = measure(SurfaceSettings::default());
+    let (v1, r1, a1) = measure(base);
     let vp = particle_volume(&s, &p);
     eprintln!(
         "raw / taubin 4 / blur 1 + taubin 4: volume error {:+.2}% / {:+.2}% / {:+.2}%, radius rms {:.2} / {:.2} / {:.2} mm, dihedral rms {:.2} / {:.2} / {:.2} deg",

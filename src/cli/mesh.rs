@@ -47,6 +47,9 @@ pub struct SurfaceArgs {
     /// Taubin smoothing iterations (0: off).
     #[arg(long, value_name = "N")]
     pub smoothing_iterations: Option<u32>,
+    /// Calm-water flattening passes (0: off).
+    #[arg(long, value_name = "N")]
+    pub calm_flattening: Option<u32>,
 }
 
 fn parse_method(s: &str) -> Result<Method, String> {
@@ -81,6 +84,9 @@ impl SurfaceArgs {
         }
         if let Some(n) = self.smoothing_iterations {
             s.smoothing_iterations = n;
+        }
+        if let Some(n) = self.calm_flattening {
+            s.calm_flattening = n;
         }
         s
     }
