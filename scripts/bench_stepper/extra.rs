@@ -80,6 +80,27 @@ pub(crate) fn bench_obstacle(threads: usize, tris: usize) {
         obst.ms_per_substep() - base.ms_per_substep(),
         obst.ms_per_substep() / base.ms_per_substep()
     );
+    // A static obstacle's distance at every cell centre and grid node is evaluated once, in the
+    // first substep's `forces` stage; a bake runs hundreds of substeps, so the per-substep cost
+    // is also given without the first frame, from the stages' own timers.
+    let steady = |r: &Run| {
+        let f = &r.reports[1.min(r.reports.len())..];
+        let n = f.iter().map(|x| x.substeps).sum::<u32>().max(1) as f64;
+        let its = f.iter().map(|x| x.pressure_iterations_total).sum::<u32>() as f64;
+        let secs: f64 = f.iter().map(|x| x.seconds.total()).sum();
+        let pressure: f64 = f.iter().map(|x| x.seconds.pressure).sum();
+        (1e3 * secs / n, its / n, 1e6 * pressure / its.max(1.0))
+    };
+    let ((b, bi, bp), (o, oi, op)) = (steady(&base), steady(&obst));
+    println!(
+        "    first frame's forces stage (the one-time distance evaluation included): {:.3} s with, {:.3} s without",
+        obst.reports[0].seconds.forces, base.reports[0].seconds.forces
+    );
+    println!(
+        "    after the first frame: {o:.2} ms/substep with against {b:.2} without = {:.2}x (pressure iterations per substep {oi:.1} / {bi:.1}; pressure stage per iteration {op:.1} / {bp:.1} us = {:.2}x)",
+        o / b,
+        op / bp
+    );
 }
 
 /// `(VmHWM, VmRSS)` of this process in bytes (Linux `/proc/self/status`; NaN elsewhere):

@@ -192,6 +192,14 @@ impl MeshShape {
         };
         (-dist, g)
     }
+
+    /// [`Self::distance`] without the gradient and without the exact query deep inside: the
+    /// grid's value, clamped at minus the band there (the sign is right, the magnitude a bound).
+    /// For grids of distances that only need the sign away from the surface (cell labels, face
+    /// fractions): no BVH query at all.
+    pub fn distance_banded(&self, q: [f64; 3]) -> f64 {
+        self.sdf.sample(q).0
+    }
 }
 
 /// A solid obstacle.
@@ -403,6 +411,20 @@ impl Solid {
         self.eval(&self.motion.pose(t), p)
     }
 
+    /// The signed distance at world point `p` for `pose` as [`Self::eval`] gives it, except
+    /// that a mesh deeper inside than its distance band gets the band's value (see
+    /// [`MeshShape::distance_banded`]): exact within the band, the right sign everywhere.
+    fn eval_banded(&self, pose: &Pose, p: [f64; 3]) -> f64 {
+        let d = match &self.shape {
+            Shape::Mesh(m) => m.distance_banded(pose.to_body(p)),
+            _ => self.shape_sdf(pose.to_body(p)).0,
+        };
+        match self.liquid {
+            Liquid::Outside => d,
+            Liquid::Inside => -d,
+        }
+    }
+
     fn eval(&self, pose: &Pose, p: [f64; 3]) -> (f64, [f64; 3]) {
         let (d, g) = self.shape_sdf(pose.to_body(p));
         let g = pose.dir_to_world(g);
@@ -510,6 +532,13 @@ impl PosedSolid<'_> {
     /// See [`Solid::distance_and_normal`].
     pub fn distance_and_normal(&self, p: [f64; 3]) -> (f64, [f64; 3]) {
         self.solid.eval(&self.pose, p)
+    }
+
+    /// [`Self::signed_distance`], exact within a mesh's distance band and only a bound (with
+    /// the right sign) deeper inside a mesh: for whole grids of distances whose deep values
+    /// only need their sign.
+    pub fn signed_distance_banded(&self, p: [f64; 3]) -> f64 {
+        self.solid.eval_banded(&self.pose, p)
     }
 
     /// See [`Solid::velocity`].

@@ -84,6 +84,16 @@ fn nearest(posed: &Posed<'_>, p: [f64; 3]) -> (f64, [f64; 3], usize) {
     best
 }
 
+/// [`nearest`]'s distance, exact within a mesh's distance band and bounded beyond it (see
+/// [`PosedSolid::signed_distance_banded`]): what the cell-centre and node grids store (their
+/// users need the sign, the values near the surface, and lower bounds of positive distances).
+#[inline]
+fn nearest_banded(posed: &Posed<'_>, p: [f64; 3]) -> f64 {
+    (0..posed.solids.len())
+        .map(|i| posed.get(i).signed_distance_banded(p))
+        .fold(f64::INFINITY, f64::min)
+}
+
 /// The solids at one time without a list of [`PosedSolid`]s to allocate: their poses and rigid
 /// velocities live in [`SolidState::poses`], refreshed in place.
 struct Posed<'a> {
@@ -200,7 +210,7 @@ impl SolidState {
                         lo[1] + (j as f64 + 0.5) * h,
                         lo[2] + (k as f64 + 0.5) * h,
                     ];
-                    *o = nearest(&posed, p).0 as f32;
+                    *o = nearest_banded(&posed, p) as f32;
                 }
             });
         let nn = n.map(|m| m + 1);
@@ -215,7 +225,7 @@ impl SolidState {
                         lo[1] + j as f64 * h,
                         lo[2] + k as f64 * h,
                     ];
-                    *o = nearest(&posed, p).0 as f32;
+                    *o = nearest_banded(&posed, p) as f32;
                 }
             });
         face_fractions_into(&self.node_phi, n, &mut self.fractions);

@@ -11,7 +11,7 @@
 use super::super::mac_grid::CellLabel;
 use super::super::sync_ptr::SyncPtr;
 use super::preconditioner::Preconditioner;
-use super::system::System;
+use super::system::{System, is_cut};
 use rayon::prelude::*;
 
 const TAU: f64 = 0.97;
@@ -52,13 +52,16 @@ fn for_each_block<T: Send>(
 /// is a valid row, and `tmp` holds 0 at the dummy row.
 ///
 /// `W`: the rows carry face weights `w` (Batty 2007), which multiply the neighbours' values
-/// (the off-diagonals are `-w`); without, `w` is not read.
+/// (the off-diagonals are `-w`), read only for the rows marked in `cut` (the others' weights
+/// are 1); without, neither is read.
 #[inline(always)]
+#[allow(clippy::too_many_arguments)]
 unsafe fn forward_sweep<const W: bool>(
     s: usize,
     e: usize,
     nb: &[[u32; 6]],
     w: &[[f32; 6]],
+    cut: &[u64],
     p2: &[f64],
     tp: SyncPtr<f64>,
     mut rhs: impl FnMut(usize) -> f64,
@@ -67,7 +70,9 @@ unsafe fn forward_sweep<const W: bool>(
     for i in s..e {
         let ri = rhs(i);
         let [xm, _, ym, _, zm, _] = nb[i];
-        let wt = |k: usize| if W { w[i][k] as f64 } else { 1.0 };
+        // Only the cut rows read their weights (the others' are 1, see `System::cut`).
+        let cw = W && is_cut(cut, i);
+        let wt = |k: usize| if cw { w[i][k] as f64 } else { 1.0 };
         // SAFETY: the caller's; x and y neighbours share the plane, hence the block.
         unsafe {
             let xv = if xm as usize + 1 == i {
@@ -75,14 +80,14 @@ unsafe fn forward_sweep<const W: bool>(
             } else {
                 *tp.get(xm as usize)
             };
-            let (xv, yv) = if W {
+            let (xv, yv) = if cw {
                 (wt(0) * xv, wt(2) * *tp.get(ym as usize))
             } else {
                 (xv, *tp.get(ym as usize))
             };
             let mut t = ri + yv;
             if (zm as usize) >= s && (zm as usize) < e {
-                t += if W {
+                t += if cw {
                     wt(4) * *tp.get(zm as usize)
                 } else {
                     *tp.get(zm as usize)
@@ -108,6 +113,7 @@ unsafe fn backward_sweep<const W: bool>(
     e: usize,
     nb: &[[u32; 6]],
     w: &[[f32; 6]],
+    cut: &[u64],
     p2: &[f64],
     tp: SyncPtr<f64>,
     zp_: SyncPtr<f64>,
@@ -118,19 +124,20 @@ unsafe fn backward_sweep<const W: bool>(
     unsafe {
         for i in (s..e).rev() {
             let [_, xp, _, yp, _, zp] = nb[i];
+            let cw = W && is_cut(cut, i);
             let xv = if xp as usize == i + 1 && i + 1 < e {
                 prev
             } else {
                 *zp_.get(xp as usize)
             };
-            let (xv, mut acc) = if W {
+            let (xv, mut acc) = if cw {
                 let wi = w[i];
                 (wi[1] as f64 * xv, wi[3] as f64 * *zp_.get(yp as usize))
             } else {
                 (xv, *zp_.get(yp as usize))
             };
             if (zp as usize) < e {
-                acc += if W {
+                acc += if cw {
                     w[i][5] as f64 * *zp_.get(zp as usize)
                 } else {
                     *zp_.get(zp as usize)
@@ -305,11 +312,11 @@ impl Preconditioner for Mic0 {
             // it are skipped; the dummy row `nf` is only read (it holds 0).
             unsafe {
                 if sys.fractional {
-                    forward_sweep::<true>(s, e, nb, &sys.w, p2, tp, |i| r[i]);
-                    *sum = backward_sweep::<true>(s, e, nb, &sys.w, p2, tp, zp_, r.as_ptr());
+                    forward_sweep::<true>(s, e, nb, &sys.w, &sys.cut, p2, tp, |i| r[i]);
+                    *sum = backward_sweep::<true>(s, e, nb, &sys.w, &sys.cut, p2, tp, zp_, r.as_ptr());
                 } else {
-                    forward_sweep::<false>(s, e, nb, &[], p2, tp, |i| r[i]);
-                    *sum = backward_sweep::<false>(s, e, nb, &[], p2, tp, zp_, r.as_ptr());
+                    forward_sweep::<false>(s, e, nb, &[], &[], p2, tp, |i| r[i]);
+                    *sum = backward_sweep::<false>(s, e, nb, &[], &[], p2, tp, zp_, r.as_ptr());
                 }
             }
         });
@@ -353,24 +360,24 @@ impl Preconditioner for Mic0 {
             };
             unsafe {
                 if sys.fractional {
-                    let w = &sys.w;
-                    forward_sweep::<true>(st, e, nb, w, p2, tp, |i| {
+                    let (w, cut) = (&sys.w, &sys.cut);
+                    forward_sweep::<true>(st, e, nb, w, cut, p2, tp, |i| {
                         let ri = update(i);
                         rmax = rmax.max(ri.abs());
                         ri
                     });
                     *out = (
-                        backward_sweep::<true>(st, e, nb, w, p2, tp, zp_, rp.0),
+                        backward_sweep::<true>(st, e, nb, w, cut, p2, tp, zp_, rp.0),
                         rmax,
                     );
                 } else {
-                    forward_sweep::<false>(st, e, nb, &[], p2, tp, |i| {
+                    forward_sweep::<false>(st, e, nb, &[], &[], p2, tp, |i| {
                         let ri = update(i);
                         rmax = rmax.max(ri.abs());
                         ri
                     });
                     *out = (
-                        backward_sweep::<false>(st, e, nb, &[], p2, tp, zp_, rp.0),
+                        backward_sweep::<false>(st, e, nb, &[], &[], p2, tp, zp_, rp.0),
                         rmax,
                     );
                 }

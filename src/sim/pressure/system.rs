@@ -48,8 +48,20 @@ pub struct System {
     /// Open fraction of each row's faces `[-x, +x, -y, +y, -z, +z]` (Batty 2007; 0 across a
     /// solid cell), valid when `fractional`.
     pub w: Vec<[f32; 6]>,
+    /// One bit per row, set where the row's weights differ from the unweighted row's (some
+    /// face to a fluid neighbour has weight below 1), valid when `fractional`: the few rows
+    /// along obstacles. The other rows are computed by the unweighted formulas (the same
+    /// numbers: their weights are 1, or 0 towards the dummy row, which holds 0), so the solver
+    /// loops read `w` only there (see [`is_cut`]).
+    pub cut: Vec<u64>,
     /// Whether the rows carry face weights (the scene has obstacles).
     pub fractional: bool,
+}
+
+/// Whether row `r` is marked in the bitset `cut` (see [`System::cut`]).
+#[inline(always)]
+pub fn is_cut(cut: &[u64], r: usize) -> bool {
+    (cut[r >> 6] >> (r & 63)) & 1 != 0
 }
 
 impl System {
@@ -65,6 +77,7 @@ impl System {
             nf: 0,
             air: vec![0.0; cells + 1],
             w: Vec::new(),
+            cut: Vec::new(),
             fractional: false,
         }
     }
@@ -228,17 +241,42 @@ impl System {
                 }
                 *dg = if sum > 0.0 { sum } else { 1.0 };
             });
+        // The cut rows, 64 per word (rows past `nf` stay clear).
+        let words = nf.div_ceil(64);
+        if self.cut.len() < words {
+            self.cut.resize(words, 0);
+        }
+        let (w, nb) = (&self.w[..nf], &self.nb[..nf]);
+        self.cut[..words]
+            .par_iter_mut()
+            .enumerate()
+            .with_min_len(SETUP_ROWS / 64)
+            .for_each(|(i, word)| {
+                let mut bits = 0u64;
+                for (b, r) in (64 * i..(64 * i + 64).min(nf)).enumerate() {
+                    if (0..6).any(|k| w[r][k] != 1.0 && (nb[r][k] as usize) < nf) {
+                        bits |= 1 << b;
+                    }
+                }
+                *word = bits;
+            });
     }
 
     /// `out = A s` on the fluid rows (weighted when `fractional`).
     pub fn mul(&self, s: &[f64], out: &mut [f64]) {
         if self.fractional {
-            let (nb, diag, w) = (&self.nb, &self.diag, &self.w);
+            let (nb, diag, w, cut) = (&self.nb, &self.diag, &self.w, &self.cut);
             out[..self.nf]
                 .par_iter_mut()
                 .enumerate()
                 .with_min_len(reduce::MIN_ROWS)
-                .for_each(|(r, o)| *o = a_row_weighted(r, nb, diag, w, s));
+                .for_each(|(r, o)| {
+                    *o = if is_cut(cut, r) {
+                        a_row_weighted(r, nb, diag, w, s)
+                    } else {
+                        a_row(r, nb, diag, s)
+                    }
+                });
         } else {
             Self::apply_a(self.nf, &self.nb, &self.diag, s, out);
         }
@@ -249,9 +287,13 @@ impl System {
         if !self.fractional {
             return Self::apply_a_dot(self.nf, &self.nb, &self.diag, s, out, partials);
         }
-        let (nb, diag, w) = (&self.nb, &self.diag, &self.w);
+        let (nb, diag, w, cut) = (&self.nb, &self.diag, &self.w, &self.cut);
         rows_dot(self.nf, s, out, partials, |r| {
-            a_row_weighted(r, nb, diag, w, s)
+            if is_cut(cut, r) {
+                a_row_weighted(r, nb, diag, w, s)
+            } else {
+                a_row(r, nb, diag, s)
+            }
         })
     }
 
