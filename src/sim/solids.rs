@@ -21,6 +21,9 @@
 //!   particle with distance below [`PUSHOUT_CELLS`] cells is moved along the distance gradient
 //!   to that distance (Bridson 2015, sec. 7.? particle boundary handling), and its velocity's
 //!   normal component relative to the solid is made non-negative (no inflow into the solid).
+//!   Where the domain's interior box then clamps the particle back towards the solid (a wedge
+//!   between an obstacle and a domain wall, whose gradient points into the wall), the push-out
+//!   continues along the wall ([`slide_along_walls`]).
 //!
 //! Every loop is per particle or per cell, writing disjoint outputs: the same for any thread
 //! count. Poses are functions of time, so resume is exact. Buffers are allocated once
@@ -488,12 +491,59 @@ impl SolidState {
                         }
                     }
                 }
-                *x = (p[0] as f32).clamp(lo[0], hi[0]);
-                *y = (p[1] as f32).clamp(lo[1], hi[1]);
-                *z = (p[2] as f32).clamp(lo[2], hi[2]);
+                let p = slide_along_walls(&posed, p, eps, lo, hi, h as f64);
+                *x = p[0];
+                *y = p[1];
+                *z = p[2];
                 *u = vel[0] as f32;
                 *v = vel[1] as f32;
                 *w = vel[2] as f32;
             });
     }
 }
+
+/// Clamps a pushed-out position `p` into the domain's interior box `lo..hi`. Where the clamp
+/// moved it back towards the solid (a wedge between an obstacle and a domain wall, where the
+/// obstacle's gradient points into the wall), the push-out goes on along the gradient with the
+/// clamped axes' components removed, i.e. along the wall, out of the wedge (at most a cell per
+/// step, three steps), and the result is clamped again.
+fn slide_along_walls(
+    posed: &Posed<'_>,
+    mut p: [f64; 3],
+    eps: f64,
+    lo: [f32; 3],
+    hi: [f32; 3],
+    h: f64,
+) -> [f32; 3] {
+    let clamp = |p: [f64; 3]| -> [f32; 3] {
+        std::array::from_fn(|a| (p[a] as f32).clamp(lo[a], hi[a]))
+    };
+    let mut q = clamp(p);
+    if (0..3).all(|a| q[a] == p[a] as f32) {
+        return q;
+    }
+    for _ in 0..3 {
+        p = q.map(|c| c as f64);
+        let (dd, g, _) = nearest(posed, p);
+        if dd >= eps {
+            break;
+        }
+        // The gradient without its components into the walls the position lies on.
+        let t: [f64; 3] = std::array::from_fn(|a| {
+            let into = (q[a] <= lo[a] && g[a] < 0.0) || (q[a] >= hi[a] && g[a] > 0.0);
+            if into { 0.0 } else { g[a] }
+        });
+        let tl2 = t[0] * t[0] + t[1] * t[1] + t[2] * t[2];
+        if tl2 < 1e-6 {
+            break; // the gradient points straight into the wall: nowhere to slide
+        }
+        // To first order the distance grows by s |t| moving s along t / |t|.
+        let s = ((eps - dd) / tl2.sqrt()).min(h);
+        let tl = tl2.sqrt();
+        q = clamp([0, 1, 2].map(|a| p[a] + s * t[a] / tl));
+    }
+    q
+}
+
+#[cfg(test)]
+mod tests;
