@@ -33,7 +33,7 @@ impl Simulation {
                 ws.sorted.load(particles, d.cells());
                 advect::clamp_inside(&d, &mut ws.sorted);
                 ws.sorted.sort(&d);
-                transfer::splat(&d, &ws.sorted, &mut ws.vel, &mut ws.acc);
+                transfer::splat(&d, &ws.sorted, &mut ws.vel, &mut ws.disp);
                 transfer::label_cells(&d, &ws.sorted, &mut ws.labels);
                 forces::classify_faces(&d, &ws.labels, &mut ws.kinds);
                 let g = scene.gravity.map(|x| x as f32);

@@ -27,14 +27,17 @@ use super::mac_grid::{CellLabel, GridDims};
 use super::sync_ptr::SyncPtr;
 use rayon::prelude::*;
 
-/// Splats particle velocities onto the three face grids (`vel`); `acc` holds the sums
-/// `[sum w v, sum w]` per face (interleaved, so one cache line serves both).
+/// Splats particle velocities onto the three face grids (`vel`); `scratch` (at least two
+/// floats per face, its contents ignored) holds the sums `[sum w v, sum w]` per face
+/// (interleaved, so one cache line serves both).
 pub fn splat(
     d: &GridDims,
     sp: &SortedParticles,
     vel: &mut [Vec<f32>; 3],
-    acc: &mut [Vec<[f32; 2]>; 3],
+    scratch: &mut [Vec<f32>; 3],
 ) {
+    let [s0, s1, s2] = scratch;
+    let mut acc: [&mut [[f32; 2]]; 3] = [s0, s1, s2].map(|v| v.as_chunks_mut::<2>().0);
     for a in acc.iter_mut() {
         a.par_iter_mut()
             .with_min_len(4096)

@@ -275,8 +275,9 @@ impl PressureSolver {
     /// Density correction (after [`Self::project`], same cells and matrix): solves
     /// `A q = e_c h` on the fluid cells (`e_c` the relative over-density, see
     /// [`super::density`]) and writes the displacement `-grad q` (m) to the fluid faces of
-    /// `disp` (zero elsewhere). Moving the particles by it makes over-dense cells expand by their
-    /// excess volume.
+    /// `disp` (zero elsewhere on the face grids; entries past `d.faces(a)`, the splat's half of
+    /// the shared buffer, are left alone). Moving the particles by it makes over-dense cells
+    /// expand by their excess volume.
     pub fn density_displacement(
         &mut self,
         d: &GridDims,
@@ -323,8 +324,9 @@ impl PressureSolver {
                 *b = if interior { e } else { e.max(0.0) } * h;
             });
         let stats = self.solve(tolerance, max_iterations, false);
-        for v in disp.iter_mut() {
-            v.par_iter_mut()
+        for (a, v) in disp.iter_mut().enumerate() {
+            v[..d.faces(a)]
+                .par_iter_mut()
                 .with_min_len(reduce::MIN_TASK)
                 .for_each(|x| *x = 0.0);
         }
