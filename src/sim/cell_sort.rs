@@ -19,6 +19,7 @@
 //! less, the same passes). The ids are gathered into the cell keys' array, dead by then.
 
 use super::mac_grid::GridDims;
+use super::sync_ptr::SyncPtr;
 use rayon::prelude::*;
 
 /// Particle state in cell-sorted order, plus the scratch the sort needs.
@@ -57,25 +58,50 @@ impl SortedParticles {
         self.ids.is_empty()
     }
 
-    /// Loads particles in creation order (ids = 0..n). Reuses the buffers.
+    /// Loads particles in creation order (ids = 0..n), copying them. Reuses the buffers.
     pub fn load(&mut self, p: &super::Particles, cells: usize) {
-        let n = p.len();
         for a in 0..3 {
             self.pos[a].clear();
             self.pos[a].extend_from_slice(&p.pos[a]);
             self.vel[a].clear();
             self.vel[a].extend_from_slice(&p.vel[a]);
         }
-        self.ids.clear();
-        self.ids.extend(0..n as u32);
         for (k, c) in self.aff.iter_mut().enumerate() {
             c.clear();
-            if self.affine {
-                if p.has_affine() {
-                    c.extend_from_slice(&p.affine[k]);
-                } else {
-                    c.resize(n, 0.0);
-                }
+            if self.affine && p.has_affine() {
+                c.extend_from_slice(&p.affine[k]);
+            }
+        }
+        self.prepare(p.len(), cells);
+    }
+
+    /// Loads particles in creation order (ids = 0..n) by moving their arrays in, without a
+    /// copy: `p` is left empty until [`Self::store_into`] gives them back. (The simulation
+    /// keeps one copy of its particles, not two: 24 bytes per particle.)
+    pub fn take(&mut self, p: &mut super::Particles, cells: usize) {
+        let (n, had_affine) = (p.len(), p.has_affine());
+        for a in 0..3 {
+            self.pos[a] = std::mem::take(&mut p.pos[a]);
+            self.vel[a] = std::mem::take(&mut p.vel[a]);
+        }
+        for (k, c) in self.aff.iter_mut().enumerate() {
+            if self.affine && had_affine {
+                *c = std::mem::take(&mut p.affine[k]);
+            } else {
+                c.clear();
+            }
+        }
+        self.prepare(n, cells);
+    }
+
+    /// After [`Self::load`] or [`Self::take`] of `n` particles: ids `0..n`, zero affine
+    /// matrices where the particles had none, and the scratch sized.
+    fn prepare(&mut self, n: usize, cells: usize) {
+        self.ids.clear();
+        self.ids.extend(0..n as u32);
+        if self.affine {
+            for c in self.aff.iter_mut() {
+                c.resize(n, 0.0);
             }
         }
         self.tmp.resize(n, 0.0);
@@ -85,29 +111,40 @@ impl SortedParticles {
         self.cell_start.resize(cells + 1, 0);
     }
 
-    /// Writes the particles back in creation order into `out` (same length).
-    pub fn store(&self, out: &mut super::Particles) {
+    /// Gives the particles back in creation order: every array is permuted in place (through
+    /// the shared scratch) so that slot `s` goes to `rank[ids[s]]` (`rank`: `None` for the
+    /// identity, when no particle was removed), then moved into `out`, leaving this empty until
+    /// the next [`Self::take`]. `rank` must map the ids to a permutation of `0..len`.
+    pub fn store_into(&mut self, out: &mut super::Particles, rank: Option<&[u32]>) {
+        let n = self.len();
+        self.tmp.resize(n, 0.0);
         let ids = &self.ids;
-        let [p0, p1, p2] = &mut out.pos;
-        let [v0, v1, v2] = &mut out.vel;
-        let jobs: [(&mut Vec<f32>, &Vec<f32>); 6] = [
-            (p0, &self.pos[0]),
-            (p1, &self.pos[1]),
-            (p2, &self.pos[2]),
-            (v0, &self.vel[0]),
-            (v1, &self.vel[1]),
-            (v2, &self.vel[2]),
-        ];
-        jobs.into_par_iter()
-            .for_each(|(out, src)| scatter(out, src, ids));
-        if self.affine {
-            out.affine
-                .par_iter_mut()
-                .zip(self.aff.par_iter())
-                .for_each(|(out, src)| {
-                    out.resize(src.len(), 0.0);
-                    scatter(out, src, ids)
+        let dest = |id: u32| rank.map_or(id, |r| r[id as usize]) as usize;
+        assert!(
+            ids.par_iter().with_min_len(8192).all(|&id| dest(id) < n),
+            "store_into: a destination past the particle count"
+        );
+        let aff = if self.affine { &mut self.aff[..] } else { &mut [] };
+        for c in self.pos.iter_mut().chain(self.vel.iter_mut()).chain(aff) {
+            let tp = SyncPtr(self.tmp.as_mut_ptr());
+            c.par_iter()
+                .zip(ids.par_iter())
+                .with_min_len(8192)
+                .for_each(|(&v, &id)| {
+                    // SAFETY: the destinations are a permutation of 0..n (distinct ids, and
+                    // `rank` maps them one to one), checked in bounds above.
+                    unsafe { *tp.get(dest(id)) = v };
                 });
+            std::mem::swap(c, &mut self.tmp);
+        }
+        for a in 0..3 {
+            out.pos[a] = std::mem::take(&mut self.pos[a]);
+            out.vel[a] = std::mem::take(&mut self.vel[a]);
+        }
+        if self.affine {
+            for (o, c) in out.affine.iter_mut().zip(self.aff.iter_mut()) {
+                *o = std::mem::take(c);
+            }
         } else {
             out.affine = Default::default();
         }
@@ -273,13 +310,6 @@ fn cell_keys(d: &GridDims, x: &[f32], y: &[f32], z: &[f32], out: &mut [u32]) {
                 .to_int_unchecked::<i32>()
         };
         out[i] = (c(x[i], 0) + nx * (c(y[i], 1) + ny * c(z[i], 2))) as u32;
-    }
-}
-
-/// `out[ids[s]] = src[s]`.
-fn scatter(out: &mut [f32], src: &[f32], ids: &[u32]) {
-    for (s, &id) in ids.iter().enumerate() {
-        out[id as usize] = src[s];
     }
 }
 

@@ -320,7 +320,9 @@ impl Simulation {
         let ws = &mut self.ws;
         let d = ws.dims;
         let t = Instant::now();
-        ws.sorted.load(&self.particles, d.cells());
+        // The particles' arrays move into the sorted state for the frame (no copy) and come
+        // back in creation order at its end.
+        ws.sorted.take(&mut self.particles, d.cells());
         advect::clamp_inside(&d, &mut ws.sorted);
         ws.emission.begin_frame(&mut ws.sorted);
         report.seconds.sort += t.elapsed().as_secs_f64();
@@ -416,12 +418,12 @@ impl Simulation {
             }
         }
 
+        report.max_speed = max_speed(&ws.sorted);
         let t = Instant::now();
-        ws.emission.store(&ws.sorted, &mut self.particles);
+        ws.emission.store(&mut ws.sorted, &mut self.particles);
         report.seconds.sort += t.elapsed().as_secs_f64();
         report.particle_cap_reached = ws.emission.take_cap_warning();
         report.emission = ws.emission.take_report();
-        report.max_speed = max_speed(&ws.sorted);
         self.frame += 1;
         report
     }

@@ -5,7 +5,6 @@ use super::Emission;
 use crate::particles::Particles;
 use crate::sim::cell_sort::SortedParticles;
 use crate::sim::mac_grid::{CellLabel, GridDims};
-use rayon::prelude::*;
 
 impl Emission {
     /// Labels the boundary cell layer of every open face air (pressure 0), except cells also
@@ -106,11 +105,11 @@ impl Emission {
 
     /// At the frame's end: writes the particles in creation order (survivors of the frame's
     /// start, then the emitted ones) into `out`, resized to the count.
-    pub fn store(&mut self, sp: &SortedParticles, out: &mut Particles) {
+    pub fn store(&mut self, sp: &mut SortedParticles, out: &mut Particles) {
         let n = sp.len();
-        let ids_total = self.next_id.max(out.len() as u32) as usize;
-        if n == ids_total && out.len() == n {
-            sp.store(out);
+        let ids_total = self.next_id.max(n as u32) as usize;
+        if n == ids_total {
+            sp.store_into(out, None);
             return;
         }
         // rank[id] = position of creation index `id` among the survivors.
@@ -126,39 +125,6 @@ impl Emission {
                 r += 1;
             }
         }
-        for a in 0..3 {
-            out.pos[a].resize(n, 0.0);
-            out.vel[a].resize(n, 0.0);
-        }
-        // Each of the six arrays scattered by its own task.
-        let (rank, ids) = (&self.rank, &sp.ids);
-        let [p0, p1, p2] = &mut out.pos;
-        let [v0, v1, v2] = &mut out.vel;
-        let jobs: [(&mut Vec<f32>, &Vec<f32>); 6] = [
-            (p0, &sp.pos[0]),
-            (p1, &sp.pos[1]),
-            (p2, &sp.pos[2]),
-            (v0, &sp.vel[0]),
-            (v1, &sp.vel[1]),
-            (v2, &sp.vel[2]),
-        ];
-        jobs.into_par_iter().for_each(|(out, src)| {
-            for (s, &id) in ids.iter().enumerate() {
-                out[rank[id as usize] as usize] = src[s];
-            }
-        });
-        // APIC's affine matrices, when the particles carry them (empty otherwise).
-        let m = if sp.affine { n } else { 0 };
-        out.affine
-            .par_iter_mut()
-            .zip(sp.aff.par_iter())
-            .for_each(|(out, src)| {
-                out.resize(m, 0.0);
-                if m > 0 {
-                    for (s, &id) in ids.iter().enumerate() {
-                        out[rank[id as usize] as usize] = src[s];
-                    }
-                }
-            });
+        sp.store_into(out, Some(&self.rank));
     }
 }
