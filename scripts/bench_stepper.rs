@@ -271,8 +271,20 @@ fn run(
     threads: Option<usize>,
     precondition: bool,
 ) -> Run {
-    let go = || {
-        let mut sim = Simulation::new(scene, p.clone(), 0).unwrap();
+    run_owned(scene, p.clone(), frames, threads, precondition)
+}
+
+/// [`run`] on particles handed over (the bench keeps no copy of them: `BENCH_MEMORY=1`).
+fn run_owned(
+    scene: &Scene,
+    p: Particles,
+    frames: u32,
+    threads: Option<usize>,
+    precondition: bool,
+) -> Run {
+    let n = p.len();
+    let go = move || {
+        let mut sim = Simulation::new(scene, p, 0).unwrap();
         sim.set_preconditioner(precondition);
         let t = Instant::now();
         let c = thread_cpu_seconds();
@@ -283,7 +295,7 @@ fn run(
             wall: t.elapsed().as_secs_f64(),
             cpu: thread_cpu_seconds() - c,
             process_cpu: process_cpu_seconds() - pc,
-            particles: p.len(),
+            particles: n,
             checksum: checksum(sim.particles()),
         }
     };
@@ -487,11 +499,20 @@ fn bench_dam_break(threads: usize, peers: bool) {
         compare_transfers(&s, &p, frames);
         return;
     }
+    if env("BENCH_MEMORY", 0u32) == 1 {
+        // Peak memory of the simulation alone: the particles are handed to it (no bench copy).
+        let (n, cells) = (p.len(), s.domain.resolution.iter().map(|&x| x as usize).product());
+        let before = rss_bytes().1;
+        let base = run_owned(&s, p, frames, None, true);
+        base.print(&format!("surge, {threads} threads (particles handed over)"));
+        print_memory(n, cells, before, false);
+        return;
+    }
     let before = rss_bytes().1;
     let base = run(&s, &p, frames, None, true);
     base.print(&format!("surge, {threads} threads"));
     let cells = s.domain.resolution.iter().map(|&x| x as usize).product();
-    print_memory(p.len(), cells, before);
+    print_memory(p.len(), cells, before, true);
     if env("BENCH_COMPARE_PRECONDITIONERS", 1u32) == 1 {
         compare_preconditioners(&s, &p, frames, threads, &base);
     }

@@ -119,10 +119,15 @@ pub(crate) fn rss_bytes() -> (f64, f64) {
 }
 
 /// Peak resident memory of the process so far, in all and per particle and grid cell.
-pub(crate) fn print_memory(particles: usize, cells: usize, before: f64) {
+pub(crate) fn print_memory(particles: usize, cells: usize, before: f64, copy: bool) {
+    let note = if copy {
+        "the bench's own copy of the initial particles, 24 bytes/particle, included"
+    } else {
+        "the particles were handed to the simulation: no bench copy"
+    };
     let (peak, _) = rss_bytes();
     println!(
-        "    peak RSS (VmHWM) {:.1} MB = {:.1} bytes/particle ({} particles; {:.1} bytes per grid cell, {} cells); resident before the run {:.1} MB (the bench's own copy of the initial particles, 24 bytes/particle, included)",
+        "    peak RSS (VmHWM) {:.1} MB = {:.1} bytes/particle ({} particles; {:.1} bytes per grid cell, {} cells); resident before the run {:.1} MB ({note})",
         peak / 1e6,
         peak / particles as f64,
         particles,
