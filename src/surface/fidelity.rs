@@ -23,7 +23,7 @@ fn dot(a: V3, b: V3) -> f64 {
 }
 
 /// Squared distance from `p` to triangle `abc` (Ericson, Real-Time Collision Detection 5.1.5).
-fn dist2_triangle(p: V3, a: V3, b: V3, c: V3) -> f64 {
+pub(super) fn dist2_triangle(p: V3, a: V3, b: V3, c: V3) -> f64 {
     let (ab, ac, ap) = (sub(b, a), sub(c, a), sub(p, a));
     let (d1, d2) = (dot(ab, ap), dot(ac, ap));
     let at = |u: f64, v: f64| {
@@ -66,17 +66,35 @@ fn dist2_triangle(p: V3, a: V3, b: V3, c: V3) -> f64 {
 }
 
 /// Triangles binned by their bounding boxes into cubic cells (3D) and xy columns (2D).
-struct Bins {
-    lo: V3,
-    cell: f64,
-    dims: [usize; 3],
-    start3: Vec<u32>,
-    tri3: Vec<u32>,
-    start2: Vec<u32>,
-    tri2: Vec<u32>,
+pub(super) struct Bins {
+    pub(super) lo: V3,
+    pub(super) cell: f64,
+    pub(super) dims: [usize; 3],
+    pub(super) start3: Vec<u32>,
+    pub(super) tri3: Vec<u32>,
+    pub(super) start2: Vec<u32>,
+    pub(super) tri2: Vec<u32>,
 }
 
 impl Bins {
+    /// Bins whose cells are at least as large as `s` and as twice the mean edge (the 27 cells
+    /// around a point hold every triangle within `s` of it).
+    pub(super) fn for_distance(m: &TriMesh, s: f64) -> Self {
+        let edge = m
+            .triangles
+            .iter()
+            .map(|t| {
+                let (a, b) = (m.positions[t[0] as usize], m.positions[t[1] as usize]);
+                (0..3)
+                    .map(|k| ((a[k] - b[k]) as f64).powi(2))
+                    .sum::<f64>()
+                    .sqrt()
+            })
+            .sum::<f64>()
+            / m.triangles.len() as f64;
+        Bins::new(m, s.max(2.0 * edge).max(1e-6))
+    }
+
     fn new(m: &TriMesh, cell: f64) -> Self {
         let mut lo = [f64::MAX; 3];
         let mut hi = [f64::MIN; 3];
@@ -136,21 +154,7 @@ pub fn coverage(m: &TriMesh, pos: &[Vec<f32>; 3], s: f64) -> Vec<bool> {
     if m.triangles.is_empty() {
         return vec![false; n];
     }
-    // Cells at least as large as `s` and as the mean edge (the 27 around a point hold every
-    // triangle within `s` of it).
-    let edge = m
-        .triangles
-        .iter()
-        .map(|t| {
-            let (a, b) = (m.positions[t[0] as usize], m.positions[t[1] as usize]);
-            (0..3)
-                .map(|k| ((a[k] - b[k]) as f64).powi(2))
-                .sum::<f64>()
-                .sqrt()
-        })
-        .sum::<f64>()
-        / m.triangles.len() as f64;
-    let bins = Bins::new(m, s.max(2.0 * edge).max(1e-6));
+    let bins = Bins::for_distance(m, s);
     let vp = |i: u32| m.positions[i as usize].map(|v| v as f64);
     (0..n)
         .into_par_iter()

@@ -21,6 +21,7 @@
 
 pub mod anisotropic;
 pub mod fidelity;
+pub mod flicker;
 pub mod level_set;
 pub mod marching_cubes;
 pub mod obstacles;
