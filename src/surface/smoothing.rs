@@ -15,12 +15,16 @@
 //! leaves the range of its neighbours'; a full step, not a half one, flattens as much in half
 //! the passes), `w` going from 1 to 0 as the vertex speed (the mesh's
 //! velocity attribute) rises from half of `calm_speed` to `calm_speed`, and as its normal tilts
-//! from 14 to 26 degrees off vertical. The tilt is read from the smoothed mesh's own vertex
+//! from 10 to 14 degrees off vertical. The tilt is read from the smoothed mesh's own vertex
 //! normals averaged over the one-ring, not from the level-set gradient (the normal attribute):
 //! the `anisotropic` level set has no blur, and its gradient tilts more than 14 degrees at 18%
 //! of a settled pool's top vertices (particle-scale bumps), which then stayed unflattened and
 //! kept their tilted normals (measured 0.012 cell, 1.4 degrees, normal attribute 4.2 degrees;
-//! now 0.005 cell, 0.2 degree). Heights only, so a flat region cannot shrink sideways; moving
+//! now 0.0067 cell, 0.23 degree). The low-passed normal also allows a narrower gate (it was 14
+//! to 26 degrees on the gradient): liquid at rest with a curved top (a source's ball before it
+//! falls) has only its crown within 10-14 degrees of vertical flattened (a seeded 0.3 m ball at
+//! 0.05 m cells loses 3.8 mm of its crown; 15 mm with the old gate on the gradient), while the pool
+//! still meets the target. Heights only, so a flat region cannot shrink sideways; moving
 //! water (waves, splashes, falling drops) and steep faces (droplet sides, sheets, walls) are
 //! untouched. The flattened vertices' normals are blended, by `w`, towards the area-weighted
 //! normals of the flattened faces. This is the "flat region" treatment the peers apply in some
@@ -58,9 +62,10 @@ impl Calm {
     };
 }
 
-/// Normal z-components between which the calm weight ramps from 0 to 1 (26 and 14 degrees).
-const CALM_COS_ZERO: f32 = 0.9;
-const CALM_COS_FULL: f32 = 0.97;
+/// Normal z-components between which the calm weight ramps from 0 to 1: `cos 14` and `cos 10`
+/// degrees (see the module docs for the measured choice).
+const CALM_COS_ZERO: f32 = 0.970_296;
+const CALM_COS_FULL: f32 = 0.984_808;
 
 /// Smooths `mesh` in place with `iterations` (lambda, mu) pairs; `region_lo/hi` is the liquid
 /// box (m) whose faces pin cap vertices, `cell` the grid spacing (m).
