@@ -111,7 +111,7 @@ impl Bins {
             let c = |x: f64| (((x - lo[a]) / cell).max(0.0) as usize).min(dims[a] - 1);
             (c(v[0].min(v[1]).min(v[2])), c(v[0].max(v[1]).max(v[2])))
         };
-        let (mut c3, mut c2): (Vec<(u32, u32)>, Vec<(u32, u32)>) = (vec![], vec![]);
+        let (mut c3, mut c2) = (Vec::<(u32, u32)>::new(), Vec::<(u32, u32)>::new());
         for (k, t) in m.triangles.iter().enumerate() {
             let r = [range(t, 0), range(t, 1), range(t, 2)];
             for y in r[1].0..=r[1].1 {
@@ -217,8 +217,8 @@ pub fn clusters(pos: &[Vec<f32>; 3], radius: f64) -> (Vec<u32>, Vec<u32>) {
     let p = |i: usize| [pos[0][i] as f64, pos[1][i] as f64, pos[2][i] as f64];
     let mut lo = [f64::MAX; 3];
     for i in 0..n {
-        for a in 0..3 {
-            lo[a] = lo[a].min(p(i)[a]);
+        for (l, x) in lo.iter_mut().zip(p(i)) {
+            *l = l.min(x);
         }
     }
     let key = |x: V3| -> [i64; 3] { std::array::from_fn(|a| ((x[a] - lo[a]) / radius) as i64) };
@@ -261,13 +261,13 @@ pub fn clusters(pos: &[Vec<f32>; 3], radius: f64) -> (Vec<u32>, Vec<u32>) {
     let mut id = vec![u32::MAX; n];
     let mut sizes = Vec::new();
     let mut group = vec![0u32; n];
-    for i in 0..n {
+    for (i, g) in group.iter_mut().enumerate() {
         let r = find(&mut parent, i as u32) as usize;
         if id[r] == u32::MAX {
             id[r] = sizes.len() as u32;
             sizes.push(0);
         }
-        group[i] = id[r];
+        *g = id[r];
         sizes[id[r] as usize] += 1;
     }
     (group, sizes)
