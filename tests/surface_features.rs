@@ -1,6 +1,7 @@
 //! Surface fidelity (issue 14): thin sheets, filaments and droplets survive meshing with the
 //! anisotropic method, independent of the lattice offset; calm water is flat; the method keeps
-//! the stage's invariants (closed, manifold, walls capped, same bytes for any thread count).
+//! the stage's invariants (closed, manifold, walls capped, same bytes for any thread count);
+//! mesh bodies of a dam break do not flicker between frames (`surface::flicker`).
 //!
 //! Geometry, not physics: each check compares the mesh with the particles it came from, and the
 //! tolerances are the lattice's (a mesh cell `h` equals the particle spacing `s` by default).
@@ -8,7 +9,7 @@
 use surge::mesh::TriMesh;
 use surge::scene::Scene;
 use surge::sim::{Particles, Simulation};
-use surge::surface::{Method, SurfaceSettings, fidelity, reconstruct};
+use surge::surface::{Method, SurfaceSettings, fidelity, flicker, reconstruct};
 
 fn scene(json: &str) -> Scene {
     serde_json::from_str(json).expect("test scene parses")
@@ -205,12 +206,13 @@ fn pool_scene() -> Scene {
 /// A pool simulated for one second (at rest: the physics tests bound its speed) meshes to a
 /// flat top: RMS height and mean normal deviation of the upward faces 3 cells from the walls,
 /// and the mean deviation of the vertices' normal attribute (what a renderer shades with).
-/// Issue 14's target: 0.01 cell and 0.5 degree, met by the default method with the default
-/// calm-water flattening (`surface.calm_flattening`, 50 passes; measured 0.006 cell, 0.29
-/// degree); without it the same pool is 0.042 cell and 4.1 degrees (checked here too, so the
-/// test fails if the flattening stops acting). `anisotropic` reaches 0.012 cell and 1.4
-/// degrees with it (its top is bumpier before flattening: 0.054 cell, 6.4 degrees): guarded at
-/// a tenth of a cell and 10 degrees against a particle-scale ripple, as before.
+/// Issue 14's target: 0.01 cell and 0.5 degree, for both methods, with the default calm-water
+/// flattening (`surface.calm_flattening`, 50 passes; measured: `zhu_bridson` 0.0038 cell, 0.15
+/// degree; `anisotropic` 0.0067 cell, 0.23 degree, normal attribute 0.24 degree); without it
+/// the same pool is 0.042 cell and 4.1 degrees (checked here too, so the test fails if the
+/// flattening stops acting). `anisotropic` needs the calm gate to read the smoothed mesh's
+/// normals: its unblurred level set's gradient tilts past 14 degrees on particle-scale bumps
+/// (it was 0.012 cell, 1.4 degrees, attribute 4.2 degrees when the gate read the gradient).
 #[test]
 fn a_settled_pool_is_flat() {
     let s = pool_scene();
@@ -259,10 +261,10 @@ fn a_settled_pool_is_flat() {
         rms > 0.02 && ang > 2.0,
         "without the flattening the pool was already flat ({rms} cell, {ang} deg): the check above proves nothing"
     );
-    let (rms, ang, _) = flat(&settings(Method::Anisotropic));
+    let (rms, ang, attr) = flat(&settings(Method::Anisotropic));
     assert!(
-        rms < 0.1 && ang < 10.0,
-        "anisotropic: RMS {rms} cell, {ang} deg"
+        rms < 0.01 && ang < 0.5 && attr < 0.5,
+        "anisotropic: RMS {rms} cell, {ang} deg, normal attribute {attr} deg"
     );
 }
 
@@ -379,4 +381,115 @@ fn deep_blocks_leave_one_closed_surface() {
     eprintln!("cube volume {:.4} of N s^3", v / v0);
     assert!((v - v0).abs() < 0.03 * v0, "volume {v} vs {v0}");
     assert_eq!(uncovered(&m, &p, sp), 0.0);
+}
+
+/// Per particle: its mesh body (`flicker::owners`) and particle group (`fidelity::clusters`,
+/// particles closer than the kernel radius, as the fidelity bench groups them).
+fn owners_and_groups(
+    m: &TriMesh,
+    p: &Particles,
+    st: &SurfaceSettings,
+    s: &Scene,
+) -> (Vec<u32>, Vec<u32>) {
+    let (body, _) = flicker::bodies(m);
+    let own = flicker::owners(m, &body, &p.pos, s.domain.particle_spacing());
+    let r = st.kernel_radius_factor * st.radius(&s.domain);
+    (own, fidelity::clusters(&p.pos, r).0)
+}
+
+fn small_dam_break() -> Scene {
+    scene(
+        r#"{"domain": {"lower": [0, 0, 0], "cell_size": 0.025, "resolution": [40, 8, 24]},
+            "sources": [{"type": "box", "min": [0, 0, 0], "max": [0.3, 0.2, 0.4]}],
+            "time": {"fps": 30, "frames": 30}}"#,
+    )
+}
+
+/// The flicker measure sees a dropped body: a seeded block plus a 3 x 3 x 2-particle droplet
+/// in the air above it, the droplet left out of the second frame's mesh (the particles
+/// unchanged), counts as one vanished body whose particles still form a group (persisting),
+/// and back as one appeared; nothing else changes.
+#[test]
+fn flicker_counts_a_dropped_droplet() {
+    let s = small_dam_break();
+    let st = s.surface.clone();
+    let sp = s.domain.particle_spacing() as f32;
+    let mut p = surge::sources::seed_particles(&s, &[]);
+    let block = p.len();
+    for i in 0..18 {
+        let (x, y, z) = ((i % 3) as f32, ((i / 3) % 3) as f32, (i / 9) as f32);
+        p.push([0.7 + x * sp, 0.08 + y * sp, 0.45 + z * sp], [0.0; 3]);
+    }
+    let mut without = Particles::with_capacity(block);
+    for i in 0..block {
+        without.push([p.pos[0][i], p.pos[1][i], p.pos[2][i]], [0.0; 3]);
+    }
+    let (own_a, group_a) = owners_and_groups(&reconstruct(&p, &st, &s.domain), &p, &st, &s);
+    let (own_b, group_b) = owners_and_groups(&reconstruct(&without, &st, &s.domain), &p, &st, &s);
+    assert_eq!(flicker::flicker(&own_a, &group_a, &own_a, &group_a), Default::default());
+    let f = flicker::flicker(&own_a, &group_a, &own_b, &group_b);
+    assert_eq!((f.vanished, f.vanished_persisting, f.appeared), (1, 1, 0), "{f:?}");
+    let f = flicker::flicker(&own_b, &group_b, &own_a, &group_a);
+    assert_eq!((f.appeared, f.appeared_persisting, f.vanished), (1, 1, 0), "{f:?}");
+}
+
+/// Issue 14's flicker measure on a small dam break (0.025 m cells, 7,920 particles, 1 s at
+/// 30 fps: the front runs up the far wall and throws a sheet and droplets back) meshed with
+/// `method`: between consecutive frames, the mesh bodies of more than 4 particles that appear
+/// or vanish (reported), those of more than 8 of which more than 8 still form one group in the
+/// other frame (returned: the particles are still there, so each is the mesh's flicker), and
+/// the most bodies in a frame.
+fn dam_break_flicker(method: Method) -> (usize, usize) {
+    let s = small_dam_break();
+    let st = SurfaceSettings {
+        method,
+        ..s.surface.clone()
+    };
+    let mut sim = Simulation::new(&s, surge::sources::seed_particles(&s, &[]), 0).unwrap();
+    let mut prev: Option<(Vec<u32>, Vec<u32>)> = None;
+    let (mut small, mut persisting, mut bodies_max) = (0, 0, 0);
+    for frame in 0..=s.time.frames {
+        if frame > 0 {
+            sim.advance_frame();
+        }
+        let m = reconstruct(sim.particles(), &st, &s.domain);
+        bodies_max = bodies_max.max(flicker::bodies(&m).1);
+        let now = owners_and_groups(&m, sim.particles(), &st, &s);
+        if let Some((own, group)) = prev.take() {
+            let f = flicker::flicker(&own, &group, &now.0, &now.1);
+            if f != flicker::Flicker::default() {
+                eprintln!("frames {} -> {frame}: {f:?}", frame - 1);
+            }
+            small += f.appeared + f.vanished;
+            persisting += f.appeared_persisting + f.vanished_persisting;
+        }
+        prev = Some(now);
+    }
+    eprintln!(
+        "{method} dam break, {} frame pairs: bodies of > 4 particles appeared or vanished {small} times, of > 8 still grouped {persisting}; up to {bodies_max} bodies a frame",
+        s.time.frames
+    );
+    (persisting, bodies_max)
+}
+
+/// Target 0 (no tolerance: any persisting body is the mesh's flicker) with `anisotropic`
+/// (measured: 0, and no body of more than 4 particles appears or vanishes; up to 16 bodies a
+/// frame). The dam break must break up (more than one body in some frame) or the test shows
+/// nothing.
+#[test]
+fn anisotropic_dam_break_bodies_do_not_flicker() {
+    let (persisting, bodies_max) = dam_break_flicker(Method::Anisotropic);
+    assert!(bodies_max > 1, "the dam break never broke up: the test shows nothing");
+    assert_eq!(persisting, 0, "bodies of > 8 particles flickered");
+}
+
+/// The same target with the default `zhu_bridson`: not met (measured: 1, a body of the splash
+/// vanishing between frames 22 and 23 while its particles stay grouped; its blur and kernel
+/// erode thin sheets), so this is a known deviation (README, Known deviations).
+#[test]
+#[ignore = "known deviation: zhu_bridson drops a splash body of > 8 grouped particles between two frames (1 on this dam break, target 0); anisotropic meets it; see README, Known deviations"]
+fn default_dam_break_bodies_do_not_flicker() {
+    let (persisting, bodies_max) = dam_break_flicker(Method::ZhuBridson);
+    assert!(bodies_max > 1, "the dam break never broke up: the test shows nothing");
+    assert_eq!(persisting, 0, "bodies of > 8 particles flickered");
 }

@@ -23,7 +23,7 @@ fn dot(a: V3, b: V3) -> f64 {
 }
 
 /// Squared distance from `p` to triangle `abc` (Ericson, Real-Time Collision Detection 5.1.5).
-fn dist2_triangle(p: V3, a: V3, b: V3, c: V3) -> f64 {
+pub(super) fn dist2_triangle(p: V3, a: V3, b: V3, c: V3) -> f64 {
     let (ab, ac, ap) = (sub(b, a), sub(c, a), sub(p, a));
     let (d1, d2) = (dot(ab, ap), dot(ac, ap));
     let at = |u: f64, v: f64| {
@@ -66,17 +66,35 @@ fn dist2_triangle(p: V3, a: V3, b: V3, c: V3) -> f64 {
 }
 
 /// Triangles binned by their bounding boxes into cubic cells (3D) and xy columns (2D).
-struct Bins {
-    lo: V3,
-    cell: f64,
-    dims: [usize; 3],
-    start3: Vec<u32>,
-    tri3: Vec<u32>,
-    start2: Vec<u32>,
-    tri2: Vec<u32>,
+pub(super) struct Bins {
+    pub(super) lo: V3,
+    pub(super) cell: f64,
+    pub(super) dims: [usize; 3],
+    pub(super) start3: Vec<u32>,
+    pub(super) tri3: Vec<u32>,
+    pub(super) start2: Vec<u32>,
+    pub(super) tri2: Vec<u32>,
 }
 
 impl Bins {
+    /// Bins whose cells are at least as large as `s` and as twice the mean edge (the 27 cells
+    /// around a point hold every triangle within `s` of it).
+    pub(super) fn for_distance(m: &TriMesh, s: f64) -> Self {
+        let edge = m
+            .triangles
+            .iter()
+            .map(|t| {
+                let (a, b) = (m.positions[t[0] as usize], m.positions[t[1] as usize]);
+                (0..3)
+                    .map(|k| ((a[k] - b[k]) as f64).powi(2))
+                    .sum::<f64>()
+                    .sqrt()
+            })
+            .sum::<f64>()
+            / m.triangles.len() as f64;
+        Bins::new(m, s.max(2.0 * edge).max(1e-6))
+    }
+
     fn new(m: &TriMesh, cell: f64) -> Self {
         let mut lo = [f64::MAX; 3];
         let mut hi = [f64::MIN; 3];
@@ -93,7 +111,7 @@ impl Bins {
             let c = |x: f64| (((x - lo[a]) / cell).max(0.0) as usize).min(dims[a] - 1);
             (c(v[0].min(v[1]).min(v[2])), c(v[0].max(v[1]).max(v[2])))
         };
-        let (mut c3, mut c2): (Vec<(u32, u32)>, Vec<(u32, u32)>) = (vec![], vec![]);
+        let (mut c3, mut c2) = (Vec::<(u32, u32)>::new(), Vec::<(u32, u32)>::new());
         for (k, t) in m.triangles.iter().enumerate() {
             let r = [range(t, 0), range(t, 1), range(t, 2)];
             for y in r[1].0..=r[1].1 {
@@ -136,21 +154,7 @@ pub fn coverage(m: &TriMesh, pos: &[Vec<f32>; 3], s: f64) -> Vec<bool> {
     if m.triangles.is_empty() {
         return vec![false; n];
     }
-    // Cells at least as large as `s` and as the mean edge (the 27 around a point hold every
-    // triangle within `s` of it).
-    let edge = m
-        .triangles
-        .iter()
-        .map(|t| {
-            let (a, b) = (m.positions[t[0] as usize], m.positions[t[1] as usize]);
-            (0..3)
-                .map(|k| ((a[k] - b[k]) as f64).powi(2))
-                .sum::<f64>()
-                .sqrt()
-        })
-        .sum::<f64>()
-        / m.triangles.len() as f64;
-    let bins = Bins::new(m, s.max(2.0 * edge).max(1e-6));
+    let bins = Bins::for_distance(m, s);
     let vp = |i: u32| m.positions[i as usize].map(|v| v as f64);
     (0..n)
         .into_par_iter()
@@ -213,8 +217,8 @@ pub fn clusters(pos: &[Vec<f32>; 3], radius: f64) -> (Vec<u32>, Vec<u32>) {
     let p = |i: usize| [pos[0][i] as f64, pos[1][i] as f64, pos[2][i] as f64];
     let mut lo = [f64::MAX; 3];
     for i in 0..n {
-        for a in 0..3 {
-            lo[a] = lo[a].min(p(i)[a]);
+        for (l, x) in lo.iter_mut().zip(p(i)) {
+            *l = l.min(x);
         }
     }
     let key = |x: V3| -> [i64; 3] { std::array::from_fn(|a| ((x[a] - lo[a]) / radius) as i64) };
@@ -257,13 +261,13 @@ pub fn clusters(pos: &[Vec<f32>; 3], radius: f64) -> (Vec<u32>, Vec<u32>) {
     let mut id = vec![u32::MAX; n];
     let mut sizes = Vec::new();
     let mut group = vec![0u32; n];
-    for i in 0..n {
+    for (i, g) in group.iter_mut().enumerate() {
         let r = find(&mut parent, i as u32) as usize;
         if id[r] == u32::MAX {
             id[r] = sizes.len() as u32;
             sizes.push(0);
         }
-        group[i] = id[r];
+        *g = id[r];
         sizes[id[r] as usize] += 1;
     }
     (group, sizes)

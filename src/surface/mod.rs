@@ -21,6 +21,7 @@
 
 pub mod anisotropic;
 pub mod fidelity;
+pub mod flicker;
 pub mod level_set;
 pub mod marching_cubes;
 pub mod obstacles;
@@ -103,7 +104,7 @@ pub struct SurfaceSettings {
     /// Calm water: height-diffusion passes over the upward-facing surface where the liquid is
     /// at rest (slower than `calm_speed`), after the smoothing, so a pool at rest renders as a
     /// mirror (issue 14; [`smoothing`]); 0 turns it off. (default: `50`: on a pool settled for
-    /// 1 s, RMS height 0.04 -> 0.006 cell and normals 4.1 -> 0.3 degrees off vertical)
+    /// 1 s, RMS height 0.04 -> 0.004 cell and normals 4.1 -> 0.15 degrees off vertical)
     #[serde(default = "default_calm_flattening")]
     pub calm_flattening: u32,
     /// Speed (m/s) from which the liquid counts as moving for `calm_flattening` (the weight

@@ -11,16 +11,27 @@
 //! rest keeps the few-cell undulation of its top particles (measured on a pool settled for 1 s:
 //! RMS height 0.04 cell, normals off by 4 degrees: "hammered metal" in a render). Where the
 //! liquid is at rest and the surface faces up, [`Calm`] then diffuses the vertices' *heights*
-//! only (`z += 0.5 w (mean z of calm neighbours - z)`, Jacobi), `w` going from 1 to 0 as the
-//! vertex speed (the mesh's velocity attribute) rises from half of `calm_speed` to
-//! `calm_speed`, and as its normal tilts from 14 to 26 degrees off vertical. Heights only, so a
-//! flat region cannot shrink sideways; moving water (waves, splashes, falling drops) and steep
-//! faces (droplet sides, sheets, walls) are untouched. The flattened vertices' normals are
-//! blended, by `w`, towards the area-weighted normals of the flattened faces. This is the
-//! "flat region" treatment the peers apply in some form (splashsurf weights its mesh smoothing
-//! by particle neighbour counts so only the bulk is smoothed hard; FLIP Fluids smooths its
-//! meshes per vertex with a weight from the particle distance); height-only diffusion over the
-//! calm region is the cheapest way found here to reach the 0.01 cell and 0.5 degree.
+//! only (`z += w (mean z of calm neighbours - z)`, Jacobi: a convex combination, so no height
+//! leaves the range of its neighbours'; a full step, not a half one, flattens as much in half
+//! the passes), `w` going from 1 to 0 as the vertex speed (the mesh's
+//! velocity attribute) rises from half of `calm_speed` to `calm_speed`, and as its normal tilts
+//! from 10 to 14 degrees off vertical. The tilt is read from the smoothed mesh's own vertex
+//! normals averaged over the one-ring, not from the level-set gradient (the normal attribute):
+//! the `anisotropic` level set has no blur, and its gradient tilts more than 14 degrees at 18%
+//! of a settled pool's top vertices (particle-scale bumps), which then stayed unflattened and
+//! kept their tilted normals (measured 0.012 cell, 1.4 degrees, normal attribute 4.2 degrees;
+//! now 0.0067 cell, 0.23 degree). The low-passed normal also allows a narrower gate (it was 14
+//! to 26 degrees on the gradient): liquid at rest with a curved top (a source's ball before it
+//! falls) has only its crown within 10-14 degrees of vertical flattened (a seeded 0.3 m ball at
+//! 0.05 m cells loses 3.8 mm of its crown; 15 mm with the old gate on the gradient), while the pool
+//! still meets the target. Heights only, so a flat region cannot shrink sideways; moving
+//! water (waves, splashes, falling drops) and steep faces (droplet sides, sheets, walls) are
+//! untouched. The flattened vertices' normals are blended, by `w`, towards the area-weighted
+//! normals of the flattened faces. This is the "flat region" treatment the peers apply in some
+//! form (splashsurf weights its mesh smoothing by particle neighbour counts so only the bulk is
+//! smoothed hard; FLIP Fluids smooths its meshes per vertex with a weight from the particle
+//! distance); height-only diffusion over the calm region is the cheapest way found here to
+//! reach the 0.01 cell and 0.5 degree.
 //!
 //! Vertices on a wall cap (within 1e-3 cells of the liquid region's box) keep their coordinate
 //! across that wall, so caps stay flat on the wall. Updates are Jacobi-style (each step reads
@@ -51,9 +62,10 @@ impl Calm {
     };
 }
 
-/// Normal z-components between which the calm weight ramps from 0 to 1 (26 and 14 degrees).
-const CALM_COS_ZERO: f32 = 0.9;
-const CALM_COS_FULL: f32 = 0.97;
+/// Normal z-components between which the calm weight ramps from 0 to 1: `cos 14` and `cos 10`
+/// degrees (see the module docs for the measured choice).
+const CALM_COS_ZERO: f32 = 0.970_296;
+const CALM_COS_FULL: f32 = 0.984_808;
 
 /// Smooths `mesh` in place with `iterations` (lambda, mu) pairs; `region_lo/hi` is the liquid
 /// box (m) whose faces pin cap vertices, `cell` the grid spacing (m).
@@ -190,7 +202,11 @@ fn flatten_calm(
     calm: Calm,
 ) {
     let half = 0.5 * calm.speed;
-    let weight: Vec<f32> = (mesh.normals.par_iter())
+    // The tilt gate reads the smoothed surface's own normals, averaged over the one-ring, not
+    // the level-set gradient (the `normals` attribute): a particle-scale bump must not read as
+    // a steep face (see the module docs).
+    let normals = ring_normals(&mesh.triangles, cur, start, nbr);
+    let weight: Vec<f32> = (normals.par_iter())
         .zip(mesh.velocities.par_iter())
         .zip(pinned.par_iter())
         .map(|((n, v), pin)| {
@@ -228,7 +244,7 @@ fn flatten_calm(
                     }
                 }
                 *out = if count > 0 {
-                    p + 0.5 * weight[i] * (sum / count as f32 - p)
+                    p + weight[i] * (sum / count as f32 - p)
                 } else {
                     p
                 };
@@ -265,4 +281,41 @@ fn flatten_calm(
                 *n = m.map(|c| c / ml);
             }
         });
+}
+
+/// Unit area-weighted vertex normals of the surface `pos`, each then averaged with its
+/// neighbours' (one ring): a normal low-passed over about two mesh cells, so a particle-scale
+/// bump does not read as a steep face while a droplet's or a wave's side still does.
+fn ring_normals(
+    triangles: &[[u32; 3]],
+    pos: &[[f32; 3]],
+    start: &[u32],
+    nbr: &[u32],
+) -> Vec<[f32; 3]> {
+    let mut vn = vec![[0f32; 3]; pos.len()];
+    for t in triangles {
+        let f = face_normal(t.map(|v| pos[v as usize]));
+        for &v in t {
+            for a in 0..3 {
+                vn[v as usize][a] += f[a];
+            }
+        }
+    }
+    let unit = |v: [f32; 3]| {
+        let l = (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt();
+        if l > 0.0 { v.map(|c| c / l) } else { v }
+    };
+    let vn: Vec<[f32; 3]> = vn.par_iter().map(|&v| unit(v)).collect();
+    (0..pos.len())
+        .into_par_iter()
+        .map(|i| {
+            let mut m = vn[i];
+            for &j in &nbr[start[i] as usize..start[i + 1] as usize] {
+                for a in 0..3 {
+                    m[a] += vn[j as usize][a];
+                }
+            }
+            unit(m)
+        })
+        .collect()
 }
