@@ -501,7 +501,10 @@ fn bench_dam_break(threads: usize, peers: bool) {
     }
     if env("BENCH_MEMORY", 0u32) == 1 {
         // Peak memory of the simulation alone: the particles are handed to it (no bench copy).
-        let (n, cells) = (p.len(), s.domain.resolution.iter().map(|&x| x as usize).product());
+        let (n, cells) = (
+            p.len(),
+            s.domain.resolution.iter().map(|&x| x as usize).product(),
+        );
         let before = rss_bytes().1;
         let base = run_owned(&s, p, frames, None, true);
         base.print(&format!("surge, {threads} threads (particles handed over)"));

@@ -53,6 +53,8 @@ pub fn run_measured(cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> Outcome 
     for (k, v) in env {
         c.env(k, v);
     }
+    // Reaped below by wait4 (to read its rusage), not by `Child::wait`.
+    #[allow(clippy::zombie_processes)]
     let mut child = c.spawn().expect("surge starts");
     let pid = child.id() as i32;
     let start = Instant::now();

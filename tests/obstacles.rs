@@ -348,7 +348,10 @@ fn wedge_between_obstacle_and_floor_holds_no_particle() {
                 .count(),
         );
     }
-    eprintln!("{} particles; at most {wedged} near the contact line", l.particles.len());
+    eprintln!(
+        "{} particles; at most {wedged} near the contact line",
+        l.particles.len()
+    );
     // The liquid did reach into the wedge (otherwise the check above says nothing).
     assert!(wedged > 0, "no particle came near the contact line");
 }

@@ -426,11 +426,22 @@ fn flicker_counts_a_dropped_droplet() {
     }
     let (own_a, group_a) = owners_and_groups(&reconstruct(&p, &st, &s.domain), &p, &st, &s);
     let (own_b, group_b) = owners_and_groups(&reconstruct(&without, &st, &s.domain), &p, &st, &s);
-    assert_eq!(flicker::flicker(&own_a, &group_a, &own_a, &group_a), Default::default());
+    assert_eq!(
+        flicker::flicker(&own_a, &group_a, &own_a, &group_a),
+        Default::default()
+    );
     let f = flicker::flicker(&own_a, &group_a, &own_b, &group_b);
-    assert_eq!((f.vanished, f.vanished_persisting, f.appeared), (1, 1, 0), "{f:?}");
+    assert_eq!(
+        (f.vanished, f.vanished_persisting, f.appeared),
+        (1, 1, 0),
+        "{f:?}"
+    );
     let f = flicker::flicker(&own_b, &group_b, &own_a, &group_a);
-    assert_eq!((f.appeared, f.appeared_persisting, f.vanished), (1, 1, 0), "{f:?}");
+    assert_eq!(
+        (f.appeared, f.appeared_persisting, f.vanished),
+        (1, 1, 0),
+        "{f:?}"
+    );
 }
 
 /// Issue 14's flicker measure on a small dam break (0.025 m cells, 7,920 particles, 1 s at
@@ -479,7 +490,10 @@ fn dam_break_flicker(method: Method) -> (usize, usize) {
 #[test]
 fn anisotropic_dam_break_bodies_do_not_flicker() {
     let (persisting, bodies_max) = dam_break_flicker(Method::Anisotropic);
-    assert!(bodies_max > 1, "the dam break never broke up: the test shows nothing");
+    assert!(
+        bodies_max > 1,
+        "the dam break never broke up: the test shows nothing"
+    );
     assert_eq!(persisting, 0, "bodies of > 8 particles flickered");
 }
 
@@ -490,6 +504,9 @@ fn anisotropic_dam_break_bodies_do_not_flicker() {
 #[ignore = "known deviation: zhu_bridson drops a splash body of > 8 grouped particles between two frames (1 on this dam break, target 0); anisotropic meets it; see README, Known deviations"]
 fn default_dam_break_bodies_do_not_flicker() {
     let (persisting, bodies_max) = dam_break_flicker(Method::ZhuBridson);
-    assert!(bodies_max > 1, "the dam break never broke up: the test shows nothing");
+    assert!(
+        bodies_max > 1,
+        "the dam break never broke up: the test shows nothing"
+    );
     assert_eq!(persisting, 0, "bodies of > 8 particles flickered");
 }

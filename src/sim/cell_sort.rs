@@ -124,7 +124,11 @@ impl SortedParticles {
             ids.par_iter().with_min_len(8192).all(|&id| dest(id) < n),
             "store_into: a destination past the particle count"
         );
-        let aff = if self.affine { &mut self.aff[..] } else { &mut [] };
+        let aff = if self.affine {
+            &mut self.aff[..]
+        } else {
+            &mut []
+        };
         for c in self.pos.iter_mut().chain(self.vel.iter_mut()).chain(aff) {
             let tp = SyncPtr(self.tmp.as_mut_ptr());
             c.par_iter()
@@ -251,7 +255,11 @@ impl SortedParticles {
                 .with_min_len(8192)
                 .for_each(|(o, &s)| *o = v[s as usize]);
         };
-        let aff = if self.affine { &mut self.aff[..] } else { &mut [] };
+        let aff = if self.affine {
+            &mut self.aff[..]
+        } else {
+            &mut []
+        };
         for c in self.pos.iter_mut().chain(self.vel.iter_mut()).chain(aff) {
             gather(&mut self.tmp, c);
             std::mem::swap(c, &mut self.tmp);

@@ -515,9 +515,8 @@ fn slide_along_walls(
     hi: [f32; 3],
     h: f64,
 ) -> [f32; 3] {
-    let clamp = |p: [f64; 3]| -> [f32; 3] {
-        std::array::from_fn(|a| (p[a] as f32).clamp(lo[a], hi[a]))
-    };
+    let clamp =
+        |p: [f64; 3]| -> [f32; 3] { std::array::from_fn(|a| (p[a] as f32).clamp(lo[a], hi[a])) };
     let mut q = clamp(p);
     if (0..3).all(|a| q[a] == p[a] as f32) {
         return q;

@@ -260,6 +260,7 @@ fn kernel_of(xi: [f32; 3], cells: &Cells, k: &Consts, p: &Params) -> Kernel {
     }
     // Nearest wall of the liquid region within one cell of the centre.
     let (mut wall_axis, mut wall_offset, mut best) = (3u8, 0f32, h);
+    #[allow(clippy::needless_range_loop)] // `a` names the axis of two arrays and the wall
     for a in 0..3 {
         for (wall, sign) in [
             (p.region_lo[a] as f32, 1.0f32),
@@ -274,6 +275,7 @@ fn kernel_of(xi: [f32; 3], cells: &Cells, k: &Consts, p: &Params) -> Kernel {
         }
     }
     if wall_axis < 3 {
+        #[allow(clippy::needless_range_loop)] // `a` is compared with the wall's axis
         for a in 0..3 {
             let e = if a == wall_axis as usize {
                 wall_offset.abs() + (WALL_ACROSS + 1.5) * h
@@ -564,6 +566,7 @@ fn splat_block(
                                 if k.wall_axis < 3 {
                                     let wa = k.wall_axis as usize;
                                     let mut e2 = 0.0;
+                                    #[allow(clippy::needless_range_loop)] // axis vs wa
                                     for a in 0..3 {
                                         let (o, r) = if a == wa {
                                             (k.wall_offset, WALL_ACROSS)

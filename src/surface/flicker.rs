@@ -56,12 +56,7 @@ fn union(p: &mut [u32], a: u32, b: u32) {
 
 /// The first triangle (smallest z above `p[2]`) whose xy projection holds the nudged point
 /// `p`, among the triangles of `bins`' column there that `keep` accepts.
-fn first_above(
-    m: &TriMesh,
-    bins: &Bins,
-    p: V3,
-    keep: impl Fn(u32) -> bool,
-) -> Option<(u32, f64)> {
+fn first_above(m: &TriMesh, bins: &Bins, p: V3, keep: impl Fn(u32) -> bool) -> Option<(u32, f64)> {
     let c: [i64; 2] = std::array::from_fn(|a| ((p[a] - bins.lo[a]) / bins.cell).floor() as i64);
     let d = bins.dims.map(|v| v as i64);
     if c[0] < 0 || c[1] < 0 || c[0] >= d[0] || c[1] >= d[1] {
@@ -117,7 +112,8 @@ pub fn bodies(m: &TriMesh) -> (Vec<u32>, usize) {
     let mut top = vec![NONE; nc];
     for (t, &c) in m.triangles.iter().zip(&comp) {
         let [a, b, d] = t.map(|i| m.positions[i as usize].map(f64::from));
-        vol[c as usize] += (a[0] * (b[1] * d[2] - b[2] * d[1]) - a[1] * (b[0] * d[2] - b[2] * d[0])
+        vol[c as usize] += (a[0] * (b[1] * d[2] - b[2] * d[1])
+            - a[1] * (b[0] * d[2] - b[2] * d[0])
             + a[2] * (b[0] * d[1] - b[1] * d[0]))
             / 6.0;
         for &v in t {
@@ -221,7 +217,11 @@ pub struct Flicker {
 /// particles `other` owns, and how many of those of more than 8 keep more than 8 particles in
 /// one group of `other_group`.
 fn lost(own: &[u32], other: &[u32], other_group: &[u32]) -> (usize, usize) {
-    let nb = own.iter().filter(|&&b| b != NONE).max().map_or(0, |&b| b as usize + 1);
+    let nb = own
+        .iter()
+        .filter(|&&b| b != NONE)
+        .max()
+        .map_or(0, |&b| b as usize + 1);
     let mut size = vec![0u32; nb];
     let mut kept = vec![false; nb];
     for (&b, &o) in own.iter().zip(other) {
@@ -262,7 +262,11 @@ fn lost(own: &[u32], other: &[u32], other_group: &[u32]) -> (usize, usize) {
 /// particles' owners ([`owners`]) and particle groups ([`super::fidelity::clusters`]) in
 /// each frame.
 pub fn flicker(own_a: &[u32], group_a: &[u32], own_b: &[u32], group_b: &[u32]) -> Flicker {
-    assert_eq!(own_a.len(), own_b.len(), "flicker compares the same particles");
+    assert_eq!(
+        own_a.len(),
+        own_b.len(),
+        "flicker compares the same particles"
+    );
     let (vanished, vanished_persisting) = lost(own_a, own_b, group_b);
     let (appeared, appeared_persisting) = lost(own_b, own_a, group_a);
     Flicker {

@@ -313,7 +313,8 @@ impl Preconditioner for Mic0 {
             unsafe {
                 if sys.fractional {
                     forward_sweep::<true>(s, e, nb, &sys.w, &sys.cut, p2, tp, |i| r[i]);
-                    *sum = backward_sweep::<true>(s, e, nb, &sys.w, &sys.cut, p2, tp, zp_, r.as_ptr());
+                    *sum =
+                        backward_sweep::<true>(s, e, nb, &sys.w, &sys.cut, p2, tp, zp_, r.as_ptr());
                 } else {
                     forward_sweep::<false>(s, e, nb, &[], &[], p2, tp, |i| r[i]);
                     *sum = backward_sweep::<false>(s, e, nb, &[], &[], p2, tp, zp_, r.as_ptr());

@@ -40,6 +40,12 @@ fn push_out_in_a_wedge_slides_along_the_wall() {
     let q = [sp.pos[0][0], sp.pos[1][0], sp.pos[2][0]];
     let dist = cyl.signed_distance(q.map(|c| c as f64), 0.0);
     let (lo, hi) = d.interior_bounds(crate::sim::advect::WALL_MARGIN * d.h);
-    assert!((0..3).all(|a| q[a] >= lo[a] && q[a] <= hi[a]), "{q:?} left the domain");
-    assert!(dist >= -1e-6, "{q:?} is {dist} m inside the cylinder (start {inside})");
+    assert!(
+        (0..3).all(|a| q[a] >= lo[a] && q[a] <= hi[a]),
+        "{q:?} left the domain"
+    );
+    assert!(
+        dist >= -1e-6,
+        "{q:?} is {dist} m inside the cylinder (start {inside})"
+    );
 }
