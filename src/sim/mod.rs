@@ -89,6 +89,7 @@ mod report;
 pub mod seeding;
 pub mod settings;
 pub mod solids;
+pub mod thin_walls;
 mod sync_ptr;
 pub mod transfer;
 
@@ -478,6 +479,7 @@ fn substep(
     ws.solids.label_solid_cells(&d, time, &mut ws.labels);
     forces::classify_faces(&d, &ws.labels, &mut ws.kinds);
     ws.solids.close_faces(&mut ws.kinds);
+    ws.solids.seal_thin_walls(&d, &ws.sorted, &ws.labels, &mut ws.kinds);
     let g = scene.gravity.map(|x| x as f32);
     forces::apply_forces(&mut ws.vel, &mut ws.old, &ws.kinds, g, dt);
     ws.solids.wall_velocities(&d, time, &ws.kinds, &mut ws.vel);

@@ -291,6 +291,38 @@ impl SolidState {
         }
     }
 
+    /// Experiment: seal thin walls.
+    pub fn seal_thin_walls(
+        &mut self,
+        d: &GridDims,
+        sp: &SortedParticles,
+        labels: &[CellLabel],
+        kinds: &mut [Vec<FaceKind>; 3],
+    ) {
+        if !self.active() {
+            return;
+        }
+        let posed = Posed {
+            solids: &self.obstacles.solids[..],
+            poses: &self.poses,
+        };
+        let (h, lo) = (d.h as f64, d.lower.map(|x| x as f64));
+        let phi = |g: [f32; 3]| nearest(&posed, std::array::from_fn(|a| lo[a] + g[a] as f64 * h)).0 as f32;
+        let n = super::thin_walls::seal(
+            d,
+            &self.node_phi,
+            &self.cell_phi,
+            sp,
+            labels,
+            kinds,
+            &mut self.fractions.open,
+            &phi,
+        );
+        if std::env::var("SEALDBG").is_ok() && n > 0 {
+            eprintln!("sealed {n}");
+        }
+    }
+
     /// Labels every cell whose centre is in solid at `t` and that holds no liquid as `Solid`
     /// (a cell holding particles stays fluid: its faces carry their open fractions), and
     /// computes the faces' open fractions at `t`.
