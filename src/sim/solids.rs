@@ -118,6 +118,9 @@ pub struct SolidState {
     /// Each solid's pose and rigid velocity at `poses_time` (see [`Posed`]).
     poses: Vec<(Pose, RigidVelocity)>,
     poses_time: f64,
+    /// Faces sealed this substep ([`super::thin_walls`]): 1 per sealed face.
+    sealed: [Vec<u8>; 3],
+    sealed_any: bool,
 }
 
 impl SolidState {
@@ -148,6 +151,8 @@ impl SolidState {
             prev: Default::default(),
             poses: Vec::new(),
             poses_time: f64::NAN,
+            sealed: std::array::from_fn(|a| vec![0; faces(a)]),
+            sealed_any: false,
         }
         .with_poses()
     }
@@ -291,7 +296,9 @@ impl SolidState {
         }
     }
 
-    /// Experiment: seal thin walls.
+    /// After [`Self::close_faces`]: seals the faces through which liquid would see the air on
+    /// the far side of a wall thinner than a cell ([`super::thin_walls`]), for this substep
+    /// (until [`Self::unseal_thin_walls`]).
     pub fn seal_thin_walls(
         &mut self,
         d: &GridDims,
@@ -306,21 +313,28 @@ impl SolidState {
             solids: &self.obstacles.solids[..],
             poses: &self.poses,
         };
-        let (h, lo) = (d.h as f64, d.lower.map(|x| x as f64));
-        let phi = |g: [f32; 3]| nearest(&posed, std::array::from_fn(|a| lo[a] + g[a] as f64 * h)).0 as f32;
+        let phi = |p: [f64; 3]| nearest(&posed, p).0;
         let n = super::thin_walls::seal(
             d,
-            &self.node_phi,
             &self.cell_phi,
+            &phi,
             sp,
             labels,
             kinds,
             &mut self.fractions.open,
-            &phi,
+            &mut self.sealed,
         );
-        if std::env::var("SEALDBG").is_ok() && n > 0 {
-            eprintln!("sealed {n}");
+        self.sealed_any = n > 0;
+    }
+
+    /// Restores the geometric open fractions of the faces [`Self::seal_thin_walls`] sealed
+    /// (after the last use of the fractions in a substep).
+    pub fn unseal_thin_walls(&mut self, d: &GridDims) {
+        if !self.sealed_any {
+            return;
         }
+        super::thin_walls::unseal(d, &self.node_phi, &mut self.fractions.open, &mut self.sealed);
+        self.sealed_any = false;
     }
 
     /// Labels every cell whose centre is in solid at `t` and that holds no liquid as `Solid`

@@ -1,122 +1,175 @@
-//! Thin walls between liquid and air (experiment).
+//! Walls thinner than a cell: no pressure path from the liquid to the air on the wall's far side.
+//!
+//! The variational boundaries (Batty, Bertails & Bridson 2007; [`super::solids`]) weight each
+//! face by its open area, computed from the solid distance at the grid nodes. A wall thinner
+//! than a cell can lie between two nodes and a cell can hold both of its sides: a cell whose
+//! centre is in the wall of a glass is fluid as soon as it holds a particle (on the inner
+//! side), and its face on the outer side is open to the air outside the glass (the open area
+//! there is on the far side of the wall, or the wall passes between the face's nodes and the
+//! face reads fully open). The projection then sees a free surface (pressure 0) right next to
+//! the liquid at the wall: the hydrostatic pressure drops there, the liquid flows towards the
+//! wall at every substep and the particles pile up on the push-out shell. Measured on the
+//! sloshing glass of `tests/obstacles_glass.rs` (16^3 cells, 1 cm wall, 1.25 cm cells): a
+//! shell of 4x the seeding density within a tenth of a cell of the inner wall, 0.5x for the
+//! next 1.5 cells, a steady drift of 0.02 cells per frame towards the wall, and the liquid
+//! mesh 29-55% below its first frame's volume; with these faces sealed, 1.1-1.7x, 0.005 cells
+//! per frame (the remainder: the corner between base and wall) and 4-23%.
+//!
+//! Rule: a face between a fluid cell near a solid (cell-centre distance under 0.9 cells) and an
+//! empty cell is sealed (made a wall face with open fraction 0 for this substep) when the
+//! straight path from the mean position of the fluid cell's particles to the centroid of the
+//! face's open part crosses solid, sampled every tenth of a cell with the solids' exact
+//! distance (the nodes' trilinear interpolant misses walls thinner than a cell). The sealed
+//! fractions are restored from the node distances after the substep's projection
+//! ([`unseal`]), so the state between substeps is the geometric one (exact resume).
+//!
+//! Each face is decided by its own task from read-only data and written once (its fluid cell
+//! is the only one beside it): the same for any thread count.
+
 use super::cell_sort::SortedParticles;
 use super::mac_grid::{CellLabel, FaceKind, GridDims};
+use crate::geometry::face_fractions::fraction_inside;
+use rayon::prelude::*;
 
-/// Trilinear node distance at `p` (grid coordinates in cells from `lower`).
-#[inline]
-fn phi_at(node_phi: &[f32], n: [usize; 3], g: [f32; 3]) -> f32 {
-    let nn = n.map(|m| m + 1);
-    let mut i0 = [0usize; 3];
-    let mut f = [0.0f32; 3];
-    for a in 0..3 {
-        let x = g[a].clamp(0.0, n[a] as f32);
-        let i = (x.floor() as usize).min(n[a] - 1);
-        i0[a] = i;
-        f[a] = x - i as f32;
-    }
-    let at = |di: usize, dj: usize, dk: usize| {
-        node_phi[(i0[0] + di) + nn[0] * ((i0[1] + dj) + nn[1] * (i0[2] + dk))]
-    };
-    let mut s = 0.0;
-    for (dk, wz) in [(0, 1.0 - f[2]), (1, f[2])] {
-        for (dj, wy) in [(0, 1.0 - f[1]), (1, f[1])] {
-            for (di, wx) in [(0, 1.0 - f[0]), (1, f[0])] {
-                s += wx * wy * wz * at(di, dj, dk);
-            }
-        }
-    }
-    s
-}
+/// Cells whose centre is at least this far (in cells) from every solid cannot hold a wall.
+const NEAR_CELLS: f32 = 0.9;
+/// Step (in cells) of the path check.
+const PATH_STEP: f64 = 0.1;
 
-/// Whether the straight segment from `p` to `q` (grid coordinates) crosses solid.
-fn crosses(phi: &dyn Fn([f32; 3]) -> f32, p: [f32; 3], q: [f32; 3]) -> bool {
-    let len = (0..3).map(|a| (q[a] - p[a]).powi(2)).sum::<f32>().sqrt();
-    let steps = (len / 0.1).ceil().max(1.0) as u32;
+/// Whether the straight segment from `p` to `q` (m) crosses solid.
+fn crosses(phi: &(dyn Fn([f64; 3]) -> f64 + Sync), p: [f64; 3], q: [f64; 3], h: f64) -> bool {
+    let len = (0..3).map(|a| (q[a] - p[a]).powi(2)).sum::<f64>().sqrt();
+    let steps = (len / (PATH_STEP * h)).ceil().max(1.0) as u32;
     (0..=steps).any(|s| {
-        let t = s as f32 / steps as f32;
+        let t = s as f64 / steps as f64;
         phi(std::array::from_fn(|a| p[a] + t * (q[a] - p[a]))) < 0.0
     })
 }
 
-/// Seals (kind `Wall`, open fraction 0) the faces between a fluid cell near a solid and an
-/// empty cell whose open part the cell's particles cannot reach without crossing solid.
-/// Returns the number sealed.
+/// Seals the faces described in the module documentation: kind [`FaceKind::Wall`], `open` 0,
+/// `mask` 1. `phi` is the solids' signed distance at a point (m). Returns how many.
+#[allow(clippy::too_many_arguments)]
 pub fn seal(
     d: &GridDims,
-    node_phi: &[f32],
     cell_phi: &[f32],
+    phi: &(dyn Fn([f64; 3]) -> f64 + Sync),
     sp: &SortedParticles,
     labels: &[CellLabel],
     kinds: &mut [Vec<FaceKind>; 3],
     open: &mut [Vec<f32>; 3],
-    phi: &dyn Fn([f32; 3]) -> f32,
+    mask: &mut [Vec<u8>; 3],
 ) -> usize {
     let n = d.n;
-    let h = d.h;
-    let inv = 1.0 / h;
-    let mut sealed = 0;
-    for k in 1..n[2] - 1 {
-        for j in 1..n[1] - 1 {
-            for i in 1..n[0] - 1 {
-                let c = d.cell(i, j, k);
-                if labels[c] != CellLabel::Fluid || cell_phi[c] > 0.9 * h {
-                    continue;
-                }
-                let (s0, s1) = (sp.cell_start[c] as usize, sp.cell_start[c + 1] as usize);
-                if s1 == s0 {
-                    continue;
-                }
-                let mut cen = [0.0f32; 3];
-                for s in s0..s1 {
-                    for a in 0..3 {
-                        cen[a] += (sp.pos[a][s] - d.lower[a]) * inv;
+    let h = d.h as f64;
+    let near = NEAR_CELLS * d.h;
+    let lo = d.lower.map(|x| x as f64);
+    let mut total = 0;
+    for a in 0..3 {
+        let m = d.face_n(a);
+        let stride = [1, n[0], n[0] * n[1]][a];
+        let (u, v) = ((a + 1) % 3, (a + 2) % 3);
+        let row = m[0];
+        total += kinds[a]
+            .par_chunks_mut(row)
+            .zip(open[a].par_chunks_mut(row))
+            .zip(mask[a].par_chunks_mut(row))
+            .enumerate()
+            .map(|(r, ((kr, or), mr))| {
+                let (j, k) = (r % m[1], r / m[1]);
+                let mut sealed = 0;
+                for i in 0..m[0] {
+                    if kr[i] != FaceKind::Fluid {
+                        continue;
                     }
-                }
-                cen = cen.map(|x| x / (s1 - s0) as f32);
-                for a in 0..3 {
-                    let m = d.face_n(a);
-                    let stride = [1, n[0], n[0] * n[1]][a];
-                    for up in 0..2 {
-                        let nbc = if up == 1 { c + stride } else { c - stride };
-                        if labels[nbc] != CellLabel::Empty {
-                            continue;
+                    let f = [i, j, k];
+                    // Fluid faces lie between two cells inside the grid.
+                    if f[a] == 0 || f[a] >= n[a] {
+                        continue;
+                    }
+                    let hi = i + n[0] * (j + n[1] * k);
+                    let below = hi - stride;
+                    let c = match (labels[below], labels[hi]) {
+                        (CellLabel::Fluid, CellLabel::Empty) => below,
+                        (CellLabel::Empty, CellLabel::Fluid) => hi,
+                        _ => continue,
+                    };
+                    if cell_phi[c] >= near {
+                        continue;
+                    }
+                    let (s0, s1) = (sp.cell_start[c] as usize, sp.cell_start[c + 1] as usize);
+                    if s1 == s0 {
+                        continue;
+                    }
+                    let mut cen = [0.0f64; 3];
+                    for s in s0..s1 {
+                        for (b, x) in cen.iter_mut().enumerate() {
+                            *x += sp.pos[b][s] as f64;
                         }
-                        let mut f = [i, j, k];
-                        f[a] += up;
-                        let face = f[0] + m[0] * (f[1] + m[1] * f[2]);
-                        if kinds[a][face] != FaceKind::Fluid {
-                            continue;
-                        }
-                        // Open part's centroid, sampled 4 x 4 on the face.
-                        let (u, v) = ((a + 1) % 3, (a + 2) % 3);
-                        let mut acc = [0.0f32; 3];
-                        let mut cnt = 0;
-                        for su in 0..4 {
-                            for sv in 0..4 {
-                                let mut g = f.map(|x| x as f32);
-                                g[u] += (su as f32 + 0.5) / 4.0;
-                                g[v] += (sv as f32 + 0.5) / 4.0;
-                                if phi(g) > 0.0 {
-                                    for b in 0..3 {
-                                        acc[b] += g[b];
-                                    }
-                                    cnt += 1;
+                    }
+                    let cen = cen.map(|x| x / (s1 - s0) as f64);
+                    // Centroid of the face's open part, sampled 4 x 4.
+                    let (mut acc, mut cnt) = ([0.0f64; 3], 0);
+                    for su in 0..4 {
+                        for sv in 0..4 {
+                            let mut g = f.map(|x| x as f64);
+                            g[u] += (su as f64 + 0.5) / 4.0;
+                            g[v] += (sv as f64 + 0.5) / 4.0;
+                            let p: [f64; 3] = std::array::from_fn(|b| lo[b] + g[b] * h);
+                            if phi(p) > 0.0 {
+                                for b in 0..3 {
+                                    acc[b] += p[b];
                                 }
+                                cnt += 1;
                             }
                         }
-                        if cnt == 0 {
-                            continue;
-                        }
-                        let fc = acc.map(|x| x / cnt as f32);
-                        if crosses(phi, cen, fc) {
-                            kinds[a][face] = FaceKind::Wall;
-                            open[a][face] = 0.0;
-                            sealed += 1;
-                        }
+                    }
+                    if cnt == 0 {
+                        continue;
+                    }
+                    let fc = acc.map(|x| x / cnt as f64);
+                    if crosses(phi, cen, fc, h) {
+                        kr[i] = FaceKind::Wall;
+                        or[i] = 0.0;
+                        mr[i] = 1;
+                        sealed += 1;
                     }
                 }
-            }
-        }
+                sealed
+            })
+            .sum::<usize>();
     }
-    sealed
+    total
+}
+
+/// Restores the open fraction of every sealed face from the node distances `node_phi` (as
+/// `geometry::face_fractions` computes it) and clears the mask.
+pub fn unseal(d: &GridDims, node_phi: &[f32], open: &mut [Vec<f32>; 3], mask: &mut [Vec<u8>; 3]) {
+    let n = d.n;
+    let nn = n.map(|c| c + 1);
+    let node = |p: [usize; 3]| node_phi[p[0] + nn[0] * (p[1] + nn[1] * p[2])];
+    for a in 0..3 {
+        let m = d.face_n(a);
+        let (u, v) = ((a + 1) % 3, (a + 2) % 3);
+        mask[a]
+            .par_chunks_mut(m[0])
+            .zip(open[a].par_chunks_mut(m[0]))
+            .enumerate()
+            .for_each(|(r, (mr, or))| {
+                let (j, k) = (r % m[1], r / m[1]);
+                for (i, (x, o)) in mr.iter_mut().zip(or.iter_mut()).enumerate() {
+                    if *x == 0 {
+                        continue;
+                    }
+                    *x = 0;
+                    let at = |du: usize, dv: usize| {
+                        let mut p = [i, j, k];
+                        p[u] += du;
+                        p[v] += dv;
+                        node(p)
+                    };
+                    let c = [at(0, 0), at(1, 0), at(1, 1), at(0, 1)];
+                    *o = 1.0 - fraction_inside(c);
+                }
+            });
+    }
 }
