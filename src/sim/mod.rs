@@ -85,6 +85,7 @@ pub mod ghost_fluid;
 pub mod mac_grid;
 pub mod pressure;
 pub mod reduce;
+pub mod rest_share;
 mod report;
 pub mod seeding;
 pub mod settings;
@@ -527,6 +528,7 @@ fn substep(
             &d,
             &ws.kinds,
             &ws.rho,
+            ws.solids.kernel_share(&d, time, &ws.labels),
             &mut ws.disp,
             density::TOLERANCE,
             density::MAX_ITERATIONS.min(scene.solver.pressure_max_iterations),

@@ -121,6 +121,9 @@ pub struct SolidState {
     /// Faces sealed this substep ([`super::thin_walls`]): 1 per sealed face.
     sealed: [Vec<u8>; 3],
     sealed_any: bool,
+    /// Each cell's kernel open share ([`super::rest_share`]) and the time it was computed for.
+    share: Vec<f32>,
+    share_time: Option<f64>,
 }
 
 impl SolidState {
@@ -153,6 +156,8 @@ impl SolidState {
             poses_time: f64::NAN,
             sealed: std::array::from_fn(|a| vec![0; faces(a)]),
             sealed_any: false,
+            share: vec![1.0; cells],
+            share_time: None,
         }
         .with_poses()
     }
@@ -294,6 +299,35 @@ impl SolidState {
                     }
                 });
         }
+    }
+
+    /// Each cell's share of the density kernel open to particles at `t`
+    /// ([`super::rest_share`]; after [`Self::label_solid_cells`] at `t`, with its `labels`);
+    /// `None` without obstacles. Static obstacles: computed once.
+    pub fn kernel_share(&mut self, d: &GridDims, t: f64, labels: &[CellLabel]) -> Option<&[f32]> {
+        if !self.active() {
+            return None;
+        }
+        let animated = self.obstacles.animated();
+        if self.share_time.is_none() || animated {
+            self.set_poses(t);
+            let posed = Posed {
+                solids: &self.obstacles.solids[..],
+                poses: &self.poses,
+            };
+            let phi = |p: [f64; 3]| nearest(&posed, p).0;
+            let (samples, only) = (8, animated.then_some(labels));
+            super::rest_share::kernel_open_share(
+                d,
+                &self.cell_phi,
+                &phi,
+                samples,
+                only,
+                &mut self.share,
+            );
+            self.share_time = Some(t);
+        }
+        Some(&self.share)
     }
 
     /// After [`Self::close_faces`]: seals the faces through which liquid would see the air on
