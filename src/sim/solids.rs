@@ -302,31 +302,34 @@ impl SolidState {
     }
 
     /// Each cell's share of the density kernel open to particles at `t`
-    /// ([`super::rest_share`]; after [`Self::label_solid_cells`] at `t`, with its `labels`);
-    /// `None` without obstacles. Static obstacles: computed once.
+    /// ([`super::rest_share`]; after [`Self::label_solid_cells`] at `t`, with its `labels`:
+    /// valid in the fluid cells); `None` without obstacles. Static obstacles: each cell computed
+    /// once, the first time it is fluid.
     pub fn kernel_share(&mut self, d: &GridDims, t: f64, labels: &[CellLabel]) -> Option<&[f32]> {
         if !self.active() {
             return None;
         }
         let animated = self.obstacles.animated();
-        if self.share_time.is_none() || animated {
-            self.set_poses(t);
-            let posed = Posed {
-                solids: &self.obstacles.solids[..],
-                poses: &self.poses,
-            };
-            let phi = |p: [f64; 3]| nearest(&posed, p).0;
-            let (samples, only) = (8, animated.then_some(labels));
-            super::rest_share::kernel_open_share(
-                d,
-                &self.cell_phi,
-                &phi,
-                samples,
-                only,
-                &mut self.share,
-            );
-            self.share_time = Some(t);
+        if self.share_time.is_none() {
+            // Static obstacles: every cell unknown (NaN) until it first holds liquid.
+            self.share.fill(f32::NAN);
         }
+        self.set_poses(t);
+        let posed = Posed {
+            solids: &self.obstacles.solids[..],
+            poses: &self.poses,
+        };
+        let phi = |p: [f64; 3]| nearest(&posed, p).0;
+        super::rest_share::kernel_open_share(
+            d,
+            &self.cell_phi,
+            &phi,
+            8,
+            Some(labels),
+            !animated,
+            &mut self.share,
+        );
+        self.share_time = Some(t);
         Some(&self.share)
     }
 
@@ -351,6 +354,7 @@ impl SolidState {
         let n = super::thin_walls::seal(
             d,
             &self.cell_phi,
+            &self.node_phi,
             &phi,
             sp,
             labels,
