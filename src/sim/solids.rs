@@ -13,6 +13,9 @@
 //!   thinner than a cell between two liquid cells) becomes a wall face ([`SolidState::close_faces`])
 //!   and keeps the solid's normal velocity through the projection and the extrapolation;
 //!   moving obstacles also give each covered face their velocity ([`SolidState::wall_velocities`]).
+//!   A face through which a fluid cell's particles would see air only across a wall thinner
+//!   than a cell is sealed for the substep ([`super::thin_walls`]), and the density correction
+//!   gives cells whose kernel is mostly solid their own rest density ([`super::rest_share`]).
 //! - **Particles.** Water is held by the particles, decided from the signed distance at the
 //!   particle, not from cell labels: after advection (and after the density correction) every
 //!   particle's path from its position before the move to after is sampled against the
