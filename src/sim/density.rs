@@ -10,7 +10,9 @@
 //! - the particle density at cell centres is splatted with the velocity splat's trilinear
 //!   weights, `rho_c = sum_p w(x_p - x_c)` ([`splat_density`]); the rest density is the seeding
 //!   density, 8 per cell, times 7/8 per axis along which the cell touches the wall layer (the
-//!   kernel's share that falls in the wall, where no particle can be);
+//!   kernel's share that falls in the wall, where no particle can be); a sliver next to an
+//!   obstacle (a cell whose kernel lies mostly in the solid) has its own rest density from its
+//!   kernel's open share, with slack ([`super::rest_share`]);
 //! - `A q = e_c h` with the pressure matrix `A` (same cells, walls Neumann, air `q = 0`) and
 //!   `e_c = rho_c / rho_rest - 1`, taken both ways in cells whose neighbours are all liquid or
 //!   wall and only when positive (over-dense) at the surface, where the kernel sees air;

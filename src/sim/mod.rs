@@ -85,10 +85,12 @@ pub mod ghost_fluid;
 pub mod mac_grid;
 pub mod pressure;
 pub mod reduce;
+pub mod rest_share;
 mod report;
 pub mod seeding;
 pub mod settings;
 pub mod solids;
+pub mod thin_walls;
 mod sync_ptr;
 pub mod transfer;
 
@@ -479,6 +481,7 @@ fn substep(
     ws.solids.label_solid_cells(&d, time, &mut ws.labels);
     forces::classify_faces(&d, &ws.labels, &mut ws.kinds);
     ws.solids.close_faces(&mut ws.kinds);
+    ws.solids.seal_thin_walls(&d, &ws.sorted, &ws.labels, &mut ws.kinds);
     let g = scene.gravity.map(|x| x as f32);
     forces::apply_forces(&mut ws.vel, &mut ws.old, &ws.kinds, g, dt);
     ws.solids.wall_velocities(&d, time, &ws.kinds, &mut ws.vel);
@@ -505,6 +508,7 @@ fn substep(
     // Tangential friction of walls and obstacles (scenes that ask for it only).
     let rough = ws.solids.friction_faces(scene.domain.friction as f32);
     friction::apply(&d, &ws.labels, &ws.kinds, &mut ws.vel, rough);
+    ws.solids.unseal_thin_walls(&d);
     secs.pressure += t.elapsed().as_secs_f64();
     let t = Instant::now();
     ws.emission
@@ -525,6 +529,7 @@ fn substep(
             &d,
             &ws.kinds,
             &ws.rho,
+            ws.solids.kernel_share(&d, time, &ws.labels),
             &mut ws.disp,
             density::TOLERANCE,
             density::MAX_ITERATIONS.min(scene.solver.pressure_max_iterations),

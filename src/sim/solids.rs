@@ -13,6 +13,9 @@
 //!   thinner than a cell between two liquid cells) becomes a wall face ([`SolidState::close_faces`])
 //!   and keeps the solid's normal velocity through the projection and the extrapolation;
 //!   moving obstacles also give each covered face their velocity ([`SolidState::wall_velocities`]).
+//!   A face through which a fluid cell's particles would see air only across a wall thinner
+//!   than a cell is sealed for the substep ([`super::thin_walls`]), and the density correction
+//!   gives cells whose kernel is mostly solid their own rest density ([`super::rest_share`]).
 //! - **Particles.** Water is held by the particles, decided from the signed distance at the
 //!   particle, not from cell labels: after advection (and after the density correction) every
 //!   particle's path from its position before the move to after is sampled against the
@@ -131,6 +134,12 @@ pub struct SolidState {
     /// Each solid's pose and rigid velocity at `poses_time` (see [`Posed`]).
     poses: Vec<(Pose, RigidVelocity)>,
     poses_time: f64,
+    /// Faces sealed this substep ([`super::thin_walls`]): 1 per sealed face.
+    sealed: [Vec<u8>; 3],
+    sealed_any: bool,
+    /// Each cell's kernel open share ([`super::rest_share`]) and the time it was computed for.
+    share: Vec<f32>,
+    share_time: Option<f64>,
 }
 
 impl SolidState {
@@ -161,6 +170,10 @@ impl SolidState {
             prev: Default::default(),
             poses: Vec::new(),
             poses_time: f64::NAN,
+            sealed: std::array::from_fn(|a| vec![0; faces(a)]),
+            sealed_any: false,
+            share: vec![1.0; cells],
+            share_time: None,
         }
         .with_poses()
     }
@@ -302,6 +315,80 @@ impl SolidState {
                     }
                 });
         }
+    }
+
+    /// Each cell's share of the density kernel open to particles at `t`
+    /// ([`super::rest_share`]; after [`Self::label_solid_cells`] at `t`, with its `labels`:
+    /// valid in the fluid cells); `None` without obstacles. Static obstacles: each cell computed
+    /// once, the first time it is fluid.
+    pub fn kernel_share(&mut self, d: &GridDims, t: f64, labels: &[CellLabel]) -> Option<&[f32]> {
+        if !self.active() {
+            return None;
+        }
+        let animated = self.obstacles.animated();
+        if self.share_time.is_none() {
+            // Static obstacles: every cell unknown (NaN) until it first holds liquid.
+            self.share.fill(f32::NAN);
+        }
+        self.set_poses(t);
+        let posed = Posed {
+            solids: &self.obstacles.solids[..],
+            poses: &self.poses,
+        };
+        let phi = |p: [f64; 3]| nearest(&posed, p).0;
+        super::rest_share::kernel_open_share(
+            d,
+            &self.cell_phi,
+            &phi,
+            8,
+            Some(labels),
+            !animated,
+            &mut self.share,
+        );
+        self.share_time = Some(t);
+        Some(&self.share)
+    }
+
+    /// After [`Self::close_faces`]: seals the faces through which liquid would see the air on
+    /// the far side of a wall thinner than a cell ([`super::thin_walls`]), for this substep
+    /// (until [`Self::unseal_thin_walls`]).
+    pub fn seal_thin_walls(
+        &mut self,
+        d: &GridDims,
+        sp: &SortedParticles,
+        labels: &[CellLabel],
+        kinds: &mut [Vec<FaceKind>; 3],
+    ) {
+        if !self.active() {
+            return;
+        }
+        let posed = Posed {
+            solids: &self.obstacles.solids[..],
+            poses: &self.poses,
+        };
+        let phi = |p: [f64; 3]| nearest(&posed, p).0;
+        let n = super::thin_walls::seal(
+            d,
+            &self.cell_phi,
+            &self.node_phi,
+            &phi,
+            sp,
+            labels,
+            kinds,
+            &mut self.fractions.open,
+            &mut self.sealed,
+        );
+        self.sealed_any = n > 0;
+    }
+
+    /// Restores the geometric open fractions of the faces [`Self::seal_thin_walls`] sealed
+    /// (after the last use of the fractions in a substep).
+    pub fn unseal_thin_walls(&mut self, d: &GridDims) {
+        if !self.sealed_any {
+            return;
+        }
+        super::thin_walls::unseal(d, &self.node_phi, &mut self.fractions.open, &mut self.sealed);
+        self.sealed_any = false;
     }
 
     /// Labels every cell whose centre is in solid at `t` and that holds no liquid as `Solid`

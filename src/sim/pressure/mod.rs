@@ -274,15 +274,18 @@ impl PressureSolver {
 
     /// Density correction (after [`Self::project`], same cells and matrix): solves
     /// `A q = e_c h` on the fluid cells (`e_c` the relative over-density, see
-    /// [`super::density`]) and writes the displacement `-grad q` (m) to the fluid faces of
-    /// `disp` (zero elsewhere on the face grids; entries past `d.faces(a)`, the splat's half of
-    /// the shared buffer, are left alone). Moving the particles by it makes over-dense cells
-    /// expand by their excess volume.
+    /// [`super::density`]; `share`: each cell's kernel share open to particles next to
+    /// obstacles, [`super::rest_share`]) and writes the displacement `-grad q` (m) to the fluid
+    /// faces of `disp` (zero elsewhere on the face grids; entries past `d.faces(a)`, the splat's
+    /// half of the shared buffer, are left alone). Moving the particles by it makes over-dense
+    /// cells expand by their excess volume.
+    #[allow(clippy::too_many_arguments)]
     pub fn density_displacement(
         &mut self,
         d: &GridDims,
         kinds: &[Vec<FaceKind>; 3],
         rho: &[f32],
+        share: Option<&[f32]>,
         disp: &mut [Vec<f32>; 3],
         tolerance: f64,
         max_iterations: u32,
@@ -306,7 +309,15 @@ impl PressureSolver {
                     .filter(|&a| ijk[a] == 1 || ijk[a] + 2 == n[a])
                     .count();
                 let rest = super::density::REST_DENSITY * 0.875f32.powi(walls as i32);
-                let e = (rho[c] / rest - 1.0) as f64;
+                let mut e = (rho[c] / rest - 1.0) as f64;
+                // A sliver next to an obstacle: its own rest density, with slack (see
+                // `super::density`).
+                if let Some(s) = share.map(|s| s[c])
+                    && s < super::rest_share::SLIVER_SHARE
+                {
+                    let rest = super::density::REST_DENSITY * s;
+                    e = (rho[c] / rest - 1.0 - super::rest_share::SLIVER_SLACK) as f64;
+                }
                 // Interior cells (every neighbour fluid or wall) are corrected both ways; at
                 // the surface, where the kernel sees air, only over-density counts.
                 let interior = if fractional {
