@@ -175,8 +175,19 @@ pub unsafe fn gather_and_advect8(
             let load = |s: &[f32]| _mm256_loadu_ps(s.as_ptr().add(i));
             let p = [load(px), load(py), load(pz)];
             let st = stencil8(d, p);
-            let vn = [0, 1, 2].map(|a| interp8(d, &st, a, &vel_new[a]));
-            let dv = [0, 1, 2].map(|a| interp8(d, &st, a, &delta[a]));
+            // Written out, not `[0, 1, 2].map(..)`: a closure does not inherit this function's AVX2
+            // target feature, so the compiler may leave it an out-of-line call per lane group
+            // (seen: about 4 ms more per 1M-particle substep).
+            let vn = [
+                interp8(d, &st, 0, &vel_new[0]),
+                interp8(d, &st, 1, &vel_new[1]),
+                interp8(d, &st, 2, &vel_new[2]),
+            ];
+            let dv = [
+                interp8(d, &st, 0, &delta[0]),
+                interp8(d, &st, 1, &delta[1]),
+                interp8(d, &st, 2, &delta[2]),
+            ];
             let blend = |v: __m256, a: usize| {
                 _mm256_add_ps(
                     _mm256_mul_ps(fl, _mm256_add_ps(v, dv[a])),
@@ -191,7 +202,11 @@ pub unsafe fn gather_and_advect8(
                 clamp8(_mm256_add_ps(p[a], _mm256_mul_ps(h, vn[a])), lo[a], hi[a])
             });
             let sm = stencil8(d, mid);
-            let um = [0, 1, 2].map(|a| interp8(d, &sm, a, &vel_new[a]));
+            let um = [
+                interp8(d, &sm, 0, &vel_new[0]),
+                interp8(d, &sm, 1, &vel_new[1]),
+                interp8(d, &sm, 2, &vel_new[2]),
+            ];
             let q: [__m256; 3] = std::array::from_fn(|a| {
                 reflect8(
                     _mm256_add_ps(p[a], _mm256_mul_ps(dtv, um[a])),
