@@ -308,8 +308,9 @@ def clear_default_scene():
             bpy.data.objects.remove(obj, do_unlink=True)
 
 
-def setup_stage(scene, region, samples, resolution):
-    """Camera (three-quarter view filling ~85% of the frame), sun, floor, world, Cycles."""
+def setup_stage(scene, region, samples, resolution, view=None):
+    """Camera (three-quarter view filling ~85% of the frame, or `view` = eye and target
+    points), sun, floor, world, Cycles."""
     lo, hi = Vector(region[0]), Vector(region[1])
     centre, size = (lo + hi) / 2, hi - lo
     radius = size.length / 2
@@ -323,6 +324,10 @@ def setup_stage(scene, region, samples, resolution):
     fov = 2 * math.atan(math.tan(cam_data.angle / 2) * min(w, h) / max(w, h))
     dist = radius / math.sin(fov / 2) / 0.85
     cam.location = centre + direction * dist
+    if view is not None:  # eye and target given: look from one to the other
+        eye, target = Vector(view[:3]), Vector(view[3:])
+        direction, dist = (eye - target).normalized(), (eye - target).length
+        cam.location = eye
     cam.rotation_euler = (-direction).to_track_quat("-Z", "Y").to_euler()
     cam_data.clip_end = max(100.0, 4 * dist)
     scene.camera = cam
@@ -361,7 +366,8 @@ def setup_stage(scene, region, samples, resolution):
     scene.render.motion_blur_shutter = 0.5
 
 
-def import_run(path, frame_offset=0, keep_scene=False, samples=32, resolution=(960, 540)):
+def import_run(path, frame_offset=0, keep_scene=False, samples=32, resolution=(960, 540),
+               view=None):
     """Imports a surge run (folder or its meshes/ folder); returns the liquid object."""
     run, meshes = find_run(path)
     doc = read_scene(run)
@@ -398,7 +404,7 @@ def import_run(path, frame_offset=0, keep_scene=False, samples=32, resolution=(9
             bb = [obj.matrix_world @ Vector(c) for c in obj.evaluated_get(dg).bound_box]
             region = ([min(v[i] for v in bb) for i in range(3)],
                       [max(v[i] for v in bb) for i in range(3)])
-        setup_stage(scene, region, samples, resolution)
+        setup_stage(scene, region, samples, resolution, view)
     return obj
 
 
@@ -471,6 +477,8 @@ def parse_args(args):
     ap.add_argument("--frame-offset", type=int, default=0, help="Blender frame of PLY frame 0")
     ap.add_argument("--samples", type=int, default=32, help="Cycles samples (default 32)")
     ap.add_argument("--resolution", type=int, nargs=2, default=(960, 540), metavar=("W", "H"))
+    ap.add_argument("--view", type=float, nargs=6, metavar=("EX", "EY", "EZ", "TX", "TY", "TZ"),
+                    help="camera at (EX, EY, EZ) looking at (TX, TY, TZ), m (default: framed)")
     a = ap.parse_args(args)
     if a.render:
         try:
@@ -490,7 +498,8 @@ def main(args):
             return 1
         bpy.ops.wm.open_mainfile(filepath=os.path.abspath(a.blend), load_ui=False)
     try:
-        obj = import_run(a.run, a.frame_offset, a.keep_scene, a.samples, tuple(a.resolution))
+        obj = import_run(a.run, a.frame_offset, a.keep_scene, a.samples, tuple(a.resolution),
+                         a.view)
     except RunError as e:
         print(f"surge: {e}", file=sys.stderr)
         return 1
