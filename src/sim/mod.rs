@@ -85,13 +85,13 @@ pub mod ghost_fluid;
 pub mod mac_grid;
 pub mod pressure;
 pub mod reduce;
-pub mod rest_share;
 mod report;
+pub mod rest_share;
 pub mod seeding;
 pub mod settings;
 pub mod solids;
-pub mod thin_walls;
 mod sync_ptr;
+pub mod thin_walls;
 pub mod transfer;
 
 pub use crate::particles::{self, Particles};
@@ -481,7 +481,8 @@ fn substep(
     ws.solids.label_solid_cells(&d, time, &mut ws.labels);
     forces::classify_faces(&d, &ws.labels, &mut ws.kinds);
     ws.solids.close_faces(&mut ws.kinds);
-    ws.solids.seal_thin_walls(&d, &ws.sorted, &ws.labels, &mut ws.kinds);
+    ws.solids
+        .seal_thin_walls(&d, &ws.sorted, &ws.labels, &mut ws.kinds);
     let g = scene.gravity.map(|x| x as f32);
     forces::apply_forces(&mut ws.vel, &mut ws.old, &ws.kinds, g, dt);
     ws.solids.wall_velocities(&d, time, &ws.kinds, &mut ws.vel);

@@ -26,7 +26,7 @@
 //!   normal component relative to the solid is made non-negative (no inflow into the solid).
 //!   Where the domain's interior box then clamps the particle back towards the solid (a wedge
 //!   between an obstacle and a domain wall, whose gradient points into the wall), the push-out
-//!   continues along the wall ([`slide_along_walls`]).
+//!   continues along the wall ([`wedge`]).
 //!
 //! Every loop is per particle or per cell, writing disjoint outputs: the same for any thread
 //! count. Poses are functions of time, so resume is exact. Buffers are allocated once
@@ -90,9 +90,8 @@ fn nearest(posed: &Posed<'_>, p: [f64; 3]) -> (f64, [f64; 3], usize) {
     best
 }
 
-/// [`nearest`]'s distance, exact within a mesh's distance band and bounded beyond it (see
-/// [`PosedSolid::signed_distance_banded`]): what the cell-centre and node grids store (their
-/// users need the sign, the values near the surface, and lower bounds of positive distances).
+/// [`nearest`]'s distance, exact within a mesh's band, a bound with the right sign beyond it
+/// ([`PosedSolid::signed_distance_banded`]): all the cell-centre and node grids need.
 #[inline]
 fn nearest_banded(posed: &Posed<'_>, p: [f64; 3]) -> f64 {
     (0..posed.solids.len())
@@ -387,7 +386,12 @@ impl SolidState {
         if !self.sealed_any {
             return;
         }
-        super::thin_walls::unseal(d, &self.node_phi, &mut self.fractions.open, &mut self.sealed);
+        super::thin_walls::unseal(
+            d,
+            &self.node_phi,
+            &mut self.fractions.open,
+            &mut self.sealed,
+        );
         self.sealed_any = false;
     }
 
@@ -589,47 +593,8 @@ impl SolidState {
     }
 }
 
-/// Clamps a pushed-out position `p` into the domain's interior box `lo..hi`. Where the clamp
-/// moved it back towards the solid (a wedge between an obstacle and a domain wall, where the
-/// obstacle's gradient points into the wall), the push-out goes on along the gradient with the
-/// clamped axes' components removed, i.e. along the wall, out of the wedge (at most a cell per
-/// step, three steps), and the result is clamped again.
-fn slide_along_walls(
-    posed: &Posed<'_>,
-    mut p: [f64; 3],
-    eps: f64,
-    lo: [f32; 3],
-    hi: [f32; 3],
-    h: f64,
-) -> [f32; 3] {
-    let clamp =
-        |p: [f64; 3]| -> [f32; 3] { std::array::from_fn(|a| (p[a] as f32).clamp(lo[a], hi[a])) };
-    let mut q = clamp(p);
-    if (0..3).all(|a| q[a] == p[a] as f32) {
-        return q;
-    }
-    for _ in 0..3 {
-        p = q.map(|c| c as f64);
-        let (dd, g, _) = nearest(posed, p);
-        if dd >= eps {
-            break;
-        }
-        // The gradient without its components into the walls the position lies on.
-        let t: [f64; 3] = std::array::from_fn(|a| {
-            let into = (q[a] <= lo[a] && g[a] < 0.0) || (q[a] >= hi[a] && g[a] > 0.0);
-            if into { 0.0 } else { g[a] }
-        });
-        let tl2 = t[0] * t[0] + t[1] * t[1] + t[2] * t[2];
-        if tl2 < 1e-6 {
-            break; // the gradient points straight into the wall: nowhere to slide
-        }
-        // To first order the distance grows by s |t| moving s along t / |t|.
-        let s = ((eps - dd) / tl2.sqrt()).min(h);
-        let tl = tl2.sqrt();
-        q = clamp([0, 1, 2].map(|a| p[a] + s * t[a] / tl));
-    }
-    q
-}
+mod wedge;
+use wedge::slide_along_walls;
 
 #[cfg(test)]
 mod tests;

@@ -95,6 +95,29 @@ impl Bins {
         Bins::new(m, s.max(2.0 * edge).max(1e-6))
     }
 
+    /// Calls `f(t)` for every triangle binned in the 27 cells around `p` (with
+    /// [`Self::for_distance`]: every triangle within `s` of `p`, and some farther), until `f`
+    /// returns true; returns whether it did.
+    pub(super) fn any_near(&self, p: V3, mut f: impl FnMut(u32) -> bool) -> bool {
+        let c: [i64; 3] = std::array::from_fn(|a| ((p[a] - self.lo[a]) / self.cell).floor() as i64);
+        let d = self.dims.map(|v| v as i64);
+        for z in c[2] - 1..=c[2] + 1 {
+            for y in c[1] - 1..=c[1] + 1 {
+                for x in c[0] - 1..=c[0] + 1 {
+                    if x < 0 || y < 0 || z < 0 || x >= d[0] || y >= d[1] || z >= d[2] {
+                        continue;
+                    }
+                    let cell = (x + d[0] * (y + d[1] * z)) as usize;
+                    let (a, b) = (self.start3[cell], self.start3[cell + 1]);
+                    if self.tri3[a as usize..b as usize].iter().any(|&t| f(t)) {
+                        return true;
+                    }
+                }
+            }
+        }
+        false
+    }
+
     fn new(m: &TriMesh, cell: f64) -> Self {
         let mut lo = [f64::MAX; 3];
         let mut hi = [f64::MIN; 3];
@@ -164,22 +187,12 @@ pub fn coverage(m: &TriMesh, pos: &[Vec<f32>; 3], s: f64) -> Vec<bool> {
                 std::array::from_fn(|a| ((p[a] - bins.lo[a]) / bins.cell).floor() as i64);
             let d = bins.dims.map(|v| v as i64);
             // Within s of a triangle: triangles binned in the 27 cells around p.
-            for z in c[2] - 1..=c[2] + 1 {
-                for y in c[1] - 1..=c[1] + 1 {
-                    for x in c[0] - 1..=c[0] + 1 {
-                        if x < 0 || y < 0 || z < 0 || x >= d[0] || y >= d[1] || z >= d[2] {
-                            continue;
-                        }
-                        let cell = (x + d[0] * (y + d[1] * z)) as usize;
-                        let (a, b) = (bins.start3[cell], bins.start3[cell + 1]);
-                        for &t in &bins.tri3[a as usize..b as usize] {
-                            let tr = m.triangles[t as usize];
-                            if dist2_triangle(p, vp(tr[0]), vp(tr[1]), vp(tr[2])) <= s * s {
-                                return true;
-                            }
-                        }
-                    }
-                }
+            let near = bins.any_near(p, |t| {
+                let tr = m.triangles[t as usize];
+                dist2_triangle(p, vp(tr[0]), vp(tr[1]), vp(tr[2])) <= s * s
+            });
+            if near {
+                return true;
             }
             // Inside: parity of the crossings of the +z ray from a nudged point.
             if c[0] < 0 || c[1] < 0 || c[0] >= d[0] || c[1] >= d[1] {

@@ -172,28 +172,15 @@ pub fn owners(m: &TriMesh, body: &[u32], pos: &[Vec<f32>; 3], s: f64) -> Vec<u32
                     return body[t as usize];
                 }
             }
-            let c: [i64; 3] =
-                std::array::from_fn(|a| ((p[a] - bins.lo[a]) / bins.cell).floor() as i64);
-            let d = bins.dims.map(|v| v as i64);
             let mut best = (s * s, NONE);
-            for z in c[2] - 1..=c[2] + 1 {
-                for y in c[1] - 1..=c[1] + 1 {
-                    for x in c[0] - 1..=c[0] + 1 {
-                        if x < 0 || y < 0 || z < 0 || x >= d[0] || y >= d[1] || z >= d[2] {
-                            continue;
-                        }
-                        let cell = (x + d[0] * (y + d[1] * z)) as usize;
-                        let (a, b) = (bins.start3[cell], bins.start3[cell + 1]);
-                        for &t in &bins.tri3[a as usize..b as usize] {
-                            let tr = m.triangles[t as usize];
-                            let d2 = dist2_triangle(p, vp(tr[0]), vp(tr[1]), vp(tr[2]));
-                            if d2 <= best.0 {
-                                best = (d2, body[t as usize]);
-                            }
-                        }
-                    }
+            bins.any_near(p, |t| {
+                let tr = m.triangles[t as usize];
+                let d2 = dist2_triangle(p, vp(tr[0]), vp(tr[1]), vp(tr[2]));
+                if d2 <= best.0 {
+                    best = (d2, body[t as usize]);
                 }
-            }
+                false
+            });
             best.1
         })
         .collect()

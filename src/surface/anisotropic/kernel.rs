@@ -1,0 +1,187 @@
+//! One particle's kernel for the anisotropic level set (Yu & Turk 2013, sections 3-4; see
+//! [`super`] for the method): a sphere of radius R for a full neighbourhood, else the
+//! ellipsoid of the weighted covariance's principal axes, with the thin-feature floor and the
+//! wall film where they apply.
+
+use super::cells::{Cells, has_neighbours};
+use super::{
+    FLOOR_REACH, ISOLATED_SCALE, KERNEL_INTEGRAL, Kernel, MAX_RATIO, N_EPS, N_FULL, N_THIN,
+    WALL_ACROSS, WALL_ALONG, WALL_CENTRE,
+};
+use crate::surface::level_set::Params;
+use nalgebra::{Matrix3, SymmetricEigen};
+
+/// `Q diag(v) Q^T` as `[xx, yy, zz, xy, xz, yz]`.
+fn sym(q: &Matrix3<f32>, v: [f32; 3]) -> [f32; 6] {
+    let e = |i: usize, j: usize| (0..3).map(|k| q[(i, k)] * v[k] * q[(j, k)]).sum::<f32>();
+    [e(0, 0), e(1, 1), e(2, 2), e(0, 1), e(0, 2), e(1, 2)]
+}
+
+/// The kernel of a particle with a full neighbourhood: the sphere of radius R.
+fn sphere_kernel(big_r: f32, volume: f32) -> Kernel {
+    let m = 1.0 / (big_r * big_r);
+    Kernel {
+        m: [m, m, m, 0.0, 0.0, 0.0],
+        amp: volume / (KERNEL_INTEGRAL * big_r * big_r * big_r),
+        f: [0.0; 6],
+        fs: 0.0,
+        ext: [big_r; 3],
+        wall_axis: 3,
+        wall_offset: 0.0,
+    }
+}
+
+/// Per-frame constants of the kernels (metres).
+pub(super) struct Consts {
+    pub(super) big_r: f32,
+    pub(super) h: f32,
+    pub(super) vol_radius: f32,
+    pub(super) volume: f32,
+    pub(super) inv_r: f32,
+}
+
+/// The kernel (metres) of the particle at `xi`. Most particles have full neighbourhoods (at
+/// least [`N_FULL`] within R): a first pass only counts their neighbours and stops there; the
+/// covariance pass runs for the others.
+pub(super) fn kernel_of(xi: [f32; 3], cells: &Cells, k: &Consts, p: &Params) -> Kernel {
+    let Consts {
+        big_r,
+        h,
+        vol_radius,
+        volume,
+        inv_r,
+    } = *k;
+    // Within one cell of a wall: the wall film too (below).
+    let near_wall = (0..3).any(|a| {
+        (0.0..h).contains(&(xi[a] - p.region_lo[a] as f32))
+            || (0.0..h).contains(&(p.region_hi[a] as f32 - xi[a]))
+    });
+    if !near_wall && has_neighbours(cells, xi, big_r * big_r, N_FULL) {
+        return sphere_kernel(big_r, volume);
+    }
+    // One pass: weighted sums of the offsets and of their outer products; the
+    // covariance about the weighted mean is `S2 / Σw - mean meanᵀ` (offsets from x_i
+    // are at most R, so f32 keeps its precision).
+    let (mut sw, mut mean, mut count) = (0f32, [0f32; 3], 0usize);
+    let mut c = [0f32; 6];
+    cells.rows_near(xi, |[rx, ry, rz]| {
+        for ((&px, &py), &pz) in rx.iter().zip(ry).zip(rz) {
+            let d = [px - xi[0], py - xi[1], pz - xi[2]];
+            let r2 = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]) * inv_r * inv_r;
+            if r2 < 1.0 {
+                let w = 1.0 - r2 * r2.sqrt();
+                sw += w;
+                count += 1;
+                for a in 0..3 {
+                    mean[a] += w * d[a];
+                }
+                c[0] += w * d[0] * d[0];
+                c[1] += w * d[1] * d[1];
+                c[2] += w * d[2] * d[2];
+                c[3] += w * d[0] * d[1];
+                c[4] += w * d[0] * d[2];
+                c[5] += w * d[1] * d[2];
+            }
+        }
+        false
+    });
+    let mean = mean.map(|v| v / sw);
+    let c = [
+        c[0] / sw - mean[0] * mean[0],
+        c[1] / sw - mean[1] * mean[1],
+        c[2] / sw - mean[2] * mean[2],
+        c[3] / sw - mean[0] * mean[1],
+        c[4] / sw - mean[0] * mean[2],
+        c[5] / sw - mean[1] * mean[2],
+    ];
+    let centre = xi;
+    // Principal axes (columns of q) and radii, longest first.
+    let (q, rho) = if count >= N_FULL {
+        (Matrix3::identity(), [big_r; 3])
+    } else if count >= N_EPS {
+        let cm = Matrix3::new(c[0], c[3], c[4], c[3], c[1], c[5], c[4], c[5], c[2]);
+        let eig = SymmetricEigen::new(cm);
+        let mut idx = [0usize, 1, 2];
+        idx.sort_by(|&a, &b| eig.eigenvalues[b].total_cmp(&eig.eigenvalues[a]));
+        let sig = idx.map(|k| eig.eigenvalues[k].max(0.0).sqrt());
+        let q = Matrix3::from_columns(
+            &idx.map(|k| -> nalgebra::Vector3<f32> { eig.eigenvectors.column(k).into_owned() }),
+        );
+        if sig[0] > 0.0 {
+            let s = sig.map(|v| v.max(sig[0] / MAX_RATIO));
+            let g = (s[0] * s[1] * s[2]).cbrt();
+            (q, s.map(|v| big_r * v / g))
+        } else {
+            (Matrix3::identity(), [ISOLATED_SCALE * big_r; 3])
+        }
+    } else {
+        (Matrix3::identity(), [ISOLATED_SCALE * big_r; 3])
+    };
+    let m = sym(&q, rho.map(|v| 1.0 / (v * v)));
+    let amp = volume / (KERNEL_INTEGRAL * rho[0] * rho[1] * rho[2]);
+    let mut ext: [f32; 3] = std::array::from_fn(|a| {
+        (0..3)
+            .map(|k| (rho[k] * q[(a, k)]).powi(2))
+            .sum::<f32>()
+            .sqrt()
+    });
+    let (mut f, mut fs) = ([0f32; 6], 0f32);
+    if count < N_THIN {
+        let gm = (rho[0] * rho[1] * rho[2]).cbrt();
+        let thin: [bool; 3] = std::array::from_fn(|k| rho[k] < 0.75 * rho[0]);
+        let n_thin = thin.iter().filter(|t| **t).count();
+        let axes: [f32; 3] = std::array::from_fn(|k| {
+            let min = match (thin[k], n_thin) {
+                (false, _) => 0.9,
+                (true, 1) => 0.75,
+                (true, _) => 0.8,
+            };
+            (min * h).max(FLOOR_REACH * vol_radius * rho[k] / gm)
+        });
+        f = sym(&q, axes.map(|v| 1.0 / (v * v)));
+        fs = axes.iter().copied().fold(f32::MAX, f32::min);
+        for a in 0..3 {
+            let e = (0..3)
+                .map(|k| ((axes[k] + 1.5 * h) * q[(a, k)]).powi(2))
+                .sum::<f32>()
+                .sqrt();
+            ext[a] = ext[a].max(e);
+        }
+    }
+    // Nearest wall of the liquid region within one cell of the centre.
+    let (mut wall_axis, mut wall_offset, mut best) = (3u8, 0f32, h);
+    #[allow(clippy::needless_range_loop)] // `a` names the axis of two arrays and the wall
+    for a in 0..3 {
+        for (wall, sign) in [
+            (p.region_lo[a] as f32, 1.0f32),
+            (p.region_hi[a] as f32, -1.0),
+        ] {
+            let dist = sign * (centre[a] - wall);
+            if (0.0..best).contains(&dist) {
+                best = dist;
+                wall_axis = a as u8;
+                wall_offset = wall + sign * WALL_CENTRE * h - centre[a];
+            }
+        }
+    }
+    if wall_axis < 3 {
+        #[allow(clippy::needless_range_loop)] // `a` is compared with the wall's axis
+        for a in 0..3 {
+            let e = if a == wall_axis as usize {
+                wall_offset.abs() + (WALL_ACROSS + 1.5) * h
+            } else {
+                (WALL_ALONG + 1.5) * h
+            };
+            ext[a] = ext[a].max(e);
+        }
+    }
+    Kernel {
+        m,
+        amp,
+        f,
+        fs,
+        ext,
+        wall_axis,
+        wall_offset,
+    }
+}
