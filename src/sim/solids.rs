@@ -23,7 +23,8 @@
 //!   the first one in solid, so it cannot tunnel through a wall thinner than a cell. Then any
 //!   particle with distance below [`PUSHOUT_CELLS`] cells is moved along the distance gradient
 //!   to that distance (Bridson 2015, sec. 7.? particle boundary handling), and its velocity's
-//!   normal component relative to the solid is made non-negative (no inflow into the solid).
+//!   normal component relative to the solid is made non-negative (no inflow into the solid),
+//!   also where the path check stopped it (a stopped particle kept moving into the wall).
 //!   Where the domain's interior box then clamps the particle back towards the solid (a wedge
 //!   between an obstacle and a domain wall, whose gradient points into the wall), the push-out
 //!   continues along the wall ([`wedge`]).
@@ -544,6 +545,7 @@ impl SolidState {
                     return;
                 }
                 // Path check: only when the move is long enough to skip over a thin wall.
+                let mut stopped = false;
                 if len > step {
                     let steps = (len / step).ceil() as u32;
                     let mut last = p0.map(|c| c as f64);
@@ -552,16 +554,18 @@ impl SolidState {
                         let q = [0, 1, 2].map(|a| (p0[a] + f * dist[a]) as f64);
                         if nearest(&posed, q).0 < 0.0 {
                             p = last;
+                            stopped = true;
                             break;
                         }
                         last = q;
                     }
                 }
-                // Push out (a few Newton-like steps for corners between solids).
+                // Push out (a few Newton-like steps for corners between solids); a particle the
+                // path check stopped loses its inward normal velocity wherever it stopped.
                 let mut vel = [*u as f64, *v as f64, *w as f64];
-                for _ in 0..3 {
+                for it in 0..3 {
                     let (dd, g, s) = nearest(&posed, p);
-                    if dd >= eps {
+                    if dd >= eps && !(stopped && it == 0) {
                         break;
                     }
                     let gl = (g[0] * g[0] + g[1] * g[1] + g[2] * g[2]).sqrt();
@@ -570,7 +574,7 @@ impl SolidState {
                     }
                     let nrm = g.map(|c| c / gl);
                     for a in 0..3 {
-                        p[a] += (eps - dd) * nrm[a];
+                        p[a] += (eps - dd).max(0.0) * nrm[a];
                     }
                     if fix_velocity {
                         let vs = posed.get(s).velocity(p);

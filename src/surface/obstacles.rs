@@ -13,7 +13,11 @@
 //!    level set then continues into the solid as if the wall were a mirror, so next to the
 //!    wall it is as deep as in the bulk and its surface meets the wall at a right angle (the
 //!    ghost-particle treatment of solid boundaries in SPH surface reconstruction, and what the
-//!    domain walls already do).
+//!    domain walls already do). Only images inside the solid are kept: across a wall thinner
+//!    than the reach (the glass of `tests/obstacles_glass.rs`: 1 cm wall, 1.24 cm reach) an
+//!    image lands in the air beyond the wall, where the clip leaves it, and made a film of
+//!    liquid outside the glass (anisotropic mesh 44% over the volume of the particles seeded
+//!    in the glass, Zhu-Bridson 3%).
 //! 2. **Clip at the surface.** `phi = max(phi, -d + eps)` at every level-set point: inside the
 //!    solid (`d < 0`) the liquid is cut off exactly at the solid's surface, so the mesh's
 //!    contact face lies on the solid and no vertex pokes in (to the mesh sampling: marching
@@ -52,10 +56,16 @@ pub fn with_mirrors(particles: &Particles, reach: f64, sd: SolidDistance<'_>) ->
             if !d.is_finite() || d >= reach {
                 return None;
             }
+            let image: [f64; 3] = std::array::from_fn(|a| x[a] - 2.0 * d * g[a]);
+            // An image beyond a wall thinner than the reach (out of the solid's far side)
+            // would be liquid in the air outside it: only images inside the solid count.
+            if !(sd(image).0 < 0.0) {
+                return None;
+            }
             let v = particles.velocity(i).map(|c| c as f64);
             let vn: f64 = (0..3).map(|a| v[a] * g[a]).sum();
             Some((
-                std::array::from_fn(|a| (x[a] - 2.0 * d * g[a]) as f32),
+                image.map(|c| c as f32),
                 std::array::from_fn(|a| (v[a] - 2.0 * vn * g[a]) as f32),
             ))
         })
