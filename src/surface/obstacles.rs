@@ -59,7 +59,8 @@ pub fn with_mirrors(particles: &Particles, reach: f64, sd: SolidDistance<'_>) ->
             let image: [f64; 3] = std::array::from_fn(|a| x[a] - 2.0 * d * g[a]);
             // An image beyond a wall thinner than the reach (out of the solid's far side)
             // would be liquid in the air outside it: only images inside the solid count.
-            if !(sd(image).0 < 0.0) {
+            let beyond = sd(image).0;
+            if beyond.is_nan() || beyond >= 0.0 {
                 return None;
             }
             let v = particles.velocity(i).map(|c| c as f64);
