@@ -48,7 +48,8 @@ fn check_inside(l: &LoadedScene, p: &Particles, t: f64, what: &str) {
 /// water its kinetic energy still reaches 6.7e-4 J/kg (9.5e-9 at two substeps; 0.003 J/kg of
 /// potential energy at the start), 1.7e-2 in an analytic cylinder container, 2.7e-4 in a plain
 /// box, and its mesh drifts to 7.2% under the first frame, 6.4% at the last (`cargo bench --bench
-/// glass_volume`). A per-stage energy count (temporary instrumentation of the substep, not kept)
+/// glass_volume`); the thrown block of [`thrown_block_stays_in_the_glass`] splashed over the rim
+/// at frame 142 and fell outside the glass. A per-stage energy count (temporary instrumentation of the substep, not kept)
 /// put the source on the density correction's position displacement: it raised the potential
 /// energy by 0.67 J/kg summed over the 500 frames (the long step packs the surface layer, the
 /// correction lifts it, the next step drops it; -1.3e-4 J/kg at two substeps). That is an open
