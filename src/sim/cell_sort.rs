@@ -462,7 +462,12 @@ mod tests {
         let cases: Vec<(usize, Vec<u32>)> = vec![
             (5000, (0..200_000).map(|_| rnd() % 5000).collect()),
             (3_000_000, (0..150_001).map(|_| rnd() % 3_000_000).collect()),
-            (70_000, (0..140_000).map(|i| if i % 3 == 0 { 69_999 } else { 7 }).collect()),
+            (
+                70_000,
+                (0..140_000)
+                    .map(|i| if i % 3 == 0 { 69_999 } else { 7 })
+                    .collect(),
+            ),
             (1, vec![0; 70_000]),
             (900, Vec::new()),
         ];
@@ -482,7 +487,10 @@ mod tests {
                 sp.cursor = vec![0; cells + 1];
                 sp.cell_start = vec![0; cells + 1];
                 pool.install(|| sp.counting_sort());
-                assert_eq!(sp.cell_start, cs, "{cells} cells, {n} keys, {threads} threads");
+                assert_eq!(
+                    sp.cell_start, cs,
+                    "{cells} cells, {n} keys, {threads} threads"
+                );
                 assert_eq!(sp.tmp_u, src, "{cells} cells, {n} keys, {threads} threads");
             }
         }
