@@ -39,6 +39,8 @@
 //! `BENCH_COMPARE_TRANSFERS=1` (only the dam break with `solver.transfer` "flip" and "apic",
 //! and "flip" with `solver.free_surface = "ghost_fluid"`, 1 thread each: CPU ms per substep per
 //! stage and the ratios),
+//! `BENCH_REPLAY_MG_ONLY=1` (with `BENCH_REPLAY_ONLY=1`: only the multigrid's replayed
+//! solves, on the default pool, and their total time: for profilers),
 //! `BENCH_SKIP_DAM=1`, `BENCH_SKIP_TUTORIAL=1`, `BENCH_DAM_PEER=0` (skip the 1-thread dam-break
 //! peer), `BENCH_PEERS=0` (the default pool only, no warm-up and no peers: for profilers such as
 //! `RAYON_NUM_THREADS=1 valgrind --tool=callgrind`).
@@ -335,17 +337,19 @@ fn name(pc: PressurePreconditioner) -> &'static str {
 /// sweep with `z . r` (neighbours 24, `precon` 8, `tmp` 8, `z` 8, `r` 8 = 56), `s = z + beta s`
 /// (24): 216.
 ///
-/// Multigrid (the default: three red-black sweeps, unit face weights): the CG vectors (`A s`
-/// 48, the `q`, `r` update and max with the scatter of `r` (cells 4, `b` 4) 56, gather into
-/// `z` with `z . r` 24, `s` 24 = 152) and the V-cycle's `f32` grids per cell of the finest level: 8 half-sweeps
-/// of `u` read and written, `b` and `1/diag` (16 each: whole cache lines, although a
-/// half-sweep updates every other cell), the residual (16), restriction (`r` 4) and
-/// prolongation (`u` 8, `1/diag` 4): 128 + 16 + 4 + 12 = 160, times 8/7 for the coarser
-/// levels: 183; 335 in all.
+/// Multigrid (the default: a W-cycle, three red-black sweeps, unit face weights): the CG
+/// vectors (`A s` 48, the `q`, `r` update and max with the scatter of `r` (cells 4, `b` 4) 56,
+/// gather into `z` with `z . r` 24, `s` 24 = 152) and the cycle's `f32` grids per cell of the
+/// finest level, each smoothing being one pass over memory (all its half-sweeps and the
+/// residual or prolongation run as one wavefront over the planes, `multigrid/wavefront.rs`):
+/// pre-smoothing with the residual (`b`, `1/diag`, `diag` read, `u`, `r` written: 20),
+/// restriction (`r` 4), prolongation with post-smoothing (`b`, `1/diag` read, `u` read and
+/// written: 16) = 40, times 4/3 for the coarser levels (level `l` has 8^-l of the cells and
+/// the W-cycle visits it 2^l times): 53; 205 in all.
 fn bytes_per_row(pc: PressurePreconditioner) -> f64 {
     match pc {
         PressurePreconditioner::Mic0 => 216.0,
-        PressurePreconditioner::Multigrid => 152.0 + 160.0 * 8.0 / 7.0,
+        PressurePreconditioner::Multigrid => 152.0 + 40.0 * 4.0 / 3.0,
     }
 }
 

@@ -230,6 +230,16 @@ pub(crate) fn replay_pressure(s: &Scene, p: &Particles, threads: usize) {
         PressurePreconditioner::Mic0,
         PressurePreconditioner::Multigrid,
     ];
+    if env("BENCH_REPLAY_MG_ONLY", 0u32) == 1 {
+        let t = Instant::now();
+        let r = sim.bench_pressure(dt, reps, &both[1..]);
+        eprintln!(
+            "MG only: {:?} total {:.3}s",
+            r[0],
+            t.elapsed().as_secs_f64()
+        );
+        return;
+    }
     let one = rayon::ThreadPoolBuilder::new()
         .num_threads(1)
         .build()

@@ -8,8 +8,10 @@
 //! The sorted order lets the particle-to-grid splat run over blocks of cell rows with a fixed
 //! summation order (see [`super::transfer`]), gives the cell labels for free, and keeps memory
 //! access coherent in every particle stage. The cell keys are computed in parallel (in a form
-//! the compiler vectorises), the histogram and the stable destination scan are sequential
-//! (O(particles + cells)), and the permutation itself is a parallel gather.
+//! the compiler vectorises), the stable counting sort is a two-pass parallel radix sort (by
+//! group of cells, then by cell within each group; see [`SortedParticles::counting_sort`]:
+//! no sequential pass over the particles or the cells), and the permutation itself is a
+//! parallel gather.
 //!
 //! `ids[s]` is the creation index of the particle in sorted slot `s`; the frame ends by
 //! scattering the particles back to creation order. Every particle array (positions,
@@ -45,6 +47,10 @@ pub struct SortedParticles {
     tmp_u: Vec<u32>,
     /// Per-cell cursors of the scatter (length cells + 1).
     cursor: Vec<u32>,
+    /// The sort's bucket offsets per chunk of slots and group of cells.
+    hist: Vec<u32>,
+    /// First bucket slot of each group of cells (groups + 1).
+    group_start: Vec<u32>,
 }
 
 impl SortedParticles {
@@ -274,29 +280,145 @@ impl SortedParticles {
         std::mem::swap(&mut self.ids, &mut self.key);
     }
 
-    /// The stable counting sort of the keys (sequential): fills `cell_start` and the source
-    /// slot of each destination, `tmp_u[..n]`.
+    /// The stable counting sort of the keys, in parallel: fills `cell_start` and the source
+    /// slot of each destination, `tmp_u[..n]`. A stable sort by key has one result, so it is
+    /// the same for any thread count and any chunking (checked against the sequential
+    /// [`counting_sort_serial`] by a test). Two passes of a most-significant-digit radix
+    /// sort:
+    ///
+    /// 1. the particles, in [`CHUNK`]-slot chunks, are bucketed by cell *group* (runs of
+    ///    `group_cells` consecutive cells): a histogram per chunk and group (in parallel), the
+    ///    exclusive scan over groups then chunks (sequential, `chunks x groups` numbers: no
+    ///    particle or cell term), then each chunk writes its slots and keys to its run of
+    ///    each group, in slot order (in parallel; the runs are disjoint);
+    /// 2. each group, in parallel, counts its particles per cell, writes its cells'
+    ///    `cell_start`, and places its slots by cell, in bucket order (so in slot order: stable).
+    ///
+    /// The bucketed keys live in `tmp` (free until the gathers, as `u32` bits) and the slots in
+    /// `tmp_u`; the placed slots go to `key` (read only in pass 1), which then swaps with
+    /// `tmp_u`.
     fn counting_sort(&mut self) {
         let n = self.len();
-        // Histogram, exclusive prefix sum (O(n + cells), order-independent result).
-        let cs = &mut self.cell_start;
-        cs.iter_mut().for_each(|c| *c = 0);
-        for &k in &self.key {
-            cs[k as usize + 1] += 1;
+        let cells = self.cell_start.len() - 1;
+        let group_cells = GROUP_CELLS.max(cells.div_ceil(MAX_GROUPS));
+        let groups = cells.div_ceil(group_cells).max(1);
+        let chunks = n.div_ceil(CHUNK);
+        self.hist.resize(chunks * groups, 0);
+        self.group_start.resize(groups + 1, 0);
+        let (keys, hist) = (&self.key[..n], &mut self.hist[..chunks * groups]);
+        let group_of = |k: u32| k as usize / group_cells;
+        // Pass 1: histograms per chunk.
+        hist.par_chunks_mut(groups)
+            .zip(keys.par_chunks(CHUNK))
+            .for_each(|(h, ks)| {
+                h.fill(0);
+                for &k in ks {
+                    h[group_of(k)] += 1;
+                }
+            });
+        // Exclusive scan, group-major: hist[c][g] becomes the first bucket slot of chunk c's
+        // particles of group g. The groups' totals and their runs over the chunks in parallel
+        // over the groups, the groups' starts (at most MAX_GROUPS) in sequence.
+        let gs = &mut self.group_start;
+        gs[1..]
+            .par_iter_mut()
+            .enumerate()
+            .for_each(|(g, t)| *t = (0..chunks).map(|c| hist[c * groups + g]).sum());
+        gs[0] = 0;
+        for g in 0..groups {
+            gs[g + 1] += gs[g];
         }
-        for c in 1..cs.len() {
-            cs[c] += cs[c - 1];
-        }
-        // Destination slot of each particle, scanning in the current order (stable).
-        let cursor = &mut self.cursor[..cs.len()];
-        cursor.copy_from_slice(cs);
-        let src = &mut self.tmp_u[..n];
-        for (s, &k) in self.key.iter().enumerate() {
-            let c = k as usize;
-            src[cursor[c] as usize] = s as u32;
-            cursor[c] += 1;
-        }
+        debug_assert_eq!(gs[groups] as usize, n);
+        let hp = SyncPtr(hist.as_mut_ptr());
+        gs[..groups].par_iter().enumerate().for_each(|(g, &start)| {
+            let mut at = start;
+            for c in 0..chunks {
+                // SAFETY: column g of the chunks x groups table is this task's alone.
+                let h = unsafe { &mut *hp.get(c * groups + g) };
+                let m = *h;
+                *h = at;
+                at += m;
+            }
+        });
+        let hist = &mut self.hist[..chunks * groups];
+        let sp = SyncPtr(self.tmp_u.as_mut_ptr());
+        let kp = SyncPtr(self.tmp.as_mut_ptr() as *mut u32);
+        hist.par_chunks_mut(groups)
+            .zip(keys.par_chunks(CHUNK))
+            .enumerate()
+            .for_each(|(c, (h, ks))| {
+                for (t, &k) in ks.iter().enumerate() {
+                    let g = group_of(k);
+                    let d = h[g] as usize;
+                    h[g] += 1;
+                    // SAFETY: the scan gives each (chunk, group) its own run of slots below
+                    // n, as long as the run's count; `tmp` and `tmp_u` hold n entries.
+                    unsafe {
+                        *sp.get(d) = (c * CHUNK + t) as u32;
+                        *kp.get(d) = k;
+                    }
+                }
+            });
+        // Pass 2: each group sorts its bucket by cell into `key`.
+        let (gs, cs, cursor) = (&self.group_start, &mut self.cell_start, &mut self.cursor);
+        let slots = &self.tmp_u[..n];
+        // SAFETY: `tmp` holds n f32s, which pass 1 wrote as u32 bits (same size and alignment).
+        let bkeys = unsafe { std::slice::from_raw_parts(self.tmp.as_ptr() as *const u32, n) };
+        let out = SyncPtr(self.key.as_mut_ptr());
+        cs[..cells]
+            .par_chunks_mut(group_cells)
+            .zip(cursor[..cells].par_chunks_mut(group_cells))
+            .enumerate()
+            .for_each(|(g, (cs, cur))| {
+                let (a, b) = (gs[g] as usize, gs[g + 1] as usize);
+                let c0 = g * group_cells;
+                cur.fill(0);
+                for k in &bkeys[a..b] {
+                    cur[*k as usize - c0] += 1;
+                }
+                let mut at = a as u32;
+                for (s, c) in cs.iter_mut().zip(cur.iter_mut()) {
+                    *s = at;
+                    at += *c;
+                    *c = *s;
+                }
+                for (&slot, k) in slots[a..b].iter().zip(&bkeys[a..b]) {
+                    let c = &mut cur[*k as usize - c0];
+                    // SAFETY: the group's cursors run over its bucket `a..b`, disjoint from
+                    // every other group's, below n = key.len().
+                    unsafe { *out.get(*c as usize) = slot };
+                    *c += 1;
+                }
+            });
+        cs[cells] = n as u32;
+        std::mem::swap(&mut self.key, &mut self.tmp_u);
     }
+}
+
+/// Slots per chunk of the sort's bucketing pass.
+const CHUNK: usize = 64 * 1024;
+/// Cells per group of the sort (at least), and most groups.
+const GROUP_CELLS: usize = 1024;
+const MAX_GROUPS: usize = 1024;
+
+/// The sequential stable counting sort of `keys` over `cells` cells: `cell_start` and each
+/// destination's source slot (the reference of [`SortedParticles::counting_sort`]).
+#[cfg(test)]
+fn counting_sort_serial(keys: &[u32], cells: usize) -> (Vec<u32>, Vec<u32>) {
+    let mut cs = vec![0u32; cells + 1];
+    for &k in keys {
+        cs[k as usize + 1] += 1;
+    }
+    for c in 1..cs.len() {
+        cs[c] += cs[c - 1];
+    }
+    let mut cursor = cs.clone();
+    let mut src = vec![0u32; keys.len()];
+    for (s, &k) in keys.iter().enumerate() {
+        src[cursor[k as usize] as usize] = s as u32;
+        cursor[k as usize] += 1;
+    }
+    (cs, src)
 }
 
 /// Cell index of each position, as [`GridDims::cell_of`] computes it (clamped to the grid),
@@ -324,6 +446,55 @@ fn cell_keys(d: &GridDims, x: &[f32], y: &[f32], z: &[f32], out: &mut [u32]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The parallel counting sort against the sequential one (a stable sort has one result):
+    /// several chunks of slots and groups of cells, keys spread, clustered in one cell and in
+    /// the last cell, no particles, and 1 and 3 threads.
+    #[test]
+    fn parallel_counting_sort_matches_serial() {
+        let mut seed = 12345u64;
+        let mut rnd = move || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) as u32
+        };
+        let cases: Vec<(usize, Vec<u32>)> = vec![
+            (5000, (0..200_000).map(|_| rnd() % 5000).collect()),
+            (3_000_000, (0..150_001).map(|_| rnd() % 3_000_000).collect()),
+            (
+                70_000,
+                (0..140_000)
+                    .map(|i| if i % 3 == 0 { 69_999 } else { 7 })
+                    .collect(),
+            ),
+            (1, vec![0; 70_000]),
+            (900, Vec::new()),
+        ];
+        for (cells, keys) in cases {
+            let (cs, src) = counting_sort_serial(&keys, cells);
+            for threads in [1, 3] {
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .unwrap();
+                let mut sp = SortedParticles::default();
+                let n = keys.len();
+                sp.ids = (0..n as u32).collect();
+                sp.tmp = vec![0.0; n];
+                sp.tmp_u = vec![0; n];
+                sp.key = keys.clone();
+                sp.cursor = vec![0; cells + 1];
+                sp.cell_start = vec![0; cells + 1];
+                pool.install(|| sp.counting_sort());
+                assert_eq!(
+                    sp.cell_start, cs,
+                    "{cells} cells, {n} keys, {threads} threads"
+                );
+                assert_eq!(sp.tmp_u, src, "{cells} cells, {n} keys, {threads} threads");
+            }
+        }
+    }
 
     #[test]
     fn vectorised_keys_match_cell_of_everywhere() {

@@ -1,8 +1,8 @@
-//! A multigrid V-cycle over the liquid, as the preconditioner of the pressure solve's conjugate
+//! A multigrid cycle over the liquid, as the preconditioner of the pressure solve's conjugate
 //! gradient (MGPCG).
 //!
 //! McAdams, Sifakis and Teran (2010), "A parallel multigrid Poisson solver for fluids simulation
-//! on large grids", SCA: one V-cycle of a geometric multigrid on the free-surface Poisson problem
+//! on large grids", SCA: one cycle of a geometric multigrid on the free-surface Poisson problem
 //! is a preconditioner for CG whose iteration count hardly grows with the resolution, and every
 //! part of it is a data-parallel loop over the grid (unlike MIC(0)'s triangular solves).
 //!
@@ -19,7 +19,7 @@
 //!   faces (McAdams' coarse operators) and the loops read no weight arrays at all;
 //! - levels are coarsened until every axis has at most [`COARSEST_INTERIOR`] interior cells.
 //!
-//! One V-cycle ([`Multigrid::apply`]; McAdams Algorithm 1, by default with red-black
+//! One cycle ([`Multigrid::apply`]; McAdams Algorithm 1, by default with red-black
 //! Gauss-Seidel as the smoother: on the 1M dam break two sweeps need 15 CG iterations where
 //! McAdams' damped Jacobi (kept as [`Smoother::Jacobi`], one vectorised pass per sweep) needs
 //! 22, for about the same time per solve; three sweeps (the default) need 12; a red-black sweep
@@ -29,12 +29,19 @@
 //! - down: from `u = 0`, [`Settings::pre_sweeps`] red-black sweeps (red first), the residual,
 //!   and its restriction `b_{l+1} = P^T r_l / 2` (full weighting times 4: the integer stencil of
 //!   spacing `2h` is 4 times that of spacing `h`);
+//! - on the coarse level, [`Settings::coarse_cycles`] cycles in a row (the first from zero, the
+//!   next from its result: `u += B (b - A u)`); 2 by default, a W-cycle: the V-cycle's count
+//!   grew with the resolution (12 CG iterations on the replayed 1M dam-break system, 16 on the
+//!   8M one) where the W-cycle's hardly does (10 and 13), for about the same time per solve at
+//!   1M and 9% less at 8M (each coarse level costs an eighth of the one above, so visiting it
+//!   twice adds about a third to the finest level's work);
 //! - coarsest: [`Settings::coarsest_sweeps`] red-black sweeps then as many black-red ones;
 //! - up: `u_l += P u_{l+1}` (cell-centred trilinear interpolation, weights 27/64 ... 1/64)
 //!   and the same number of sweeps in the mirrored order (black first).
 //!
 //! The post-smoother is the adjoint of the pre-smoother and restriction is a constant times
-//! `P^T`, so the cycle is a symmetric positive (semi-)definite linear map of the right-hand
+//! `P^T`, and `k` steps from zero of a symmetric linear iteration are a symmetric map of the
+//! right-hand side (`B`, then `2B - BAB`, ...), so the cycle is a symmetric positive (semi-)definite linear map of the right-hand
 //! side (to f32 rounding), as CG needs. A liquid region that touches no air is a singular,
 //! compatible Neumann problem; the cycle (Gauss-Seidel sweeps, no division by its zero
 //! eigenvalue) stays bounded there, and CG handles it as it does with MIC(0).
@@ -90,10 +97,14 @@ pub struct Settings {
     pub coarsest_sweeps: u32,
     /// Most levels (the finest included).
     pub max_levels: usize,
+    /// Cycles on each coarse level per visit from the level above (1: a V-cycle, 2: a
+    /// W-cycle); the coarsest level is visited once (its sweeps are its solve).
+    pub coarse_cycles: u32,
 }
 
 impl Default for Settings {
-    /// Three red-black sweeps before and after: on the 1M-particle dam break's replayed
+    /// A W-cycle (see the module docs) with three red-black sweeps before and after: with a
+    /// V-cycle, on the 1M-particle dam break's replayed
     /// system 12 iterations to the default tolerance and about 9% less CPU time per solve than
     /// two sweeps (15 iterations; one sweep: 24 and more time, four: 11 and more time); two
     /// damped Jacobi sweeps need 22 (`BENCH_REPLAY_ONLY=1 cargo bench --bench bench_stepper`,
@@ -105,6 +116,7 @@ impl Default for Settings {
             omega: 0.75,
             coarsest_sweeps: 16,
             max_levels: 16,
+            coarse_cycles: 2,
         }
     }
 }
@@ -251,57 +263,74 @@ impl Multigrid {
             });
     }
 
-    /// One V-cycle on the finest level's `b`, into its `u` (McAdams Algorithm 1).
+    /// One V-cycle (or W-cycle, [`Settings::coarse_cycles`]) on the finest level's `b`, into
+    /// its `u` (McAdams Algorithm 1).
     pub fn vcycle(&mut self) {
         let mut s = self.settings;
         // The first sweep starts from u = 0 and leaves no stale value behind only when there is
         // at least one whole sweep.
         s.pre_sweeps = s.pre_sweeps.max(1);
         s.coarsest_sweeps = s.coarsest_sweeps.max(1);
+        s.coarse_cycles = s.coarse_cycles.max(1);
+        self.cycle(0, true, &s);
+    }
+
+    /// The cycle on level `l` (its `b` set): from `u = 0` (`from_zero`) or from the `u` it
+    /// holds, `u += B (b - A u)` with `B` the from-zero cycle (a linear, consistent iteration).
+    /// Below level `l`, `coarse_cycles` cycles in a row approximate the coarse problem (the
+    /// first from zero): `k` steps of a symmetric iteration from zero are a symmetric map of the
+    /// right-hand side, so the cycle stays symmetric.
+    fn cycle(&mut self, l: usize, from_zero: bool, s: &Settings) {
         let last = self.levels.len() - 1;
-        for l in 0..last {
-            let lv = &mut self.levels[l];
-            match s.smoother {
-                Smoother::Jacobi => {
-                    let mut k = 0;
-                    if s.pre_sweeps >= 2 {
-                        kernels::jacobi_twice_from_zero(lv, s.omega);
-                        k = 2;
-                    }
-                    while k < s.pre_sweeps {
-                        kernels::jacobi(lv, s.omega, k == 0);
-                        k += 1;
-                    }
+        if l == last {
+            // Only ever entered from zero (the repeats below stop above the coarsest level).
+            let lv = &mut self.levels[last];
+            smooth(lv, s.coarsest_sweeps, false);
+            smooth(lv, s.coarsest_sweeps, true);
+            return;
+        }
+        let lv = &mut self.levels[l];
+        match s.smoother {
+            Smoother::Jacobi => {
+                let mut k = 0;
+                if from_zero && s.pre_sweeps >= 2 {
+                    kernels::jacobi_twice_from_zero(lv, s.omega);
+                    k = 2;
                 }
-                Smoother::RedBlack => {
-                    // The residual in the sweeps' pass.
-                    let x = wavefront::Extra::Residual;
-                    wavefront::rb_sweeps(lv, s.pre_sweeps as usize, 0, true, x);
+                while k < s.pre_sweeps {
+                    kernels::jacobi(lv, s.omega, from_zero && k == 0);
+                    k += 1;
                 }
-            }
-            if s.smoother == Smoother::Jacobi {
                 kernels::residual(lv);
             }
+            Smoother::RedBlack => {
+                // The residual in the sweeps' pass.
+                let x = wavefront::Extra::Residual;
+                wavefront::rb_sweeps(lv, s.pre_sweeps as usize, 0, from_zero, x);
+            }
+        }
+        {
             let (f, c) = self.levels.split_at_mut(l + 1);
             kernels::restrict(&f[l], &mut c[0]);
         }
-        let lv = &mut self.levels[last];
-        smooth(lv, s.coarsest_sweeps, false);
-        smooth(lv, s.coarsest_sweeps, true);
-        for l in (0..last).rev() {
-            let (f, c) = self.levels.split_at_mut(l + 1);
-            match s.smoother {
-                Smoother::Jacobi => {
-                    kernels::prolong_add(&c[0], &mut f[l]);
-                    for _ in 0..s.pre_sweeps {
-                        kernels::jacobi(&mut f[l], s.omega, false);
-                    }
+        self.cycle(l + 1, true, s);
+        if l + 1 < last {
+            for _ in 1..s.coarse_cycles {
+                self.cycle(l + 1, false, s);
+            }
+        }
+        let (f, c) = self.levels.split_at_mut(l + 1);
+        match s.smoother {
+            Smoother::Jacobi => {
+                kernels::prolong_add(&c[0], &mut f[l]);
+                for _ in 0..s.pre_sweeps {
+                    kernels::jacobi(&mut f[l], s.omega, false);
                 }
-                Smoother::RedBlack => {
-                    // The prolongation in the sweeps' pass (black first: the adjoint order).
-                    let x = wavefront::Extra::Prolong(&c[0]);
-                    wavefront::rb_sweeps(&mut f[l], s.pre_sweeps as usize, 1, false, x);
-                }
+            }
+            Smoother::RedBlack => {
+                // The prolongation in the sweeps' pass (black first: the adjoint order).
+                let x = wavefront::Extra::Prolong(&c[0]);
+                wavefront::rb_sweeps(&mut f[l], s.pre_sweeps as usize, 1, false, x);
             }
         }
     }
