@@ -6,7 +6,10 @@ use surge::sim::{Particles, Simulation};
 fn main() {
     let solver = std::env::var("SOLVER").unwrap_or_default();
     let cyl = std::env::var("CYL").is_ok();
-    let fps: u32 = std::env::var("FPS").ok().and_then(|s| s.parse().ok()).unwrap_or(30);
+    let fps: u32 = std::env::var("FPS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(30);
     let frames: u32 = 500 * fps / 30;
     let obst = if cyl {
         r#""obstacles": [{"type": "cylinder", "start": [0, 0, 0.01], "end": [0, 0, 0.5], "radius": 0.07, "liquid": "inside"}],"#
@@ -18,7 +21,10 @@ fn main() {
     } else {
         ("[-0.1, -0.1, -0.1]", "[0.1, 0.1, 0.08]")
     };
-    let h: f64 = std::env::var("H").ok().and_then(|s| s.parse().ok()).unwrap_or(0.0125);
+    let h: f64 = std::env::var("H")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0.0125);
     let res = (0.2 / h).round() as u32;
     let json = format!(
         r#"{{"domain": {{"lower": [-0.1, -0.1, -{h}], "cell_size": {h}, "resolution": [{res}, {res}, {res}]}},
@@ -59,7 +65,11 @@ fn main() {
             late = late.max(ke);
         }
         if f % (50 * fps / 30) == 0 {
-            println!("frame {f}: ke {ke:.2e} J/kg, pe {:+.2e} J/kg, substeps {}", 9.81 * (z - z0), r.substeps);
+            println!(
+                "frame {f}: ke {ke:.2e} J/kg, pe {:+.2e} J/kg, substeps {}",
+                9.81 * (z - z0),
+                r.substeps
+            );
         }
     }
     println!(
