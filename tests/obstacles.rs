@@ -39,19 +39,16 @@ fn min_distance(l: &LoadedScene, sim: &Simulation, t: f64) -> (f64, usize) {
 /// (push-out keeps a tenth of a cell; 1e-6 m allows f32 rounding of positions near 1e-1 m), and
 /// every particle below the rim stays within the inner radius 7 cm plus that tenth of a cell
 /// of tolerance for the mesh distance's trilinear sampling (sec. in geometry::mesh_sdf).
-/// Two substeps per frame: at the default step (one 1/30 s substep per frame on this grid) the
-/// collapsing column ran up the wall to 16.7-17.0 cm, over the rim, where the density
-/// correction's energy pump at that step is the cause (see `glass_scene` in
-/// `tests/obstacles_glass.rs`); the particles that landed on the rim stayed there only while a
-/// particle stopped by the path check kept its velocity into the solid (since fixed, they slide
-/// off, some outwards). At two substeps the run-up stops at 13.8 cm.
+/// At the default step (since `solver.surface_wave_step`, two substeps per frame at rest on
+/// this grid; README, "Substeps"): with one 1/30 s substep per frame the collapsing column ran up
+/// the wall to 16.7-17.0 cm, over the rim, because growing surface waves at that step pumped
+/// energy into the water; at two substeps the run-up stops at 13.8 cm.
 #[test]
 fn glass_with_sub_cell_wall_holds_its_water() {
     let l = load(
         r#"{"domain": {"lower": [-0.1, -0.1, -0.0125], "cell_size": 0.0125, "resolution": [16, 16, 16]},
             "obstacles": [{"type": "mesh", "path": "../inputs/glass.obj"}],
             "sources": [{"type": "box", "min": [-0.045, -0.045, 0.03], "max": [0.045, 0.045, 0.16]}],
-            "solver": {"min_substeps": 2},
             "time": {"fps": 30, "frames": 60}}"#,
     );
     let n0 = l.particles.len();

@@ -41,25 +41,18 @@ fn check_inside(l: &LoadedScene, p: &Particles, t: f64, what: &str) {
     }
 }
 
-/// The 1.25 cm grid of the glass tests (16^3 cells: the 1 cm wall is thinner than a cell) with
-/// two substeps per frame; `sources` is spliced in. Why two: at the default CFL number this
-/// grid takes one 1/30 s substep per frame (gravity alone moves the liquid 0.87 cells in it),
-/// and at that step sloshing water never settles: over frames 251-500 of the sloshing test's
-/// water its kinetic energy still reaches 6.7e-4 J/kg (9.5e-9 at two substeps; 0.003 J/kg of
-/// potential energy at the start), 1.7e-2 in an analytic cylinder container, 2.7e-4 in a plain
-/// box, and its mesh drifts to 7.2% under the first frame, 6.4% at the last (`cargo bench --bench
-/// glass_volume`); the thrown block of [`thrown_block_stays_in_the_glass`] splashed over the rim
-/// at frame 142 and fell outside the glass. A per-stage energy count (temporary instrumentation of the substep, not kept)
-/// put the source on the density correction's position displacement: it raised the potential
-/// energy by 0.67 J/kg summed over the 500 frames (the long step packs the surface layer, the
-/// correction lifts it, the next step drops it; -1.3e-4 J/kg at two substeps). That is an open
-/// stepper problem, not the glass's.
+/// The 1.25 cm grid of the glass tests (16^3 cells: the 1 cm wall is thinner than a cell) at
+/// the default step; `sources` is spliced in. On this grid the CFL number alone would allow one
+/// 1/30 s substep per frame at rest (gravity moves the liquid 0.87 cells in it), and at that
+/// step sloshing water never settled: over frames 251-500 of the sloshing test's water its
+/// kinetic energy still reached 6.7e-4 J/kg (0.003 J/kg of potential energy at the start) and
+/// the thrown block splashed over the rim. The default `solver.surface_wave_step` (substeps of
+/// at most 0.47 sqrt(h / |g|), two per frame here) is what lets it settle (README, "Substeps").
 fn glass_scene(sources: &str, frames: u32) -> LoadedScene {
     scene(&format!(
         r#"{{"domain": {{"lower": [-0.1, -0.1, -0.0125], "cell_size": 0.0125, "resolution": [16, 16, 16]}},
             "obstacles": [{{"type": "mesh", "path": "../inputs/glass.obj"}}],
             "sources": [{sources}],
-            "solver": {{"min_substeps": 2}},
             "time": {{"fps": 30, "frames": {frames}}}}}"#
     ))
 }

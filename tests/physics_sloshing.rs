@@ -13,12 +13,15 @@ use surge::sim::settings::FreeSurface;
 /// wavelength for three periods, with the default transfer (PIC/FLIP).
 ///
 /// What this stepper gives (issue 19's target, 1% at 64 cells and under 1% loss per period,
-/// needs a second-order free surface, which surge does not have): measured on this scene,
-/// +12.1% and 83% amplitude loss per period at 64 cells per wavelength (the amplitude is 0.8
-/// of a cell, so the staircase surface barely sees the wave), +2.9% and 25% at 128. The test
-/// holds what is measured, with margins of about a third: at 128 cells the period within 4.5%
-/// of theory and the loss under 35% per period; the error shrinks by at least a factor of 3
-/// from 64 to 128 cells (measured 4.2: converging, faster than first order here); at least
+/// needs a second-order free surface, which surge does not have): measured on this scene at
+/// the default step (two substeps per 1/40 period frame, bound by `solver.surface_wave_step`),
+/// +15.7% and 89% amplitude loss per period at 64 cells per wavelength (the amplitude is 0.8
+/// of a cell, so the staircase surface barely sees the wave), +0.74% and 30% at 128 (at one
+/// substep per frame, before that bound: +12.1%/83% and +2.9%/25%; at four, +6.4% and +0.98%).
+/// The test holds what is measured, with margins of about a third: at 128 cells the period
+/// within 4.5% of theory and the loss under 35% per period (kept from the one-substep figures,
+/// which the new ones meet); the error shrinks by at least a factor of 3 from 64 to 128 cells
+/// (measured 21; 4.2 at one substep: converging, faster than first order here); at least
 /// five zero crossings (the wave oscillates, not merely settles). A wrong gravity or a lost
 /// free-surface condition moves the period by far more (the period goes as g^-1/2: 4.5% is a
 /// 9% error in g).
@@ -60,14 +63,17 @@ fn sloshing_period_converges_to_linear_theory() {
 
 /// The same standing wave with `solver.free_surface = "ghost_fluid"` (Gibou et al. 2002): the
 /// surface's `p = 0` where the particles' level set puts it, not at the air cells' centres.
-/// Measured here: -1.07% and 8.7% amplitude loss per period at 64 cells per wavelength,
-/// -0.12% and 4.1% at 128 (and -8.0% at 32: the error falls by 7.5 and then 8.9 per halving,
-/// about third order in this range). Issue 19's targets are 1% at 64 cells (just missed:
-/// 1.07%), second order (met) and under 1% loss per period (not met). The test holds what is
-/// measured with margins of about a third: within 1.5% at 64 cells and 0.3% at 128, the error
-/// at least 4 times smaller at 128 (second order), loss under 12% and 6% per period; and the
-/// ghost-fluid period is at least 10 times closer to theory than the staircase's at 128 cells
-/// (measured 24x), so a ghost-fluid option that did nothing fails.
+/// Measured here at the default step: -1.01% and 9.5% amplitude loss per period at 64 cells
+/// per wavelength, -0.09% and 3.5% at 128 (at one substep per frame, before
+/// `solver.surface_wave_step`: -1.07%/8.7% and -0.12%/4.1%, and -8.0% at 32: the error falls
+/// by 7.5 and then 8.9 per halving, about third order in this range). Issue 19's targets are
+/// 1% at 64 cells (just missed: 1.01%), second order (met) and under 1% loss per period (not
+/// met). The test holds what is measured with margins of about a third: within 1.5% at 64
+/// cells and 0.3% at 128, the error at least 4 times smaller at 128 (second order), loss under
+/// 12% and 6% per period; and the ghost-fluid period is at least 5 times closer to theory than
+/// the staircase's at 128 cells (measured 8.2x: 0.09% against the staircase's 0.74%; 24x at one
+/// substep per frame, where the staircase was 2.9% off), so a ghost-fluid option that did
+/// nothing fails.
 #[test]
 fn ghost_fluid_sloshing_converges_at_second_order() {
     let staircase = sloshing::run(128, SolverSettings::default(), 3.0);
@@ -99,19 +105,21 @@ fn ghost_fluid_sloshing_converges_at_second_order() {
     assert!(coarse.loss_per_period < 0.12, "{coarse:?}");
     assert!(fine.loss_per_period < 0.06, "{fine:?}");
     assert!(
-        fine.period_error().abs() * 10.0 < staircase.period_error().abs(),
+        fine.period_error().abs() * 5.0 < staircase.period_error().abs(),
         "ghost fluid {fine:?} vs staircase {staircase:?}"
     );
 }
 
-/// APIC transfers with the ghost-fluid surface: the combination that reaches issue 19's
-/// sloshing targets on this wave. Measured (`VALIDATE_TRANSFER=apic
-/// VALIDATE_FREE_SURFACE=ghost_fluid cargo bench --bench validate_physics`): +0.12% and 5.4%
-/// amplitude loss per period at 64 cells per wavelength, -0.14% and 0.98% at 128 (PIC/FLIP
-/// with the ghost fluid loses 4.1% per period at 128: its PIC share damps the wave). Bounds:
-/// within 0.5% of theory at 64 cells and 0.3% at 128 (the target is 1% at 64), loss under
-/// 8% at 64 and 1.5% at 128 per period (the target is 1%; measured just under it, so the
-/// bound leaves half a point for the measure's own scatter over three periods).
+/// APIC transfers with the ghost-fluid surface, the combination closest to issue 19's
+/// sloshing targets on this wave. Measured at the default step (`cargo bench --bench
+/// sloshing_dt`): -0.96% and 6.5% amplitude loss per period at 64 cells per wavelength,
+/// -0.25% and 2.0% at 128 (PIC/FLIP with the ghost fluid loses 3.5% per period at 128: its PIC
+/// share damps the wave). At one substep per frame (before `solver.surface_wave_step`) it was
+/// +0.12%/5.4% and -0.14%/0.98%, but that was the long step's time error cancelling the
+/// spatial error: at four substeps per frame -1.27%/9.7% and -0.28%/3.0%. So the period target
+/// (1% at 64 cells) is met, just, and the loss target (1% per period) is not. Bounds, the
+/// measured values with margins of about a third: within 1.3% of theory at 64 cells and 0.3%
+/// at 128, loss under 8% at 64 and 2.7% at 128 per period.
 #[test]
 fn apic_ghost_fluid_sloshing_meets_the_period_target() {
     let solver = SolverSettings {
@@ -132,8 +140,8 @@ fn apic_ghost_fluid_sloshing_meets_the_period_target() {
         coarse.crossings >= 5 && fine.crossings >= 5,
         "{coarse:?} {fine:?}"
     );
-    assert!(coarse.period_error().abs() < 0.005, "{coarse:?}");
+    assert!(coarse.period_error().abs() < 0.013, "{coarse:?}");
     assert!(fine.period_error().abs() < 0.003, "{fine:?}");
     assert!(coarse.loss_per_period < 0.08, "{coarse:?}");
-    assert!(fine.loss_per_period < 0.015, "{fine:?}");
+    assert!(fine.loss_per_period < 0.027, "{fine:?}");
 }

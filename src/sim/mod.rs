@@ -40,8 +40,9 @@
 //! `(u_max + |g| dt) dt <= cfl h`: a particle starting at the largest particle speed and
 //! accelerated by gravity moves at most `cfl` cells (the meaning of `solver.cfl`; Bridson sec.
 //! 3.2 bounds the same with `u_max + sqrt(5 h |g|)`, which costs 20% more substeps in fast
-//! flow), clamped to
-//! `[T / max_substeps, T / min_substeps]` for a frame of length `T = t(frame+1) - t(frame)`,
+//! flow), and at most `surface_wave_step sqrt(h / |g|)` (0.47 by default: longer substeps let
+//! grid-scale surface waves grow, see [`settings::SolverSettings::surface_wave_step`]), clamped
+//! to `[T / max_substeps, T / min_substeps]` for a frame of length `T = t(frame+1) - t(frame)`,
 //! and the frame's last substeps are stretched or split so the frame ends exactly at
 //! `scene.frame_time(frame + 1)`; the frame's times are derived from its index, never
 //! accumulated across frames.
@@ -383,6 +384,9 @@ impl Simulation {
                 } else {
                     dt_max
                 };
+                if solver.surface_wave_step > 0.0 && gnorm > 0.0 {
+                    dt = dt.min(solver.surface_wave_step * (h / gnorm).sqrt());
+                }
                 dt = dt.min(dt_max).max(dt_min);
                 let last = n + 1 >= solver.max_substeps.max(1) || dt >= remaining * (1.0 - 1e-9);
                 if last {
