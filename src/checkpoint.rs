@@ -293,8 +293,17 @@ pub fn decode(bytes: &[u8]) -> Result<Checkpoint, String> {
             bytes.len() - at
         ));
     }
-    let meta: Meta = serde_json::from_slice(meta.ok_or("no META section")?)
+    let mut meta: Meta = serde_json::from_slice(meta.ok_or("no META section")?)
         .map_err(|e| format!("META section is not valid metadata: {e}"))?;
+    // A run recorded without `solver.surface_wave_step` predates that substep bound and ran
+    // without it: it is read as `0` (the bound off), so resuming it under today's default is
+    // refused by the scene comparison, naming the field, instead of silently changing the
+    // substeps mid-run. (The field is always written since the bound exists.)
+    if let Some(solver) = meta.scene.get_mut("solver").and_then(Value::as_object_mut) {
+        solver
+            .entry("surface_wave_step")
+            .or_insert_with(|| Value::from(0.0));
+    }
     // Format 1 predates `solver.transfer`; its runs were PIC/FLIP, which is what a scene without
     // the field means (the default is left out of written scenes), so its META reads as it is.
     let part = part.ok_or("no PART section")?;
@@ -488,6 +497,28 @@ mod tests {
             d.len() == 1 && d[0].contains("solver.transfer") && d[0].contains("apic"),
             "{d:?}"
         );
+    }
+
+    /// A checkpoint recorded before `solver.surface_wave_step` existed ran without that
+    /// substep bound: it reads as `0`, so a resume under today's default (0.47) is refused by
+    /// the scene comparison, naming the field, rather than changing the substeps mid-run.
+    #[test]
+    fn checkpoint_from_before_the_surface_wave_bound_reads_as_unbounded() {
+        let bytes = encode(&SceneRecord::new(scene(), 0, 2), 4, 0.1, &Particles::default());
+        let c = decode(&bytes).unwrap();
+        assert_eq!(c.meta.scene["solver"]["surface_wave_step"], 0.0);
+        let mut now = c.meta.scene.clone();
+        now["solver"]["surface_wave_step"] = 0.47.into();
+        let d = diff(&physics_view(&c.meta.scene), &physics_view(&now));
+        assert!(
+            d.len() == 1 && d[0].contains("solver.surface_wave_step"),
+            "{d:?}"
+        );
+        // A recorded value is kept as it is.
+        let mut s = scene();
+        s["solver"]["surface_wave_step"] = 0.47.into();
+        let c = decode(&encode(&SceneRecord::new(s, 0, 2), 4, 0.1, &Particles::default()));
+        assert_eq!(c.unwrap().meta.scene["solver"]["surface_wave_step"], 0.47);
     }
 
     /// Format 2 carries APIC's affine matrices (`AFFN`) and reads them back; an APIC

@@ -67,12 +67,10 @@ pub struct SolverSettings {
     /// sees where the particles were, they move after), and at substeps longer than about
     /// 0.5 `sqrt(h / |g|)` grid-scale surface waves grow instead of decaying, so water at rest
     /// never settles (sloshing in a box kept 1e-4 J/kg after 15 s at 1/30 s substeps on a
-    /// 1.25 cm grid; README, "Substeps"). 0 switches the bound off. (default: `0.47`; left out
-    /// of the written scene when it is the default)
-    #[serde(
-        default = "default_surface_wave_step",
-        skip_serializing_if = "is_default_surface_wave_step"
-    )]
+    /// 1.25 cm grid; README, "Substeps"). 0 switches the bound off. (default: `0.47`; always
+    /// written, so that a checkpoint from before the bound, which ran without it, is read as
+    /// `0` and a resume of it under the new default is refused, naming this field)
+    #[serde(default = "default_surface_wave_step")]
     pub surface_wave_step: f64,
     /// Fewest substeps per frame. (default: `1`)
     #[serde(default = "default_min_substeps")]
@@ -210,9 +208,6 @@ fn default_cfl() -> f64 {
 pub const SURFACE_WAVE_STEP: f64 = 0.47;
 fn default_surface_wave_step() -> f64 {
     SURFACE_WAVE_STEP
-}
-fn is_default_surface_wave_step(c: &f64) -> bool {
-    *c == SURFACE_WAVE_STEP
 }
 fn default_min_substeps() -> u32 {
     1
