@@ -14,7 +14,8 @@
 //! column).
 //!
 //! `VALIDATE_CORRECTION` / `VALIDATE_INTERVAL` override `solver.volume_correction` and
-//! `solver.volume_correction_interval`, `VALIDATE_CFL` `solver.cfl`, `VALIDATE_TRANSFER`
+//! `solver.volume_correction_interval`, `VALIDATE_CFL` `solver.cfl`, `VALIDATE_SURFACE_WAVE_STEP`
+//! `solver.surface_wave_step`, `VALIDATE_TRANSFER`
 //! (`flip` or `apic`) `solver.transfer`, `VALIDATE_FREE_SURFACE` (`staircase` or
 //! `ghost_fluid`) `solver.free_surface` (to compare settings).
 
@@ -105,6 +106,9 @@ fn solver_overrides(s: &mut surge::scene::Scene) {
     if let Ok(v) = std::env::var("VALIDATE_FREE_SURFACE") {
         s.solver.free_surface = serde_json::from_value(v.as_str().into())
             .expect("VALIDATE_FREE_SURFACE: staircase or ghost_fluid");
+    }
+    if let Ok(v) = std::env::var("VALIDATE_SURFACE_WAVE_STEP") {
+        s.solver.surface_wave_step = v.parse().expect("VALIDATE_SURFACE_WAVE_STEP");
     }
     if let Ok(v) = std::env::var("VALIDATE_TRANSFER") {
         s.solver.transfer =
