@@ -196,8 +196,8 @@ pub fn build(
                 // Blocks within the largest reach of the particle: is one of them splatted?
                 let q: [f32; 3] = std::array::from_fn(|a| grid.pos[a][k]);
                 let r: [(i64, i64); 3] = std::array::from_fn(|a| {
-                    let lo = ((q[a] - reach_g) / B as f32).floor() as i64;
-                    let hi = ((q[a] + reach_g) / B as f32).floor() as i64;
+                    let lo = floor_i64((q[a] - reach_g) / B as f32);
+                    let hi = floor_i64((q[a] + reach_g) / B as f32);
                     (lo.max(bc[a] - 1), hi.min(bc[a] + 1))
                 });
                 (r[2].0..=r[2].1).any(|z| {
@@ -263,6 +263,14 @@ pub fn build(
         outside,
         floor,
     }
+}
+
+/// `v.floor() as i64` for finite `v` without a libm call (x86-64's baseline has no rounding
+/// instruction; this runs for every particle).
+#[inline(always)]
+fn floor_i64(v: f32) -> i64 {
+    let t = v as i64;
+    if (t as f32) > v { t - 1 } else { t }
 }
 
 /// A kernel in metres converted to the grid's units (cells).
