@@ -241,11 +241,17 @@ pub fn build(
             })
         })
         .collect();
+    let relevant = [p.region_lo, p.region_hi]
+        .map(|w| std::array::from_fn(|a| (w[a] / p.cell - grid.origin[a] as f64) as f32));
     let ks = splat::Kernels {
         tags: &tags,
         codes: &codes,
         ells: &ells,
         sphere,
+        relevant: [
+            relevant[0].map(|v| v - 1.999),
+            relevant[1].map(|v| v + 1.999),
+        ],
     };
     phi.par_chunks_mut(BP)
         .zip(floor.par_chunks_mut(BP))

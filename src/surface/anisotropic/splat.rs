@@ -20,6 +20,12 @@ pub(super) struct Kernels<'a> {
     pub(super) codes: &'a [u8],
     pub(super) ells: &'a [Kernel],
     pub(super) sphere: Kernel,
+    /// The points that can matter (grid units): within two cells of the liquid region. Beyond,
+    /// the wall clip makes every point air at least two cells from the region, and neither a
+    /// marching-cubes edge crossing the surface nor the gradient at its end points reaches
+    /// there (the edge's outer point lies less than a cell beyond a wall, its gradient reads
+    /// one more), so a wall mirror's kernel is only summed where the mesh can see it.
+    pub(super) relevant: [[f32; 3]; 2],
 }
 
 /// [`reach_code`] bit: the particle has a kernel.
@@ -133,7 +139,9 @@ fn splat_block_any(
     }
     let bc = g.coords(dense);
     let fo: [f32; 3] = std::array::from_fn(|a| (bc[a] * B as i64) as f32);
-    let bmax = (B - 1) as f32;
+    // This block's points that can matter (see [`Kernels::relevant`]).
+    let bmin: [f32; 3] = std::array::from_fn(|a| (ks.relevant[0][a] - fo[a]).max(0.0));
+    let bmax: [f32; 3] = std::array::from_fn(|a| (ks.relevant[1][a] - fo[a]).min((B - 1) as f32));
     let h = g.cell as f32;
     let mut s = Sums {
         w: [[0.0; R]; ROWS],
@@ -167,21 +175,24 @@ fn splat_block_any(
                         g.pos[2][i] - fo[2],
                     ];
                     let k = if tag == SPHERE {
-                        if (0..3).any(|a| q[a] + se[a] < 0.0 || q[a] - se[a] > bmax) {
+                        if (0..3).any(|a| q[a] + se[a] < bmin[a] || q[a] - se[a] > bmax[a]) {
                             continue;
                         }
                         &ks.sphere
                     } else {
                         let k = &ks.ells[tag as usize];
-                        if (0..3).any(|a| q[a] + k.ext[a] < 0.0 || q[a] - k.ext[a] > bmax) {
+                        if (0..3).any(|a| q[a] + k.ext[a] < bmin[a] || q[a] - k.ext[a] > bmax[a]) {
                             continue;
                         }
                         k
                     };
                     let lo: [usize; 3] =
-                        std::array::from_fn(|a| ceil_pos((q[a] - k.ext[a]).max(0.0)));
+                        std::array::from_fn(|a| ceil_pos((q[a] - k.ext[a]).max(bmin[a])));
                     let hi: [usize; 3] =
-                        std::array::from_fn(|a| ((q[a] + k.ext[a]).min(bmax)) as usize);
+                        std::array::from_fn(|a| ((q[a] + k.ext[a]).min(bmax[a])) as usize);
+                    if (0..3).any(|a| lo[a] > hi[a]) {
+                        continue;
+                    }
                     let v = [g.vel[0][i], g.vel[1][i], g.vel[2][i]];
                     if k.fs == 0.0 && k.wall_axis == 3 {
                         kernel_only(&mut s, k, q, v, lo, hi);
