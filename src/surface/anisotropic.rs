@@ -48,7 +48,14 @@
 //! kernels are only computed for particles next to a block that is splatted. The neighbour
 //! search walks cells of size `R` over positions copied in cell order (struct of arrays, one
 //! contiguous slice per cell row); a first pass only counts neighbours and stops at
-//! [`N_FULL`] (most particles: a sphere kernel, no covariance, no eigen-solve).
+//! [`N_FULL`] (most particles: a sphere kernel, no covariance, no eigen-solve). A wall mirror's
+//! kernel is its particle's reflected across the wall ([`MirrorOf`]; its neighbourhood is the
+//! reflection of the particle's, short of the mirrors not made beyond the reach), with its own
+//! wall film. Sphere kernels are tagged, not stored; the splat ([`splat`]) sums a block row at
+//! a time, and only into the points within two cells of the liquid region (the mesh never reads
+//! farther ones), so most of a mirror's support is skipped. Measured on frame 20 of the 1M
+//! dam break (2 shared cores, `cargo bench --bench surface`): 1.74x -> 2.35-2.65x faster than
+//! splashsurf, process CPU 1.54 -> 0.9 s.
 //!
 //! Splatting works as in [`super::level_set`]: per block, particles in a fixed order, so the
 //! bytes do not depend on the thread count.
@@ -335,9 +342,9 @@ fn kernels(
     }
     let mut want = needed.to_vec();
     if let Some(m) = mirrors {
-        for k in 0..nk {
-            let i = grid.order[k] as usize;
-            if needed[k] && i >= originals {
+        for (&i, &need) in grid.order.iter().zip(needed) {
+            let i = i as usize;
+            if need && i >= originals {
                 let o = binned[m.source[i - originals] as usize];
                 if o != NO_KERNEL {
                     want[o as usize] = true;
