@@ -198,71 +198,99 @@ impl LevelSet {
 
 /// Mirror images of the particles within `reach` of a wall of the liquid region, reflected
 /// across that wall (and across both or all three walls near an edge or corner), with the
-/// velocity component normal to the wall negated. `None` when no particle is near a wall.
-fn wall_mirrors(
-    pos: &[Vec<f32>; 3],
-    vel: &[Vec<f32>; 3],
-    p: &Params,
-) -> Option<[[Vec<f32>; 3]; 2]> {
+/// velocity component normal to the wall negated: positions, velocities, and per mirror the
+/// index of its particle and the axes it is reflected across (bit `a` for axis `a`). `None`
+/// when no particle is near a wall.
+fn wall_mirrors(pos: &[Vec<f32>; 3], vel: &[Vec<f32>; 3], p: &Params) -> Option<Mirrors> {
     let reach = p.reach();
     let lo = p.region_lo;
     let hi = p.region_hi;
-    let mut out: [[Vec<f32>; 3]; 2] = Default::default();
-    for i in 0..pos[0].len() {
-        // Per axis: the wall coordinate to mirror across, if near one.
-        let mut walls = [None; 3];
-        let mut any = false;
+    // Per chunk of particles (in parallel), then the chunks in order: the serial order.
+    const CHUNK: usize = 1 << 15;
+    let n = pos[0].len();
+    let chunks: Vec<Mirrors> = (0..n.div_ceil(CHUNK))
+        .into_par_iter()
+        .map(|c| {
+            let mut out = Mirrors::default();
+            for i in c * CHUNK..((c + 1) * CHUNK).min(n) {
+                // Per axis: the wall coordinate to mirror across, if near one.
+                let mut walls = [None; 3];
+                let mut any = false;
+                for a in 0..3 {
+                    let x = pos[a][i] as f64;
+                    if (x - lo[a]).abs() < reach {
+                        walls[a] = Some(lo[a]);
+                    } else if (x - hi[a]).abs() < reach {
+                        walls[a] = Some(hi[a]);
+                    }
+                    any |= walls[a].is_some();
+                }
+                if !any {
+                    continue;
+                }
+                for mask in 1..8usize {
+                    if (0..3).any(|a| mask >> a & 1 == 1 && walls[a].is_none()) {
+                        continue;
+                    }
+                    for a in 0..3 {
+                        let (x, v) = (pos[a][i], vel[a][i]);
+                        let (x, v) = match walls[a] {
+                            Some(w) if mask >> a & 1 == 1 => ((2.0 * w - x as f64) as f32, -v),
+                            _ => (x, v),
+                        };
+                        out.pos[a].push(x);
+                        out.vel[a].push(v);
+                    }
+                    out.source.push(i as u32);
+                    out.mask.push(mask as u8);
+                }
+            }
+            out
+        })
+        .collect();
+    let mut out = Mirrors::default();
+    for c in chunks {
         for a in 0..3 {
-            let x = pos[a][i] as f64;
-            if (x - lo[a]).abs() < reach {
-                walls[a] = Some(lo[a]);
-            } else if (x - hi[a]).abs() < reach {
-                walls[a] = Some(hi[a]);
-            }
-            any |= walls[a].is_some();
+            out.pos[a].extend_from_slice(&c.pos[a]);
+            out.vel[a].extend_from_slice(&c.vel[a]);
         }
-        if !any {
-            continue;
-        }
-        for mask in 1..8usize {
-            if (0..3).any(|a| mask >> a & 1 == 1 && walls[a].is_none()) {
-                continue;
-            }
-            for a in 0..3 {
-                let (x, v) = (pos[a][i], vel[a][i]);
-                let (x, v) = match walls[a] {
-                    Some(w) if mask >> a & 1 == 1 => ((2.0 * w - x as f64) as f32, -v),
-                    _ => (x, v),
-                };
-                out[0][a].push(x);
-                out[1][a].push(v);
-            }
-        }
+        out.source.extend_from_slice(&c.source);
+        out.mask.extend_from_slice(&c.mask);
     }
-    (!out[0][0].is_empty()).then_some(out)
+    (!out.source.is_empty()).then_some(out)
 }
 
-/// The particles with their mirror images across the walls within reach (`None` when no
-/// particle is near a wall): mirrored particles make the liquid continue into the wall for the
-/// level set, so the surface meets a wall at a right angle and the cap (the wall clip) is flat
-/// and full. Used by [`build`] and by the anisotropic level set.
-#[allow(clippy::type_complexity)]
-pub fn mirrored(
-    pos: &[Vec<f32>; 3],
-    vel: &[Vec<f32>; 3],
-    p: &Params,
-) -> Option<([Vec<f32>; 3], [Vec<f32>; 3])> {
-    wall_mirrors(pos, vel, p).map(|[mp, mv]| {
-        let join = |a: &[Vec<f32>; 3], b: [Vec<f32>; 3]| -> [Vec<f32>; 3] {
-            let mut b = b.into_iter();
+/// Wall mirrors ([`wall_mirrors`]): positions, velocities, and per mirror the index of the
+/// particle it images and the axes it is reflected across (bit `a` for axis `a`).
+#[derive(Default)]
+pub struct Mirrors {
+    pub pos: [Vec<f32>; 3],
+    pub vel: [Vec<f32>; 3],
+    pub source: Vec<u32>,
+    pub mask: Vec<u8>,
+}
+
+/// The particles followed by their mirror images across the walls within reach (`None` when
+/// no particle is near a wall): mirrored particles make the liquid continue into the wall for
+/// the level set, so the surface meets a wall at a right angle and the cap (the wall clip) is
+/// flat and full. Used by [`build`] and by the anisotropic level set (which also reads which
+/// particle each mirror images: `source` and `mask` index the appended part).
+pub fn mirrored(pos: &[Vec<f32>; 3], vel: &[Vec<f32>; 3], p: &Params) -> Option<Mirrors> {
+    wall_mirrors(pos, vel, p).map(|m| {
+        let join = |a: &[Vec<f32>; 3], b: &[Vec<f32>; 3]| -> [Vec<f32>; 3] {
             std::array::from_fn(|k| {
-                let mut v = Vec::with_capacity(a[k].len() + 1);
+                let mut v = Vec::with_capacity(a[k].len() + b[k].len());
                 v.extend_from_slice(&a[k]);
-                v.extend(b.next().unwrap());
+                v.extend_from_slice(&b[k]);
                 v
             })
         };
-        (join(pos, mp), join(vel, mv))
+        Mirrors {
+            pos: join(pos, &m.pos),
+            vel: join(vel, &m.vel),
+            source: m.source,
+            mask: m.mask,
+        }
     })
 }
 
@@ -274,7 +302,7 @@ pub fn build(pos: &[Vec<f32>; 3], vel: &[Vec<f32>; 3], p: &Params) -> LevelSet {
     // the surface meets a wall at a right angle and the cap (the wall clip) is flat and full.
     let augmented = mirrored(pos, vel, p);
     let (pos, vel) = match &augmented {
-        Some((p2, v2)) => (p2, v2),
+        Some(m) => (&m.pos, &m.vel),
         None => (pos, vel),
     };
     let grid = SparseGrid::new(pos, vel, p.cell, p.region_lo, p.region_hi, reach);

@@ -310,12 +310,17 @@ pub fn level_set_of(
 ) -> level_set::LevelSet {
     let p = settings.level_set_params(domain);
     let mut ls = if p.kind == level_set::Kind::Anisotropic {
-        let mirrored = level_set::mirrored(&particles.pos, &particles.vel, &p);
-        let (pos, vel) = match &mirrored {
-            Some((mp, mv)) => (mp, mv),
-            None => (&particles.pos, &particles.vel),
-        };
-        anisotropic::build(pos, vel, &p)
+        match level_set::mirrored(&particles.pos, &particles.vel, &p) {
+            Some(m) => {
+                let of = anisotropic::MirrorOf {
+                    originals: particles.len(),
+                    source: &m.source,
+                    mask: &m.mask,
+                };
+                anisotropic::build(&m.pos, &m.vel, &p, Some(of))
+            }
+            None => anisotropic::build(&particles.pos, &particles.vel, &p, None),
+        }
     } else {
         level_set::build(&particles.pos, &particles.vel, &p)
     };

@@ -77,7 +77,8 @@ impl SparseGrid {
                 }
                 let b: [usize; 3] = std::array::from_fn(|a| {
                     let g = p[a] * inv - origin[a] as f64;
-                    ((g / B as f64).floor().max(0.0) as usize).min(dims[a] - 1)
+                    // `floor` for g >= 0 (negatives clamp to 0 either way) without libm.
+                    ((g / B as f64).max(0.0) as usize).min(dims[a] - 1)
                 });
                 (b[0] + dims[0] * (b[1] + dims[1] * b[2])) as u32
             })

@@ -72,6 +72,7 @@ impl Cells {
         this
     }
 
+    #[inline(always)]
     pub(super) fn coord(&self, x: [f32; 3]) -> [usize; 3] {
         std::array::from_fn(|a| {
             (((x[a] - self.lo[a]) * self.inv).max(0.0) as usize).min(self.dims[a] - 1)
@@ -83,10 +84,10 @@ impl Cells {
         c[0] + self.dims[0] * (c[1] + self.dims[1] * c[2])
     }
 
-    /// Calls `f(rows)` with each of the 9 contiguous rows of sorted positions that hold the
-    /// particles of the 27 cells around `x` (the centre row first); stops when `f` says so.
-    #[inline]
-    pub(super) fn rows_near(&self, x: [f32; 3], mut f: impl FnMut([&[f32]; 3]) -> bool) {
+    /// The ranges (in cell order) of the 9 contiguous rows of sorted positions that hold the
+    /// particles of the 27 cells around `x`, the centre row first; empty past the edges.
+    #[inline(always)]
+    pub(super) fn rows_near(&self, x: [f32; 3]) -> [std::ops::Range<usize>; 9] {
         let c = self.coord(x);
         let lo = |a: usize| c[a].saturating_sub(1);
         let hi = |a: usize| (c[a] + 1).min(self.dims[a] - 1);
@@ -102,28 +103,33 @@ impl Cells {
             (0, 2),
             (2, 2),
         ];
-        for (dy, dz) in ORDER {
+        ORDER.map(|(dy, dz)| {
             let (Some(y), Some(z)) = ((c[1] + dy).checked_sub(1), (c[2] + dz).checked_sub(1))
             else {
-                continue;
+                return 0..0;
             };
             if y < lo(1) || y > hi(1) || z < lo(2) || z > hi(2) {
-                continue;
+                return 0..0;
             }
             let row = self.dims[0] * (y + self.dims[1] * z);
             let (s, e) = (self.start[row + x0], self.start[row + x1 + 1]);
-            let r = s as usize..e as usize;
-            if f(std::array::from_fn(|a| &self.sorted[a][r.clone()])) {
-                return;
-            }
-        }
+            s as usize..e as usize
+        })
+    }
+
+    /// The sorted positions of a row range.
+    #[inline(always)]
+    pub(super) fn row(&self, r: std::ops::Range<usize>) -> [&[f32]; 3] {
+        std::array::from_fn(|a| &self.sorted[a][r.clone()])
     }
 }
 
 /// Whether at least `n` particles lie within `sqrt(r2)` of `x` (stops counting there).
+#[inline(always)]
 pub(super) fn has_neighbours(cells: &Cells, x: [f32; 3], r2: f32, n: usize) -> bool {
     let mut count = 0;
-    cells.rows_near(x, |[rx, ry, rz]| {
+    for r in cells.rows_near(x) {
+        let [rx, ry, rz] = cells.row(r);
         count += rx
             .iter()
             .zip(ry)
@@ -133,7 +139,9 @@ pub(super) fn has_neighbours(cells: &Cells, x: [f32; 3], r2: f32, n: usize) -> b
                 (d[0] * d[0] + d[1] * d[1] + d[2] * d[2] < r2) as u32
             })
             .sum::<u32>() as usize;
-        count >= n
-    });
-    count >= n
+        if count >= n {
+            return true;
+        }
+    }
+    false
 }

@@ -18,7 +18,7 @@ fn sym(q: &Matrix3<f32>, v: [f32; 3]) -> [f32; 6] {
 }
 
 /// The kernel of a particle with a full neighbourhood: the sphere of radius R.
-fn sphere_kernel(big_r: f32, volume: f32) -> Kernel {
+pub(super) fn sphere_kernel(big_r: f32, volume: f32) -> Kernel {
     let m = 1.0 / (big_r * big_r);
     Kernel {
         m: [m, m, m, 0.0, 0.0, 0.0],
@@ -26,6 +26,7 @@ fn sphere_kernel(big_r: f32, volume: f32) -> Kernel {
         f: [0.0; 6],
         fs: 0.0,
         ext: [big_r; 3],
+        core_ext: [big_r; 3],
         wall_axis: 3,
         wall_offset: 0.0,
     }
@@ -40,10 +41,87 @@ pub(super) struct Consts {
     pub(super) inv_r: f32,
 }
 
-/// The kernel (metres) of the particle at `xi`. Most particles have full neighbourhoods (at
-/// least [`N_FULL`] within R): a first pass only counts their neighbours and stops there; the
-/// covariance pass runs for the others.
-pub(super) fn kernel_of(xi: [f32; 3], cells: &Cells, k: &Consts, p: &Params) -> Kernel {
+/// The kernel (metres) of the particle at `xi`, `None` for the sphere of radius R
+/// ([`sphere_kernel`]). Most particles have full neighbourhoods (at least [`N_FULL`] within
+/// R): a first pass only counts their neighbours and stops there; the covariance pass runs for
+/// the others.
+pub(super) fn kernel_of(xi: [f32; 3], cells: &Cells, k: &Consts, p: &Params) -> Option<Kernel> {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU supports AVX2 (checked just above).
+        return unsafe { kernel_of_avx2(xi, cells, k, p) };
+    }
+    kernel_of_any(xi, cells, k, p)
+}
+
+/// [`kernel_of`] compiled for AVX2 (the same operations lane by lane: the same bits).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn kernel_of_avx2(xi: [f32; 3], cells: &Cells, k: &Consts, p: &Params) -> Option<Kernel> {
+    kernel_of_any(xi, cells, k, p)
+}
+
+/// Lanes of the neighbour sums.
+const L: usize = 8;
+
+/// The kernel-weighted sums over the neighbours within R of `xi`: `Σ w`, `Σ w d`,
+/// `Σ w d dᵀ` (`[xx, yy, zz, xy, xz, yz]`) with `d` the offset and `w = 1 - (|d| / R)^3`, and
+/// the neighbour count. Summed in [`L`] lanes (candidates `L` at a time, no branch), then the
+/// lanes in order: vectorised, and the same bits on any CPU.
+#[inline(always)]
+fn weighted_sums(cells: &Cells, xi: [f32; 3], inv_r: f32) -> (f32, [f32; 3], [f32; 6], usize) {
+    let mut acc = [[0f32; L]; 10];
+    let mut count = 0usize;
+    for r in cells.rows_near(xi) {
+        let [rx, ry, rz] = cells.row(r);
+        let (cx, cy, cz) = (rx.chunks_exact(L), ry.chunks_exact(L), rz.chunks_exact(L));
+        let (tx, ty, tz) = (cx.remainder(), cy.remainder(), cz.remainder());
+        for ((x, y), z) in cx.zip(cy).zip(cz) {
+            let p = [x, y, z].map(|v| -> [f32; L] { v.try_into().unwrap() });
+            count += lanes(&mut acc, &p, xi, inv_r);
+        }
+        if !tx.is_empty() {
+            // The tail, padded with points far outside R (weight 0).
+            let p = [tx, ty, tz].map(|t| -> [f32; L] {
+                std::array::from_fn(|j| t.get(j).copied().unwrap_or(1e18))
+            });
+            count += lanes(&mut acc, &p, xi, inv_r);
+        }
+    }
+    let sum = |a: &[f32; L]| a.iter().fold(0f32, |s, v| s + v);
+    let sw = sum(&acc[0]);
+    let mean = [sum(&acc[1]), sum(&acc[2]), sum(&acc[3])];
+    let c = std::array::from_fn(|k| sum(&acc[4 + k]));
+    (sw, mean, c, count)
+}
+
+/// [`weighted_sums`] of [`L`] candidates `p`, one per lane; returns how many lie within R.
+#[inline(always)]
+fn lanes(acc: &mut [[f32; L]; 10], p: &[[f32; L]; 3], xi: [f32; 3], inv_r: f32) -> usize {
+    let mut n = 0u32;
+    for j in 0..L {
+        let d = [p[0][j] - xi[0], p[1][j] - xi[1], p[2][j] - xi[2]];
+        let r2 = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]) * inv_r * inv_r;
+        let inside = r2 < 1.0;
+        let w = if inside { 1.0 - r2 * r2.sqrt() } else { 0.0 };
+        n += inside as u32;
+        let wd = [w * d[0], w * d[1], w * d[2]];
+        acc[0][j] += w;
+        acc[1][j] += wd[0];
+        acc[2][j] += wd[1];
+        acc[3][j] += wd[2];
+        acc[4][j] += wd[0] * d[0];
+        acc[5][j] += wd[1] * d[1];
+        acc[6][j] += wd[2] * d[2];
+        acc[7][j] += wd[0] * d[1];
+        acc[8][j] += wd[0] * d[2];
+        acc[9][j] += wd[1] * d[2];
+    }
+    n as usize
+}
+
+#[inline(always)]
+fn kernel_of_any(xi: [f32; 3], cells: &Cells, k: &Consts, p: &Params) -> Option<Kernel> {
     let Consts {
         big_r,
         h,
@@ -52,39 +130,13 @@ pub(super) fn kernel_of(xi: [f32; 3], cells: &Cells, k: &Consts, p: &Params) -> 
         inv_r,
     } = *k;
     // Within one cell of a wall: the wall film too (below).
-    let near_wall = (0..3).any(|a| {
-        (0.0..h).contains(&(xi[a] - p.region_lo[a] as f32))
-            || (0.0..h).contains(&(p.region_hi[a] as f32 - xi[a]))
-    });
-    if !near_wall && has_neighbours(cells, xi, big_r * big_r, N_FULL) {
-        return sphere_kernel(big_r, volume);
+    if !near_wall(xi, h, p) && has_neighbours(cells, xi, big_r * big_r, N_FULL) {
+        return None;
     }
     // One pass: weighted sums of the offsets and of their outer products; the
     // covariance about the weighted mean is `S2 / Σw - mean meanᵀ` (offsets from x_i
     // are at most R, so f32 keeps its precision).
-    let (mut sw, mut mean, mut count) = (0f32, [0f32; 3], 0usize);
-    let mut c = [0f32; 6];
-    cells.rows_near(xi, |[rx, ry, rz]| {
-        for ((&px, &py), &pz) in rx.iter().zip(ry).zip(rz) {
-            let d = [px - xi[0], py - xi[1], pz - xi[2]];
-            let r2 = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]) * inv_r * inv_r;
-            if r2 < 1.0 {
-                let w = 1.0 - r2 * r2.sqrt();
-                sw += w;
-                count += 1;
-                for a in 0..3 {
-                    mean[a] += w * d[a];
-                }
-                c[0] += w * d[0] * d[0];
-                c[1] += w * d[1] * d[1];
-                c[2] += w * d[2] * d[2];
-                c[3] += w * d[0] * d[1];
-                c[4] += w * d[0] * d[2];
-                c[5] += w * d[1] * d[2];
-            }
-        }
-        false
-    });
+    let (sw, mean, c, count) = weighted_sums(cells, xi, inv_r);
     let mean = mean.map(|v| v / sw);
     let c = [
         c[0] / sw - mean[0] * mean[0],
@@ -148,7 +200,32 @@ pub(super) fn kernel_of(xi: [f32; 3], cells: &Cells, k: &Consts, p: &Params) -> 
             ext[a] = ext[a].max(e);
         }
     }
-    // Nearest wall of the liquid region within one cell of the centre.
+    let mut k = Kernel {
+        m,
+        amp,
+        f,
+        fs,
+        ext,
+        core_ext: ext,
+        wall_axis: 3,
+        wall_offset: 0.0,
+    };
+    add_wall_film(&mut k, centre, h, p);
+    Some(k)
+}
+
+/// Whether `x` lies within one cell `h` inside a wall of the liquid region (a wall film's
+/// particle, whose kernel is always the covariance's).
+pub(super) fn near_wall(x: [f32; 3], h: f32, p: &Params) -> bool {
+    (0..3).any(|a| {
+        (0.0..h).contains(&(x[a] - p.region_lo[a] as f32))
+            || (0.0..h).contains(&(p.region_hi[a] as f32 - x[a]))
+    })
+}
+
+/// Sets the wall film of kernel `k` centred at `centre` (metres): the nearest wall of the
+/// liquid region within one cell inside, if any, and widens the bounding box to cover it.
+pub(super) fn add_wall_film(k: &mut Kernel, centre: [f32; 3], h: f32, p: &Params) {
     let (mut wall_axis, mut wall_offset, mut best) = (3u8, 0f32, h);
     #[allow(clippy::needless_range_loop)] // `a` names the axis of two arrays and the wall
     for a in 0..3 {
@@ -164,6 +241,9 @@ pub(super) fn kernel_of(xi: [f32; 3], cells: &Cells, k: &Consts, p: &Params) -> 
             }
         }
     }
+    k.ext = k.core_ext;
+    k.wall_axis = wall_axis;
+    k.wall_offset = wall_offset;
     if wall_axis < 3 {
         #[allow(clippy::needless_range_loop)] // `a` is compared with the wall's axis
         for a in 0..3 {
@@ -172,16 +252,7 @@ pub(super) fn kernel_of(xi: [f32; 3], cells: &Cells, k: &Consts, p: &Params) -> 
             } else {
                 (WALL_ALONG + 1.5) * h
             };
-            ext[a] = ext[a].max(e);
+            k.ext[a] = k.ext[a].max(e);
         }
-    }
-    Kernel {
-        m,
-        amp,
-        f,
-        fs,
-        ext,
-        wall_axis,
-        wall_offset,
     }
 }

@@ -1,0 +1,339 @@
+//! The anisotropic method's splat (see [`super`]): per block, the kernels of the particles in
+//! the block and its 26 neighbours, in binned order, are summed into the block's points
+//! (weights, weighted positions and velocities, the thin-feature floor), then turned into the
+//! Zhu-Bridson `phi = |x - Σ k_i x̄_i / Σ k_i| - r` and the weighted velocity. The order of the
+//! sums is fixed by the binning, so the bytes do not depend on the thread count.
+//!
+//! Most particles carry the sphere kernel (a full neighbourhood): they are tagged, not stored,
+//! so the walk over a neighbour block reads 16 bytes per particle (position and tag) and the
+//! sums of a sphere run without the ellipsoid's cross terms. Accumulators are struct of arrays.
+
+use super::super::level_set::ceil_pos;
+use super::super::sparse_grid::{B, BP, SparseGrid};
+use super::{Kernel, NO_KERNEL, Out, SPHERE, Skip, WALL_ACROSS, WALL_ALONG, quad};
+
+/// The kernels of the binned particles (grid units): a tag per particle ([`NO_KERNEL`],
+/// [`SPHERE`] or an index into `ells`).
+pub(super) struct Kernels<'a> {
+    pub(super) tags: &'a [u32],
+    /// Per particle: [`reach_code`].
+    pub(super) codes: &'a [u8],
+    pub(super) ells: &'a [Kernel],
+    pub(super) sphere: Kernel,
+    /// The points that can matter (grid units): within two cells of the liquid region. Beyond,
+    /// the wall clip makes every point air at least two cells from the region, and neither a
+    /// marching-cubes edge crossing the surface nor the gradient at its end points reaches
+    /// there (the edge's outer point lies less than a cell beyond a wall, its gradient reads
+    /// one more), so a wall mirror's kernel is only summed where the mesh can see it.
+    pub(super) relevant: [[f32; 3]; 2],
+}
+
+/// [`reach_code`] bit: the particle has a kernel.
+const HAS_KERNEL: u8 = 64;
+
+/// Which neighbour blocks the kernel of a particle at `l` in its block (grid units from the
+/// block's first point) may reach: bit `a` when its box
+/// reaches below its block's first plane along axis `a`, bit `3 + a` past its last, and
+/// [`HAS_KERNEL`]. A prefilter (a small slack), the exact test follows; most of a neighbour
+/// block's particles are thus skipped on one byte.
+pub(super) fn reach_code(l: [f32; 3], tag: u32, ells: &[Kernel], sphere: &Kernel) -> u8 {
+    if tag == NO_KERNEL {
+        return 0;
+    }
+    let ext = if tag == SPHERE {
+        sphere.ext
+    } else {
+        ells[tag as usize].ext
+    };
+    // The previous block's last points are at -1, the next block's first at B.
+    (0..3).fold(HAS_KERNEL, |c, a| {
+        let lo = if l[a] - ext[a] <= -1.0 + 1e-3 {
+            1 << a
+        } else {
+            0
+        };
+        let hi = if l[a] + ext[a] >= B as f32 - 1e-3 {
+            8 << a
+        } else {
+            0
+        };
+        c | lo | hi
+    })
+}
+
+/// Points per block row (the x axis): the lanes of the row-wise sums.
+const R: usize = B;
+/// Rows per block.
+const ROWS: usize = B * B;
+/// x of each lane.
+const LANE_X: [f32; R] = {
+    let mut x = [0f32; R];
+    let mut i = 0;
+    while i < R {
+        x[i] = i as f32;
+        i += 1;
+    }
+    x
+};
+
+/// One block's sums, row by row (`y + B z`), lane `x`.
+struct Sums {
+    w: [[f32; R]; ROWS],
+    wx: [[[f32; R]; ROWS]; 3],
+    wv: [[[f32; R]; ROWS]; 3],
+    /// Velocity weights: the kernel's, plus a tiny one where only a floor reaches.
+    wvs: [[f32; R]; ROWS],
+    floor: [[f32; R]; ROWS],
+}
+
+/// Splats one block (see the module docs); AVX2 where the CPU has it (the same operations
+/// lane by lane, so the same bits as without).
+pub(super) fn splat_block(
+    g: &SparseGrid,
+    ks: &Kernels,
+    dense: u32,
+    radius: f32,
+    outside: f32,
+    skip: Skip,
+    out: Out,
+) {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU supports AVX2 (checked just above).
+        unsafe { splat_block_avx2(g, ks, dense, radius, outside, skip, out) };
+        return;
+    }
+    splat_block_any(g, ks, dense, radius, outside, skip, out)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn splat_block_avx2(
+    g: &SparseGrid,
+    ks: &Kernels,
+    dense: u32,
+    radius: f32,
+    outside: f32,
+    skip: Skip,
+    out: Out,
+) {
+    splat_block_any(g, ks, dense, radius, outside, skip, out)
+}
+
+#[inline(always)]
+fn splat_block_any(
+    g: &SparseGrid,
+    ks: &Kernels,
+    dense: u32,
+    radius: f32,
+    outside: f32,
+    skip: Skip,
+    out: Out,
+) {
+    if skip != Skip::No {
+        // Deep: inside; beyond a wall: the wall clip makes it air whatever is splatted.
+        out.phi.fill(if skip == Skip::Deep { -radius } else { 0.0 });
+        out.floor.fill(outside);
+        out.vel.fill([0.0; 3]);
+        return;
+    }
+    let bc = g.coords(dense);
+    let fo: [f32; 3] = std::array::from_fn(|a| (bc[a] * B as i64) as f32);
+    // This block's points that can matter (see [`Kernels::relevant`]).
+    let bmin: [f32; 3] = std::array::from_fn(|a| (ks.relevant[0][a] - fo[a]).max(0.0));
+    let bmax: [f32; 3] = std::array::from_fn(|a| (ks.relevant[1][a] - fo[a]).min((B - 1) as f32));
+    let h = g.cell as f32;
+    let mut s = Sums {
+        w: [[0.0; R]; ROWS],
+        wx: [[[0.0; R]; ROWS]; 3],
+        wv: [[[0.0; R]; ROWS]; 3],
+        wvs: [[0.0; R]; ROWS],
+        floor: [[f32::MAX; R]; ROWS],
+    };
+    let se = ks.sphere.ext;
+    for dz in -1..=1 {
+        for dy in -1..=1 {
+            for dx in -1..=1 {
+                let Some(nd) = g.dense([bc[0] + dx, bc[1] + dy, bc[2] + dz]) else {
+                    continue;
+                };
+                // Reach bits this block needs of a particle of block `nd` ([`reach_code`]).
+                let o = [dx, dy, dz];
+                let need = (0..3).fold(HAS_KERNEL, |n, a| match o[a] {
+                    1 => n | 1 << a,
+                    -1 => n | 8 << a,
+                    _ => n,
+                });
+                for i in g.particles_of(nd) {
+                    if ks.codes[i] & need != need {
+                        continue;
+                    }
+                    let tag = ks.tags[i];
+                    let q = [
+                        g.pos[0][i] - fo[0],
+                        g.pos[1][i] - fo[1],
+                        g.pos[2][i] - fo[2],
+                    ];
+                    let k = if tag == SPHERE {
+                        if (0..3).any(|a| q[a] + se[a] < bmin[a] || q[a] - se[a] > bmax[a]) {
+                            continue;
+                        }
+                        &ks.sphere
+                    } else {
+                        let k = &ks.ells[tag as usize];
+                        if (0..3).any(|a| q[a] + k.ext[a] < bmin[a] || q[a] - k.ext[a] > bmax[a]) {
+                            continue;
+                        }
+                        k
+                    };
+                    let lo: [usize; 3] =
+                        std::array::from_fn(|a| ceil_pos((q[a] - k.ext[a]).max(bmin[a])));
+                    let hi: [usize; 3] =
+                        std::array::from_fn(|a| ((q[a] + k.ext[a]).min(bmax[a])) as usize);
+                    if (0..3).any(|a| lo[a] > hi[a]) {
+                        continue;
+                    }
+                    let v = [g.vel[0][i], g.vel[1][i], g.vel[2][i]];
+                    if k.fs == 0.0 && k.wall_axis == 3 {
+                        kernel_only(&mut s, k, q, v, lo, hi);
+                    } else {
+                        with_floor(&mut s, k, q, v, lo, hi, h);
+                    }
+                }
+            }
+        }
+    }
+    let Sums {
+        w,
+        wx,
+        wv,
+        wvs,
+        floor,
+    } = &s;
+    for k in 0..BP {
+        let l = [k % B, (k / B) % B, k / (B * B)];
+        let (r, x) = (k / R, k % R);
+        let zb = if w[r][x] > 0.0 {
+            let d2: f32 = (0..3)
+                .map(|a| (l[a] as f32 - wx[a][r][x] / w[r][x]).powi(2))
+                .sum();
+            d2.sqrt() * h - radius
+        } else {
+            outside
+        };
+        out.phi[k] = zb;
+        out.floor[k] = floor[r][x].min(outside);
+        let ws = wvs[r][x];
+        out.vel[k] = if ws > 0.0 {
+            [wv[0][r][x] / ws, wv[1][r][x] / ws, wv[2][r][x] / ws]
+        } else {
+            [0.0; 3]
+        };
+    }
+}
+
+/// Adds weights `wk` (0 where nothing is added) to row `r`'s sums.
+#[inline(always)]
+fn add_row(s: &mut Sums, r: usize, wk: &[f32; R], wv_k: &[f32; R], q: [f32; 3], v: [f32; 3]) {
+    for j in 0..R {
+        s.w[r][j] += wk[j];
+        s.wx[0][r][j] += wk[j] * q[0];
+        s.wx[1][r][j] += wk[j] * q[1];
+        s.wx[2][r][j] += wk[j] * q[2];
+        s.wvs[r][j] += wv_k[j];
+        s.wv[0][r][j] += wv_k[j] * v[0];
+        s.wv[1][r][j] += wv_k[j] * v[1];
+        s.wv[2][r][j] += wv_k[j] * v[2];
+    }
+}
+
+/// A kernel without floor nor wall film: each row that the ellipsoid crosses (its minimum of
+/// `q²` along the row below 1), all of it at once, with a weight of 0 outside the ellipsoid
+/// (`1 - q²` clamped at 0; adding 0 leaves a sum's bits unchanged).
+#[inline(always)]
+fn kernel_only(s: &mut Sums, k: &Kernel, q: [f32; 3], v: [f32; 3], lo: [usize; 3], hi: [usize; 3]) {
+    let m = &k.m;
+    let dx: [f32; R] = std::array::from_fn(|j| LANE_X[j] - q[0]);
+    for z in lo[2]..=hi[2] {
+        let dz = z as f32 - q[2];
+        for y in lo[1]..=hi[1] {
+            let dy = y as f32 - q[1];
+            let b = m[3] * dy + m[4] * dz;
+            let c = m[1] * dy * dy + m[2] * dz * dz + 2.0 * m[5] * dy * dz;
+            if b * b - m[0] * (c - 1.0) <= 0.0 {
+                continue;
+            }
+            let mut wk = [0f32; R];
+            for j in 0..R {
+                let q2 = m[0] * dx[j] * dx[j] + 2.0 * b * dx[j] + c;
+                let t = (1.0 - q2).max(0.0);
+                wk[j] = k.amp * t * t * t;
+            }
+            add_row(s, y + B * z, &wk, &wk, q, v);
+        }
+    }
+}
+
+/// A kernel with a thin-feature floor or a wall film: every point of the bounding box.
+#[inline(always)]
+fn with_floor(
+    s: &mut Sums,
+    k: &Kernel,
+    q: [f32; 3],
+    v: [f32; 3],
+    lo: [usize; 3],
+    hi: [usize; 3],
+    h: f32,
+) {
+    let dx: [f32; R] = std::array::from_fn(|j| LANE_X[j] - q[0]);
+    let inbox: [bool; R] = std::array::from_fn(|j| j >= lo[0] && j <= hi[0]);
+    let mask: [f32; R] = inbox.map(|b| b as u32 as f32);
+    let (m, f) = (&k.m, &k.f);
+    for z in lo[2]..=hi[2] {
+        let dz = z as f32 - q[2];
+        for y in lo[1]..=hi[1] {
+            let dy = y as f32 - q[1];
+            let r = y + B * z;
+            let mut wk = [0f32; R];
+            let mut wvk = [0f32; R];
+            for j in 0..R {
+                let t = (1.0 - quad(m, [dx[j], dy, dz])).max(0.0);
+                wk[j] = k.amp * t * t * t * mask[j];
+                wvk[j] = wk[j];
+            }
+            if k.fs > 0.0 {
+                for j in 0..R {
+                    let fl = (quad(f, [dx[j], dy, dz]).sqrt() - 1.0) * k.fs;
+                    if inbox[j] {
+                        s.floor[r][j] = s.floor[r][j].min(fl);
+                        // A small velocity weight where only the floor reaches.
+                        wvk[j] += 1e-6 * (1.0 - fl / (2.0 * k.fs)).max(0.0);
+                    }
+                }
+            }
+            if k.wall_axis < 3 {
+                let wa = k.wall_axis as usize;
+                let (o, rr) = (k.wall_offset, WALL_ACROSS);
+                let d = [dy, dz];
+                // Squared terms of the two axes along the wall and of the one across.
+                let along: f32 = (0..3)
+                    .filter(|&a| a != wa && a != 0)
+                    .map(|a| (d[a - 1] / WALL_ALONG).powi(2))
+                    .sum();
+                for j in 0..R {
+                    let e2 = if wa == 0 {
+                        ((dx[j] - o) / rr).powi(2) + along
+                    } else {
+                        let across = (d[wa - 1] - o) / rr;
+                        (dx[j] / WALL_ALONG).powi(2) + along + across * across
+                    };
+                    let fl = (e2.sqrt() - 1.0) * WALL_ACROSS * h;
+                    if inbox[j] {
+                        s.floor[r][j] = s.floor[r][j].min(fl);
+                    }
+                }
+            }
+            add_row(s, r, &wk, &wvk, q, v);
+        }
+    }
+}
