@@ -504,7 +504,12 @@ mod tests {
     /// the scene comparison, naming the field, rather than changing the substeps mid-run.
     #[test]
     fn checkpoint_from_before_the_surface_wave_bound_reads_as_unbounded() {
-        let bytes = encode(&SceneRecord::new(scene(), 0, 2), 4, 0.1, &Particles::default());
+        let bytes = encode(
+            &SceneRecord::new(scene(), 0, 2),
+            4,
+            0.1,
+            &Particles::default(),
+        );
         let c = decode(&bytes).unwrap();
         assert_eq!(c.meta.scene["solver"]["surface_wave_step"], 0.0);
         let mut now = c.meta.scene.clone();
@@ -517,7 +522,12 @@ mod tests {
         // A recorded value is kept as it is.
         let mut s = scene();
         s["solver"]["surface_wave_step"] = 0.47.into();
-        let c = decode(&encode(&SceneRecord::new(s, 0, 2), 4, 0.1, &Particles::default()));
+        let c = decode(&encode(
+            &SceneRecord::new(s, 0, 2),
+            4,
+            0.1,
+            &Particles::default(),
+        ));
         assert_eq!(c.unwrap().meta.scene["solver"]["surface_wave_step"], 0.47);
     }
 
