@@ -224,10 +224,11 @@ fn splat_block_any(
         out.phi[k] = zb;
         out.floor[k] = floor[r][x].min(outside);
         let ws = wvs[r][x];
+        // No kernel reaches the point: no velocity (NaN, see `LevelSet::vel`).
         out.vel[k] = if ws > 0.0 {
             [wv[0][r][x] / ws, wv[1][r][x] / ws, wv[2][r][x] / ws]
         } else {
-            [0.0; 3]
+            [f32::NAN; 3]
         };
     }
 }
