@@ -478,3 +478,30 @@ fn vertex_velocities_follow_the_particles() {
         }
     }
 }
+
+/// The wall caps of deep water carry the liquid's velocity: a pool seeded moving at 0.5 m/s
+/// along x, meshed with `anisotropic`, whose floor cap runs through blocks deep inside the
+/// liquid that are set without a splat. Every floor vertex more than a reach from the x walls
+/// must have vx = 0.5 (mirrors across the floor keep vx; f32 rounding only); they had 0 when
+/// deep blocks carried no velocity (45% of the wall-cap vertices of the 1M dam break's frame
+/// 20).
+#[test]
+fn wall_caps_carry_the_liquid_velocity() {
+    let s = pool_scene();
+    let mut p = seed(&s);
+    p.vel[0].iter_mut().for_each(|v| *v = 0.5);
+    let set = SurfaceSettings {
+        method: Method::Anisotropic,
+        ..Default::default()
+    };
+    let m = reconstruct(&p, &set, &s.domain);
+    let floor = s.domain.cell_size as f32;
+    let mut n = 0;
+    for (v, x) in m.velocities.iter().zip(&m.positions) {
+        if (x[2] - floor).abs() < 1e-4 && x[0] > 0.35 && x[0] < 0.45 {
+            n += 1;
+            assert!((v[0] - 0.5).abs() < 1e-4, "{v:?} at {x:?}");
+        }
+    }
+    assert!(n > 20, "{n} floor vertices");
+}

@@ -134,7 +134,13 @@ fn splat_block_any(
         // Deep: inside; beyond a wall: the wall clip makes it air whatever is splatted.
         out.phi.fill(if skip == Skip::Deep { -radius } else { 0.0 });
         out.floor.fill(outside);
-        out.vel.fill([0.0; 3]);
+        // A deep block's points carry the mean velocity of its particles (mirrors included):
+        // the wall caps of deep water run through such blocks, and their vertices read it.
+        out.vel.fill(if skip == Skip::Deep {
+            mean_velocity(g, dense)
+        } else {
+            [0.0; 3]
+        });
         return;
     }
     let bc = g.coords(dense);
@@ -231,6 +237,20 @@ fn splat_block_any(
             [f32::NAN; 3]
         };
     }
+}
+
+/// The mean velocity of the particles binned in block `dense` (in binned order: the same bits
+/// for any thread count); zero for an empty block.
+fn mean_velocity(g: &SparseGrid, dense: u32) -> [f32; 3] {
+    let range = g.particles_of(dense);
+    let n = range.len();
+    if n == 0 {
+        return [0.0; 3];
+    }
+    std::array::from_fn(|a| {
+        let sum: f64 = g.vel[a][range.clone()].iter().map(|&v| v as f64).sum();
+        (sum / n as f64) as f32
+    })
 }
 
 /// Adds weights `wk` (0 where nothing is added) to row `r`'s sums.
