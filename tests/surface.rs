@@ -108,7 +108,10 @@ fn resting_pool_is_flat_at_its_fill_height() {
     );
     let fill = 0.3;
     for smoothing in [0, 4] {
+        // `zhu_bridson` (the default until session 5): the README's calibration figures are
+        // its; `anisotropic`'s flat pool is `a_settled_pool_is_flat` in surface_features.rs.
         let set = SurfaceSettings {
+            method: Method::ZhuBridson,
             smoothing_iterations: smoothing,
             ..Default::default()
         };
@@ -131,7 +134,7 @@ fn resting_pool_is_flat_at_its_fill_height() {
             "top deviates {worst} m from the fill height"
         );
         if smoothing == 4 {
-            // The README's figures for the default settings: the top within 0.5 mm of the fill
+            // The README's figures for `zhu_bridson`'s defaults: the top within 0.5 mm of the fill
             // height on average, RMS under 2 mm, worst under 7.5 mm (measured 0.07, 1.84,
             // 6.95 mm): a tenth of a 0.05 m cell, the level set's particle-scale bumps.
             assert!((mean - fill).abs() < 5e-4, "mean top {mean} vs fill {fill}");
@@ -362,8 +365,9 @@ fn marching_cubes_agrees_with_the_isosurface_crate() {
     );
 }
 
-/// The default smoothing (one level-set blur pass, 4 Taubin iterations) makes a seeded ball
-/// rounder and smoother while keeping its volume.
+/// `zhu_bridson`'s default smoothing (one level-set blur pass, 4 Taubin iterations) makes a
+/// seeded ball rounder and smoother while keeping its volume. The method is named: the blur is
+/// `zhu_bridson`'s (`anisotropic` has none), and so are the README's calibration figures.
 #[test]
 fn smoothing_reduces_roughness_and_keeps_the_volume() {
     let s = ball_scene();
@@ -389,6 +393,7 @@ fn smoothing_reduces_roughness_and_keeps_the_volume() {
     // off here, this test is the blur's and Taubin's (the flattening has its own tests in
     // tests/surface_features.rs).
     let base = SurfaceSettings {
+        method: Method::ZhuBridson,
         calm_flattening: 0,
         ..Default::default()
     };
