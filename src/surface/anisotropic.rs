@@ -44,7 +44,7 @@
 //! **Cost** (a narrow band, as splashsurf's subdomains do; our own form): particles
 //! are binned into the blocks of the sparse grid first; blocks deep inside the liquid
 //! ([`is_deep`]: every 4³-cell density cube in and around the block at least [`DEEP_DENSITY`]
-//! full) get `phi = -r` without a splat, blocks a cell or more beyond a wall plane get air;
+//! full) get `phi = -r` and their particles' mean velocity without a splat, blocks a cell or more beyond a wall plane get air;
 //! kernels are only computed for particles next to a block that is splatted. The neighbour
 //! search walks cells of size `R` over positions copied in cell order (struct of arrays, one
 //! contiguous slice per cell row); a first pass only counts neighbours and stops at
@@ -456,7 +456,8 @@ impl LevelSet {
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(super) enum Skip {
     No,
-    /// Deep inside the liquid ([`is_deep`]): `phi = -r`.
+    /// Deep inside the liquid ([`is_deep`]): `phi = -r`, velocity the mean of its particles'
+    /// (wall caps of deep water run through such blocks).
     Deep,
     /// Every point a cell or more beyond a wall plane: air after the wall clip.
     Beyond,

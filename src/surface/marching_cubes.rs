@@ -13,7 +13,8 @@
 //!
 //! Vertex position: linear interpolation of `phi` along the edge. Normal: the normalised,
 //! linearly interpolated central-difference gradient of `phi` at the edge's two end points.
-//! Velocity: linear interpolation of the sampled velocity.
+//! Velocity: linear interpolation of the sampled velocity, or the one end's where no kernel
+//! reached the other ([`LevelSet::edge_velocity`]).
 
 mod table;
 
@@ -203,9 +204,7 @@ fn block_vertices(ls: &LevelSet, s: usize) -> BlockOut {
                     ];
                     let mut gq = gp;
                     gq[axis] += 1;
-                    let v0 = ls.vel_at(gp);
-                    let v1 = ls.vel_at(gq);
-                    let v: [f32; 3] = std::array::from_fn(|a| v0[a] + t * (v1[a] - v0[a]));
+                    let v = ls.edge_velocity(gp, gq, t);
                     out.edge_vertex[(x + B * (y + B * z)) * 3 + axis] = out.positions.len() as u32;
                     out.positions.push(pos);
                     out.normals.push(n);

@@ -134,7 +134,13 @@ fn splat_block_any(
         // Deep: inside; beyond a wall: the wall clip makes it air whatever is splatted.
         out.phi.fill(if skip == Skip::Deep { -radius } else { 0.0 });
         out.floor.fill(outside);
-        out.vel.fill([0.0; 3]);
+        // A deep block's points carry the mean velocity of its particles (mirrors included):
+        // the wall caps of deep water run through such blocks, and their vertices read it.
+        out.vel.fill(if skip == Skip::Deep {
+            mean_velocity(g, dense)
+        } else {
+            [0.0; 3]
+        });
         return;
     }
     let bc = g.coords(dense);
@@ -224,12 +230,27 @@ fn splat_block_any(
         out.phi[k] = zb;
         out.floor[k] = floor[r][x].min(outside);
         let ws = wvs[r][x];
+        // No kernel reaches the point: no velocity (NaN, see `LevelSet::vel`).
         out.vel[k] = if ws > 0.0 {
             [wv[0][r][x] / ws, wv[1][r][x] / ws, wv[2][r][x] / ws]
         } else {
-            [0.0; 3]
+            [f32::NAN; 3]
         };
     }
+}
+
+/// The mean velocity of the particles binned in block `dense` (in binned order: the same bits
+/// for any thread count); zero for an empty block.
+fn mean_velocity(g: &SparseGrid, dense: u32) -> [f32; 3] {
+    let range = g.particles_of(dense);
+    let n = range.len();
+    if n == 0 {
+        return [0.0; 3];
+    }
+    std::array::from_fn(|a| {
+        let sum: f64 = g.vel[a][range.clone()].iter().map(|&v| v as f64).sum();
+        (sum / n as f64) as f32
+    })
 }
 
 /// Adds weights `wk` (0 where nothing is added) to row `r`'s sums.
