@@ -215,17 +215,17 @@ impl LevelSet {
 
 /// Mirror images of the particles within `reach` of a wall of the liquid region, reflected
 /// across that wall (and across both or all three walls near an edge or corner), with the
-/// velocity component normal to the wall negated: positions, velocities, and per mirror the
-/// index of its particle and the axes it is reflected across (bit `a` for axis `a`). `None`
-/// when no particle is near a wall.
-fn wall_mirrors(pos: &[Vec<f32>; 3], vel: &[Vec<f32>; 3], p: &Params) -> Option<Mirrors> {
+/// velocity component normal to the wall negated: per chunk of particles, positions,
+/// velocities, and per mirror the index of its particle and the axes it is reflected across
+/// (bit `a` for axis `a`); the chunks in order give the serial order.
+fn wall_mirrors(pos: &[Vec<f32>; 3], vel: &[Vec<f32>; 3], p: &Params) -> Vec<Mirrors> {
     let reach = p.reach();
     let lo = p.region_lo;
     let hi = p.region_hi;
-    // Per chunk of particles (in parallel), then the chunks in order: the serial order.
+    // Per chunk of particles, in parallel.
     const CHUNK: usize = 1 << 15;
     let n = pos[0].len();
-    let chunks: Vec<Mirrors> = (0..n.div_ceil(CHUNK))
+    (0..n.div_ceil(CHUNK))
         .into_par_iter()
         .map(|c| {
             let mut out = Mirrors::default();
@@ -264,17 +264,7 @@ fn wall_mirrors(pos: &[Vec<f32>; 3], vel: &[Vec<f32>; 3], p: &Params) -> Option<
             }
             out
         })
-        .collect();
-    let mut out = Mirrors::default();
-    for c in chunks {
-        for a in 0..3 {
-            out.pos[a].extend_from_slice(&c.pos[a]);
-            out.vel[a].extend_from_slice(&c.vel[a]);
-        }
-        out.source.extend_from_slice(&c.source);
-        out.mask.extend_from_slice(&c.mask);
-    }
-    (!out.source.is_empty()).then_some(out)
+        .collect()
 }
 
 /// Wall mirrors ([`wall_mirrors`]): positions, velocities, and per mirror the index of the
@@ -293,22 +283,34 @@ pub struct Mirrors {
 /// flat and full. Used by [`build`] and by the anisotropic level set (which also reads which
 /// particle each mirror images: `source` and `mask` index the appended part).
 pub fn mirrored(pos: &[Vec<f32>; 3], vel: &[Vec<f32>; 3], p: &Params) -> Option<Mirrors> {
-    wall_mirrors(pos, vel, p).map(|m| {
-        let join = |a: &[Vec<f32>; 3], b: &[Vec<f32>; 3]| -> [Vec<f32>; 3] {
-            std::array::from_fn(|k| {
-                let mut v = Vec::with_capacity(a[k].len() + b[k].len());
-                v.extend_from_slice(&a[k]);
-                v.extend_from_slice(&b[k]);
-                v
-            })
-        };
-        Mirrors {
-            pos: join(pos, &m.pos),
-            vel: join(vel, &m.vel),
-            source: m.source,
-            mask: m.mask,
+    let chunks = wall_mirrors(pos, vel, p);
+    let count: usize = chunks.iter().map(|c| c.source.len()).sum();
+    if count == 0 {
+        return None;
+    }
+    // The particles, then each chunk's mirrors appended once, in chunk order.
+    let start = |a: &[Vec<f32>; 3]| -> [Vec<f32>; 3] {
+        std::array::from_fn(|k| {
+            let mut v = Vec::with_capacity(a[k].len() + count);
+            v.extend_from_slice(&a[k]);
+            v
+        })
+    };
+    let mut out = Mirrors {
+        pos: start(pos),
+        vel: start(vel),
+        source: Vec::with_capacity(count),
+        mask: Vec::with_capacity(count),
+    };
+    for c in chunks {
+        for a in 0..3 {
+            out.pos[a].extend_from_slice(&c.pos[a]);
+            out.vel[a].extend_from_slice(&c.vel[a]);
         }
-    })
+        out.source.extend_from_slice(&c.source);
+        out.mask.extend_from_slice(&c.mask);
+    }
+    Some(out)
 }
 
 /// Samples the level set of `pos`/`vel` (SoA, m and m/s), before any blur and before the wall
