@@ -27,7 +27,9 @@
 //!   also where the path check stopped it (a stopped particle kept moving into the wall).
 //!   Where the domain's interior box then clamps the particle back towards the solid (a wedge
 //!   between an obstacle and a domain wall, whose gradient points into the wall), the push-out
-//!   continues along the wall ([`wedge`]).
+//!   continues along the wall ([`wedge`]). With static obstacles only the particles of the
+//!   cells near a solid are visited (`hold.rs`: the cells a bound on the move cannot clear;
+//!   the same bytes as visiting all).
 //!
 //! Every loop is per particle or per cell, writing disjoint outputs: the same for any thread
 //! count. Poses are functions of time, so resume is exact. Buffers are allocated once
