@@ -54,8 +54,9 @@
 //! wall film. Sphere kernels are tagged, not stored; the splat ([`splat`]) sums a block row at
 //! a time, and only into the points within two cells of the liquid region (the mesh never reads
 //! farther ones), so most of a mirror's support is skipped. Measured on frame 20 of the 1M
-//! dam break (`cargo bench --bench surface`, 2 threads, machine otherwise idle): 2.07-2.15x
-//! faster than splashsurf (issue 14's target is 3x), process CPU 1.54 -> 0.9 s.
+//! dam break (`cargo bench --bench surface`, 2 threads, machine otherwise idle): 2.40-2.54x
+//! faster than splashsurf at the end of session 6 (issue 14's target is 3x), process CPU
+//! 1.54 -> 0.95 s.
 //!
 //! Splatting works as in [`super::level_set`]: per block, particles in a fixed order, so the
 //! bytes do not depend on the thread count.
