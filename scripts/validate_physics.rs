@@ -15,7 +15,8 @@
 //!
 //! `VALIDATE_CORRECTION` / `VALIDATE_INTERVAL` override `solver.volume_correction` and
 //! `solver.volume_correction_interval`, `VALIDATE_CFL` `solver.cfl`, `VALIDATE_SURFACE_WAVE_STEP`
-//! `solver.surface_wave_step`, `VALIDATE_TRANSFER`
+//! `solver.surface_wave_step`, `VALIDATE_MAX_PARTICLES_PER_CELL` `solver.max_particles_per_cell`
+//! (0 off), `VALIDATE_TRANSFER`
 //! (`flip` or `apic`) `solver.transfer`, `VALIDATE_FREE_SURFACE` (`staircase` or
 //! `ghost_fluid`) `solver.free_surface` (to compare settings).
 
@@ -110,6 +111,9 @@ fn solver_overrides(s: &mut surge::scene::Scene) {
     if let Ok(v) = std::env::var("VALIDATE_SURFACE_WAVE_STEP") {
         s.solver.surface_wave_step = v.parse().expect("VALIDATE_SURFACE_WAVE_STEP");
     }
+    if let Ok(v) = std::env::var("VALIDATE_MAX_PARTICLES_PER_CELL") {
+        s.solver.max_particles_per_cell = v.parse().expect("VALIDATE_MAX_PARTICLES_PER_CELL");
+    }
     if let Ok(v) = std::env::var("VALIDATE_TRANSFER") {
         s.solver.transfer =
             serde_json::from_value(v.as_str().into()).expect("VALIDATE_TRANSFER: flip or apic");
@@ -128,21 +132,25 @@ fn dam_break_volume() {
     let p = loaded.particles.clone();
     let frames = s.time.frames;
     println!(
-        "== dam break volume: scenes/dam_break.json, {} particles, {frames} frames at {} fps (transfer {:?}, volume_correction {}, interval {} s)",
+        "== dam break volume: scenes/dam_break.json, {} particles, {frames} frames at {} fps (transfer {:?}, volume_correction {}, interval {} s, max_particles_per_cell {})",
         p.len(),
         s.time.fps,
         s.solver.transfer,
         s.solver.volume_correction,
-        s.solver.volume_correction_interval
+        s.solver.volume_correction_interval,
+        s.solver.max_particles_per_cell
     );
     let v0 = volume_measure::measure(&s, &p).volume;
+    let n0 = p.len();
     let mut sim = surge::sim::Simulation::new(&s, p, 0).expect("dam break");
     let (mut worst, mut worst_t, mut beyond, mut bulk_max, mut any_max, mut crowd) =
         (0.0f64, 0.0, 0, 0u32, 0u32, 0.0f64);
     let t0 = Instant::now();
-    let mut substeps = 0;
+    let (mut substeps, mut removed) = (0, 0u64);
     for _ in 0..frames {
-        substeps += sim.advance_frame().substeps;
+        let r = sim.advance_frame();
+        substeps += r.substeps;
+        removed += r.crowded_removed;
         let m = volume_measure::measure(&s, sim.particles());
         let c = m.volume / v0 - 1.0;
         let t = s.frame_time(sim.frame());
@@ -175,6 +183,10 @@ fn dam_break_volume() {
         "  most particles in a bulk cell {bulk_max} ({:.1}x the seeding density; target under 3x), in any cell {any_max}; largest share of particles in cells above 2x: {:.1}%",
         bulk_max as f64 / volume_measure::SEEDED,
         100.0 * crowd
+    );
+    println!(
+        "  particles removed from crowded cells: {removed} ({:.3}% of the start)",
+        100.0 * removed as f64 / n0 as f64
     );
 }
 

@@ -303,6 +303,11 @@ pub fn decode(bytes: &[u8]) -> Result<Checkpoint, String> {
         solver
             .entry("surface_wave_step")
             .or_insert_with(|| Value::from(0.0));
+        // Likewise a run recorded without `solver.max_particles_per_cell` ran without the
+        // thinning of crowded cells: `0`, off.
+        solver
+            .entry("max_particles_per_cell")
+            .or_insert_with(|| Value::from(0));
     }
     // Format 1 predates `solver.transfer`; its runs were PIC/FLIP, which is what a scene without
     // the field means (the default is left out of written scenes), so its META reads as it is.

@@ -24,6 +24,9 @@
 //!    and push out any that are inside. With `solver.transfer = "apic"` the splat adds each
 //!    particle's affine term and the gather is [`apic::gather_and_advect`] (`v_p = v_new(x_p)`,
 //!    `C_p = grad v_new(x_p)`; Jiang et al. 2015).
+//! 8. [`crowding`] (with `solver.max_particles_per_cell`, default 24): the particles sorted by
+//!    cell for the next substep, and any cell holding more than the bound thinned to it (which
+//!    particles go: a hash of their creation index; the cell's mean velocity kept).
 //!
 //! Frame rate: frames only sample the state. Nothing but the substep lengths depends on where
 //! frames fall (a frame shorter than the CFL step shortens its substeps), and the pressure
@@ -73,6 +76,7 @@ pub mod apic;
 mod awake;
 mod bench;
 pub mod cell_sort;
+pub mod crowding;
 pub mod density;
 #[cfg(target_arch = "x86_64")]
 mod displace_avx2;
@@ -126,6 +130,7 @@ struct Workspace {
     last_solve: pressure::SolveStats,
     emission: emit::Emission,
     solids: solids::SolidState,
+    crowding: crowding::Crowding,
 }
 
 impl Workspace {
@@ -147,6 +152,7 @@ impl Workspace {
             last_solve: Default::default(),
             emission,
             solids: solids::SolidState::new(obstacles, &dims),
+            crowding: crowding::Crowding::with_capacity(256),
         }
     }
 }
@@ -326,6 +332,7 @@ impl Simulation {
         // The particles' arrays move into the sorted state for the frame (no copy) and come
         // back in creation order at its end.
         ws.sorted.take(&mut self.particles, d.cells());
+        ws.crowding.invalidate();
         advect::clamp_inside(&d, &mut ws.sorted);
         ws.emission.begin_frame(&mut ws.sorted);
         report.seconds.sort += t.elapsed().as_secs_f64();
@@ -429,6 +436,7 @@ impl Simulation {
         ws.emission.store(&mut ws.sorted, &mut self.particles);
         report.seconds.sort += t.elapsed().as_secs_f64();
         report.particle_cap_reached = ws.emission.take_cap_warning();
+        report.crowded_removed = ws.crowding.take_removed();
         report.emission = ws.emission.take_report();
         self.frame += 1;
         report
@@ -473,7 +481,7 @@ fn substep(
     let (time, end) = (at.t_start, at.t_end);
 
     let t = Instant::now();
-    ws.sorted.sort(&d);
+    ws.crowding.sort(&d, &mut ws.sorted);
     secs.sort += t.elapsed().as_secs_f64();
 
     let t = Instant::now();
@@ -578,6 +586,13 @@ fn substep(
     ws.emission
         .after_substep(&d, &mut ws.sorted, at.t_start, at.t_end);
     secs.emit += t.elapsed().as_secs_f64();
+
+    // Crowded cells thinned (and the particles sorted for the next substep).
+    let t = Instant::now();
+    let salt = [scene.seed, end.to_bits()];
+    let most = scene.solver.max_particles_per_cell;
+    ws.crowding.thin(&d, &mut ws.sorted, most, salt);
+    secs.sort += t.elapsed().as_secs_f64();
 
     ws.last_solve = stats;
     report.substeps += 1;

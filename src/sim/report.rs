@@ -82,4 +82,12 @@ pub struct FrameReport {
     /// once).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub particle_cap_reached: bool,
+    /// Particles removed from crowded cells (`solver.max_particles_per_cell`; left out of the
+    /// stats when none).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub crowded_removed: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }

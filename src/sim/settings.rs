@@ -99,6 +99,14 @@ pub struct SolverSettings {
     /// never on the frame rate; 0 corrects after every substep. (default: `0`)
     #[serde(default)]
     pub volume_correction_interval: f64,
+    /// Most particles a cell may hold at the end of a substep: every substep, the particles of
+    /// a cell holding more are thinned to this count (chosen by a hash of their creation
+    /// index, the cell's mean velocity kept; see `sim::crowding`). 0 switches it off; otherwise
+    /// more than the seeding density, 8. (default: `24`, three times the seeding density;
+    /// always written, so that a checkpoint from before the thinning, which ran without it,
+    /// is read as `0` and a resume of it under the new default is refused, naming this field)
+    #[serde(default = "default_max_particles_per_cell")]
+    pub max_particles_per_cell: u32,
     /// Preconditioner of the pressure solve's conjugate gradient: `"mic0"` or `"multigrid"`.
     /// (default: `"mic0"`; left out of the written scene when it is the default, so the physics
     /// hash of scenes that do not set it is unchanged)
@@ -183,6 +191,7 @@ impl Default for SolverSettings {
             pressure_max_iterations: default_pressure_max_iterations(),
             volume_correction: default_volume_correction(),
             volume_correction_interval: 0.0,
+            max_particles_per_cell: default_max_particles_per_cell(),
             pressure_preconditioner: PressurePreconditioner::default(),
             transfer: Transfer::default(),
             free_surface: FreeSurface::default(),
@@ -223,6 +232,11 @@ fn default_pressure_max_iterations() -> u32 {
 }
 fn default_volume_correction() -> f64 {
     1.0
+}
+/// Three times the seeding density: issue 19's bound on crowding (README, "Volume").
+pub const MAX_PARTICLES_PER_CELL: u32 = 24;
+fn default_max_particles_per_cell() -> u32 {
+    MAX_PARTICLES_PER_CELL
 }
 
 /// Simulated time at the end of `frame`, s, for these settings. Derived from the frame index,
@@ -439,6 +453,20 @@ impl SolverSettings {
                     show(s.volume_correction_interval)
                 ),
                 "use 0 to correct after every substep, or e.g. 0.01",
+            ));
+        }
+        let seeded = super::density::REST_DENSITY as u32;
+        if s.max_particles_per_cell != 0 && s.max_particles_per_cell <= seeded {
+            return Err(err(
+                "solver.max_particles_per_cell",
+                format!(
+                    "{} is not above the seeding density ({seeded} particles per cell): evenly \
+                     seeded liquid would lose particles",
+                    s.max_particles_per_cell
+                ),
+                format!(
+                    "use 0 to switch the thinning off, or a count above {seeded}, e.g. {MAX_PARTICLES_PER_CELL}"
+                ),
             ));
         }
         Ok(())
