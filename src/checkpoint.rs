@@ -517,6 +517,8 @@ mod tests {
         );
         let c = decode(&bytes).unwrap();
         assert_eq!(c.meta.scene["solver"]["surface_wave_step"], 0.0);
+        // Nor did it thin crowded cells.
+        assert_eq!(c.meta.scene["solver"]["max_particles_per_cell"], 0);
         let mut now = c.meta.scene.clone();
         now["solver"]["surface_wave_step"] = 0.47.into();
         let d = diff(&physics_view(&c.meta.scene), &physics_view(&now));

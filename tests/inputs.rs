@@ -320,6 +320,30 @@ fn negative_volume_correction_interval() {
     );
 }
 
+/// `solver.max_particles_per_cell` at or below the seeding density (8) would thin evenly
+/// seeded liquid; a negative or fractional count is not a count.
+#[test]
+fn max_particles_per_cell_not_above_seeding_density() {
+    expect_failure(
+        "s.json",
+        &native(&format!(
+            "\"sources\": [{BOX}], \"solver\": {{\"max_particles_per_cell\": 8}}"
+        )),
+        &[],
+        &["`solver.max_particles_per_cell`", "seeding density", "0 to switch"],
+    );
+    for bad in ["-1", "20.5"] {
+        expect_failure(
+            "s.json",
+            &native(&format!(
+                "\"sources\": [{BOX}], \"solver\": {{\"max_particles_per_cell\": {bad}}}"
+            )),
+            &[],
+            &["max_particles_per_cell"],
+        );
+    }
+}
+
 #[test]
 fn flip_ratio_outside_unit_interval() {
     expect_failure(
