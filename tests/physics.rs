@@ -400,12 +400,31 @@ fn deterministic_across_threads_and_resume_multigrid() {
     deterministic_with(PressurePreconditioner::Multigrid);
 }
 
+/// The same with crowded cells thinned in most substeps (`solver.max_particles_per_cell` 9,
+/// the lowest allowed, far below the default 24, so that this small, uncrowded scene is
+/// thinned: 3 particles removed at 12): which particles go is the same for any thread count
+/// and after a resume.
+#[test]
+fn deterministic_across_threads_and_resume_with_thinning() {
+    let removed = deterministic_with_bound(PressurePreconditioner::Mic0, Some(9));
+    eprintln!("{removed} particles removed");
+    assert!(removed > 100, "expected crowded cells to be thinned, {removed} removed");
+}
+
 fn deterministic_with(pc: PressurePreconditioner) {
+    deterministic_with_bound(pc, None);
+}
+
+/// Returns the particles removed from crowded cells in the 8 frames.
+fn deterministic_with_bound(pc: PressurePreconditioner, max_per_cell: Option<u32>) -> u64 {
     let h = 0.02;
     let mut s = dam_break_scene(h, 30.0, 8);
     s.solver.pressure_preconditioner = pc;
+    if let Some(m) = max_per_cell {
+        s.solver.max_particles_per_cell = m;
+    }
     let p0 = dam_break_particles(&mut s, h);
-    let go = |threads: usize, p: Particles, from: u32, to: u32| -> (Particles, u32) {
+    let go = |threads: usize, p: Particles, from: u32, to: u32| -> (Particles, u32, u64) {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .build()
@@ -414,26 +433,29 @@ fn deterministic_with(pc: PressurePreconditioner) {
             let mut sim = Simulation::new(&s, p, from).unwrap();
             // Small preconditioner blocks, so the parallel block solves run here too.
             sim.set_preconditioner_block_rows(64);
-            let mut substeps = 0;
+            let (mut substeps, mut removed) = (0, 0);
             while sim.frame() < to {
-                substeps += sim.advance_frame().substeps;
+                let r = sim.advance_frame();
+                substeps += r.substeps;
+                removed += r.crowded_removed;
             }
-            (sim.particles().clone(), substeps)
+            (sim.particles().clone(), substeps, removed)
         })
     };
-    let (one, n1) = go(1, p0.clone(), 0, 8);
-    let (two, _) = go(2, p0.clone(), 0, 8);
-    let (three, _) = go(3, p0.clone(), 0, 8);
+    let (one, n1, removed) = go(1, p0.clone(), 0, 8);
+    let (two, _, _) = go(2, p0.clone(), 0, 8);
+    let (three, _, _) = go(3, p0.clone(), 0, 8);
     assert!(n1 > 8, "expected several substeps per frame, got {n1}");
     assert_ne!(bytes(&one), bytes(&p0), "nothing moved");
     assert!(bytes(&one) == bytes(&two), "1 vs 2 threads differ");
     assert!(bytes(&one) == bytes(&three), "1 vs 3 threads differ");
-    let (mid, _) = go(2, p0.clone(), 0, 4);
-    let (resumed, _) = go(2, mid, 4, 8);
+    let (mid, _, _) = go(2, p0.clone(), 0, 4);
+    let (resumed, _, _) = go(2, mid, 4, 8);
     assert!(
         bytes(&one) == bytes(&resumed),
         "resume from frame 4 differs"
     );
+    removed
 }
 
 /// A particle with a NaN coordinate is refused with an error naming it, not simulated.
