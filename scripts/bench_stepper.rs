@@ -41,6 +41,8 @@
 //! stage and the ratios),
 //! `BENCH_REPLAY_MG_ONLY=1` (with `BENCH_REPLAY_ONLY=1`: only the multigrid's replayed
 //! solves, on the default pool, and their total time: for profilers),
+//! `BENCH_MAX_PARTICLES_PER_CELL` (`solver.max_particles_per_cell` of every run; 0 switches
+//! the thinning of crowded cells off: the results before it),
 //! `BENCH_SKIP_DAM=1`, `BENCH_SKIP_TUTORIAL=1`, `BENCH_DAM_PEER=0` (skip the 1-thread dam-break
 //! peer), `BENCH_PEERS=0` (the default pool only, no warm-up and no peers: for profilers such as
 //! `RAYON_NUM_THREADS=1 valgrind --tool=callgrind`).
@@ -82,6 +84,7 @@ fn scene(lower: [f64; 3], h: f64, resolution: [u32; 3]) -> Scene {
         },
         solver: SolverSettings {
             pressure_preconditioner: preconditioner(),
+            max_particles_per_cell: max_particles_per_cell(),
             ..SolverSettings::default()
         },
         surface: Default::default(),
@@ -311,6 +314,14 @@ fn run_owned(
     }
 }
 
+/// `solver.max_particles_per_cell` of every run: `BENCH_MAX_PARTICLES_PER_CELL`, else the default.
+fn max_particles_per_cell() -> u32 {
+    env(
+        "BENCH_MAX_PARTICLES_PER_CELL",
+        SolverSettings::default().max_particles_per_cell,
+    )
+}
+
 /// The preconditioner chosen by `BENCH_PRECONDITIONER`.
 fn preconditioner() -> PressurePreconditioner {
     match std::env::var("BENCH_PRECONDITIONER").as_deref() {
@@ -481,6 +492,7 @@ fn bench_dam_break(threads: usize, peers: bool) {
                 .unwrap_or_else(|e| panic!("BENCH_SCENE {path}: {e}"));
             let mut s = l.scene;
             s.solver.pressure_preconditioner = preconditioner();
+            s.solver.max_particles_per_cell = max_particles_per_cell();
             (s, l.particles)
         }
         Err(_) => dam_break(h),

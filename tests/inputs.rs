@@ -330,7 +330,11 @@ fn max_particles_per_cell_not_above_seeding_density() {
             "\"sources\": [{BOX}], \"solver\": {{\"max_particles_per_cell\": 8}}"
         )),
         &[],
-        &["`solver.max_particles_per_cell`", "seeding density", "0 to switch"],
+        &[
+            "`solver.max_particles_per_cell`",
+            "seeding density",
+            "0 to switch",
+        ],
     );
     for bad in ["-1", "20.5"] {
         expect_failure(

@@ -408,7 +408,10 @@ fn deterministic_across_threads_and_resume_multigrid() {
 fn deterministic_across_threads_and_resume_with_thinning() {
     let removed = deterministic_with_bound(PressurePreconditioner::Mic0, Some(9));
     eprintln!("{removed} particles removed");
-    assert!(removed > 100, "expected crowded cells to be thinned, {removed} removed");
+    assert!(
+        removed > 100,
+        "expected crowded cells to be thinned, {removed} removed"
+    );
 }
 
 fn deterministic_with(pc: PressurePreconditioner) {

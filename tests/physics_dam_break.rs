@@ -76,7 +76,10 @@ fn volume_by_density(s: &Scene, p: &Particles) -> f64 {
 /// measure has about a thousand inner cells to average. Returns the signed volume change of
 /// every frame over 3 s, relative to the start, and the most particles in a bulk cell at any
 /// frame; `max_per_cell`: `solver.max_particles_per_cell` (`None`: the default).
-fn dam_break_volume_changes(density_correction: bool, max_per_cell: Option<u32>) -> (Vec<f64>, u32) {
+fn dam_break_volume_changes(
+    density_correction: bool,
+    max_per_cell: Option<u32>,
+) -> (Vec<f64>, u32) {
     let h = 0.01;
     let mut s = scene([0.0, 0.0, 0.0], h, [32, 10, 37], 30.0, 90);
     let p = seeded(
@@ -294,7 +297,6 @@ fn dam_break_front_between_martin_moyce_and_ritter() {
     );
 }
 
-
 /// Issue 19's targets on the shipped dam break (`scenes/dam_break.json`, 246,016 particles,
 /// 30 fps, 3 s), measured as `cargo bench --bench validate_physics` measures them: no bulk cell
 /// ever holds more than 3 times the seeding density (24 particles; before the thinning of
@@ -325,7 +327,11 @@ fn shipped_dam_break_never_crowds_and_keeps_volume() {
             "t = {t:.3} s: {} particles in a bulk cell (bound 24)",
             m.bulk_max
         );
-        assert!(c.abs() < 0.01, "t = {t:.3} s: volume change {:+.2}%", 100.0 * c);
+        assert!(
+            c.abs() < 0.01,
+            "t = {t:.3} s: volume change {:+.2}%",
+            100.0 * c
+        );
     });
     eprintln!(
         "shipped dam break: most particles in a bulk cell {bulk_max}, largest volume change {:.2}%, {removed} particles removed from crowded cells",

@@ -96,7 +96,13 @@ impl Crowding {
     /// particles by cell and thins every cell holding more than `max` to `max` particles.
     /// `salt` (the substep's end time and the scene's seed) varies the choice between
     /// substeps. Returns the particles removed.
-    pub fn thin(&mut self, d: &GridDims, sp: &mut SortedParticles, max: u32, salt: [u64; 2]) -> u64 {
+    pub fn thin(
+        &mut self,
+        d: &GridDims,
+        sp: &mut SortedParticles,
+        max: u32,
+        salt: [u64; 2],
+    ) -> u64 {
         if max == 0 {
             return 0;
         }
@@ -130,9 +136,8 @@ impl Crowding {
     /// their mean is the mean of all `s1 - s0`.
     fn thin_cell(&mut self, sp: &mut SortedParticles, s0: u32, s1: u32, max: u32, salt: [u64; 2]) {
         self.order.clear();
-        self.order.extend(
-            (s0..s1).map(|s| (hash(&[salt[0], salt[1], sp.ids[s as usize] as u64]), s)),
-        );
+        self.order
+            .extend((s0..s1).map(|s| (hash(&[salt[0], salt[1], sp.ids[s as usize] as u64]), s)));
         // Ascending by (hash, slot): the first `max` stay.
         self.order.sort_unstable();
         let (kept, gone) = self.order.split_at(max as usize);
@@ -172,9 +177,16 @@ mod tests {
             for q in 0..n {
                 // Spread inside the cell (distinct positions), creation order interleaved.
                 let f = (q as f32 + 0.5) / n as f32;
-                let pos = [0.1 * (cell[0] as f32 + f), 0.1 * (cell[1] as f32 + 0.5), 0.1 * (cell[2] as f32 + 1.0 - f)];
+                let pos = [
+                    0.1 * (cell[0] as f32 + f),
+                    0.1 * (cell[1] as f32 + 0.5),
+                    0.1 * (cell[2] as f32 + 1.0 - f),
+                ];
                 k += 1;
-                p.push(pos, [k as f32 * 0.01, -(k as f32) * 0.02, 1.0 + (k % 7) as f32]);
+                p.push(
+                    pos,
+                    [k as f32 * 0.01, -(k as f32) * 0.02, 1.0 + (k % 7) as f32],
+                );
             }
         }
         let mut sp = SortedParticles::default();
@@ -220,7 +232,11 @@ mod tests {
                 let (s0, s1) = (sp.cell_start[c] as usize, sp.cell_start[c + 1] as usize);
                 for a in 0..3 {
                     let mean = sp.vel[a][s0..s1].iter().map(|&x| x as f64).sum::<f64>() / 24.0;
-                    assert!((mean - mean_before[a]).abs() < 1e-5, "axis {a}: {mean} vs {}", mean_before[a]);
+                    assert!(
+                        (mean - mean_before[a]).abs() < 1e-5,
+                        "axis {a}: {mean} vs {}",
+                        mean_before[a]
+                    );
                 }
                 let mut ids = sp.ids.clone();
                 ids.sort_unstable();
@@ -230,7 +246,11 @@ mod tests {
         let one = run(1, [0, 1]);
         assert_eq!(one, run(2, [0, 1]));
         assert_eq!(one, run(3, [0, 1]));
-        assert_ne!(one, run(1, [0, 2]), "the salt should change which particles go");
+        assert_ne!(
+            one,
+            run(1, [0, 2]),
+            "the salt should change which particles go"
+        );
         // Not simply the last (or first) in storage order of the 40: ids 0..40 are cell (2,2,2).
         let kept: Vec<u32> = one.iter().copied().filter(|&i| i < 40).collect();
         assert_ne!(kept, (0..24).collect::<Vec<_>>());
