@@ -230,13 +230,9 @@ mod tests {
                 assert_eq!(count(&d, &mut sp, [3, 2, 2]), 8);
                 assert_eq!(count(&d, &mut sp, [2, 3, 2]), 24);
                 let (s0, s1) = (sp.cell_start[c] as usize, sp.cell_start[c + 1] as usize);
-                for a in 0..3 {
+                for (a, before) in mean_before.iter().enumerate() {
                     let mean = sp.vel[a][s0..s1].iter().map(|&x| x as f64).sum::<f64>() / 24.0;
-                    assert!(
-                        (mean - mean_before[a]).abs() < 1e-5,
-                        "axis {a}: {mean} vs {}",
-                        mean_before[a]
-                    );
+                    assert!((mean - before).abs() < 1e-5, "axis {a}: {mean} vs {before}");
                 }
                 let mut ids = sp.ids.clone();
                 ids.sort_unstable();
