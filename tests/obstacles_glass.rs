@@ -213,6 +213,11 @@ fn shipped_glass_scene_holds_at_full_resolution() {
     for f in 1..=frames {
         advance_contained(&l, &mut sim, f, &mut n0);
     }
+    eprintln!(
+        "{} of {} particles removed from crowded cells",
+        l.particles.len() - n0,
+        l.particles.len()
+    );
 }
 
 /// The liquid mesh meets the glass (the gap of issue 11): after the coarse glass has settled
