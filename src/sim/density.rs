@@ -35,8 +35,9 @@
 //! and reseeding invents velocities. The position correction keeps the count, the momentum and
 //! the determinism, and it is the same Poisson matrix as the projection. What it does not stop:
 //! a crowd made within one substep (a splash thrown against a wall, clamped onto the wall
-//! margin) is only spread by the next substeps' corrections, so a frame can still show a few
-//! cells at several times the seeding density (README, "Volume").
+//! margin) is only spread by the next substeps' corrections, so a frame could still show a few
+//! cells at several times the seeding density; [`super::crowding`] bounds those by removal
+//! (README, "Volume").
 
 use super::cell_sort::SortedParticles;
 use super::mac_grid::GridDims;
