@@ -1,18 +1,8 @@
 //! Particle advection through the grid velocity.
 //!
 //! Second-order Runge-Kutta (midpoint rule, Bridson, *Fluid Simulation for Computer Graphics*,
-//! 2nd ed., sec. 3.1): `x* = x + dt/2 u(x)`, `x' = x + dt u(x*)`, with `u` the time-centred
-//! grid velocity `(v_old + v_new) / 2 = v_new - delta / 2` (`v_old` the splatted velocity at
-//! the substep's start, `v_new` the projected one at its end, `delta` the FLIP change, both
-//! extrapolated), interpolated trilinearly. Moving the particles through `v_new` alone (as
-//! before, and as most FLIP codes do) is symplectic Euler: a particle under a constant
-//! acceleration `a` overshoots by `a dt t / 2` at time `t`, so the result depended on the
-//! substep length and with it on the frame rate: a collapsing column's front at 24 fps led
-//! the one at 400 fps by 0.045 column widths from the first 0.125 s (the release, where the
-//! toe accelerates hardest), the residual height 0.02 lower (issue 19). The time-centred
-//! velocity is exact for a constant acceleration and brought both spreads to 0.008 or less
-//! at 0.125 s (`cargo bench --bench validate_physics`), for three more interpolations a
-//! particle. (Ralston's RK3 was tried: it changed
+//! 2nd ed., sec. 3.1): `x* = x + dt/2 u(x)`, `x' = x + dt u(x*)`, with `u` the projected and
+//! extrapolated grid velocity interpolated trilinearly. (Ralston's RK3 was tried: it changed
 //! neither the volume drift nor the dam-break front measurably, at 50% more interpolation.) The
 //! stepping itself runs fused with the grid-to-particle transfer,
 //! [`super::transfer::gather_and_advect`], which shares the first stage's interpolation. Both

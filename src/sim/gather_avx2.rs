@@ -166,7 +166,6 @@ pub unsafe fn gather_and_advect8(
     let n = shortest / LANES * LANES;
     let (fl, omf) = (_mm256_set1_ps(flip), _mm256_set1_ps(1.0 - flip));
     let (h, dtv) = (_mm256_set1_ps(0.5 * dt), _mm256_set1_ps(dt));
-    let half = _mm256_set1_ps(0.5);
     let [px, py, pz] = pos;
     let [vx, vy, vz] = vel;
     let mut i = 0;
@@ -199,25 +198,15 @@ pub unsafe fn gather_and_advect8(
             _mm256_storeu_ps(vx.as_mut_ptr().add(i), v[0]);
             _mm256_storeu_ps(vy.as_mut_ptr().add(i), v[1]);
             _mm256_storeu_ps(vz.as_mut_ptr().add(i), v[2]);
-            // The time-centred velocity `v_new - delta / 2`, as the scalar loop.
-            let k1: [__m256; 3] =
-                std::array::from_fn(|a| _mm256_sub_ps(vn[a], _mm256_mul_ps(half, dv[a])));
             let mid: [__m256; 3] = std::array::from_fn(|a| {
-                clamp8(_mm256_add_ps(p[a], _mm256_mul_ps(h, k1[a])), lo[a], hi[a])
+                clamp8(_mm256_add_ps(p[a], _mm256_mul_ps(h, vn[a])), lo[a], hi[a])
             });
             let sm = stencil8(d, mid);
-            let an = [
+            let um = [
                 interp8(d, &sm, 0, &vel_new[0]),
                 interp8(d, &sm, 1, &vel_new[1]),
                 interp8(d, &sm, 2, &vel_new[2]),
             ];
-            let bd = [
-                interp8(d, &sm, 0, &delta[0]),
-                interp8(d, &sm, 1, &delta[1]),
-                interp8(d, &sm, 2, &delta[2]),
-            ];
-            let um: [__m256; 3] =
-                std::array::from_fn(|a| _mm256_sub_ps(an[a], _mm256_mul_ps(half, bd[a])));
             let q: [__m256; 3] = std::array::from_fn(|a| {
                 reflect8(
                     _mm256_add_ps(p[a], _mm256_mul_ps(dtv, um[a])),

@@ -19,7 +19,7 @@
 //! 6. [`extrapolate`]: the projected velocity and the FLIP change `v_new - v_old` spread into
 //!    air and wall faces, enough layers for the substep's CFL number;
 //! 7. [`transfer::gather_and_advect`]: grid to particle, `v_p = f (v_p - v_old) + v_new`, and
-//!    in the same pass [`advect`]ion by RK2 through `(v_old + v_new) / 2`, mirrored off walls (clamped on
+//!    in the same pass [`advect`]ion by RK2 through `v_new`, mirrored back off walls (clamped on
 //!    open faces); then solid obstacles ([`solids`]) stop particles before they enter a solid
 //!    and push out any that are inside. With `solver.transfer = "apic"` the splat adds each
 //!    particle's affine term and the gather is [`apic::gather_and_advect`] (`v_p = v_new(x_p)`,
@@ -560,7 +560,7 @@ fn substep(
     secs.extrapolate += t.elapsed().as_secs_f64();
 
     let t = Instant::now();
-    let flip = scene.solver.flip_share(dt as f64, d.h as f64, gn);
+    let flip = scene.solver.flip_ratio as f32;
     ws.solids.remember(&ws.sorted);
     if ws.sorted.affine {
         apic::gather_and_advect(&d, &mut ws.sorted, &ws.vel, dt);

@@ -55,11 +55,7 @@ impl Default for TimeSettings {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SolverSettings {
-    /// FLIP share f in `v_p = f (v_p - v_old) + v_new`: 0 is PIC, 1 is pure FLIP. With
-    /// adaptive substeps and gravity it is the share of a substep of the longest default length
-    /// (`SURFACE_WAVE_STEP sqrt(h / |g|)`); a substep of length `dt` keeps `f^(dt / that)`, so
-    /// the PIC damping per simulated second does not depend on how the frames cut the time
-    /// (issue 19; [`SolverSettings::flip_share`]). (default: `0.95`)
+    /// FLIP share f in `v_p = f (v_p - v_old) + v_new`: 0 is PIC, 1 is pure FLIP. (default: `0.95`)
     #[serde(default = "default_flip_ratio")]
     pub flip_ratio: f64,
     /// CFL number: the largest distance, in cells, a particle may move in one substep.
@@ -171,26 +167,6 @@ pub enum PressurePreconditioner {
 impl PressurePreconditioner {
     fn is_default(&self) -> bool {
         *self == Self::default()
-    }
-}
-
-impl SolverSettings {
-    /// The FLIP share of one substep of length `dt` (s) on a grid of cell size `h` (m) under
-    /// gravity `g` (m/s^2): `flip_ratio^(dt / dt_ref)` with `dt_ref = SURFACE_WAVE_STEP
-    /// sqrt(h / g)`, the longest substep the default gravity-wave bound allows. Blending a share
-    /// `1 - f` of PIC into every substep damps the particles' own velocity (what the grid does
-    /// not resolve) at a rate that grows with the number of substeps: at the same CFL number
-    /// a 400 fps run (one 2.5 ms substep a frame) damped six times more per second than a
-    /// 24 fps run, and its collapsing-column front trailed by 0.03 column widths
-    /// (`cargo bench --bench validate_physics`). Compounded per unit time the damping is the
-    /// same however the time is cut. With a fixed step (`fixed_dt`, the tutorial's mode) or
-    /// without gravity the share is `flip_ratio` per substep, as written.
-    pub fn flip_share(&self, dt: f64, h: f64, g: f64) -> f32 {
-        if self.fixed_dt.is_some() || g <= 0.0 || !(h > 0.0) {
-            return self.flip_ratio as f32;
-        }
-        let dt_ref = SURFACE_WAVE_STEP * (h / g).sqrt();
-        self.flip_ratio.powf(dt / dt_ref) as f32
     }
 }
 

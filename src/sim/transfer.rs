@@ -19,9 +19,8 @@
 //!
 //! **Grid to particle.** `v_p <- f (v_p + dv(x_p)) + (1 - f) v_new(x_p)`, which is
 //! `v_p = f (v_p - v_old) + v_new` with `dv = v_new - v_old` kept as its own (extrapolated) grid,
-//! `f` the substep's FLIP share ([`super::settings::SolverSettings::flip_share`]). It shares its
-//! interpolation weights, and its `v_new(x_p)` and `dv(x_p)`, with the first stage of the
-//! advection that follows in the same pass.
+//! `f` = `flip_ratio`. It shares its interpolation weights, and its `v_new(x_p)`, with the
+//! first stage of the advection that follows in the same pass.
 
 use super::cell_sort::SortedParticles;
 use super::mac_grid::{CellLabel, GridDims};
@@ -226,9 +225,8 @@ pub fn label_cells(d: &GridDims, sp: &SortedParticles, labels: &mut [CellLabel])
 }
 
 /// Grid to particle and advection in one pass: the PIC/FLIP blend with FLIP share `flip`, then
-/// the particle moves by one RK2 (midpoint) step of `dt` through the time-centred velocity
-/// `vel_new - delta / 2`, whose first stage is made of the `v_new(x_p)` and `dv(x_p)` the blend
-/// already interpolated (see [`super::advect`]).
+/// the particle moves by one RK2 (midpoint) step of `dt` through `vel_new`, whose first stage
+/// is the `v_new(x_p)` the blend already interpolated (see [`super::advect`]).
 pub fn gather_and_advect(
     d: &GridDims,
     sp: &mut SortedParticles,
@@ -350,22 +348,13 @@ impl GatherChunk<'_> {
             vx[i] = flip * (vx[i] + dv[0]) + (1.0 - flip) * vn[0];
             vy[i] = flip * (vy[i] + dv[1]) + (1.0 - flip) * vn[1];
             vz[i] = flip * (vz[i] + dv[2]) + (1.0 - flip) * vn[2];
-            // RK2 through the time-centred velocity `v_new - delta / 2` (`(v_old + v_new) / 2`,
-            // see `super::advect`): its first stage from the samples above.
             let h = 0.5 * dt;
-            let k1 = [
-                vn[0] - 0.5 * dv[0],
-                vn[1] - 0.5 * dv[1],
-                vn[2] - 0.5 * dv[2],
-            ];
             let mid = clamp(
-                [p[0] + h * k1[0], p[1] + h * k1[1], p[2] + h * k1[2]],
+                [p[0] + h * vn[0], p[1] + h * vn[1], p[2] + h * vn[2]],
                 lo,
                 hi,
             );
-            let sm = d.stencil(mid);
-            let (a, b) = (d.interp3(&sm, vel_new), d.interp3(&sm, delta));
-            let um = [a[0] - 0.5 * b[0], a[1] - 0.5 * b[1], a[2] - 0.5 * b[2]];
+            let um = d.sample_velocity(vel_new, mid);
             let reflect = super::advect::reflect;
             let q = [
                 reflect(p[0] + dt * um[0], lo[0], hi[0], d.open[0]),
