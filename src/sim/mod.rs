@@ -352,10 +352,15 @@ impl Simulation {
                     at.t_start,
                     at.t_end,
                 );
+                let kick = if self.frame == 0 && i == 0 {
+                    0.5 * dt
+                } else {
+                    dt
+                };
                 substep(
                     ws,
                     &self.settings,
-                    dt as f32,
+                    [dt as f32, kick as f32],
                     umax,
                     i == 0,
                     correct,
@@ -372,6 +377,9 @@ impl Simulation {
             let h = d.h as f64;
             let mut elapsed = 0.0f64;
             let mut n = 0u32;
+            // The previous substep's length (leapfrog kicks, see `substep`): none at a frame's
+            // start (taken as this substep's), zero at the simulation's start (a half kick).
+            let mut prev = if self.frame == 0 { 0.0 } else { -1.0 };
             loop {
                 let remaining = len - elapsed;
                 let umax = max_speed(&ws.sorted) as f64;
@@ -391,9 +399,11 @@ impl Simulation {
                 let last = n + 1 >= solver.max_substeps.max(1) || dt >= remaining * (1.0 - 1e-9);
                 if last {
                     dt = remaining;
-                } else if 2.0 * dt > remaining {
-                    // Split what is left in two equal substeps rather than leave a sliver.
-                    dt = 0.5 * remaining;
+                } else {
+                    // What is left in equal substeps (no sliver, and neighbouring substeps, the
+                    // frame's last and the next frame's first too, of about the same length for
+                    // the leapfrog kicks).
+                    dt = remaining / (remaining / dt * (1.0 - 1e-9)).ceil();
                 }
                 let at = Step {
                     t_start: t0 + elapsed,
@@ -405,10 +415,12 @@ impl Simulation {
                     at.t_start,
                     at.t_end,
                 );
+                let kick = 0.5 * (if prev < 0.0 { dt } else { prev } + dt);
+                prev = dt;
                 substep(
                     ws,
                     &self.settings,
-                    dt as f32,
+                    [dt as f32, kick as f32],
                     umax,
                     n == 0,
                     correct,
@@ -454,14 +466,16 @@ struct Step {
     t_end: f64,
 }
 
-/// One substep of length `dt` over `at`; `umax` is the largest particle speed at its start;
+/// One substep over `at`: the particles drift for `dt[0]` through the velocity kicked by gravity
+/// and pressure for `dt[1]`, `(dt_prev + dt) / 2` (variable-step leapfrog, second order: issue
+/// 19); `umax` is the largest particle speed at its start;
 /// `first`: the frame's first substep (the pressure solve starts from zero); `correct`: it also
 /// applies the density correction ([`density::correction_due`]).
 #[allow(clippy::too_many_arguments)]
 fn substep(
     ws: &mut Workspace,
     scene: &SimSettings,
-    dt: f32,
+    [dt, kick]: [f32; 2],
     umax: f64,
     first: bool,
     correct: bool,
@@ -488,7 +502,7 @@ fn substep(
     ws.solids
         .seal_thin_walls(&d, &ws.sorted, &ws.labels, &mut ws.kinds);
     let g = scene.gravity.map(|x| x as f32);
-    forces::apply_forces(&mut ws.vel, &mut ws.old, &ws.kinds, g, dt);
+    forces::apply_forces(&mut ws.vel, &mut ws.old, &ws.kinds, g, kick);
     ws.solids.wall_velocities(&d, time, &ws.kinds, &mut ws.vel);
     // The emitters' velocity enters the projection (and is imposed again after it).
     ws.emission
@@ -506,7 +520,7 @@ fn substep(
         &mut ws.vel,
         scene.solver.pressure_tolerance,
         scene.solver.pressure_max_iterations,
-        dt,
+        kick,
         !first,
         ws.solids.faces(),
     );
