@@ -8,7 +8,8 @@
 //! 2. [`transfer::splat`]: particle to grid, trilinear with weight normalisation; cell labels
 //!    solid (wall layer) / fluid (holds a particle) / empty; the splatted grid is kept as
 //!    `v_old`;
-//! 3. [`forces`]: gravity `u += g dt`, then zero normal velocity on wall faces;
+//! 3. [`forces`]: gravity `u += g k`, then zero normal velocity on wall faces; the kick `k`
+//!    (also the pressure impulse's length) is `(dt_prev + dt) / 2`, see "Time integration";
 //! 4. [`pressure`]: 7-point Poisson projection solved by conjugate gradient preconditioned by
 //!    MIC(0) or by a [`pressure::multigrid`] V-cycle (`solver.pressure_preconditioner`);
 //! 5. [`density`] (every substep, or every `solver.volume_correction_interval` of simulated
@@ -25,11 +26,6 @@
 //!    particle's affine term and the gather is [`apic::gather_and_advect`] (`v_p = v_new(x_p)`,
 //!    `C_p = grad v_new(x_p)`; Jiang et al. 2015).
 //!
-//! Frame rate: frames only sample the state. Nothing but the substep lengths depends on where
-//! frames fall (a frame shorter than the CFL step shortens its substeps), and the pressure
-//! solve's warm start, dropped at each frame's first substep for exact resume, changes results
-//! only within the solver tolerance (issue 19; `scripts/validate_physics.rs`).
-//!
 //! Advection comes last rather than first so that the particles are the whole state between
 //! substeps (no grid velocity outlives a substep): a simulation rebuilt from a frame's particles
 //! continues bit for bit (exact resume). Cyclically it is the same sequence as
@@ -43,9 +39,22 @@
 //! flow), and at most `surface_wave_step sqrt(h / |g|)` (0.47 by default: longer substeps let
 //! grid-scale surface waves grow, see [`settings::SolverSettings::surface_wave_step`]), clamped
 //! to `[T / max_substeps, T / min_substeps]` for a frame of length `T = t(frame+1) - t(frame)`,
-//! and the frame's last substeps are stretched or split so the frame ends exactly at
-//! `scene.frame_time(frame + 1)`; the frame's times are derived from its index, never
-//! accumulated across frames.
+//! and what is left of the frame is cut into equal substeps no longer than that (the last ends
+//! exactly at `scene.frame_time(frame + 1)`); the frame's times are derived from its index,
+//! never accumulated across frames.
+//!
+//! Time integration: variable-step leapfrog (Stoermer-Verlet). The particle velocity is the
+//! half-step one: each substep kicks it by gravity and pressure for `(dt_prev + dt) / 2` and
+//! then drifts the particles for `dt` through the kicked grid velocity; the simulation's first
+//! substep (frame 0) kicks half a step, and a later frame's first substep, whose `dt_prev`
+//! is not kept (the particles are the whole state), kicks `dt` (equal substeps keep the two
+//! close). Symplectic Euler (a full kick `dt` every substep, as before) put particles under an
+//! acceleration `a` ahead by `a dt t / 2`, so the substep length, and with it the frame rate,
+//! moved the collapsing column's front by 0.045 column widths (issue 19). Frames only sample
+//! the state: besides the substep lengths (a frame shorter than the CFL step shortens its
+//! substeps) only that frame-start kick and the pressure solve's warm start (dropped at a
+//! frame's first substep, within the solver tolerance) depend on where frames fall
+//! (`scripts/validate_physics.rs`).
 //!
 //! Determinism: every parallel stage either writes disjoint outputs computed in a fixed order
 //! (the splat runs colour by colour over z-planes of cell-sorted particles; the preconditioner's
