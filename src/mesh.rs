@@ -125,11 +125,7 @@ impl TriMesh {
     pub fn volume(&self) -> f64 {
         self.triangles
             .iter()
-            .map(|t| {
-                let [a, b, c] = t.map(|v| self.positions[v as usize].map(|x| x as f64));
-                a[0] * (b[1] * c[2] - b[2] * c[1]) - a[1] * (b[0] * c[2] - b[2] * c[0])
-                    + a[2] * (b[0] * c[1] - b[1] * c[0])
-            })
+            .map(|t| signed_volume_term(t.map(|v| self.positions[v as usize])))
             .sum::<f64>()
             / 6.0
     }
@@ -138,10 +134,7 @@ impl TriMesh {
     pub fn area(&self) -> f64 {
         self.triangles
             .iter()
-            .map(|t| {
-                let n = face_normal(t.map(|v| self.positions[v as usize]));
-                0.5 * (n[0] as f64).hypot(n[1] as f64).hypot(n[2] as f64)
-            })
+            .map(|t| area_term(t.map(|v| self.positions[v as usize])))
             .sum()
     }
 }
@@ -180,6 +173,22 @@ impl TriMesh {
             (sum / count as f64).sqrt()
         }
     }
+}
+
+/// Six times the signed volume of the tetrahedron of a triangle and the origin (a term of
+/// [`TriMesh::volume`]).
+#[inline]
+pub fn signed_volume_term(t: [[f32; 3]; 3]) -> f64 {
+    let [a, b, c] = t.map(|p| p.map(|x| x as f64));
+    a[0] * (b[1] * c[2] - b[2] * c[1]) - a[1] * (b[0] * c[2] - b[2] * c[0])
+        + a[2] * (b[0] * c[1] - b[1] * c[0])
+}
+
+/// A triangle's area (a term of [`TriMesh::area`]).
+#[inline]
+pub fn area_term(t: [[f32; 3]; 3]) -> f64 {
+    let n = face_normal(t);
+    0.5 * (n[0] as f64).hypot(n[1] as f64).hypot(n[2] as f64)
 }
 
 /// Unnormalised normal `(b - a) x (c - a)` of a triangle (length = twice its area).

@@ -551,6 +551,8 @@ fn substep(
     let strength = scene.solver.volume_correction as f32;
     let correct = ws.density_correction && correct && strength > 0.0;
     let mut density_iterations = 0;
+    // How far the density correction moved any particle (bounds the containment's work).
+    let mut moved = Some(0.0);
     if correct {
         density::splat_density(&d, &ws.sorted, &mut ws.rho);
         let st = ws.pressure.density_displacement(
@@ -563,7 +565,8 @@ fn substep(
             density::MAX_ITERATIONS.min(scene.solver.pressure_max_iterations),
         );
         density_iterations = st.iterations;
-        ws.solids.remember(&ws.sorted);
+        moved = ws.solids.move_bound(&d, &ws.disp, strength as f64);
+        ws.solids.remember(&d, &ws.sorted, moved.map(|m| (0.0, m)));
         advect::displace(&d, &mut ws.sorted, &ws.disp, strength);
         ws.solids.hold(&d, time, &mut ws.sorted, false);
     }
@@ -584,7 +587,8 @@ fn substep(
 
     let t = Instant::now();
     let flip = scene.solver.flip_ratio as f32;
-    ws.solids.remember(&ws.sorted);
+    let step = ws.solids.move_bound(&d, &ws.vel, dt as f64);
+    ws.solids.remember(&d, &ws.sorted, moved.zip(step));
     if ws.sorted.affine {
         apic::gather_and_advect(&d, &mut ws.sorted, &ws.vel, dt);
     } else {

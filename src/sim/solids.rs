@@ -27,7 +27,9 @@
 //!   also where the path check stopped it (a stopped particle kept moving into the wall).
 //!   Where the domain's interior box then clamps the particle back towards the solid (a wedge
 //!   between an obstacle and a domain wall, whose gradient points into the wall), the push-out
-//!   continues along the wall ([`wedge`]).
+//!   continues along the wall ([`wedge`]). With static obstacles only the particles of the
+//!   cells near a solid are visited (`hold.rs`: the cells a bound on the move cannot clear;
+//!   the same bytes as visiting all).
 //!
 //! Every loop is per particle or per cell, writing disjoint outputs: the same for any thread
 //! count. Poses are functions of time, so resume is exact. Buffers are allocated once
@@ -129,8 +131,13 @@ pub struct SolidState {
     /// The friction of the solid nearest each face they (partly) cover (only when some
     /// obstacle has friction; 0 elsewhere).
     face_friction: [Vec<f32>; 3],
-    /// Positions before the particle move (anti-tunnelling).
+    /// Positions before the particle move (anti-tunnelling; with a [`Self::near`] set, only
+    /// the slots of the cells in that set are written and read).
     prev: [Vec<f32>; 3],
+    /// The cells whose particles the next [`Self::hold`] visits (static obstacles): those with
+    /// `cell_phi - 0.9 h` below this distance, m (see [`Self::remember`]); `None`: every
+    /// particle.
+    near: Option<f64>,
     /// Each solid's pose and rigid velocity at `poses_time` (see [`Posed`]).
     poses: Vec<(Pose, RigidVelocity)>,
     poses_time: f64,
@@ -168,6 +175,7 @@ impl SolidState {
             face_vel: std::array::from_fn(|a| vec![0.0; moving_faces(a)]),
             face_friction: std::array::from_fn(|a| vec![0.0; rough_faces(a)]),
             prev: Default::default(),
+            near: None,
             poses: Vec::new(),
             poses_time: f64::NAN,
             sealed: std::array::from_fn(|a| vec![0; faces(a)]),

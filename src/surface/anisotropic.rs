@@ -54,8 +54,9 @@
 //! wall film. Sphere kernels are tagged, not stored; the splat ([`splat`]) sums a block row at
 //! a time, and only into the points within two cells of the liquid region (the mesh never reads
 //! farther ones), so most of a mirror's support is skipped. Measured on frame 20 of the 1M
-//! dam break (`cargo bench --bench surface`, 2 threads, machine otherwise idle): 2.07-2.15x
-//! faster than splashsurf (issue 14's target is 3x), process CPU 1.54 -> 0.9 s.
+//! dam break (`cargo bench --bench surface`, 2 threads, machine otherwise idle): 2.40-2.54x
+//! faster than splashsurf at the end of session 6 (issue 14's target is 3x), process CPU
+//! 1.54 -> 0.95 s.
 //!
 //! Splatting works as in [`super::level_set`]: per block, particles in a fixed order, so the
 //! bytes do not depend on the thread count.
@@ -332,102 +333,206 @@ fn kernels(
     p: &Params,
     mirrors: Option<MirrorOf>,
 ) -> (Vec<u32>, Vec<Kernel>) {
+    use std::sync::atomic::{AtomicBool, AtomicU32, Ordering::Relaxed};
     let n_in = pos[0].len();
     let originals = mirrors.map_or(n_in, |m| m.originals);
     let nk = grid.order.len();
-    // Binned index of each input particle; particles a needed mirror images.
-    let mut binned = vec![NO_KERNEL; n_in];
-    for (k, &i) in grid.order.iter().enumerate() {
-        binned[i as usize] = k as u32;
-    }
-    let mut want = needed.to_vec();
+    // Binned index of each particle (not mirror), and the particles a needed mirror images
+    // (parallel scatters: `order` is a permutation, and `want` is only ever set).
+    let binned: Vec<AtomicU32> = (0..originals)
+        .into_par_iter()
+        .map(|_| AtomicU32::new(NO_KERNEL))
+        .collect();
+    let want: Vec<AtomicBool> = needed.par_iter().map(|&n| AtomicBool::new(n)).collect();
     if let Some(m) = mirrors {
-        for (&i, &need) in grid.order.iter().zip(needed) {
+        grid.order.par_iter().enumerate().for_each(|(k, &i)| {
+            if (i as usize) < originals {
+                binned[i as usize].store(k as u32, Relaxed);
+            }
+        });
+        grid.order.par_iter().zip(needed).for_each(|(&i, &need)| {
             let i = i as usize;
             if need && i >= originals {
-                let o = binned[m.source[i - originals] as usize];
+                let o = binned[m.source[i - originals] as usize].load(Relaxed);
                 if o != NO_KERNEL {
-                    want[o as usize] = true;
+                    want[o as usize].store(true, Relaxed);
                 }
             }
-        }
+        });
     }
     let at = |i: usize| [pos[0][i], pos[1][i], pos[2][i]];
-    // Per block: tags (local ellipsoid indices) and ellipsoids (metres).
-    let blocks = grid.blocks.len();
-    let (mut tags, mut ells) = (Vec::with_capacity(nk), Vec::new());
-    let per_block: Vec<(Vec<u32>, Vec<Kernel>)> = (0..blocks)
+    // Per block (its binned particles are one range; the ranges tile `0..nk` in slot order):
+    // tags (block-local ellipsoid indices, then offset) and ellipsoids (metres).
+    let mut tags = vec![NO_KERNEL; nk];
+    let per_block: Vec<Vec<Kernel>> = block_slices(grid, &mut tags)
         .into_par_iter()
-        .map(|s| {
-            let (mut t, mut e) = (Vec::new(), Vec::new());
-            for k in grid.particles_of(grid.blocks[s]) {
+        .enumerate()
+        .map(|(s, t)| {
+            let mut e = Vec::new();
+            for (t, k) in t.iter_mut().zip(grid.particles_of(grid.blocks[s])) {
                 let i = grid.order[k] as usize;
-                t.push(if !want[k] || i >= originals {
+                *t = if !want[k].load(Relaxed) || i >= originals {
                     NO_KERNEL
                 } else if let Some(kernel) = kernel_of(at(i), cells, consts, p) {
                     e.push(kernel);
                     e.len() as u32 - 1
                 } else {
                     SPHERE
-                });
+                };
             }
-            (t, e)
+            e
         })
         .collect();
-    for (t, e) in per_block {
-        let base = ells.len() as u32;
-        tags.extend(t.into_iter().map(|v| if v < SPHERE { v + base } else { v }));
-        ells.extend(e);
-    }
-    if let Some(m) = mirrors {
-        let h = consts.h;
-        let (tags_ref, ells_ref) = (&tags, &ells);
-        let per_block: Vec<Vec<(u32, Option<Kernel>)>> = (0..blocks)
-            .into_par_iter()
-            .map(|s| {
-                let mut out = Vec::new();
-                for k in grid.particles_of(grid.blocks[s]) {
-                    let i = grid.order[k] as usize;
-                    if !needed[k] || i < originals {
-                        continue;
-                    }
-                    let j = i - originals;
-                    let o = binned[m.source[j] as usize];
-                    let t = if o == NO_KERNEL {
-                        NO_KERNEL
-                    } else {
-                        tags_ref[o as usize]
-                    };
-                    let x = at(i);
-                    let kernel = match t {
-                        SPHERE if !kernel::near_wall(x, h, p) => None,
-                        t if t < SPHERE => {
-                            let mut r = reflected(&ells_ref[t as usize], m.mask[j]);
-                            kernel::add_wall_film(&mut r, x, h, p);
-                            Some(r)
-                        }
-                        // Its particle has no kernel, or a sphere while the mirror lies
-                        // within a cell of a wall: its own.
-                        _ => kernel_of(x, cells, consts, p),
-                    };
-                    out.push((k as u32, kernel));
-                }
-                out
-            })
-            .collect();
-        for (k, kernel) in per_block.into_iter().flatten() {
-            tags[k as usize] = match kernel {
-                Some(e) => {
-                    ells.push(e);
-                    ells.len() as u32 - 1
-                }
-                None => SPHERE,
-            };
-        }
-    }
+    drop(want);
+    offset_tags(grid, &mut tags, &per_block);
+    let pieces: Vec<&[Kernel]> = per_block.iter().map(Vec::as_slice).collect();
+    let Some(m) = mirrors else {
+        return (tags, assemble(&pieces, |k| to_grid(k, consts.h)));
+    };
+    let ells = assemble(&pieces, |k| k);
+    drop(pieces);
+    drop(per_block);
     let h = consts.h;
-    ells.par_iter_mut().for_each(|k| *k = to_grid(*k, h));
+    let (tags_ref, ells_ref) = (&tags, &ells);
+    // Per block: (binned index, tag: block-local ellipsoid index or SPHERE) of its needed
+    // mirrors, and their ellipsoids.
+    type Block = (Vec<(u32, u32)>, Vec<Kernel>);
+    let per_block: Vec<Block> = (0..grid.blocks.len())
+        .into_par_iter()
+        .map(|s| {
+            let (mut out, mut e) = (Vec::new(), Vec::new());
+            for k in grid.particles_of(grid.blocks[s]) {
+                let i = grid.order[k] as usize;
+                if !needed[k] || i < originals {
+                    continue;
+                }
+                let j = i - originals;
+                let o = binned[m.source[j] as usize].load(Relaxed);
+                let t = if o == NO_KERNEL {
+                    NO_KERNEL
+                } else {
+                    tags_ref[o as usize]
+                };
+                let x = at(i);
+                let kernel = match t {
+                    SPHERE if !kernel::near_wall(x, h, p) => None,
+                    t if t < SPHERE => {
+                        let mut r = reflected(&ells_ref[t as usize], m.mask[j]);
+                        kernel::add_wall_film(&mut r, x, h, p);
+                        Some(r)
+                    }
+                    // Its particle has no kernel, or a sphere while the mirror lies
+                    // within a cell of a wall: its own.
+                    _ => kernel_of(x, cells, consts, p),
+                };
+                out.push((
+                    k as u32,
+                    match kernel {
+                        Some(kernel) => {
+                            e.push(kernel);
+                            e.len() as u32 - 1
+                        }
+                        None => SPHERE,
+                    },
+                ));
+            }
+            (out, e)
+        })
+        .collect();
+    // The mirrors' ellipsoids follow the particles', in block order.
+    let mut base = ells.len() as u32;
+    let bases: Vec<u32> = per_block
+        .iter()
+        .map(|(_, e)| {
+            let b = base;
+            base += e.len() as u32;
+            b
+        })
+        .collect();
+    let (lists, extra): (Vec<_>, Vec<_>) = per_block.into_iter().unzip();
+    block_slices(grid, &mut tags)
+        .into_par_iter()
+        .zip(lists.par_iter().zip(&bases))
+        .enumerate()
+        .for_each(|(s, (t, (list, &b)))| {
+            let first = grid.particles_of(grid.blocks[s]).start as u32;
+            for &(k, tag) in list {
+                t[(k - first) as usize] = if tag < SPHERE { tag + b } else { tag };
+            }
+        });
+    let pieces: Vec<&[Kernel]> = std::iter::once(ells.as_slice())
+        .chain(extra.iter().map(Vec::as_slice))
+        .collect();
+    let ells = assemble(&pieces, |k| to_grid(k, h));
     (tags, ells)
+}
+
+/// `tags` split into the binned particle ranges of the blocks, in slot order (they tile it).
+fn block_slices<'a>(grid: &SparseGrid, mut tags: &'a mut [u32]) -> Vec<&'a mut [u32]> {
+    grid.blocks
+        .iter()
+        .map(|&dense| {
+            let (head, tail) =
+                std::mem::take(&mut tags).split_at_mut(grid.particles_of(dense).len());
+            tags = tail;
+            head
+        })
+        .collect()
+}
+
+/// Offsets each block's tags (block-local indices into its ellipsoids `per_block[s]`) by the
+/// ellipsoids of the blocks before it.
+fn offset_tags(grid: &SparseGrid, tags: &mut [u32], per_block: &[Vec<Kernel>]) {
+    let mut base = 0;
+    let bases: Vec<u32> = per_block
+        .iter()
+        .map(|e| {
+            let b = base;
+            base += e.len() as u32;
+            b
+        })
+        .collect();
+    block_slices(grid, tags)
+        .into_par_iter()
+        .zip(bases.par_iter())
+        .for_each(|(t, &b)| {
+            for v in t.iter_mut().filter(|v| **v < SPHERE) {
+                *v += b;
+            }
+        });
+}
+
+/// `pieces` concatenated, each kernel mapped by `f`, copied in parallel.
+fn assemble(pieces: &[&[Kernel]], f: impl Fn(Kernel) -> Kernel + Sync) -> Vec<Kernel> {
+    const ZERO: Kernel = Kernel {
+        m: [0.0; 6],
+        amp: 0.0,
+        f: [0.0; 6],
+        fs: 0.0,
+        ext: [0.0; 3],
+        core_ext: [0.0; 3],
+        wall_axis: 3,
+        wall_offset: 0.0,
+    };
+    let total = pieces.iter().map(|p| p.len()).sum();
+    let mut out: Vec<Kernel> = (0..total).into_par_iter().map(|_| ZERO).collect();
+    let mut rest = out.as_mut_slice();
+    let dst: Vec<&mut [Kernel]> = pieces
+        .iter()
+        .map(|p| {
+            let (head, tail) = std::mem::take(&mut rest).split_at_mut(p.len());
+            rest = tail;
+            head
+        })
+        .collect();
+    dst.into_par_iter()
+        .zip(pieces.par_iter())
+        .for_each(|(d, s)| {
+            for (d, s) in d.iter_mut().zip(s.iter()) {
+                *d = f(*s);
+            }
+        });
+    out
 }
 
 /// One block's outputs.

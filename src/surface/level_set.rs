@@ -288,25 +288,34 @@ pub fn mirrored(pos: &[Vec<f32>; 3], vel: &[Vec<f32>; 3], p: &Params) -> Option<
     if count == 0 {
         return None;
     }
-    // The particles, then each chunk's mirrors appended once, in chunk order.
-    let start = |a: &[Vec<f32>; 3]| -> [Vec<f32>; 3] {
-        std::array::from_fn(|k| {
-            let mut v = Vec::with_capacity(a[k].len() + count);
-            v.extend_from_slice(&a[k]);
+    // The particles, then each chunk's mirrors appended once, in chunk order (the six
+    // coordinate arrays copied in parallel).
+    fn part(c: &Mirrors, k: usize) -> &[f32] {
+        if k < 3 { &c.pos[k] } else { &c.vel[k - 3] }
+    }
+    let arrays: Vec<Vec<f32>> = (0..6)
+        .into_par_iter()
+        .map(|k| {
+            let a = if k < 3 { &pos[k] } else { &vel[k - 3] };
+            let mut v = Vec::with_capacity(a.len() + count);
+            v.extend_from_slice(a);
+            for c in &chunks {
+                v.extend_from_slice(part(c, k));
+            }
             v
         })
-    };
+        .collect();
+    let mut six = arrays.into_iter();
+    let mut next = || six.next().unwrap_or_default();
+    let (x, y, z) = (next(), next(), next());
+    let (vx, vy, vz) = (next(), next(), next());
     let mut out = Mirrors {
-        pos: start(pos),
-        vel: start(vel),
+        pos: [x, y, z],
+        vel: [vx, vy, vz],
         source: Vec::with_capacity(count),
         mask: Vec::with_capacity(count),
     };
     for c in chunks {
-        for a in 0..3 {
-            out.pos[a].extend_from_slice(&c.pos[a]);
-            out.vel[a].extend_from_slice(&c.vel[a]);
-        }
         out.source.extend_from_slice(&c.source);
         out.mask.extend_from_slice(&c.mask);
     }

@@ -367,7 +367,9 @@ pub fn reconstruct_with_solids(
         obstacles::clip(&mut ls, &p, sd);
     }
     let mut mesh = marching_cubes::extract(&ls);
-    drop(ls);
+    // Freed on a worker (about 100 MB at a million particles; unmapping it is a serial step
+    // otherwise), while the smoothing runs.
+    rayon::spawn(move || drop(ls));
     let calm = smoothing::Calm {
         iterations: settings.calm_flattening,
         speed: settings.calm_speed as f32,

@@ -105,15 +105,26 @@ pub fn smooth(
     for i in 0..n {
         start[i + 1] += start[i];
     }
+    // Per vertex, in triangle order: the next vertex of each of its triangles, and the
+    // triangle (the sums over a vertex's triangles then add in triangle order, as a serial
+    // scatter over the triangles would: the same bits, in parallel).
     let mut nbr = vec![0u32; start[n] as usize];
+    let mut tri = vec![0u32; start[n] as usize];
     let mut fill = start.clone();
-    for t in &mesh.triangles {
+    for (f, t) in mesh.triangles.iter().enumerate() {
         for k in 0..3 {
             let a = t[k] as usize;
             nbr[fill[a] as usize] = t[(k + 1) % 3];
+            tri[fill[a] as usize] = f as u32;
             fill[a] += 1;
         }
     }
+    drop(fill);
+    let ring = Ring {
+        start: &start,
+        nbr: &nbr,
+        tri: &tri,
+    };
     let tol = 1e-3 * cell;
     let pinned: Vec<[bool; 3]> = mesh
         .positions
@@ -125,7 +136,7 @@ pub fn smooth(
             })
         })
         .collect();
-    let v0 = mesh.volume();
+    let v0 = volume(&mesh.triangles, &mesh.positions);
     let mut cur = std::mem::take(&mut mesh.positions);
     let mut next = cur.clone();
     for _ in 0..iterations {
@@ -157,23 +168,16 @@ pub fn smooth(
         }
     }
     if flatten {
-        flatten_calm(mesh, &mut cur, &start, &nbr, &pinned, calm);
+        flatten_calm(mesh, &mut cur, &ring, &pinned, calm);
     }
     mesh.positions = cur;
     // Restore the volume along area-weighted vertex normals.
-    let v1 = mesh.volume();
-    let area = mesh.area();
+    let v1 = volume(&mesh.triangles, &mesh.positions);
+    let area = area(&mesh.triangles, &mesh.positions);
     if area > 0.0 {
         let delta = ((v0 - v1) / area) as f32;
-        let mut vn = vec![[0f32; 3]; n];
-        for t in &mesh.triangles {
-            let fnrm = face_normal(t.map(|v| mesh.positions[v as usize]));
-            for &v in t {
-                for a in 0..3 {
-                    vn[v as usize][a] += fnrm[a];
-                }
-            }
-        }
+        let faces = face_normals(&mesh.triangles, &mesh.positions, |_| true);
+        let vn = ring.vertex_sums(&faces);
         mesh.positions
             .par_iter_mut()
             .zip(vn.par_iter())
@@ -196,16 +200,16 @@ pub fn smooth(
 fn flatten_calm(
     mesh: &mut TriMesh,
     cur: &mut [[f32; 3]],
-    start: &[u32],
-    nbr: &[u32],
+    ring: &Ring,
     pinned: &[[bool; 3]],
     calm: Calm,
 ) {
+    let (start, nbr) = (ring.start, ring.nbr);
     let half = 0.5 * calm.speed;
     // The tilt gate reads the smoothed surface's own normals, averaged over the one-ring, not
     // the level-set gradient (the `normals` attribute): a particle-scale bump must not read as
     // a steep face (see the module docs).
-    let normals = ring_normals(&mesh.triangles, cur, start, nbr);
+    let normals = ring_normals(&mesh.triangles, cur, ring);
     let weight: Vec<f32> = (normals.par_iter())
         .zip(mesh.velocities.par_iter())
         .zip(pinned.par_iter())
@@ -254,18 +258,10 @@ fn flatten_calm(
         }
     }
     // Normals of the flattened faces, blended in by the weight.
-    let mut vn = vec![[0f32; 3]; cur.len()];
-    for t in &mesh.triangles {
-        if t.iter().all(|&v| weight[v as usize] == 0.0) {
-            continue;
-        }
-        let fnrm = face_normal(t.map(|v| cur[v as usize]));
-        for &v in t {
-            for a in 0..3 {
-                vn[v as usize][a] += fnrm[a];
-            }
-        }
-    }
+    let faces = face_normals(&mesh.triangles, cur, |t| {
+        t.iter().any(|&v| weight[v as usize] != 0.0)
+    });
+    let vn = ring.vertex_sums(&faces);
     mesh.normals
         .par_iter_mut()
         .zip(vn.par_iter())
@@ -286,21 +282,9 @@ fn flatten_calm(
 /// Unit area-weighted vertex normals of the surface `pos`, each then averaged with its
 /// neighbours' (one ring): a normal low-passed over about two mesh cells, so a particle-scale
 /// bump does not read as a steep face while a droplet's or a wave's side still does.
-fn ring_normals(
-    triangles: &[[u32; 3]],
-    pos: &[[f32; 3]],
-    start: &[u32],
-    nbr: &[u32],
-) -> Vec<[f32; 3]> {
-    let mut vn = vec![[0f32; 3]; pos.len()];
-    for t in triangles {
-        let f = face_normal(t.map(|v| pos[v as usize]));
-        for &v in t {
-            for a in 0..3 {
-                vn[v as usize][a] += f[a];
-            }
-        }
-    }
+fn ring_normals(triangles: &[[u32; 3]], pos: &[[f32; 3]], ring: &Ring) -> Vec<[f32; 3]> {
+    let (start, nbr) = (ring.start, ring.nbr);
+    let vn = ring.vertex_sums(&face_normals(triangles, pos, |_| true));
     let unit = |v: [f32; 3]| {
         let l = (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt();
         if l > 0.0 { v.map(|c| c / l) } else { v }
@@ -318,4 +302,69 @@ fn ring_normals(
             unit(m)
         })
         .collect()
+}
+
+/// The one-ring of each vertex ([`smooth`]): `start[v]..start[v + 1]` indexes its entries, one
+/// per triangle of `v` in triangle order: the next vertex (`nbr`) and the triangle (`tri`).
+struct Ring<'a> {
+    start: &'a [u32],
+    nbr: &'a [u32],
+    tri: &'a [u32],
+}
+
+impl Ring<'_> {
+    /// Per vertex, the sum of `face` over its triangles, added in triangle order from zero:
+    /// the bits of a serial scatter of `face` over the triangles in order, computed in parallel.
+    fn vertex_sums(&self, face: &[[f32; 3]]) -> Vec<[f32; 3]> {
+        (0..self.start.len() - 1)
+            .into_par_iter()
+            .map(|v| {
+                let mut s = [0f32; 3];
+                for &f in &self.tri[self.start[v] as usize..self.start[v + 1] as usize] {
+                    for a in 0..3 {
+                        s[a] += face[f as usize][a];
+                    }
+                }
+                s
+            })
+            .collect()
+    }
+}
+
+/// Area-weighted normals of the triangles of `pos` where `keep` holds, zero elsewhere.
+fn face_normals(
+    triangles: &[[u32; 3]],
+    pos: &[[f32; 3]],
+    keep: impl Fn(&[u32; 3]) -> bool + Sync,
+) -> Vec<[f32; 3]> {
+    triangles
+        .par_iter()
+        .map(|t| {
+            if keep(t) {
+                face_normal(t.map(|v| pos[v as usize]))
+            } else {
+                [0.0; 3]
+            }
+        })
+        .collect()
+}
+
+/// [`TriMesh::volume`] of `triangles` over `pos`: the terms in parallel, summed in triangle
+/// order (the same bits).
+fn volume(triangles: &[[u32; 3]], pos: &[[f32; 3]]) -> f64 {
+    let terms: Vec<f64> = triangles
+        .par_iter()
+        .map(|t| crate::mesh::signed_volume_term(t.map(|v| pos[v as usize])))
+        .collect();
+    terms.iter().sum::<f64>() / 6.0
+}
+
+/// [`TriMesh::area`] of `triangles` over `pos`: the terms in parallel, summed in triangle order
+/// (the same bits).
+fn area(triangles: &[[u32; 3]], pos: &[[f32; 3]]) -> f64 {
+    let terms: Vec<f64> = triangles
+        .par_iter()
+        .map(|t| crate::mesh::area_term(t.map(|v| pos[v as usize])))
+        .collect();
+    terms.iter().sum()
 }

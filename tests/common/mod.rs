@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod inputs;
+pub mod measured;
 pub mod physics;
 
 use std::collections::BTreeMap;

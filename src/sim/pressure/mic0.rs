@@ -54,6 +54,10 @@ fn for_each_block<T: Send>(
 /// `W`: the rows carry face weights `w` (Batty 2007), which multiply the neighbours' values
 /// (the off-diagonals are `-w`), read only for the rows marked in `cut` (the others' weights
 /// are 1); without, neither is read.
+///
+/// With weights the rows go in runs of one word of `cut` (64 rows): a run without a cut row
+/// takes the unweighted loop (the same operations as testing each row), the running `prev`
+/// carried from run to run.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 unsafe fn forward_sweep<const W: bool>(
@@ -66,8 +70,44 @@ unsafe fn forward_sweep<const W: bool>(
     tp: SyncPtr<f64>,
     mut rhs: impl FnMut(usize) -> f64,
 ) {
-    let mut prev = 0.0f64;
-    for i in s..e {
+    if !W {
+        // SAFETY: the caller's.
+        unsafe { forward_rows::<false>(s, e, s, e, 0.0, nb, w, cut, p2, tp, &mut rhs) };
+        return;
+    }
+    let (mut prev, mut i) = (0.0f64, s);
+    while i < e {
+        let j = ((i & !63) + 64).min(e);
+        // SAFETY: the caller's.
+        prev = unsafe {
+            if cut[i >> 6] == 0 {
+                forward_rows::<false>(s, e, i, j, prev, nb, w, cut, p2, tp, &mut rhs)
+            } else {
+                forward_rows::<true>(s, e, i, j, prev, nb, w, cut, p2, tp, &mut rhs)
+            }
+        };
+        i = j;
+    }
+}
+
+/// Rows `i0..i1` of [`forward_sweep`]'s block `s..e`, from the value `prev` of row `i0 - 1`;
+/// returns row `i1 - 1`'s.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn forward_rows<const W: bool>(
+    s: usize,
+    e: usize,
+    i0: usize,
+    i1: usize,
+    mut prev: f64,
+    nb: &[[u32; 6]],
+    w: &[[f32; 6]],
+    cut: &[u64],
+    p2: &[f64],
+    tp: SyncPtr<f64>,
+    rhs: &mut impl FnMut(usize) -> f64,
+) -> f64 {
+    for i in i0..i1 {
         let ri = rhs(i);
         let [xm, _, ym, _, zm, _] = nb[i];
         // Only the cut rows read their weights (the others' are 1, see `System::cut`).
@@ -97,6 +137,7 @@ unsafe fn forward_sweep<const W: bool>(
             *tp.get(i) = prev;
         }
     }
+    prev
 }
 
 /// The backward sweep of MIC(0) over rows `s..e` of one block: `z = tmp + precon^2 (U z)`,
@@ -106,6 +147,8 @@ unsafe fn forward_sweep<const W: bool>(
 /// # Safety
 /// Rows `s..e` of `tmp`, `z` and `r` belong to the calling block only, and every neighbour
 /// index in `nb[s..e]` is a valid row.
+///
+/// With weights, runs of 64 rows as in [`forward_sweep`] (from the last run to the first).
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 unsafe fn backward_sweep<const W: bool>(
@@ -119,10 +162,49 @@ unsafe fn backward_sweep<const W: bool>(
     zp_: SyncPtr<f64>,
     r: *const f64,
 ) -> f64 {
-    let mut dot = 0.0f64;
-    let mut prev = 0.0f64;
+    if !W {
+        // SAFETY: the caller's.
+        return unsafe {
+            backward_rows::<false>(s, e, s, e, (0.0, 0.0), nb, w, cut, p2, tp, zp_, r).1
+        };
+    }
+    let (mut acc, mut j) = ((0.0f64, 0.0f64), e);
+    while j > s {
+        let i = ((j - 1) & !63).max(s);
+        // SAFETY: the caller's.
+        acc = unsafe {
+            if cut[i >> 6] == 0 {
+                backward_rows::<false>(s, e, i, j, acc, nb, w, cut, p2, tp, zp_, r)
+            } else {
+                backward_rows::<true>(s, e, i, j, acc, nb, w, cut, p2, tp, zp_, r)
+            }
+        };
+        j = i;
+    }
+    acc.1
+}
+
+/// Rows `i1 - 1` down to `i0` of [`backward_sweep`]'s block `s..e`, from `(prev, dot)` after
+/// row `i1`; returns them after row `i0`.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn backward_rows<const W: bool>(
+    s: usize,
+    e: usize,
+    i0: usize,
+    i1: usize,
+    (mut prev, mut dot): (f64, f64),
+    nb: &[[u32; 6]],
+    w: &[[f32; 6]],
+    cut: &[u64],
+    p2: &[f64],
+    tp: SyncPtr<f64>,
+    zp_: SyncPtr<f64>,
+    r: *const f64,
+) -> (f64, f64) {
+    let _ = s;
     unsafe {
-        for i in (s..e).rev() {
+        for i in (i0..i1).rev() {
             let [_, xp, _, yp, _, zp] = nb[i];
             let cw = W && is_cut(cut, i);
             let xv = if xp as usize == i + 1 && i + 1 < e {
@@ -149,7 +231,7 @@ unsafe fn backward_sweep<const W: bool>(
             dot += zi * *r.add(i);
         }
     }
-    dot
+    (prev, dot)
 }
 
 /// The MIC(0) preconditioner and its buffers.

@@ -2,26 +2,119 @@
 //! is stopped before the first solid point on its path from where it was, pushed out to
 //! [`PUSHOUT_CELLS`] cells from the solid along the distance gradient, and its velocity's
 //! normal component into the solid removed (see the parent module's docs).
+//!
+//! Static obstacles: only the particles of the cells near a solid are visited. The substep's
+//! sort put every particle in the slots of the cell it was in (`cell_start`), a point of cell
+//! `c` is at least `cell_phi[c] - 0.9 h` from every solid (the distance is 1-Lipschitz, the
+//! centre at most `sqrt(3)/2 h` away), and the caller bounds how far any particle has moved
+//! since the sort (`moved`) and how far this move takes it (`step`; the largest face
+//! velocity times `dt` for the advection, whose trilinear samples are convex combinations of
+//! face values; the largest displacement for the density correction). A particle of a cell
+//! with `cell_phi - 0.9 h >= moved + step + max(step, eps)` therefore ends at least
+//! `max(len, eps)` from every solid, which is what the per-particle test below skips on: it
+//! is left untouched either way, so visiting only the other cells gives the same bytes, and
+//! the positions before the move are copied only for them.
 
 use super::wedge::slide_along_walls;
 use super::*;
+use crate::sim::sync_ptr::SyncPtr;
+
+/// Relative and absolute (in cells) slack added to the movement bounds for f32 rounding.
+const BOUND_SLACK: f64 = 1e-3;
 
 impl SolidState {
-    /// Keeps the positions before a particle move (for [`Self::hold`]).
-    pub fn remember(&mut self, sp: &SortedParticles) {
+    /// A bound on how far moving every particle by `scale` times a trilinear sample of the
+    /// face field `field` (velocity times `dt`, or the density correction's displacement) can
+    /// take it, m: `scale |(max |u|, max |v|, max |w|)|` (a trilinear sample is a convex
+    /// combination of face values; the clamp into the interior box only shortens a move).
+    /// `None` where [`Self::remember`] would not use it (no obstacles, moving ones) or a value
+    /// is not finite.
+    pub fn move_bound(&self, d: &GridDims, field: &[Vec<f32>; 3], scale: f64) -> Option<f64> {
+        if !self.active() || self.obstacles.animated() {
+            return None;
+        }
+        let mut sum = 0.0f64;
+        for (a, f) in field.iter().enumerate() {
+            let m = f[..d.faces(a)]
+                .par_iter()
+                .with_min_len(1 << 14)
+                .map(|x| {
+                    if x.is_finite() {
+                        x.abs()
+                    } else {
+                        f32::INFINITY
+                    }
+                })
+                .reduce(|| 0.0, f32::max) as f64;
+            sum += m * m;
+        }
+        let b = scale.abs() * sum.sqrt();
+        b.is_finite().then_some(b)
+    }
+
+    /// Keeps the positions before a particle move (for [`Self::hold`]). `bounds`: `(moved,
+    /// step)`, m: how far any particle may have moved since the substep's sort before this
+    /// move (0 for the substep's first move) and how far this move may take it (see the module
+    /// docs); `None`: no bound, every particle is kept and held.
+    pub fn remember(&mut self, d: &GridDims, sp: &SortedParticles, bounds: Option<(f64, f64)>) {
         if !self.active() {
             return;
         }
-        // A plain copy of 12 bytes per particle, twice a substep: in parallel chunks (one
-        // core does not reach the memory bandwidth), into the buffer's kept capacity.
-        const CHUNK: usize = 1 << 14;
+        let eps = (PUSHOUT_CELLS * d.h) as f64;
+        let h = d.h as f64;
+        // Cell distances valid for every time of the substep (static obstacles only).
+        let valid = self.cell_time.is_some() && !self.obstacles.animated();
+        let near = bounds.filter(|_| valid).map(|(moved, step)| {
+            let r = moved + step + step.max(eps);
+            (r * (1.0 + BOUND_SLACK) + BOUND_SLACK * h, moved > 0.0)
+        });
+        // A second move in a substep also visits the cells the first one visited (their
+        // particles may have been pushed out, away from where the sort put them).
+        self.near = match near {
+            Some((r, true)) => self.near.map(|q| q.max(r)),
+            Some((r, false)) => Some(r),
+            None => None,
+        };
         for a in 0..3 {
             self.prev[a].resize(sp.pos[a].len(), 0.0);
-            self.prev[a]
-                .par_chunks_mut(CHUNK)
-                .zip(sp.pos[a].par_chunks(CHUNK))
-                .for_each(|(dst, src)| dst.copy_from_slice(src));
         }
+        let Some(r) = self.near else {
+            // A plain copy of 12 bytes per particle: in parallel chunks (one core does not
+            // reach the memory bandwidth), into the buffer's kept capacity.
+            const CHUNK: usize = 1 << 14;
+            for a in 0..3 {
+                self.prev[a]
+                    .par_chunks_mut(CHUNK)
+                    .zip(sp.pos[a].par_chunks(CHUNK))
+                    .for_each(|(dst, src)| dst.copy_from_slice(src));
+            }
+            return;
+        };
+        let reach = 0.9 * h;
+        let (phi, start) = (&self.cell_phi, &sp.cell_start);
+        let [px, py, pz] = &sp.pos;
+        let q = self.prev.each_mut().map(|v| SyncPtr(v.as_mut_ptr()));
+        phi.par_chunks(d.n[0])
+            .enumerate()
+            .with_min_len(16)
+            .for_each(|(row, cells)| {
+                let c0 = row * d.n[0];
+                for (i, &f) in cells.iter().enumerate() {
+                    if f as f64 - reach >= r {
+                        continue;
+                    }
+                    let c = c0 + i;
+                    for s in start[c] as usize..start[c + 1] as usize {
+                        // SAFETY: the slots of cell `c` belong to it alone (one task per row
+                        // of cells), and `prev` has one entry per slot.
+                        unsafe {
+                            *q[0].get(s) = px[s];
+                            *q[1].get(s) = py[s];
+                            *q[2].get(s) = pz[s];
+                        }
+                    }
+                }
+            });
     }
 
     /// After a particle move to time `t`: stops each particle before the first solid point on
@@ -55,6 +148,118 @@ impl SolidState {
             && (!self.obstacles.animated() || self.cell_time == Some(t)))
         .then_some(&self.cell_phi[..]);
         let reach = 0.9 * h as f64;
+        let one = |x: &mut f32,
+                   y: &mut f32,
+                   z: &mut f32,
+                   u: &mut f32,
+                   v: &mut f32,
+                   w: &mut f32,
+                   ox: &f32,
+                   oy: &f32,
+                   oz: &f32| {
+            let p1 = [*x, *y, *z];
+            let p0 = [*ox, *oy, *oz];
+            let dist = [p1[0] - p0[0], p1[1] - p0[1], p1[2] - p0[2]];
+            let len = (dist[0] * dist[0] + dist[1] * dist[1] + dist[2] * dist[2]).sqrt();
+            if let Some(phi) = cell_phi
+                && phi[d.cell_of(p1)] as f64 - reach >= (len as f64).max(eps)
+            {
+                return;
+            }
+            let mut p = p1.map(|c| c as f64);
+            // Far from every solid (the distance is 1-Lipschitz, and a lower bound where
+            // not exact): no point of the path is in solid and no push-out is needed.
+            let d1 = nearest(&posed, p).0;
+            if d1 >= (len as f64).max(eps) {
+                return;
+            }
+            // Path check: only when the move is long enough to skip over a thin wall.
+            let mut stopped = false;
+            if len > step {
+                let steps = (len / step).ceil() as u32;
+                let mut last = p0.map(|c| c as f64);
+                for s in 1..=steps {
+                    let f = s as f32 / steps as f32;
+                    let q = [0, 1, 2].map(|a| (p0[a] + f * dist[a]) as f64);
+                    if nearest(&posed, q).0 < 0.0 {
+                        p = last;
+                        stopped = true;
+                        break;
+                    }
+                    last = q;
+                }
+            }
+            // Push out (a few Newton-like steps for corners between solids); a particle the
+            // path check stopped loses its inward normal velocity wherever it stopped.
+            let mut vel = [*u as f64, *v as f64, *w as f64];
+            for it in 0..3 {
+                let (dd, g, s) = nearest(&posed, p);
+                if dd >= eps && !(stopped && it == 0) {
+                    break;
+                }
+                let gl = (g[0] * g[0] + g[1] * g[1] + g[2] * g[2]).sqrt();
+                if gl == 0.0 {
+                    break;
+                }
+                let nrm = g.map(|c| c / gl);
+                for a in 0..3 {
+                    p[a] += (eps - dd).max(0.0) * nrm[a];
+                }
+                if fix_velocity {
+                    let vs = posed.get(s).velocity(p);
+                    let rel: f64 = (0..3).map(|a| (vel[a] - vs[a]) * nrm[a]).sum();
+                    if rel < 0.0 {
+                        for a in 0..3 {
+                            vel[a] -= rel * nrm[a];
+                        }
+                    }
+                }
+            }
+            let p = slide_along_walls(&posed, p, eps, lo, hi, h as f64);
+            *x = p[0];
+            *y = p[1];
+            *z = p[2];
+            *u = vel[0] as f32;
+            *v = vel[1] as f32;
+            *w = vel[2] as f32;
+        };
+        if let Some(r) = self.near.filter(|_| cell_phi.is_some()) {
+            // Only the cells near a solid (see the module docs).
+            let start = &sp.cell_start;
+            let pp = [px, py, pz].map(|v| SyncPtr(v.as_mut_ptr()));
+            let vp = [vx, vy, vz].map(|v| SyncPtr(v.as_mut_ptr()));
+            self.cell_phi
+                .par_chunks(d.n[0])
+                .enumerate()
+                .with_min_len(16)
+                .for_each(|(row, cells)| {
+                    let c0 = row * d.n[0];
+                    for (i, &f) in cells.iter().enumerate() {
+                        if f as f64 - reach >= r {
+                            continue;
+                        }
+                        let c = c0 + i;
+                        for s in start[c] as usize..start[c + 1] as usize {
+                            // SAFETY: the slots of cell `c` belong to it alone (one task per
+                            // row of cells); every array has one entry per slot.
+                            unsafe {
+                                one(
+                                    &mut *pp[0].get(s),
+                                    &mut *pp[1].get(s),
+                                    &mut *pp[2].get(s),
+                                    &mut *vp[0].get(s),
+                                    &mut *vp[1].get(s),
+                                    &mut *vp[2].get(s),
+                                    &qx[s],
+                                    &qy[s],
+                                    &qz[s],
+                                )
+                            };
+                        }
+                    }
+                });
+            return;
+        }
         px.par_iter_mut()
             .zip(py.par_iter_mut())
             .zip(pz.par_iter_mut())
@@ -66,71 +271,7 @@ impl SolidState {
             .zip(qx.par_iter().zip(qy.par_iter()).zip(qz.par_iter()))
             .with_min_len(512)
             .for_each(|((((x, y), z), ((u, v), w)), ((ox, oy), oz))| {
-                let p1 = [*x, *y, *z];
-                let p0 = [*ox, *oy, *oz];
-                let dist = [p1[0] - p0[0], p1[1] - p0[1], p1[2] - p0[2]];
-                let len = (dist[0] * dist[0] + dist[1] * dist[1] + dist[2] * dist[2]).sqrt();
-                if let Some(phi) = cell_phi
-                    && phi[d.cell_of(p1)] as f64 - reach >= (len as f64).max(eps)
-                {
-                    return;
-                }
-                let mut p = p1.map(|c| c as f64);
-                // Far from every solid (the distance is 1-Lipschitz, and a lower bound where
-                // not exact): no point of the path is in solid and no push-out is needed.
-                let d1 = nearest(&posed, p).0;
-                if d1 >= (len as f64).max(eps) {
-                    return;
-                }
-                // Path check: only when the move is long enough to skip over a thin wall.
-                let mut stopped = false;
-                if len > step {
-                    let steps = (len / step).ceil() as u32;
-                    let mut last = p0.map(|c| c as f64);
-                    for s in 1..=steps {
-                        let f = s as f32 / steps as f32;
-                        let q = [0, 1, 2].map(|a| (p0[a] + f * dist[a]) as f64);
-                        if nearest(&posed, q).0 < 0.0 {
-                            p = last;
-                            stopped = true;
-                            break;
-                        }
-                        last = q;
-                    }
-                }
-                // Push out (a few Newton-like steps for corners between solids); a particle the
-                // path check stopped loses its inward normal velocity wherever it stopped.
-                let mut vel = [*u as f64, *v as f64, *w as f64];
-                for it in 0..3 {
-                    let (dd, g, s) = nearest(&posed, p);
-                    if dd >= eps && !(stopped && it == 0) {
-                        break;
-                    }
-                    let gl = (g[0] * g[0] + g[1] * g[1] + g[2] * g[2]).sqrt();
-                    if gl == 0.0 {
-                        break;
-                    }
-                    let nrm = g.map(|c| c / gl);
-                    for a in 0..3 {
-                        p[a] += (eps - dd).max(0.0) * nrm[a];
-                    }
-                    if fix_velocity {
-                        let vs = posed.get(s).velocity(p);
-                        let rel: f64 = (0..3).map(|a| (vel[a] - vs[a]) * nrm[a]).sum();
-                        if rel < 0.0 {
-                            for a in 0..3 {
-                                vel[a] -= rel * nrm[a];
-                            }
-                        }
-                    }
-                }
-                let p = slide_along_walls(&posed, p, eps, lo, hi, h as f64);
-                *x = p[0];
-                *y = p[1];
-                *z = p[2];
-                *u = vel[0] as f32;
-                *v = vel[1] as f32;
-                *w = vel[2] as f32;
+                one(x, y, z, u, v, w, ox, oy, oz)
             });
     }
 }

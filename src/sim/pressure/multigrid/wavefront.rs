@@ -3,10 +3,12 @@
 //! optionally the residual after the pre-smoothing or the prolongation before the
 //! post-smoothing in the same pass (one pass over the finest grid's planes fewer each). Every
 //! stored value has the bits of the plain loops one after the other ([`half_sweep`],
-//! [`super::kernels::residual`], [`super::kernels::prolong_add`]), whatever the thread count.
+//! [`super::kernels::residual`], [`super::kernels::prolong_add`]), whatever the thread count:
+//! the residual and the prolongation here are vector loops (fixed-width chunks, pairs of fine
+//! cells) doing the same operations per cell as those references.
 
 use super::SyncPtr;
-use super::kernels::prolong_row;
+use super::kernels::prolong_row_pairs;
 use super::level::Level;
 use rayon::prelude::*;
 
@@ -222,14 +224,27 @@ impl<'a> Sweep<'a> {
                 sl(u, c0 - st[2], len),
                 sl(u, c0 + st[2], len),
             ];
+            // Computed on every cell, then selected (0 where the diagonal is 0): a vector
+            // select, where a conditional expression compiled to masked loads.
             let f = |t: usize, s: f32| {
-                if dg[t] != 0.0 {
-                    bb[t] - dg[t] * uc[t] + s
-                } else {
-                    0.0
-                }
+                let x = bb[t] - dg[t] * uc[t] + s;
+                if dg[t] != 0.0 { x } else { 0.0 }
             };
-            if self.unit {
+            if self.unit && len >= LANES {
+                // LANES cells at a time, a vector loop with no scalar remainder (a span is
+                // about 64 cells on the 1M dam break, so the remainder of a plain loop, up to
+                // 31 cells one at a time, was much of it); the last chunk ends at the span's
+                // end, and the cells it shares with the one before get the same values again.
+                let mut t0 = 0;
+                while t0 < len {
+                    let a = t0.min(len - LANES);
+                    for t in a..a + LANES {
+                        let s = (ux[t] + ux[t + 2]) + (uy[0][t] + uy[1][t]) + (uy[2][t] + uy[3][t]);
+                        out[t] = f(t, s);
+                    }
+                    t0 += LANES;
+                }
+            } else if self.unit {
                 for t in 0..len {
                     let s = (ux[t] + ux[t + 2]) + (uy[0][t] + uy[1][t]) + (uy[2][t] + uy[3][t]);
                     out[t] = f(t, s);
@@ -306,7 +321,7 @@ impl<'a> Sweep<'a> {
                     // SAFETY: the caller's: this row of `u` is this task's alone.
                     let u = unsafe { std::slice::from_raw_parts_mut(self.up.get(nx * row), nx) };
                     let inv = &self.invd[nx * row..][..nx];
-                    prolong_row(coarse, self.n, inv, u, row, lo, hi);
+                    prolong_row_pairs(coarse, self.n, inv, u, row, lo, hi);
                 }
             }
         }
