@@ -4,8 +4,11 @@
 //! every substep), so the state is the particles in creation order plus the frame index; the
 //! clock is derived from the frame index (`sim::settings::frame_time`; the caller hands in the time) and the only
 //! random draw, the jitter of seeded sources, happens once at frame 0 from the scene's `seed`.
+//! The leapfrog integrator adds one number: the last substep's length (the next frame's first
+//! kick lasts `(dt_prev + dt) / 2`, see `sim`), in META as `last_substep`.
 //! Scratch (grids, solver vectors) is never stored, as in rapier's "state is serialised, scratch
-//! is not". The stepper guarantees that `Simulation::new(scene, particles_at_k, k)` continues
+//! is not". The stepper guarantees that `Simulation::new(scene, particles_at_k, k)` given that length
+//! (`with_last_substep`) continues
 //! bit-identically, so a resumed run reproduces an uninterrupted one byte for byte.
 //!
 //! File `OUT/checkpoints/checkpoint_NNNN.bin`, little-endian:
@@ -13,21 +16,21 @@
 //! | offset | type      | field                                              |
 //! |--------|-----------|----------------------------------------------------|
 //! | 0      | [u8; 8]   | magic `SURGECKP`                                   |
-//! | 8      | u32       | format version (2; version 1 is still read)        |
+//! | 8      | u32       | format version (3; older versions are refused)     |
 //! | 12     | u32       | number of sections S                               |
 //! | 16     | sections  | S times: tag [u8; 4], length u64, CRC-32 u32, data |
 //!
-//! Sections: `META`, UTF-8 JSON ([`Meta`]: frame, time, count, seed, scene hash, the resolved
-//! scene); `PART`, six f32 arrays of N values (x, y, z, vx, vy, vz), the particles in creation
-//! order; `AFFN` (format 2, only for runs with `solver.transfer = "apic"`), nine f32 arrays of N
+//! Sections: `META`, UTF-8 JSON ([`Meta`]: frame, time, last substep, count, seed, scene hash,
+//! the resolved scene); `PART`, six f32 arrays of N values (x, y, z, vx, vy, vz), the particles in creation
+//! order; `AFFN` (only for runs with `solver.transfer = "apic"`), nine f32 arrays of N
 //! values, the APIC affine matrices `C` (`affine[3 a + b]`, see [`Particles::affine`]). Each
 //! section carries the CRC-32 (IEEE) of its data, so a truncated or bit-flipped file is detected
 //! and skipped. Later stages that add per-particle data add sections.
 //!
-//! Format 1 (before APIC) had no `AFFN` and no `solver.transfer`: such a checkpoint is read as
-//! the PIC/FLIP run it was (`solver.transfer = "flip"` is put into its recorded scene), so it
-//! resumes a scene that says `"flip"` and a resume of an APIC scene from it is refused by the
-//! scene comparison, naming `solver.transfer`.
+//! Formats 1 and 2 were written before the leapfrog integrator: their particle velocities are
+//! symplectic Euler's, not the half-step ones, and they lack the last substep's length, so
+//! they are refused (the run is to be redone from frame 0), never resumed with mismatched
+//! velocities.
 //!
 //! A checkpoint is written with [`crate::output::atomic_write`] (temporary file, fsync, rename),
 //! and only the newest `output.keep_checkpoints` are kept.
@@ -43,9 +46,9 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 pub const MAGIC: &[u8; 8] = b"SURGECKP";
-pub const VERSION: u32 = 2;
+pub const VERSION: u32 = 3;
 /// The oldest format version still read (see the module docs).
-pub const OLDEST_VERSION: u32 = 1;
+pub const OLDEST_VERSION: u32 = 3;
 const SECTION_HEADER: usize = 16;
 
 /// The JSON metadata section.
@@ -59,6 +62,8 @@ pub struct Meta {
     pub frame: u32,
     /// Simulated time of that frame, s.
     pub time: f64,
+    /// Length of the frame's last substep, s (0 at frame 0): the next kick's `dt_prev`.
+    pub last_substep: f64,
     /// Number of particles.
     pub particle_count: u64,
     /// The scene's seed. The stepper draws no random numbers; seeding at frame 0 is the only
@@ -188,13 +193,20 @@ fn diff_into(path: &str, old: &Value, new: &Value, out: &mut Vec<String>) {
     }
 }
 
-/// Encodes the state at the end of `frame`, at simulated time `time`.
-pub fn encode(scene: &SceneRecord, frame: u32, time: f64, particles: &Particles) -> Vec<u8> {
+/// Encodes the state at the end of `frame`, at simulated time `time`, whose last substep
+/// lasted `last_substep` s.
+pub fn encode(
+    scene: &SceneRecord,
+    frame: u32,
+    [time, last_substep]: [f64; 2],
+    particles: &Particles,
+) -> Vec<u8> {
     let meta = Meta {
         format_version: VERSION,
         surge_version: env!("CARGO_PKG_VERSION").to_string(),
         frame,
         time,
+        last_substep,
         particle_count: particles.len() as u64,
         seed: scene.seed,
         scene_hash: scene.hash.clone(),
@@ -245,6 +257,13 @@ pub fn decode(bytes: &[u8]) -> Result<Checkpoint, String> {
         return Err("not a surge checkpoint (bad magic)".into());
     }
     let version = u32::from_le_bytes(bytes[8..12].try_into().unwrap());
+    if (1..OLDEST_VERSION).contains(&version) {
+        return Err(format!(
+            "format version {version}, written before the leapfrog integrator: its velocities \
+             are not the half-step ones this surge continues from, so it cannot be resumed; \
+             rerun the scene from frame 0"
+        ));
+    }
     if !(OLDEST_VERSION..=VERSION).contains(&version) {
         return Err(format!(
             "format version {version}; this surge reads versions {OLDEST_VERSION} to {VERSION}"
@@ -295,6 +314,12 @@ pub fn decode(bytes: &[u8]) -> Result<Checkpoint, String> {
     }
     let mut meta: Meta = serde_json::from_slice(meta.ok_or("no META section")?)
         .map_err(|e| format!("META section is not valid metadata: {e}"))?;
+    if !(meta.last_substep.is_finite() && meta.last_substep >= 0.0) {
+        return Err(format!(
+            "META's last_substep is {}, not a length of time",
+            meta.last_substep
+        ));
+    }
     // A run recorded without `solver.surface_wave_step` predates that substep bound and ran
     // without it: it is read as `0` (the bound off), so resuming it under today's default is
     // refused by the scene comparison, naming the field, instead of silently changing the
@@ -304,8 +329,6 @@ pub fn decode(bytes: &[u8]) -> Result<Checkpoint, String> {
             .entry("surface_wave_step")
             .or_insert_with(|| Value::from(0.0));
     }
-    // Format 1 predates `solver.transfer`; its runs were PIC/FLIP, which is what a scene without
-    // the field means (the default is left out of written scenes), so its META reads as it is.
     let part = part.ok_or("no PART section")?;
     let n = meta.particle_count as usize;
     if n.checked_mul(24) != Some(part.len()) {
@@ -403,13 +426,13 @@ pub fn read(path: &Path) -> Result<Checkpoint, String> {
     Ok(c)
 }
 
-/// Writes the checkpoint of `frame` atomically, then removes all but the newest
-/// `scene.keep` (the scene's `output.keep_checkpoints`).
+/// Writes the checkpoint of `frame` (`[time, last_substep]` as in [`encode`]) atomically, then
+/// removes all but the newest `scene.keep` (the scene's `output.keep_checkpoints`).
 pub fn write(
     layout: &RunLayout,
     scene: &SceneRecord,
     frame: u32,
-    time: f64,
+    time: [f64; 2],
     particles: &Particles,
 ) -> anyhow::Result<PathBuf> {
     let p = path(layout, frame);
@@ -449,10 +472,12 @@ mod tests {
         let mut p = Particles::default();
         p.push([0.1, 0.2, 0.3], [1.0, -2.0, 3.5]);
         p.push([0.15, 0.25, 0.35], [0.0, 0.0, -9.5]);
-        let bytes = encode(&SceneRecord::new(s.clone(), 0, 2), 4, 4.0 / 30.0, &p);
+        let last = 1.0 / 30.0 / 7.0;
+        let bytes = encode(&SceneRecord::new(s.clone(), 0, 2), 4, [4.0 / 30.0, last], &p);
         let c = decode(&bytes).unwrap();
         assert_eq!(c.particles, p);
         assert_eq!(c.meta.frame, 4);
+        assert_eq!(c.meta.last_substep.to_bits(), last.to_bits());
         assert_eq!(c.meta.scene_hash, scene_hash(&s));
         for cut in [0, 10, 20, bytes.len() / 2, bytes.len() - 1] {
             let e = decode(&bytes[..cut]).unwrap_err();
@@ -507,7 +532,7 @@ mod tests {
         let bytes = encode(
             &SceneRecord::new(scene(), 0, 2),
             4,
-            0.1,
+            [0.1, 0.004],
             &Particles::default(),
         );
         let c = decode(&bytes).unwrap();
@@ -525,37 +550,60 @@ mod tests {
         let c = decode(&encode(
             &SceneRecord::new(s, 0, 2),
             4,
-            0.1,
+            [0.1, 0.004],
             &Particles::default(),
         ));
         assert_eq!(c.unwrap().meta.scene["solver"]["surface_wave_step"], 0.47);
     }
 
-    /// Format 2 carries APIC's affine matrices (`AFFN`) and reads them back; an APIC
-    /// checkpoint without them is refused; a format-1 file (no `AFFN`, no `solver.transfer`)
-    /// still reads, as the PIC/FLIP run it was.
+    /// A checkpoint carries APIC's affine matrices (`AFFN`) and reads them back; an APIC
+    /// checkpoint without them is refused; an unknown newer version is refused.
     #[test]
-    fn affine_section_and_format_1() {
+    fn affine_section_and_unknown_version() {
         let mut s = scene();
         s["solver"]["transfer"] = "apic".into();
         let mut p = Particles::default();
         p.push([0.1, 0.2, 0.3], [1.0, -2.0, 3.5]);
         p.push([0.15, 0.25, 0.35], [0.0, 0.0, -9.5]);
         p.affine = std::array::from_fn(|k| vec![k as f32, -0.5 * k as f32]);
-        let bytes = encode(&SceneRecord::new(s.clone(), 0, 2), 4, 0.1, &p);
+        let bytes = encode(&SceneRecord::new(s.clone(), 0, 2), 4, [0.1, 0.004], &p);
         assert_eq!(decode(&bytes).unwrap().particles, p);
         let mut flat = p.clone();
         flat.affine = Default::default();
-        let e = decode(&encode(&SceneRecord::new(s, 0, 2), 4, 0.1, &flat)).unwrap_err();
+        let e = decode(&encode(&SceneRecord::new(s, 0, 2), 4, [0.1, 0.004], &flat)).unwrap_err();
         assert!(e.contains("AFFN") && e.contains("apic"), "{e}");
-        // Format 1: the same layout without AFFN, version 1 in the header.
-        let mut old = encode(&SceneRecord::new(scene(), 0, 2), 4, 0.1, &flat);
-        old[8..12].copy_from_slice(&1u32.to_le_bytes());
-        let c = decode(&old).unwrap();
-        assert_eq!(c.particles, flat);
-        assert!(c.meta.scene["solver"].get("transfer").is_none());
-        old[8..12].copy_from_slice(&3u32.to_le_bytes());
-        assert!(decode(&old).unwrap_err().contains("version 3"));
+        let mut newer = encode(&SceneRecord::new(scene(), 0, 2), 4, [0.1, 0.004], &flat);
+        newer[8..12].copy_from_slice(&4u32.to_le_bytes());
+        assert!(decode(&newer).unwrap_err().contains("version 4"));
+    }
+
+    /// A checkpoint written before the leapfrog integrator (formats 1 and 2) holds symplectic
+    /// Euler's velocities and no last substep length: it is refused, saying why and to rerun
+    /// from frame 0, never resumed with mismatched velocities. `surge resume` reports the
+    /// refusal with the file's path (`run::resume`, "checkpoint PATH is unusable (...)").
+    #[test]
+    fn checkpoint_from_before_the_leapfrog_integrator_is_refused() {
+        let mut p = Particles::default();
+        p.push([0.1, 0.2, 0.3], [1.0, -2.0, 3.5]);
+        let mut bytes = encode(&SceneRecord::new(scene(), 0, 2), 4, [0.1, 0.004], &p);
+        assert!(decode(&bytes).is_ok());
+        for v in [1u32, 2] {
+            bytes[8..12].copy_from_slice(&v.to_le_bytes());
+            let e = decode(&bytes).unwrap_err();
+            assert!(
+                e.contains(&format!("version {v}"))
+                    && e.contains("before the leapfrog integrator")
+                    && e.contains("rerun the scene from frame 0"),
+                "{e}"
+            );
+        }
+        // Read from a file, the refusal is the same.
+        let dir = std::env::temp_dir().join(format!("surge_ckpt_leapfrog_{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("checkpoint_0004.bin");
+        std::fs::write(&f, &bytes).unwrap();
+        assert!(read(&f).unwrap_err().contains("leapfrog"));
+        std::fs::remove_dir_all(&dir).ok();
     }
 
     #[test]

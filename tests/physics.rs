@@ -406,34 +406,47 @@ fn deterministic_with(pc: PressurePreconditioner) {
     let mut s = dam_break_scene(h, 30.0, 8);
     s.solver.pressure_preconditioner = pc;
     let p0 = dam_break_particles(&mut s, h);
-    let go = |threads: usize, p: Particles, from: u32, to: u32| -> (Particles, u32) {
+    // (particles, last substep length): the state a checkpoint holds.
+    let go = |threads: usize, (p, last): (Particles, f64), from: u32, to: u32| {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .build()
             .unwrap();
         pool.install(|| {
             let mut sim = Simulation::new(&s, p, from).unwrap();
+            if !last.is_nan() {
+                sim = sim.with_last_substep(last).unwrap();
+            }
             // Small preconditioner blocks, so the parallel block solves run here too.
             sim.set_preconditioner_block_rows(64);
             let mut substeps = 0;
             while sim.frame() < to {
                 substeps += sim.advance_frame().substeps;
             }
-            (sim.particles().clone(), substeps)
+            ((sim.particles().clone(), sim.last_substep()), substeps)
         })
     };
-    let (one, n1) = go(1, p0.clone(), 0, 8);
-    let (two, _) = go(2, p0.clone(), 0, 8);
-    let (three, _) = go(3, p0.clone(), 0, 8);
+    let start = (p0.clone(), 0.0);
+    let ((one, _), n1) = go(1, start.clone(), 0, 8);
+    let ((two, _), _) = go(2, start.clone(), 0, 8);
+    let ((three, _), _) = go(3, start.clone(), 0, 8);
     assert!(n1 > 8, "expected several substeps per frame, got {n1}");
     assert_ne!(bytes(&one), bytes(&p0), "nothing moved");
     assert!(bytes(&one) == bytes(&two), "1 vs 2 threads differ");
     assert!(bytes(&one) == bytes(&three), "1 vs 3 threads differ");
-    let (mid, _) = go(2, p0.clone(), 0, 4);
-    let (resumed, _) = go(2, mid, 4, 8);
+    let (mid, _) = go(2, start, 0, 4);
+    assert!(mid.1 > 0.0, "the last substep's length is recorded");
+    let ((resumed, _), _) = go(2, mid.clone(), 4, 8);
     assert!(
         bytes(&one) == bytes(&resumed),
         "resume from frame 4 differs"
+    );
+    // The last substep's length is state: without it frame 5's first kick is `dt`, not the
+    // leapfrog `(dt_prev + dt) / 2`, and the run departs from the uninterrupted one.
+    let ((forgot, _), _) = go(2, (mid.0, f64::NAN), 4, 8);
+    assert!(
+        bytes(&one) != bytes(&forgot),
+        "resuming without the last substep's length changed nothing"
     );
 }
 

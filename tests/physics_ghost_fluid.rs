@@ -113,19 +113,27 @@ fn ghost_fluid_deterministic_across_threads_and_resume() {
     let mut s = dam_break_scene(h, 30.0, 8);
     s.solver.free_surface = FreeSurface::GhostFluid;
     let p0 = dam_break_particles(&mut s, h);
+    // The last substep's length of the state at `from` > 0 (state beside the particles).
+    let resume_dt = std::cell::Cell::new(0.0);
     let go = |s: &surge::scene::Scene, threads: usize, p: Particles, from: u32, to: u32| {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .build()
             .unwrap();
-        pool.install(|| {
+        let last = resume_dt.get();
+        let (p, last) = pool.install(|| {
             let mut sim = Simulation::new(s, p, from).unwrap();
+            if from > 0 {
+                sim = sim.with_last_substep(last).unwrap();
+            }
             sim.set_preconditioner_block_rows(64);
             while sim.frame() < to {
                 sim.advance_frame();
             }
-            sim.particles().clone()
-        })
+            (sim.particles().clone(), sim.last_substep())
+        });
+        resume_dt.set(last);
+        p
     };
     let one = go(&s, 1, p0.clone(), 0, 8);
     assert!(
@@ -137,6 +145,7 @@ fn ghost_fluid_deterministic_across_threads_and_resume() {
         "1 vs 3 threads differ"
     );
     let mid = go(&s, 2, p0.clone(), 0, 4);
+    // resume_dt now holds frame 4's last substep.
     assert!(
         bytes(&one) == bytes(&go(&s, 2, mid, 4, 8)),
         "resume from frame 4 differs"

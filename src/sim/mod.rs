@@ -46,14 +46,13 @@
 //! Time integration: variable-step leapfrog (Stoermer-Verlet). The particle velocity is the
 //! half-step one: each substep kicks it by gravity and pressure for `(dt_prev + dt) / 2` and
 //! then drifts the particles for `dt` through the kicked grid velocity; the simulation's first
-//! substep (frame 0) kicks half a step, and a later frame's first substep, whose `dt_prev`
-//! is not kept (the particles are the whole state), kicks `dt` (equal substeps keep the two
-//! close). Symplectic Euler (a full kick `dt` every substep, as before) put particles under an
+//! substep (frame 0) kicks half a step, and `dt_prev` crosses frame boundaries (it is state
+//! besides the particles: checkpoints carry it, see [`Simulation::last_substep`]). Symplectic Euler (a full kick `dt` every substep, as before) put particles under an
 //! acceleration `a` ahead by `a dt t / 2`, so the substep length, and with it the frame rate,
 //! moved the collapsing column's front by 0.045 column widths (issue 19). Frames only sample
 //! the state: besides the substep lengths (a frame shorter than the CFL step shortens its
-//! substeps) only that frame-start kick and the pressure solve's warm start (dropped at a
-//! frame's first substep, within the solver tolerance) depend on where frames fall
+//! substeps) only the pressure solve's warm start (dropped at a frame's first substep, within
+//! the solver tolerance) depends on where frames fall
 //! (`scripts/validate_physics.rs`).
 //!
 //! Determinism: every parallel stage either writes disjoint outputs computed in a fixed order
@@ -160,18 +159,22 @@ impl Workspace {
     }
 }
 
-/// A running simulation. Its whole state is the scene, the particles and the frame index: it
-/// can be rebuilt exactly from a particle frame (see `checkpoint`).
+/// A running simulation. Its whole state is the scene, the particles, the frame index and the
+/// last substep's length: it can be rebuilt exactly from a checkpoint (see `checkpoint`).
 pub struct Simulation {
     settings: SimSettings,
     particles: Particles,
     frame: u32,
+    /// Length of the last substep taken, s (the next kick's `dt_prev`): 0 before the first
+    /// substep (a half kick), NaN when unknown (a state from outside; the kick is then `dt`).
+    last_dt: f64,
     ws: Workspace,
 }
 
 impl Simulation {
     /// A simulation of `settings` (a [`SimSettings`], or a scene, which converts into one)
-    /// whose particles are at the state of the end of `frame`.
+    /// whose particles are at the state of the end of `frame`. For `frame > 0` give the last
+    /// substep's length with [`Self::with_last_substep`] to continue bit for bit.
     pub fn new(
         settings: impl Into<SimSettings>,
         particles: Particles,
@@ -252,8 +255,25 @@ impl Simulation {
             settings: scene,
             particles,
             frame,
+            last_dt: if frame == 0 { 0.0 } else { f64::NAN },
             ws,
         })
+    }
+
+    /// The same simulation with the length of the substep that ended `frame` (what
+    /// [`Self::last_substep`] said then), for the leapfrog kick that starts the next frame.
+    pub fn with_last_substep(mut self, dt: f64) -> anyhow::Result<Self> {
+        anyhow::ensure!(
+            dt.is_finite() && dt >= 0.0,
+            "the last substep's length must be a finite, non-negative time, got {dt}"
+        );
+        self.last_dt = dt;
+        Ok(self)
+    }
+
+    /// Length of the last substep taken, s (0 at frame 0): part of the state (checkpoints).
+    pub fn last_substep(&self) -> f64 {
+        self.last_dt
     }
 
     /// The frame whose end the particles are at.
@@ -361,11 +381,7 @@ impl Simulation {
                     at.t_start,
                     at.t_end,
                 );
-                let kick = if self.frame == 0 && i == 0 {
-                    0.5 * dt
-                } else {
-                    dt
-                };
+                let kick = leapfrog_kick(&mut self.last_dt, dt);
                 substep(
                     ws,
                     &self.settings,
@@ -386,9 +402,6 @@ impl Simulation {
             let h = d.h as f64;
             let mut elapsed = 0.0f64;
             let mut n = 0u32;
-            // The previous substep's length (leapfrog kicks, see `substep`): none at a frame's
-            // start (taken as this substep's), zero at the simulation's start (a half kick).
-            let mut prev = if self.frame == 0 { 0.0 } else { -1.0 };
             loop {
                 let remaining = len - elapsed;
                 let umax = max_speed(&ws.sorted) as f64;
@@ -424,8 +437,7 @@ impl Simulation {
                     at.t_start,
                     at.t_end,
                 );
-                let kick = 0.5 * (if prev < 0.0 { dt } else { prev } + dt);
-                prev = dt;
+                let kick = leapfrog_kick(&mut self.last_dt, dt);
                 substep(
                     ws,
                     &self.settings,
@@ -454,6 +466,14 @@ impl Simulation {
         self.frame += 1;
         report
     }
+}
+
+/// The kick of a substep of length `dt` after one of `*prev` (leapfrog, see `substep`):
+/// `(dt_prev + dt) / 2`, half a step at the start (`*prev == 0`), `dt` when `*prev` is unknown
+/// (NaN); `*prev` becomes `dt`.
+fn leapfrog_kick(prev: &mut f64, dt: f64) -> f64 {
+    let p = std::mem::replace(prev, dt);
+    if p.is_nan() { dt } else { 0.5 * (p + dt) }
 }
 
 /// Largest particle speed, m/s (exact in any reduction order).
