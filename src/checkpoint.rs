@@ -473,7 +473,12 @@ mod tests {
         p.push([0.1, 0.2, 0.3], [1.0, -2.0, 3.5]);
         p.push([0.15, 0.25, 0.35], [0.0, 0.0, -9.5]);
         let last = 1.0 / 30.0 / 7.0;
-        let bytes = encode(&SceneRecord::new(s.clone(), 0, 2), 4, [4.0 / 30.0, last], &p);
+        let bytes = encode(
+            &SceneRecord::new(s.clone(), 0, 2),
+            4,
+            [4.0 / 30.0, last],
+            &p,
+        );
         let c = decode(&bytes).unwrap();
         assert_eq!(c.particles, p);
         assert_eq!(c.meta.frame, 4);
