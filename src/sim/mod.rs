@@ -31,29 +31,8 @@
 //! continues bit for bit (exact resume). Cyclically it is the same sequence as
 //! "advect, splat, ..., blend".
 //!
-//! Substeps: with `solver.fixed_dt` a frame is exactly `scene.steps_per_frame()` steps of that
-//! length (the tutorial's mode). Otherwise `dt` is the largest step with
-//! `(u_max + |g| dt) dt <= cfl h`: a particle starting at the largest particle speed and
-//! accelerated by gravity moves at most `cfl` cells (the meaning of `solver.cfl`; Bridson sec.
-//! 3.2 bounds the same with `u_max + sqrt(5 h |g|)`, which costs 20% more substeps in fast
-//! flow), and at most `surface_wave_step sqrt(h / |g|)` (0.47 by default: longer substeps let
-//! grid-scale surface waves grow, see [`settings::SolverSettings::surface_wave_step`]), clamped
-//! to `[T / max_substeps, T / min_substeps]` for a frame of length `T = t(frame+1) - t(frame)`,
-//! and what is left of the frame is cut into equal substeps no longer than that (the last ends
-//! exactly at `scene.frame_time(frame + 1)`); the frame's times are derived from its index,
-//! never accumulated across frames.
-//!
-//! Time integration: variable-step leapfrog (Stoermer-Verlet). The particle velocity is the
-//! half-step one: each substep kicks it by gravity and pressure for `(dt_prev + dt) / 2` and
-//! then drifts the particles for `dt` through the kicked grid velocity; the simulation's first
-//! substep (frame 0) kicks half a step, and `dt_prev` crosses frame boundaries (it is state
-//! besides the particles: checkpoints carry it, see [`Simulation::last_substep`]). Symplectic Euler (a full kick `dt` every substep, as before) put particles under an
-//! acceleration `a` ahead by `a dt t / 2`, so the substep length, and with it the frame rate,
-//! moved the collapsing column's front by 0.045 column widths (issue 19). Frames only sample
-//! the state: besides the substep lengths (a frame shorter than the CFL step shortens its
-//! substeps) only the pressure solve's warm start (dropped at a frame's first substep, within
-//! the solver tolerance) depends on where frames fall
-//! (`scripts/validate_physics.rs`).
+//! Substeps and time integration (variable-step leapfrog, the substep lengths, what depends
+//! on where frames fall): see [`stepping`].
 //!
 //! Determinism: every parallel stage either writes disjoint outputs computed in a fixed order
 //! (the splat runs colour by colour over z-planes of cell-sorted particles; the preconditioner's
@@ -99,6 +78,7 @@ pub mod rest_share;
 pub mod seeding;
 pub mod settings;
 pub mod solids;
+mod stepping;
 mod sync_ptr;
 pub mod thin_walls;
 pub mod transfer;
@@ -110,10 +90,10 @@ use cell_sort::SortedParticles;
 use extrapolate::Extrapolator;
 use mac_grid::{CellLabel, FaceKind, GridDims};
 use pressure::PressureSolver;
-use rayon::prelude::*;
 pub use report::{FrameReport, StageSeconds, SubstepReport};
 pub use settings::{PressurePreconditioner, SimSettings, SolverSettings, TimeSettings, Transfer};
 use std::time::Instant;
+use stepping::{leapfrog_kick, max_speed};
 
 /// Grid state and scratch of a substep (workspace only: nothing here outlives a substep).
 struct Workspace {
@@ -405,28 +385,14 @@ impl Simulation {
             loop {
                 let remaining = len - elapsed;
                 let umax = max_speed(&ws.sorted) as f64;
-                // Largest dt with (u_max + |g| dt) dt <= cfl h: a particle starting at u_max and
-                // accelerated by gravity moves at most cfl cells (stable form of the root).
-                let reach = solver.cfl * h;
-                let root = (umax * umax + 4.0 * gnorm * reach).sqrt();
-                let mut dt = if umax + root > 0.0 {
-                    2.0 * reach / (umax + root)
-                } else {
-                    dt_max
-                };
-                if solver.surface_wave_step > 0.0 && gnorm > 0.0 {
-                    dt = dt.min(solver.surface_wave_step * (h / gnorm).sqrt());
-                }
-                dt = dt.min(dt_max).max(dt_min);
-                let last = n + 1 >= solver.max_substeps.max(1) || dt >= remaining * (1.0 - 1e-9);
-                if last {
-                    dt = remaining;
-                } else {
-                    // What is left in equal substeps (no sliver, and neighbouring substeps, the
-                    // frame's last and the next frame's first too, of about the same length for
-                    // the leapfrog kicks).
-                    dt = remaining / (remaining / dt * (1.0 - 1e-9)).ceil();
-                }
+                let last_allowed = n + 1 >= solver.max_substeps.max(1);
+                let (dt, last) = stepping::substep_length(
+                    solver,
+                    [umax, gnorm, h],
+                    [dt_min, dt_max],
+                    remaining,
+                    last_allowed,
+                );
                 let at = Step {
                     t_start: t0 + elapsed,
                     t_end: if last { t1 } else { t0 + (elapsed + dt) },
@@ -466,25 +432,6 @@ impl Simulation {
         self.frame += 1;
         report
     }
-}
-
-/// The kick of a substep of length `dt` after one of `*prev` (leapfrog, see `substep`):
-/// `(dt_prev + dt) / 2`, half a step at the start (`*prev == 0`), `dt` when `*prev` is unknown
-/// (NaN); `*prev` becomes `dt`.
-fn leapfrog_kick(prev: &mut f64, dt: f64) -> f64 {
-    let p = std::mem::replace(prev, dt);
-    if p.is_nan() { dt } else { 0.5 * (p + dt) }
-}
-
-/// Largest particle speed, m/s (exact in any reduction order).
-fn max_speed(sp: &SortedParticles) -> f32 {
-    let [vx, vy, vz] = &sp.vel;
-    vx.par_iter()
-        .zip(vy.par_iter())
-        .zip(vz.par_iter())
-        .with_min_len(4096)
-        .map(|((x, y), z)| (x * x + y * y + z * z).sqrt())
-        .reduce(|| 0.0, f32::max)
 }
 
 /// The substep's interval `(t_start, t_end]`, s (emission, volume correction), each end
