@@ -339,7 +339,7 @@ fn kernels(
     let nk = grid.order.len();
     // Binned index of each particle (not mirror), and the particles a needed mirror images
     // (parallel scatters: `order` is a permutation, and `want` is only ever set).
-    let binned: Vec<AtomicU32> = (0..originals)
+    let binned: Vec<AtomicU32> = (0..mirrors.map_or(0, |_| originals))
         .into_par_iter()
         .map(|_| AtomicU32::new(NO_KERNEL))
         .collect();
@@ -440,15 +440,7 @@ fn kernels(
         })
         .collect();
     // The mirrors' ellipsoids follow the particles', in block order.
-    let mut base = ells.len() as u32;
-    let bases: Vec<u32> = per_block
-        .iter()
-        .map(|(_, e)| {
-            let b = base;
-            base += e.len() as u32;
-            b
-        })
-        .collect();
+    let bases = running_starts(ells.len(), per_block.iter().map(|(_, e)| e.len()));
     let (lists, extra): (Vec<_>, Vec<_>) = per_block.into_iter().unzip();
     block_slices(grid, &mut tags)
         .into_par_iter()
@@ -483,15 +475,7 @@ fn block_slices<'a>(grid: &SparseGrid, mut tags: &'a mut [u32]) -> Vec<&'a mut [
 /// Offsets each block's tags (block-local indices into its ellipsoids `per_block[s]`) by the
 /// ellipsoids of the blocks before it.
 fn offset_tags(grid: &SparseGrid, tags: &mut [u32], per_block: &[Vec<Kernel>]) {
-    let mut base = 0;
-    let bases: Vec<u32> = per_block
-        .iter()
-        .map(|e| {
-            let b = base;
-            base += e.len() as u32;
-            b
-        })
-        .collect();
+    let bases = running_starts(0, per_block.iter().map(Vec::len));
     block_slices(grid, tags)
         .into_par_iter()
         .zip(bases.par_iter())
@@ -500,6 +484,16 @@ fn offset_tags(grid: &SparseGrid, tags: &mut [u32], per_block: &[Vec<Kernel>]) {
                 *v += b;
             }
         });
+}
+
+/// Where each of consecutive pieces of lengths `lens` starts, the first at `first`.
+fn running_starts(first: usize, lens: impl Iterator<Item = usize>) -> Vec<u32> {
+    lens.scan(first as u32, |at, n| {
+        let b = *at;
+        *at += n as u32;
+        Some(b)
+    })
+    .collect()
 }
 
 /// `pieces` concatenated, each kernel mapped by `f`, copied in parallel.

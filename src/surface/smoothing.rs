@@ -136,7 +136,7 @@ pub fn smooth(
             })
         })
         .collect();
-    let v0 = volume(&mesh.triangles, &mesh.positions);
+    let v0 = mesh.volume();
     let mut cur = std::mem::take(&mut mesh.positions);
     let mut next = cur.clone();
     for _ in 0..iterations {
@@ -172,8 +172,8 @@ pub fn smooth(
     }
     mesh.positions = cur;
     // Restore the volume along area-weighted vertex normals.
-    let v1 = volume(&mesh.triangles, &mesh.positions);
-    let area = area(&mesh.triangles, &mesh.positions);
+    let v1 = mesh.volume();
+    let area = mesh.area();
     if area > 0.0 {
         let delta = ((v0 - v1) / area) as f32;
         let faces = face_normals(&mesh.triangles, &mesh.positions, |_| true);
@@ -347,24 +347,4 @@ fn face_normals(
             }
         })
         .collect()
-}
-
-/// [`TriMesh::volume`] of `triangles` over `pos`: the terms in parallel, summed in triangle
-/// order (the same bits).
-fn volume(triangles: &[[u32; 3]], pos: &[[f32; 3]]) -> f64 {
-    let terms: Vec<f64> = triangles
-        .par_iter()
-        .map(|t| crate::mesh::signed_volume_term(t.map(|v| pos[v as usize])))
-        .collect();
-    terms.iter().sum::<f64>() / 6.0
-}
-
-/// [`TriMesh::area`] of `triangles` over `pos`: the terms in parallel, summed in triangle order
-/// (the same bits).
-fn area(triangles: &[[u32; 3]], pos: &[[f32; 3]]) -> f64 {
-    let terms: Vec<f64> = triangles
-        .par_iter()
-        .map(|t| crate::mesh::area_term(t.map(|v| pos[v as usize])))
-        .collect();
-    terms.iter().sum()
 }

@@ -165,7 +165,7 @@ unsafe fn backward_sweep<const W: bool>(
     if !W {
         // SAFETY: the caller's.
         return unsafe {
-            backward_rows::<false>(s, e, s, e, (0.0, 0.0), nb, w, cut, p2, tp, zp_, r).1
+            backward_rows::<false>(e, s, e, (0.0, 0.0), nb, w, cut, p2, tp, zp_, r).1
         };
     }
     let (mut acc, mut j) = ((0.0f64, 0.0f64), e);
@@ -174,9 +174,9 @@ unsafe fn backward_sweep<const W: bool>(
         // SAFETY: the caller's.
         acc = unsafe {
             if cut[i >> 6] == 0 {
-                backward_rows::<false>(s, e, i, j, acc, nb, w, cut, p2, tp, zp_, r)
+                backward_rows::<false>(e, i, j, acc, nb, w, cut, p2, tp, zp_, r)
             } else {
-                backward_rows::<true>(s, e, i, j, acc, nb, w, cut, p2, tp, zp_, r)
+                backward_rows::<true>(e, i, j, acc, nb, w, cut, p2, tp, zp_, r)
             }
         };
         j = i;
@@ -184,12 +184,11 @@ unsafe fn backward_sweep<const W: bool>(
     acc.1
 }
 
-/// Rows `i1 - 1` down to `i0` of [`backward_sweep`]'s block `s..e`, from `(prev, dot)` after
+/// Rows `i1 - 1` down to `i0` of [`backward_sweep`]'s block (ending at `e`), from `(prev, dot)` after
 /// row `i1`; returns them after row `i0`.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 unsafe fn backward_rows<const W: bool>(
-    s: usize,
     e: usize,
     i0: usize,
     i1: usize,
@@ -202,7 +201,6 @@ unsafe fn backward_rows<const W: bool>(
     zp_: SyncPtr<f64>,
     r: *const f64,
 ) -> (f64, f64) {
-    let _ = s;
     unsafe {
         for i in (i0..i1).rev() {
             let [_, xp, _, yp, _, zp] = nb[i];

@@ -276,7 +276,7 @@ impl System {
                     let (r0, bits) = (64 * i, cut[i]);
                     for (l, o) in oc.iter_mut().enumerate() {
                         let r = r0 + l;
-                        *o = if bits != 0 && (bits >> l) & 1 != 0 {
+                        *o = if cut_bit(bits, l) {
                             a_row_weighted(r, nb, diag, w, s)
                         } else {
                             a_row(r, nb, diag, s)
@@ -293,34 +293,21 @@ impl System {
         if !self.fractional {
             return Self::apply_a_dot(self.nf, &self.nb, &self.diag, s, out, partials);
         }
-        let (nf, nb, diag, w, cut) = (self.nf, &self.nb, &self.diag, &self.w, &self.cut);
-        // As `rows_dot` (the same rows and the same sums in the same order), with the cut
-        // bits tested once per word of 64 rows: a clear word runs the unweighted rows.
-        out.par_chunks_mut(reduce::CHUNK)
-            .zip(partials.par_iter_mut())
-            .with_min_len(reduce::MIN_ROWS.div_ceil(reduce::CHUNK))
-            .enumerate()
-            .for_each(|(ci, (oc, p))| {
-                let r0 = ci * reduce::CHUNK;
-                let mut acc = 0.0;
-                for (wi, ow) in oc.chunks_mut(64).enumerate() {
-                    let rw = r0 + 64 * wi;
-                    let bits = if rw < nf { cut[rw >> 6] } else { 0 };
-                    for (l, o) in ow.iter_mut().enumerate() {
-                        let r = rw + l;
-                        if r < nf {
-                            *o = if bits != 0 && (bits >> l) & 1 != 0 {
-                                a_row_weighted(r, nb, diag, w, s)
-                            } else {
-                                a_row(r, nb, diag, s)
-                            };
-                        }
-                        acc += *o * s[r];
-                    }
+        let (nb, diag, w, cut) = (&self.nb, &self.diag, &self.w, &self.cut);
+        rows_dot(
+            self.nf,
+            s,
+            out,
+            partials,
+            |word| cut[word],
+            |r, weighted| {
+                if weighted {
+                    a_row_weighted(r, nb, diag, w, s)
+                } else {
+                    a_row(r, nb, diag, s)
                 }
-                *p = acc;
-            });
-        partials.iter().sum()
+            },
+        )
     }
 
     /// `out = A s` on the fluid rows.
@@ -344,19 +331,24 @@ impl System {
         out: &mut [f64],
         partials: &mut [f64],
     ) -> f64 {
-        rows_dot(nf, s, out, partials, |r| a_row(r, nb, diag, s))
+        rows_dot(nf, s, out, partials, |_| 0, |r, _| a_row(r, nb, diag, s))
     }
 }
 
-/// `out[r] = row(r)` for the fluid rows and `out . s` summed in fixed chunks of
-/// [`reduce::CHUNK`] (as [`reduce::dot`] sums them), whatever the thread count.
+/// `out[r] = row(r, cut)` for the fluid rows and `out . s` summed in fixed chunks of
+/// [`reduce::CHUNK`] (as [`reduce::dot`] sums them), whatever the thread count. The rows go in
+/// words of 64: `word(r / 64)` is the word's bitset of rows along an obstacle (see
+/// `System::cut`), read once per word, and `cut` is row `r`'s bit (a clear word, most of them,
+/// runs the unweighted rows without testing each).
 fn rows_dot(
     nf: usize,
     s: &[f64],
     out: &mut [f64],
     partials: &mut [f64],
-    row: impl Fn(usize) -> f64 + Sync,
+    word: impl Fn(usize) -> u64 + Sync,
+    row: impl Fn(usize, bool) -> f64 + Sync,
 ) -> f64 {
+    const _: () = assert!(reduce::CHUNK.is_multiple_of(64));
     out.par_chunks_mut(reduce::CHUNK)
         .zip(partials.par_iter_mut())
         .with_min_len(reduce::MIN_ROWS.div_ceil(reduce::CHUNK))
@@ -364,16 +356,26 @@ fn rows_dot(
         .for_each(|(ci, (oc, p))| {
             let r0 = ci * reduce::CHUNK;
             let mut acc = 0.0;
-            for (l, o) in oc.iter_mut().enumerate() {
-                let r = r0 + l;
-                if r < nf {
-                    *o = row(r);
+            for (wi, ow) in oc.chunks_mut(64).enumerate() {
+                let rw = r0 + 64 * wi;
+                let bits = if rw < nf { word(rw >> 6) } else { 0 };
+                for (l, o) in ow.iter_mut().enumerate() {
+                    let r = rw + l;
+                    if r < nf {
+                        *o = row(r, cut_bit(bits, l));
+                    }
+                    acc += *o * s[r];
                 }
-                acc += *o * s[r];
             }
             *p = acc;
         });
     partials.iter().sum()
+}
+
+/// Bit `l` of a word of `System::cut` (tested only when the word has any).
+#[inline(always)]
+fn cut_bit(bits: u64, l: usize) -> bool {
+    bits != 0 && (bits >> l) & 1 != 0
 }
 
 /// Row `r` of `A s`: `diag_r s_r - sum of the six neighbours' s` (non-fluid neighbours point

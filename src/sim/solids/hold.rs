@@ -91,30 +91,17 @@ impl SolidState {
             return;
         };
         let reach = 0.9 * h;
-        let (phi, start) = (&self.cell_phi, &sp.cell_start);
         let [px, py, pz] = &sp.pos;
         let q = self.prev.each_mut().map(|v| SyncPtr(v.as_mut_ptr()));
-        phi.par_chunks(d.n[0])
-            .enumerate()
-            .with_min_len(16)
-            .for_each(|(row, cells)| {
-                let c0 = row * d.n[0];
-                for (i, &f) in cells.iter().enumerate() {
-                    if f as f64 - reach >= r {
-                        continue;
-                    }
-                    let c = c0 + i;
-                    for s in start[c] as usize..start[c + 1] as usize {
-                        // SAFETY: the slots of cell `c` belong to it alone (one task per row
-                        // of cells), and `prev` has one entry per slot.
-                        unsafe {
-                            *q[0].get(s) = px[s];
-                            *q[1].get(s) = py[s];
-                            *q[2].get(s) = pz[s];
-                        }
-                    }
-                }
-            });
+        near_slots(&self.cell_phi, &sp.cell_start, d.n[0], (reach, r), |s| {
+            // SAFETY: `near_slots` hands each slot to one task only, and `prev` has one
+            // entry per slot.
+            unsafe {
+                *q[0].get(s) = px[s];
+                *q[1].get(s) = py[s];
+                *q[2].get(s) = pz[s];
+            }
+        });
     }
 
     /// After a particle move to time `t`: stops each particle before the first solid point on
@@ -225,39 +212,25 @@ impl SolidState {
         };
         if let Some(r) = self.near.filter(|_| cell_phi.is_some()) {
             // Only the cells near a solid (see the module docs).
-            let start = &sp.cell_start;
             let pp = [px, py, pz].map(|v| SyncPtr(v.as_mut_ptr()));
             let vp = [vx, vy, vz].map(|v| SyncPtr(v.as_mut_ptr()));
-            self.cell_phi
-                .par_chunks(d.n[0])
-                .enumerate()
-                .with_min_len(16)
-                .for_each(|(row, cells)| {
-                    let c0 = row * d.n[0];
-                    for (i, &f) in cells.iter().enumerate() {
-                        if f as f64 - reach >= r {
-                            continue;
-                        }
-                        let c = c0 + i;
-                        for s in start[c] as usize..start[c + 1] as usize {
-                            // SAFETY: the slots of cell `c` belong to it alone (one task per
-                            // row of cells); every array has one entry per slot.
-                            unsafe {
-                                one(
-                                    &mut *pp[0].get(s),
-                                    &mut *pp[1].get(s),
-                                    &mut *pp[2].get(s),
-                                    &mut *vp[0].get(s),
-                                    &mut *vp[1].get(s),
-                                    &mut *vp[2].get(s),
-                                    &qx[s],
-                                    &qy[s],
-                                    &qz[s],
-                                )
-                            };
-                        }
-                    }
-                });
+            near_slots(&self.cell_phi, &sp.cell_start, d.n[0], (reach, r), |s| {
+                // SAFETY: `near_slots` hands each slot to one task only; every array has one
+                // entry per slot.
+                unsafe {
+                    one(
+                        &mut *pp[0].get(s),
+                        &mut *pp[1].get(s),
+                        &mut *pp[2].get(s),
+                        &mut *vp[0].get(s),
+                        &mut *vp[1].get(s),
+                        &mut *vp[2].get(s),
+                        &qx[s],
+                        &qy[s],
+                        &qz[s],
+                    )
+                };
+            });
             return;
         }
         px.par_iter_mut()
@@ -274,4 +247,30 @@ impl SolidState {
                 one(x, y, z, u, v, w, ox, oy, oz)
             });
     }
+}
+
+/// Calls `f(slot)` for every particle slot of the cells whose centre distance `phi` (cell
+/// order, rows of `n0` cells) less `reach` is below `r` (m; `(reach, r)`), in parallel by
+/// cell rows: the sort gave each cell its slots `start[c]..start[c + 1]`, so each slot goes
+/// to one task only.
+fn near_slots(
+    phi: &[f32],
+    start: &[u32],
+    n0: usize,
+    (reach, r): (f64, f64),
+    f: impl Fn(usize) + Sync,
+) {
+    phi.par_chunks(n0)
+        .enumerate()
+        .with_min_len(16)
+        .for_each(|(row, cells)| {
+            let c0 = row * n0;
+            for (i, &d) in cells.iter().enumerate() {
+                if d as f64 - reach >= r {
+                    continue;
+                }
+                let c = c0 + i;
+                (start[c] as usize..start[c + 1] as usize).for_each(&f);
+            }
+        });
 }
