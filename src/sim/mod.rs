@@ -148,6 +148,8 @@ pub struct Simulation {
     /// Length of the last substep taken, s (the next kick's `dt_prev`): 0 before the first
     /// substep (a half kick), NaN when unknown (a state from outside; the kick is then `dt`).
     last_dt: f64,
+    /// Kick a full `dt` every substep (symplectic Euler) instead of leapfrog: for comparisons.
+    euler: bool,
     ws: Workspace,
 }
 
@@ -236,6 +238,7 @@ impl Simulation {
             particles,
             frame,
             last_dt: if frame == 0 { 0.0 } else { f64::NAN },
+            euler: false,
             ws,
         })
     }
@@ -307,6 +310,13 @@ impl Simulation {
         self.ws.pressure.set_block_rows(rows);
     }
 
+    /// Kick a full substep every substep (symplectic Euler, the integrator before issue 19)
+    /// instead of the leapfrog's `(dt_prev + dt) / 2`: for comparisons only.
+    #[doc(hidden)]
+    pub fn set_symplectic_euler(&mut self, on: bool) {
+        self.euler = on;
+    }
+
     /// Apply the density correction (default true; false for benchmarks and comparisons).
     #[doc(hidden)]
     pub fn set_density_correction(&mut self, on: bool) {
@@ -361,7 +371,10 @@ impl Simulation {
                     at.t_start,
                     at.t_end,
                 );
-                let kick = leapfrog_kick(&mut self.last_dt, dt);
+                let mut kick = leapfrog_kick(&mut self.last_dt, dt);
+                if self.euler {
+                    kick = dt;
+                }
                 substep(
                     ws,
                     &self.settings,
@@ -403,7 +416,10 @@ impl Simulation {
                     at.t_start,
                     at.t_end,
                 );
-                let kick = leapfrog_kick(&mut self.last_dt, dt);
+                let mut kick = leapfrog_kick(&mut self.last_dt, dt);
+                if self.euler {
+                    kick = dt;
+                }
                 substep(
                     ws,
                     &self.settings,
