@@ -150,6 +150,8 @@ pub struct Simulation {
     last_dt: f64,
     /// Kick a full `dt` every substep (symplectic Euler) instead of leapfrog: for comparisons.
     euler: bool,
+    /// Kick `dt` at every frame start (the rule before `dt_prev` crossed frames): comparisons.
+    frame_start_dt: bool,
     ws: Workspace,
 }
 
@@ -239,6 +241,7 @@ impl Simulation {
             frame,
             last_dt: if frame == 0 { 0.0 } else { f64::NAN },
             euler: false,
+            frame_start_dt: false,
             ws,
         })
     }
@@ -317,6 +320,13 @@ impl Simulation {
         self.euler = on;
     }
 
+    /// Kick a full substep at every frame's first substep but the simulation's first (the
+    /// rule before `dt_prev` crossed frame boundaries): for comparisons only.
+    #[doc(hidden)]
+    pub fn set_frame_start_kick_dt(&mut self, on: bool) {
+        self.frame_start_dt = on;
+    }
+
     /// Apply the density correction (default true; false for benchmarks and comparisons).
     #[doc(hidden)]
     pub fn set_density_correction(&mut self, on: bool) {
@@ -333,6 +343,9 @@ impl Simulation {
     }
 
     fn advance_frame_in_pool(&mut self) -> FrameReport {
+        if self.frame_start_dt && self.frame > 0 {
+            self.last_dt = f64::NAN;
+        }
         let mut report = FrameReport::default();
         let most = self
             .settings
