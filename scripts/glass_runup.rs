@@ -6,7 +6,7 @@
 //! for `FRAMES` frames (default 30) at `FPS` (default 30), with the scene's `solver` section
 //! set to `SOLVER` (JSON members, e.g. `SOLVER='"cfl": 1'`), `EULER=1` for a full kick every
 //! substep (symplectic Euler) instead of the leapfrog's, `NOCORR=1` without the density
-//! correction. Printed per frame: the energy per unit mass `mean(|v|^2 / 2 + g z)` less the
+//! correction, `BOX=half,zmin,zmax` another block (m). Printed per frame: the energy per unit mass `mean(|v|^2 / 2 + g z)` less the
 //! start's (J/kg; the liquid only loses energy, so a positive value is a gain), the highest
 //! particle, how many particles are above 10 and 12 cm, the largest speed and the substeps.
 use std::path::Path;
@@ -46,10 +46,17 @@ fn main() {
         ),
     };
     let zlow = if obst.is_empty() { -0.005 } else { 0.01 - h };
+    // BOX=half,zmin,zmax: the block's half width and its bottom and top, m (default the scene's).
+    let bx: Vec<f64> = std::env::var("BOX")
+        .unwrap_or_else(|_| "0.045,0.015,0.07".into())
+        .split(',')
+        .map(|s| s.parse().expect("BOX: half,zmin,zmax"))
+        .collect();
+    let (half, zmin, zmax) = (bx[0], bx[1], bx[2]);
     let json = format!(
         r#"{{"domain": {{"lower": [{lower}, {lower}, {zlow}], "cell_size": {h}, "resolution": [{n}, {n}, {nz}]}},
             {obstacles}
-            "sources": [{{"type": "box", "min": [-0.045, -0.045, 0.015], "max": [0.045, 0.045, 0.07]}}],
+            "sources": [{{"type": "box", "min": [-{half}, -{half}, {zmin}], "max": [{half}, {half}, {zmax}]}}],
             "seed": 1, "solver": {{{solver}}},
             "time": {{"fps": {fps}, "frames": {frames}}}}}"#
     );
@@ -119,7 +126,7 @@ fn main() {
         );
     }
     println!(
-        "RESULT obst='{obst}' h={h} fps={fps} euler={} nocorr={} solver='{solver}' particles {}: top {:.2} cm \
+        "RESULT box={half},{zmin},{zmax} obst='{obst}' h={h} fps={fps} euler={} nocorr={} solver='{solver}' particles {}: top {:.2} cm \
          at frame {top_frame}, largest dE {emax:+.4} J/kg, {:.0} s",
         std::env::var("EULER").is_ok(),
         std::env::var("NOCORR").is_ok(),
