@@ -10,7 +10,7 @@
 #[path = "volume_measure.rs"]
 mod volume_measure;
 use surge::scene::{Domain, STANDARD_GRAVITY, Scene, SolverSettings, Source, TimeSettings};
-use surge::sim::Simulation;
+use surge::sim::{KickRule, Simulation};
 
 fn main() {
     let seeds: Vec<u64> = std::env::var("SEEDS")
@@ -58,8 +58,11 @@ fn main() {
         let v0 = volume_measure::measure(&s, &p).volume;
         let mut sim = Simulation::new(&s, p, 0).unwrap();
         sim.set_density_correction(on("CORRECT"));
-        sim.set_symplectic_euler(on("EULER"));
-        sim.set_frame_start_kick_dt(on("FRAME_START_DT"));
+        if on("EULER") {
+            sim.set_kick_rule(KickRule::SymplecticEuler);
+        } else if on("FRAME_START_DT") {
+            sim.set_kick_rule(KickRule::FrameStartDt);
+        }
         let (mut worst, mut half, mut subs) = (0.0f64, 0.0, 0);
         let mut last = 0.0;
         for f in 1..=90 {

@@ -73,7 +73,9 @@ fn main() {
     };
     let e0 = energy(&l.particles);
     let mut sim = Simulation::new(&l.scene, l.particles.clone(), 0).unwrap();
-    sim.set_symplectic_euler(std::env::var("EULER").is_ok());
+    if std::env::var("EULER").is_ok() {
+        sim.set_kick_rule(surge::sim::KickRule::SymplecticEuler);
+    }
     sim.set_density_correction(std::env::var("NOCORR").is_err());
     let (mut top, mut top_frame, mut emax) = (0.0f32, 0, f64::MIN);
     let t = std::time::Instant::now();

@@ -131,7 +131,9 @@ pub fn run(cells_per_wavelength: u32, solver: SolverSettings, periods: f64) -> S
     let per_period = 40.0;
     let (s, p, theory) = tank(cells_per_wavelength, solver, per_period, periods);
     let mut sim = Simulation::new(&s, p, 0).expect("sloshing scene");
-    sim.set_symplectic_euler(std::env::var("SLOSHING_EULER").is_ok());
+    if std::env::var("SLOSHING_EULER").is_ok() {
+        sim.set_kick_rule(surge::sim::KickRule::SymplecticEuler);
+    }
     let x0 = centre_x(sim.particles());
     let mut samples = vec![(0.0, 0.0)];
     for _ in 0..s.time.frames {

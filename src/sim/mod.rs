@@ -93,6 +93,7 @@ use pressure::PressureSolver;
 pub use report::{FrameReport, StageSeconds, SubstepReport};
 pub use settings::{PressurePreconditioner, SimSettings, SolverSettings, TimeSettings, Transfer};
 use std::time::Instant;
+pub use stepping::KickRule;
 use stepping::{leapfrog_kick, max_speed};
 
 /// Grid state and scratch of a substep (workspace only: nothing here outlives a substep).
@@ -148,10 +149,8 @@ pub struct Simulation {
     /// Length of the last substep taken, s (the next kick's `dt_prev`): 0 before the first
     /// substep (a half kick), NaN when unknown (a state from outside; the kick is then `dt`).
     last_dt: f64,
-    /// Kick a full `dt` every substep (symplectic Euler) instead of leapfrog: for comparisons.
-    euler: bool,
-    /// Kick `dt` at every frame start (the rule before `dt_prev` crossed frames): comparisons.
-    frame_start_dt: bool,
+    /// The kick rule (the leapfrog; others for comparisons only).
+    kick_rule: KickRule,
     ws: Workspace,
 }
 
@@ -240,8 +239,7 @@ impl Simulation {
             particles,
             frame,
             last_dt: if frame == 0 { 0.0 } else { f64::NAN },
-            euler: false,
-            frame_start_dt: false,
+            kick_rule: KickRule::Leapfrog,
             ws,
         })
     }
@@ -313,18 +311,10 @@ impl Simulation {
         self.ws.pressure.set_block_rows(rows);
     }
 
-    /// Kick a full substep every substep (symplectic Euler, the integrator before issue 19)
-    /// instead of the leapfrog's `(dt_prev + dt) / 2`: for comparisons only.
+    /// The kick rule ([`KickRule`]; default the leapfrog): for comparisons only.
     #[doc(hidden)]
-    pub fn set_symplectic_euler(&mut self, on: bool) {
-        self.euler = on;
-    }
-
-    /// Kick a full substep at every frame's first substep but the simulation's first (the
-    /// rule before `dt_prev` crossed frame boundaries): for comparisons only.
-    #[doc(hidden)]
-    pub fn set_frame_start_kick_dt(&mut self, on: bool) {
-        self.frame_start_dt = on;
+    pub fn set_kick_rule(&mut self, rule: KickRule) {
+        self.kick_rule = rule;
     }
 
     /// Apply the density correction (default true; false for benchmarks and comparisons).
@@ -343,7 +333,7 @@ impl Simulation {
     }
 
     fn advance_frame_in_pool(&mut self) -> FrameReport {
-        if self.frame_start_dt && self.frame > 0 {
+        if self.kick_rule == KickRule::FrameStartDt && self.frame > 0 {
             self.last_dt = f64::NAN;
         }
         let mut report = FrameReport::default();
@@ -384,10 +374,7 @@ impl Simulation {
                     at.t_start,
                     at.t_end,
                 );
-                let mut kick = leapfrog_kick(&mut self.last_dt, dt);
-                if self.euler {
-                    kick = dt;
-                }
+                let kick = leapfrog_kick(&mut self.last_dt, dt, self.kick_rule);
                 substep(
                     ws,
                     &self.settings,
@@ -429,10 +416,7 @@ impl Simulation {
                     at.t_start,
                     at.t_end,
                 );
-                let mut kick = leapfrog_kick(&mut self.last_dt, dt);
-                if self.euler {
-                    kick = dt;
-                }
+                let kick = leapfrog_kick(&mut self.last_dt, dt, self.kick_rule);
                 substep(
                     ws,
                     &self.settings,

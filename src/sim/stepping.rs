@@ -62,12 +62,30 @@ pub(super) fn substep_length(
     }
 }
 
+/// How a substep's kick is chosen: the leapfrog (the stepper's); the others only to measure
+/// what it changes (`scripts/glass_runup.rs`, `sloshing_dt.rs`, `dam_volume_drift.rs`).
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum KickRule {
+    /// `(dt_prev + dt) / 2`, across frame boundaries.
+    #[default]
+    Leapfrog,
+    /// The same, but `dt` at every frame's first substep (the rule before `dt_prev` was kept).
+    FrameStartDt,
+    /// `dt` every substep (symplectic Euler, the stepper before issue 19).
+    SymplecticEuler,
+}
+
 /// The kick of a substep of length `dt` after one of `*prev` (leapfrog, see `substep`):
 /// `(dt_prev + dt) / 2`, half a step at the start (`*prev == 0`), `dt` when `*prev` is unknown
-/// (NaN); `*prev` becomes `dt`.
-pub(super) fn leapfrog_kick(prev: &mut f64, dt: f64) -> f64 {
+/// (NaN) or with [`KickRule::SymplecticEuler`]; `*prev` becomes `dt`.
+pub(super) fn leapfrog_kick(prev: &mut f64, dt: f64, rule: KickRule) -> f64 {
     let p = std::mem::replace(prev, dt);
-    if p.is_nan() { dt } else { 0.5 * (p + dt) }
+    if p.is_nan() || rule == KickRule::SymplecticEuler {
+        dt
+    } else {
+        0.5 * (p + dt)
+    }
 }
 
 /// Largest particle speed, m/s (exact in any reduction order).
