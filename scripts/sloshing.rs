@@ -48,6 +48,7 @@ pub fn tank(
     solver: SolverSettings,
     per_period: f64,
     periods: f64,
+    seed: u64,
 ) -> (Scene, Particles, f64) {
     let transfer = solver.transfer;
     let len = 1.0;
@@ -77,7 +78,7 @@ pub fn tank(
             max: [h + len, 5.0 * h, h + depth],
             velocity: [0.0; 3],
         }],
-        seed: 5,
+        seed,
         time: TimeSettings {
             fps,
             frames: (per_period * periods).ceil() as u32,
@@ -122,11 +123,30 @@ fn centre_x(p: &Particles) -> f64 {
     p.pos[0].iter().map(|&x| x as f64).sum::<f64>() / p.len() as f64
 }
 
-/// Runs the tank with `solver` settings and measures its period and amplitude loss.
+/// Runs the tank with `solver` settings and measures its period and amplitude loss, with the
+/// particles' jitter seed `SLOSHING_SEED` (default 5; another seed jitters them differently,
+/// for the measure's scatter).
 pub fn run(cells_per_wavelength: u32, solver: SolverSettings, periods: f64) -> Sloshing {
+    let seed = std::env::var("SLOSHING_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(5);
+    run_seeded(cells_per_wavelength, solver, periods, seed)
+}
+
+/// [`run`] with the jitter seed given.
+pub fn run_seeded(
+    cells_per_wavelength: u32,
+    solver: SolverSettings,
+    periods: f64,
+    seed: u64,
+) -> Sloshing {
     let per_period = 40.0;
-    let (s, p, theory) = tank(cells_per_wavelength, solver, per_period, periods);
+    let (s, p, theory) = tank(cells_per_wavelength, solver, per_period, periods, seed);
     let mut sim = Simulation::new(&s, p, 0).expect("sloshing scene");
+    if std::env::var("SLOSHING_EULER").is_ok() {
+        sim.set_kick_rule(surge::sim::KickRule::SymplecticEuler);
+    }
     let x0 = centre_x(sim.particles());
     let mut samples = vec![(0.0, 0.0)];
     for _ in 0..s.time.frames {

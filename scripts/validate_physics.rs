@@ -16,7 +16,9 @@
 //! `VALIDATE_CORRECTION` / `VALIDATE_INTERVAL` override `solver.volume_correction` and
 //! `solver.volume_correction_interval`, `VALIDATE_CFL` `solver.cfl`, `VALIDATE_SURFACE_WAVE_STEP`
 //! `solver.surface_wave_step`, `VALIDATE_MAX_PARTICLES_PER_CELL` `solver.max_particles_per_cell`
-//! (0 off), `VALIDATE_TRANSFER`
+//! (0 off), `VALIDATE_FIXED_DT` `solver.fixed_dt` (s; a frame must be a
+//! whole number of them), `VALIDATE_MIN_SUBSTEPS` `solver.min_substeps`, `VALIDATE_FLIP`
+//! `solver.flip_ratio`, `VALIDATE_TRANSFER`
 //! (`flip` or `apic`) `solver.transfer`, `VALIDATE_FREE_SURFACE` (`staircase` or
 //! `ghost_fluid`) `solver.free_surface` (to compare settings).
 
@@ -113,6 +115,15 @@ fn solver_overrides(s: &mut surge::scene::Scene) {
     }
     if let Ok(v) = std::env::var("VALIDATE_MAX_PARTICLES_PER_CELL") {
         s.solver.max_particles_per_cell = v.parse().expect("VALIDATE_MAX_PARTICLES_PER_CELL");
+    }
+    if let Ok(v) = std::env::var("VALIDATE_FIXED_DT") {
+        s.solver.fixed_dt = Some(v.parse().expect("VALIDATE_FIXED_DT"));
+    }
+    if let Ok(v) = std::env::var("VALIDATE_MIN_SUBSTEPS") {
+        s.solver.min_substeps = v.parse().expect("VALIDATE_MIN_SUBSTEPS");
+    }
+    if let Ok(v) = std::env::var("VALIDATE_FLIP") {
+        s.solver.flip_ratio = v.parse().expect("VALIDATE_FLIP");
     }
     if let Ok(v) = std::env::var("VALIDATE_TRANSFER") {
         s.solver.transfer =

@@ -135,13 +135,17 @@ fn dam_break_keeps_volume() {
 
 /// The control for [`dam_break_keeps_volume`]: without the density correction the same FLIP
 /// dam break at CFL 3 loses volume (particles drift into over-packed cells, a known FLIP
-/// artefact): the README states about 9% over 3 s (measured -8.6%; -16.3% at the longer
-/// substeps before `solver.surface_wave_step`: shorter substeps drift less). Asserted as a
-/// loss of 6.5% to 10.8% at the end (the stated figure within a quarter of it: the drift
-/// depends on the splashing, not on anything this test fixes exactly), and beyond the corrected run's 1%
-/// already half-way: so it is the correction that keeps the volume. The thinning of crowded
-/// cells is off here too (it is no volume control: with it at its default, 24, and no
-/// correction the loss at 3 s was -8.04%, measured once).
+/// artefact): about 8% over 3 s. The loss depends on the splashing, so on the jitter of the
+/// seeding: over jitter seeds 1-12 (`SEEDS=1,2,3,4,5,6,7,8,9,10,11,12 cargo bench --bench
+/// dam_volume_drift`) it is -8.04% mean, 0.80% standard deviation with the leapfrog kicks
+/// (this test's seed 7: -9.69%), -8.16% / 1.34% with a full kick at each frame start (the rule
+/// before `dt_prev` crossed frames; seed 7: -6.09%, the figure this band was first centred on)
+/// and -8.37% / 0.94% with symplectic Euler (seed 7: -8.56%); -16.3% at the longer substeps
+/// before `solver.surface_wave_step` (shorter substeps drift less). Asserted as a loss of 6% to
+/// 10% at the end (the seeds' mean within a quarter of it, about two standard deviations: was
+/// 4.6-7.6%, centred on one seed's draw), and beyond the corrected run's 1% already half-way:
+/// so it is the correction that keeps the volume (with it: +0.38% mean over the same seeds).
+/// The thinning of crowded cells is off here too (it is no volume control).
 #[test]
 fn dam_break_loses_volume_without_the_density_correction() {
     let (changes, _) = dam_break_volume_changes(false, Some(0));
@@ -153,8 +157,8 @@ fn dam_break_loses_volume_without_the_density_correction() {
         100.0 * worst
     );
     assert!(
-        (-0.108..=-0.065).contains(&last),
-        "volume change at 3 s without the correction: {:+.2}% (README: about -9%)",
+        (-0.100..=-0.060).contains(&last),
+        "volume change at 3 s without the correction: {:+.2}% (README: about -8%)",
         100.0 * last
     );
     assert!(

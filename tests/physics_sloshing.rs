@@ -111,15 +111,19 @@ fn ghost_fluid_sloshing_converges_at_second_order() {
 }
 
 /// APIC transfers with the ghost-fluid surface, the combination closest to issue 19's
-/// sloshing targets on this wave. Measured at the default step (`cargo bench --bench
-/// sloshing_dt`): -0.96% and 6.5% amplitude loss per period at 64 cells per wavelength,
-/// -0.25% and 2.0% at 128 (PIC/FLIP with the ghost fluid loses 3.5% per period at 128: its PIC
-/// share damps the wave). At one substep per frame (before `solver.surface_wave_step`) it was
-/// +0.12%/5.4% and -0.14%/0.98%, but that was the long step's time error cancelling the
-/// spatial error: at four substeps per frame -1.27%/9.7% and -0.28%/3.0%. So the period target
-/// (1% at 64 cells) is met, just, and the loss target (1% per period) is not. Bounds, the
-/// measured values with margins of about a third: within 1.3% of theory at 64 cells and 0.3%
-/// at 128, loss under 8% at 64 and 2.7% at 128 per period.
+/// sloshing targets on this wave. The particles' jitter moves a single run's period by about
+/// 0.06% and its loss by about 0.8% per period at 128 cells (over seeds 1-5 with the leapfrog
+/// kicks: -0.19, -0.34, -0.31, -0.26, -0.32%; losses 2.2-4.1%; `SLOSHING_SEED=s cargo bench
+/// --bench sloshing_dt`), as much as the margins of bounds set on one seed's draw, so each
+/// figure here is the mean over seeds 1-5. Means measured at the default step (this test's
+/// `--nocapture` line): leapfrog kicks -0.60% with 7.45% amplitude loss per period at 64 cells
+/// per wavelength, -0.28% with 3.15% at 128; symplectic Euler kicks (`SLOSHING_EULER=1`)
+/// -0.53% / 7.04% and -0.32% / 3.02%. PIC/FLIP with the ghost fluid loses 3.5% per period at
+/// 128 on seed 5: its PIC share damps the wave. So the period target (1% at 64 cells) is met
+/// and the loss target (1% per period) is not. Bounds: the issue's 1% at 64 cells; 0.3% at
+/// 128 (the measured means with a margin of a tenth to a fifth); loss under 8% at 64 and 4% at
+/// 128 per period, the symplectic Euler means with a margin of a third (the 128-cell bound was
+/// 2.7% from seed 5's low draw, 2.0%, which the mean of either integrator exceeds).
 #[test]
 fn apic_ghost_fluid_sloshing_meets_the_period_target() {
     let solver = SolverSettings {
@@ -127,21 +131,32 @@ fn apic_ghost_fluid_sloshing_meets_the_period_target() {
         transfer: surge::sim::Transfer::Apic,
         ..SolverSettings::default()
     };
-    let coarse = sloshing::run(64, solver.clone(), 3.0);
-    let fine = sloshing::run(128, solver, 3.0);
+    let seeds = 1..=5u64;
+    let mean = |cells: u32| {
+        let runs: Vec<_> = seeds
+            .clone()
+            .map(|seed| sloshing::run_seeded(cells, solver.clone(), 3.0, seed))
+            .collect();
+        for r in &runs {
+            assert!(r.crossings >= 5, "{cells} cells: {r:?}");
+        }
+        let n = runs.len() as f64;
+        (
+            runs.iter().map(|r| r.period_error()).sum::<f64>() / n,
+            runs.iter().map(|r| r.loss_per_period).sum::<f64>() / n,
+        )
+    };
+    let (coarse, coarse_loss) = mean(64);
+    let (fine, fine_loss) = mean(128);
     eprintln!(
-        "APIC + ghost fluid sloshing: 64 cells per wavelength {:+.2}% (loss {:.2}% per period), 128 cells {:+.2}% (loss {:.2}%)",
-        100.0 * coarse.period_error(),
-        100.0 * coarse.loss_per_period,
-        100.0 * fine.period_error(),
-        100.0 * fine.loss_per_period
+        "APIC + ghost fluid sloshing, mean of seeds 1-5: 64 cells per wavelength {:+.2}% (loss {:.2}% per period), 128 cells {:+.2}% (loss {:.2}%)",
+        100.0 * coarse,
+        100.0 * coarse_loss,
+        100.0 * fine,
+        100.0 * fine_loss
     );
-    assert!(
-        coarse.crossings >= 5 && fine.crossings >= 5,
-        "{coarse:?} {fine:?}"
-    );
-    assert!(coarse.period_error().abs() < 0.013, "{coarse:?}");
-    assert!(fine.period_error().abs() < 0.003, "{fine:?}");
-    assert!(coarse.loss_per_period < 0.08, "{coarse:?}");
-    assert!(fine.loss_per_period < 0.027, "{fine:?}");
+    assert!(coarse.abs() < 0.01, "64 cells: {coarse}");
+    assert!(fine.abs() < 0.003, "128 cells: {fine}");
+    assert!(coarse_loss < 0.08, "64 cells: loss {coarse_loss}");
+    assert!(fine_loss < 0.04, "128 cells: loss {fine_loss}");
 }

@@ -28,6 +28,8 @@ use std::time::Instant;
 struct FrameJob {
     frame: u32,
     particles: Particles,
+    /// The frame's last substep length, s (checkpoints carry it).
+    last_substep: f64,
     report: FrameReport,
     sim_seconds: f64,
 }
@@ -84,7 +86,7 @@ impl<'a> Pipeline<'a> {
         let t = Instant::now();
         let first = self
             .write_frame(0, sim.particles(), &FrameReport::default(), 0.0, t)
-            .and_then(|()| self.write_checkpoint(0, sim.particles()));
+            .and_then(|()| self.write_checkpoint(0, sim.particles(), sim.last_substep()));
         if let Err(e) = first {
             // Whatever was written of frame 0 stays consistent; stats.jsonl shows it.
             let _ = StatsLog::new(&self.layout).assemble();
@@ -149,6 +151,7 @@ impl<'a> Pipeline<'a> {
                 let job = FrameJob {
                     frame: sim.frame(),
                     particles: sim.particles().clone(),
+                    last_substep: sim.last_substep(),
                     report,
                     sim_seconds: t.elapsed().as_secs_f64(),
                 };
@@ -167,7 +170,7 @@ impl<'a> Pipeline<'a> {
             // (the writer does so once it sees the signal; this covers a signal that came
             // between frames).
             if !checkpoint::path(&self.layout, f).is_file() {
-                self.write_checkpoint(f, sim.particles())?;
+                self.write_checkpoint(f, sim.particles(), sim.last_substep())?;
             }
             self.observer.end(false);
             return Err(Interrupted {
@@ -187,6 +190,7 @@ impl<'a> Pipeline<'a> {
         let FrameJob {
             frame: f,
             particles,
+            last_substep,
             report,
             sim_seconds,
         } = job;
@@ -196,7 +200,7 @@ impl<'a> Pipeline<'a> {
         let every = self.scene.output.checkpoint_every;
         let due = f == last || (every > 0 && f.is_multiple_of(every));
         if due || self.interrupted() {
-            self.write_checkpoint(f, &particles)?;
+            self.write_checkpoint(f, &particles, last_substep)?;
         }
         self.observer.frame(&FrameDone {
             frame: f,
@@ -221,8 +225,14 @@ impl<'a> Pipeline<'a> {
         ))
     }
 
-    pub fn write_checkpoint(&self, frame: u32, particles: &Particles) -> anyhow::Result<()> {
-        let time = self.scene.frame_time(frame);
+    /// Writes the checkpoint of `frame`, whose last substep lasted `last_substep` s.
+    pub fn write_checkpoint(
+        &self,
+        frame: u32,
+        particles: &Particles,
+        last_substep: f64,
+    ) -> anyhow::Result<()> {
+        let time = [self.scene.frame_time(frame), last_substep];
         checkpoint::write(&self.layout, &self.record, frame, time, particles).map(|_| ())
     }
 

@@ -133,7 +133,8 @@ pub fn resume(
         c + 1
     ));
     let pipeline = Pipeline::new(layout, scene, stop, observer)?;
-    let sim = Simulation::new(&pipeline.scene, ckpt.particles, c)?;
+    let sim = Simulation::new(&pipeline.scene, ckpt.particles, c)?
+        .with_last_substep(ckpt.meta.last_substep)?;
     pipeline.simulate(sim)
 }
 

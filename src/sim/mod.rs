@@ -8,7 +8,8 @@
 //! 2. [`transfer::splat`]: particle to grid, trilinear with weight normalisation; cell labels
 //!    solid (wall layer) / fluid (holds a particle) / empty; the splatted grid is kept as
 //!    `v_old`;
-//! 3. [`forces`]: gravity `u += g dt`, then zero normal velocity on wall faces;
+//! 3. [`forces`]: gravity `u += g k`, then zero normal velocity on wall faces; the kick `k`
+//!    (also the pressure impulse's length) is `(dt_prev + dt) / 2`, see "Time integration";
 //! 4. [`pressure`]: 7-point Poisson projection solved by conjugate gradient preconditioned by
 //!    MIC(0) or by a [`pressure::multigrid`] V-cycle (`solver.pressure_preconditioner`);
 //! 5. [`density`] (every substep, or every `solver.volume_correction_interval` of simulated
@@ -28,27 +29,13 @@
 //!    cell for the next substep, and any cell holding more than the bound thinned to it (which
 //!    particles go: a hash of their creation index; the cell's mean velocity kept).
 //!
-//! Frame rate: frames only sample the state. Nothing but the substep lengths depends on where
-//! frames fall (a frame shorter than the CFL step shortens its substeps), and the pressure
-//! solve's warm start, dropped at each frame's first substep for exact resume, changes results
-//! only within the solver tolerance (issue 19; `scripts/validate_physics.rs`).
-//!
 //! Advection comes last rather than first so that the particles are the whole state between
 //! substeps (no grid velocity outlives a substep): a simulation rebuilt from a frame's particles
 //! continues bit for bit (exact resume). Cyclically it is the same sequence as
 //! "advect, splat, ..., blend".
 //!
-//! Substeps: with `solver.fixed_dt` a frame is exactly `scene.steps_per_frame()` steps of that
-//! length (the tutorial's mode). Otherwise `dt` is the largest step with
-//! `(u_max + |g| dt) dt <= cfl h`: a particle starting at the largest particle speed and
-//! accelerated by gravity moves at most `cfl` cells (the meaning of `solver.cfl`; Bridson sec.
-//! 3.2 bounds the same with `u_max + sqrt(5 h |g|)`, which costs 20% more substeps in fast
-//! flow), and at most `surface_wave_step sqrt(h / |g|)` (0.47 by default: longer substeps let
-//! grid-scale surface waves grow, see [`settings::SolverSettings::surface_wave_step`]), clamped
-//! to `[T / max_substeps, T / min_substeps]` for a frame of length `T = t(frame+1) - t(frame)`,
-//! and the frame's last substeps are stretched or split so the frame ends exactly at
-//! `scene.frame_time(frame + 1)`; the frame's times are derived from its index, never
-//! accumulated across frames.
+//! Substeps and time integration (variable-step leapfrog, the substep lengths, what depends
+//! on where frames fall): see [`stepping`].
 //!
 //! Determinism: every parallel stage either writes disjoint outputs computed in a fixed order
 //! (the splat runs colour by colour over z-planes of cell-sorted particles; the preconditioner's
@@ -95,6 +82,7 @@ pub mod rest_share;
 pub mod seeding;
 pub mod settings;
 pub mod solids;
+mod stepping;
 mod sync_ptr;
 pub mod thin_walls;
 pub mod transfer;
@@ -106,10 +94,11 @@ use cell_sort::SortedParticles;
 use extrapolate::Extrapolator;
 use mac_grid::{CellLabel, FaceKind, GridDims};
 use pressure::PressureSolver;
-use rayon::prelude::*;
 pub use report::{FrameReport, StageSeconds, SubstepReport};
 pub use settings::{PressurePreconditioner, SimSettings, SolverSettings, TimeSettings, Transfer};
 use std::time::Instant;
+pub use stepping::KickRule;
+use stepping::{leapfrog_kick, max_speed};
 
 /// Grid state and scratch of a substep (workspace only: nothing here outlives a substep).
 struct Workspace {
@@ -157,18 +146,24 @@ impl Workspace {
     }
 }
 
-/// A running simulation. Its whole state is the scene, the particles and the frame index: it
-/// can be rebuilt exactly from a particle frame (see `checkpoint`).
+/// A running simulation. Its whole state is the scene, the particles, the frame index and the
+/// last substep's length: it can be rebuilt exactly from a checkpoint (see `checkpoint`).
 pub struct Simulation {
     settings: SimSettings,
     particles: Particles,
     frame: u32,
+    /// Length of the last substep taken, s (the next kick's `dt_prev`): 0 before the first
+    /// substep (a half kick), NaN when unknown (a state from outside; the kick is then `dt`).
+    last_dt: f64,
+    /// The kick rule (the leapfrog; others for comparisons only).
+    kick_rule: KickRule,
     ws: Workspace,
 }
 
 impl Simulation {
     /// A simulation of `settings` (a [`SimSettings`], or a scene, which converts into one)
-    /// whose particles are at the state of the end of `frame`.
+    /// whose particles are at the state of the end of `frame`. For `frame > 0` give the last
+    /// substep's length with [`Self::with_last_substep`] to continue bit for bit.
     pub fn new(
         settings: impl Into<SimSettings>,
         particles: Particles,
@@ -249,8 +244,26 @@ impl Simulation {
             settings: scene,
             particles,
             frame,
+            last_dt: if frame == 0 { 0.0 } else { f64::NAN },
+            kick_rule: KickRule::Leapfrog,
             ws,
         })
+    }
+
+    /// The same simulation with the length of the substep that ended `frame` (what
+    /// [`Self::last_substep`] said then), for the leapfrog kick that starts the next frame.
+    pub fn with_last_substep(mut self, dt: f64) -> anyhow::Result<Self> {
+        anyhow::ensure!(
+            dt.is_finite() && dt >= 0.0,
+            "the last substep's length must be a finite, non-negative time, got {dt}"
+        );
+        self.last_dt = dt;
+        Ok(self)
+    }
+
+    /// Length of the last substep taken, s (0 at frame 0): part of the state (checkpoints).
+    pub fn last_substep(&self) -> f64 {
+        self.last_dt
     }
 
     /// The frame whose end the particles are at.
@@ -304,6 +317,12 @@ impl Simulation {
         self.ws.pressure.set_block_rows(rows);
     }
 
+    /// The kick rule ([`KickRule`]; default the leapfrog): for comparisons only.
+    #[doc(hidden)]
+    pub fn set_kick_rule(&mut self, rule: KickRule) {
+        self.kick_rule = rule;
+    }
+
     /// Apply the density correction (default true; false for benchmarks and comparisons).
     #[doc(hidden)]
     pub fn set_density_correction(&mut self, on: bool) {
@@ -320,6 +339,9 @@ impl Simulation {
     }
 
     fn advance_frame_in_pool(&mut self) -> FrameReport {
+        if self.kick_rule == KickRule::FrameStartDt && self.frame > 0 {
+            self.last_dt = f64::NAN;
+        }
         let mut report = FrameReport::default();
         let most = self
             .settings
@@ -359,10 +381,11 @@ impl Simulation {
                     at.t_start,
                     at.t_end,
                 );
+                let kick = leapfrog_kick(&mut self.last_dt, dt, self.kick_rule);
                 substep(
                     ws,
                     &self.settings,
-                    dt as f32,
+                    [dt as f32, kick as f32],
                     umax,
                     i == 0,
                     correct,
@@ -382,26 +405,14 @@ impl Simulation {
             loop {
                 let remaining = len - elapsed;
                 let umax = max_speed(&ws.sorted) as f64;
-                // Largest dt with (u_max + |g| dt) dt <= cfl h: a particle starting at u_max and
-                // accelerated by gravity moves at most cfl cells (stable form of the root).
-                let reach = solver.cfl * h;
-                let root = (umax * umax + 4.0 * gnorm * reach).sqrt();
-                let mut dt = if umax + root > 0.0 {
-                    2.0 * reach / (umax + root)
-                } else {
-                    dt_max
-                };
-                if solver.surface_wave_step > 0.0 && gnorm > 0.0 {
-                    dt = dt.min(solver.surface_wave_step * (h / gnorm).sqrt());
-                }
-                dt = dt.min(dt_max).max(dt_min);
-                let last = n + 1 >= solver.max_substeps.max(1) || dt >= remaining * (1.0 - 1e-9);
-                if last {
-                    dt = remaining;
-                } else if 2.0 * dt > remaining {
-                    // Split what is left in two equal substeps rather than leave a sliver.
-                    dt = 0.5 * remaining;
-                }
+                let last_allowed = n + 1 >= solver.max_substeps.max(1);
+                let (dt, last) = stepping::substep_length(
+                    solver,
+                    [umax, gnorm, h],
+                    [dt_min, dt_max],
+                    remaining,
+                    last_allowed,
+                );
                 let at = Step {
                     t_start: t0 + elapsed,
                     t_end: if last { t1 } else { t0 + (elapsed + dt) },
@@ -412,10 +423,11 @@ impl Simulation {
                     at.t_start,
                     at.t_end,
                 );
+                let kick = leapfrog_kick(&mut self.last_dt, dt, self.kick_rule);
                 substep(
                     ws,
                     &self.settings,
-                    dt as f32,
+                    [dt as f32, kick as f32],
                     umax,
                     n == 0,
                     correct,
@@ -443,17 +455,6 @@ impl Simulation {
     }
 }
 
-/// Largest particle speed, m/s (exact in any reduction order).
-fn max_speed(sp: &SortedParticles) -> f32 {
-    let [vx, vy, vz] = &sp.vel;
-    vx.par_iter()
-        .zip(vy.par_iter())
-        .zip(vz.par_iter())
-        .with_min_len(4096)
-        .map(|((x, y), z)| (x * x + y * y + z * z).sqrt())
-        .reduce(|| 0.0, f32::max)
-}
-
 /// The substep's interval `(t_start, t_end]`, s (emission, volume correction), each end
 /// computed so that it equals the neighbouring substep's bit for bit.
 #[derive(Clone, Copy)]
@@ -462,14 +463,16 @@ struct Step {
     t_end: f64,
 }
 
-/// One substep of length `dt` over `at`; `umax` is the largest particle speed at its start;
+/// One substep over `at`: the particles drift for `dt[0]` through the velocity kicked by gravity
+/// and pressure for `dt[1]`, `(dt_prev + dt) / 2` (variable-step leapfrog, second order: issue
+/// 19); `umax` is the largest particle speed at its start;
 /// `first`: the frame's first substep (the pressure solve starts from zero); `correct`: it also
 /// applies the density correction ([`density::correction_due`]).
 #[allow(clippy::too_many_arguments)]
 fn substep(
     ws: &mut Workspace,
     scene: &SimSettings,
-    dt: f32,
+    [dt, kick]: [f32; 2],
     umax: f64,
     first: bool,
     correct: bool,
@@ -496,7 +499,7 @@ fn substep(
     ws.solids
         .seal_thin_walls(&d, &ws.sorted, &ws.labels, &mut ws.kinds);
     let g = scene.gravity.map(|x| x as f32);
-    forces::apply_forces(&mut ws.vel, &mut ws.old, &ws.kinds, g, dt);
+    forces::apply_forces(&mut ws.vel, &mut ws.old, &ws.kinds, g, kick);
     ws.solids.wall_velocities(&d, time, &ws.kinds, &mut ws.vel);
     // The emitters' velocity enters the projection (and is imposed again after it).
     ws.emission
@@ -514,7 +517,7 @@ fn substep(
         &mut ws.vel,
         scene.solver.pressure_tolerance,
         scene.solver.pressure_max_iterations,
-        dt,
+        kick,
         !first,
         ws.solids.faces(),
     );

@@ -4,8 +4,11 @@
 //! every substep), so the state is the particles in creation order plus the frame index; the
 //! clock is derived from the frame index (`sim::settings::frame_time`; the caller hands in the time) and the only
 //! random draw, the jitter of seeded sources, happens once at frame 0 from the scene's `seed`.
+//! The leapfrog integrator adds one number: the last substep's length (the next frame's first
+//! kick lasts `(dt_prev + dt) / 2`, see `sim`), in META as `last_substep`.
 //! Scratch (grids, solver vectors) is never stored, as in rapier's "state is serialised, scratch
-//! is not". The stepper guarantees that `Simulation::new(scene, particles_at_k, k)` continues
+//! is not". The stepper guarantees that `Simulation::new(scene, particles_at_k, k)` given that length
+//! (`with_last_substep`) continues
 //! bit-identically, so a resumed run reproduces an uninterrupted one byte for byte.
 //!
 //! File `OUT/checkpoints/checkpoint_NNNN.bin`, little-endian:
@@ -13,21 +16,21 @@
 //! | offset | type      | field                                              |
 //! |--------|-----------|----------------------------------------------------|
 //! | 0      | [u8; 8]   | magic `SURGECKP`                                   |
-//! | 8      | u32       | format version (2; version 1 is still read)        |
+//! | 8      | u32       | format version (3; older versions are refused)     |
 //! | 12     | u32       | number of sections S                               |
 //! | 16     | sections  | S times: tag [u8; 4], length u64, CRC-32 u32, data |
 //!
-//! Sections: `META`, UTF-8 JSON ([`Meta`]: frame, time, count, seed, scene hash, the resolved
-//! scene); `PART`, six f32 arrays of N values (x, y, z, vx, vy, vz), the particles in creation
-//! order; `AFFN` (format 2, only for runs with `solver.transfer = "apic"`), nine f32 arrays of N
+//! Sections: `META`, UTF-8 JSON ([`Meta`]: frame, time, last substep, count, seed, scene hash,
+//! the resolved scene); `PART`, six f32 arrays of N values (x, y, z, vx, vy, vz), the particles in creation
+//! order; `AFFN` (only for runs with `solver.transfer = "apic"`), nine f32 arrays of N
 //! values, the APIC affine matrices `C` (`affine[3 a + b]`, see [`Particles::affine`]). Each
 //! section carries the CRC-32 (IEEE) of its data, so a truncated or bit-flipped file is detected
 //! and skipped. Later stages that add per-particle data add sections.
 //!
-//! Format 1 (before APIC) had no `AFFN` and no `solver.transfer`: such a checkpoint is read as
-//! the PIC/FLIP run it was (`solver.transfer = "flip"` is put into its recorded scene), so it
-//! resumes a scene that says `"flip"` and a resume of an APIC scene from it is refused by the
-//! scene comparison, naming `solver.transfer`.
+//! Formats 1 and 2 were written before the leapfrog integrator: their particle velocities are
+//! symplectic Euler's, not the half-step ones, and they lack the last substep's length, so
+//! they are refused (the run is to be redone from frame 0), never resumed with mismatched
+//! velocities.
 //!
 //! A checkpoint is written with [`crate::output::atomic_write`] (temporary file, fsync, rename),
 //! and only the newest `output.keep_checkpoints` are kept.
@@ -43,9 +46,9 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 pub const MAGIC: &[u8; 8] = b"SURGECKP";
-pub const VERSION: u32 = 2;
+pub const VERSION: u32 = 3;
 /// The oldest format version still read (see the module docs).
-pub const OLDEST_VERSION: u32 = 1;
+pub const OLDEST_VERSION: u32 = 3;
 const SECTION_HEADER: usize = 16;
 
 /// The JSON metadata section.
@@ -59,6 +62,8 @@ pub struct Meta {
     pub frame: u32,
     /// Simulated time of that frame, s.
     pub time: f64,
+    /// Length of the frame's last substep, s (0 at frame 0): the next kick's `dt_prev`.
+    pub last_substep: f64,
     /// Number of particles.
     pub particle_count: u64,
     /// The scene's seed. The stepper draws no random numbers; seeding at frame 0 is the only
@@ -188,13 +193,20 @@ fn diff_into(path: &str, old: &Value, new: &Value, out: &mut Vec<String>) {
     }
 }
 
-/// Encodes the state at the end of `frame`, at simulated time `time`.
-pub fn encode(scene: &SceneRecord, frame: u32, time: f64, particles: &Particles) -> Vec<u8> {
+/// Encodes the state at the end of `frame`, at simulated time `time`, whose last substep
+/// lasted `last_substep` s.
+pub fn encode(
+    scene: &SceneRecord,
+    frame: u32,
+    [time, last_substep]: [f64; 2],
+    particles: &Particles,
+) -> Vec<u8> {
     let meta = Meta {
         format_version: VERSION,
         surge_version: env!("CARGO_PKG_VERSION").to_string(),
         frame,
         time,
+        last_substep,
         particle_count: particles.len() as u64,
         seed: scene.seed,
         scene_hash: scene.hash.clone(),
@@ -245,6 +257,13 @@ pub fn decode(bytes: &[u8]) -> Result<Checkpoint, String> {
         return Err("not a surge checkpoint (bad magic)".into());
     }
     let version = u32::from_le_bytes(bytes[8..12].try_into().unwrap());
+    if (1..OLDEST_VERSION).contains(&version) {
+        return Err(format!(
+            "format version {version}, written before the leapfrog integrator: its velocities \
+             are not the half-step ones this surge continues from, so it cannot be resumed; \
+             rerun the scene from frame 0"
+        ));
+    }
     if !(OLDEST_VERSION..=VERSION).contains(&version) {
         return Err(format!(
             "format version {version}; this surge reads versions {OLDEST_VERSION} to {VERSION}"
@@ -295,6 +314,12 @@ pub fn decode(bytes: &[u8]) -> Result<Checkpoint, String> {
     }
     let mut meta: Meta = serde_json::from_slice(meta.ok_or("no META section")?)
         .map_err(|e| format!("META section is not valid metadata: {e}"))?;
+    if !(meta.last_substep.is_finite() && meta.last_substep >= 0.0) {
+        return Err(format!(
+            "META's last_substep is {}, not a length of time",
+            meta.last_substep
+        ));
+    }
     // A run recorded without `solver.surface_wave_step` predates that substep bound and ran
     // without it: it is read as `0` (the bound off), so resuming it under today's default is
     // refused by the scene comparison, naming the field, instead of silently changing the
@@ -309,8 +334,6 @@ pub fn decode(bytes: &[u8]) -> Result<Checkpoint, String> {
             .entry("max_particles_per_cell")
             .or_insert_with(|| Value::from(0));
     }
-    // Format 1 predates `solver.transfer`; its runs were PIC/FLIP, which is what a scene without
-    // the field means (the default is left out of written scenes), so its META reads as it is.
     let part = part.ok_or("no PART section")?;
     let n = meta.particle_count as usize;
     if n.checked_mul(24) != Some(part.len()) {
@@ -408,13 +431,13 @@ pub fn read(path: &Path) -> Result<Checkpoint, String> {
     Ok(c)
 }
 
-/// Writes the checkpoint of `frame` atomically, then removes all but the newest
-/// `scene.keep` (the scene's `output.keep_checkpoints`).
+/// Writes the checkpoint of `frame` (`[time, last_substep]` as in [`encode`]) atomically, then
+/// removes all but the newest `scene.keep` (the scene's `output.keep_checkpoints`).
 pub fn write(
     layout: &RunLayout,
     scene: &SceneRecord,
     frame: u32,
-    time: f64,
+    time: [f64; 2],
     particles: &Particles,
 ) -> anyhow::Result<PathBuf> {
     let p = path(layout, frame);
@@ -432,155 +455,4 @@ pub fn write(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A resolved scene's JSON as `surge run` writes it (defaults filled in).
-    fn scene() -> Value {
-        serde_json::from_str(
-            r#"{"name": "t", "domain": {"lower": [0,0,0], "cell_size": 0.1, "resolution": [5,5,5]},
-                "gravity": [0.0, 0.0, -9.80665], "density": 1000.0,
-                "sources": [{"type": "box", "min": [0.1,0.1,0.1], "max": [0.3,0.3,0.3]}],
-                "seed": 0, "time": {"fps": 30.0, "frames": 90},
-                "solver": {"flip_ratio": 0.95}, "surface": {}, "render": {},
-                "output": {"previews": true}}"#,
-        )
-        .unwrap()
-    }
-
-    #[test]
-    fn round_trip_and_corruption() {
-        let s = scene();
-        let mut p = Particles::default();
-        p.push([0.1, 0.2, 0.3], [1.0, -2.0, 3.5]);
-        p.push([0.15, 0.25, 0.35], [0.0, 0.0, -9.5]);
-        let bytes = encode(&SceneRecord::new(s.clone(), 0, 2), 4, 4.0 / 30.0, &p);
-        let c = decode(&bytes).unwrap();
-        assert_eq!(c.particles, p);
-        assert_eq!(c.meta.frame, 4);
-        assert_eq!(c.meta.scene_hash, scene_hash(&s));
-        for cut in [0, 10, 20, bytes.len() / 2, bytes.len() - 1] {
-            let e = decode(&bytes[..cut]).unwrap_err();
-            assert!(e.contains("truncated"), "{cut}: {e}");
-        }
-        for pos in [30, bytes.len() - 5] {
-            let mut b = bytes.clone();
-            b[pos] ^= 0x10;
-            let e = decode(&b).unwrap_err();
-            assert!(e.contains("checksum"), "{pos}: {e}");
-        }
-    }
-
-    /// The pressure preconditioner is physics: a resume refuses a change of it (the default is
-    /// left out of the written scene, `sim::settings`, so scenes that do not name it keep their
-    /// hash).
-    #[test]
-    fn pressure_preconditioner_is_physics() {
-        let a = scene();
-        let mut b = a.clone();
-        b["solver"]["pressure_preconditioner"] = "multigrid".into();
-        assert_ne!(scene_hash(&a), scene_hash(&b));
-        let d = diff(&physics_view(&a), &physics_view(&b));
-        assert!(
-            d.len() == 1
-                && d[0].contains("solver.pressure_preconditioner")
-                && d[0].contains("multigrid"),
-            "{d:?}"
-        );
-    }
-
-    /// The transfer is physics: a resume refuses a change of `solver.transfer`, naming it.
-    #[test]
-    fn transfer_is_physics() {
-        let mut a = scene();
-        a["solver"]["transfer"] = "flip".into();
-        let mut b = a.clone();
-        b["solver"]["transfer"] = "apic".into();
-        assert_ne!(scene_hash(&a), scene_hash(&b));
-        let d = diff(&physics_view(&a), &physics_view(&b));
-        assert!(
-            d.len() == 1 && d[0].contains("solver.transfer") && d[0].contains("apic"),
-            "{d:?}"
-        );
-    }
-
-    /// A checkpoint recorded before `solver.surface_wave_step` existed ran without that
-    /// substep bound: it reads as `0`, so a resume under today's default (0.47) is refused by
-    /// the scene comparison, naming the field, rather than changing the substeps mid-run.
-    #[test]
-    fn checkpoint_from_before_the_surface_wave_bound_reads_as_unbounded() {
-        let bytes = encode(
-            &SceneRecord::new(scene(), 0, 2),
-            4,
-            0.1,
-            &Particles::default(),
-        );
-        let c = decode(&bytes).unwrap();
-        assert_eq!(c.meta.scene["solver"]["surface_wave_step"], 0.0);
-        // Nor did it thin crowded cells.
-        assert_eq!(c.meta.scene["solver"]["max_particles_per_cell"], 0);
-        let mut now = c.meta.scene.clone();
-        now["solver"]["surface_wave_step"] = 0.47.into();
-        let d = diff(&physics_view(&c.meta.scene), &physics_view(&now));
-        assert!(
-            d.len() == 1 && d[0].contains("solver.surface_wave_step"),
-            "{d:?}"
-        );
-        // A recorded value is kept as it is.
-        let mut s = scene();
-        s["solver"]["surface_wave_step"] = 0.47.into();
-        let c = decode(&encode(
-            &SceneRecord::new(s, 0, 2),
-            4,
-            0.1,
-            &Particles::default(),
-        ));
-        assert_eq!(c.unwrap().meta.scene["solver"]["surface_wave_step"], 0.47);
-    }
-
-    /// Format 2 carries APIC's affine matrices (`AFFN`) and reads them back; an APIC
-    /// checkpoint without them is refused; a format-1 file (no `AFFN`, no `solver.transfer`)
-    /// still reads, as the PIC/FLIP run it was.
-    #[test]
-    fn affine_section_and_format_1() {
-        let mut s = scene();
-        s["solver"]["transfer"] = "apic".into();
-        let mut p = Particles::default();
-        p.push([0.1, 0.2, 0.3], [1.0, -2.0, 3.5]);
-        p.push([0.15, 0.25, 0.35], [0.0, 0.0, -9.5]);
-        p.affine = std::array::from_fn(|k| vec![k as f32, -0.5 * k as f32]);
-        let bytes = encode(&SceneRecord::new(s.clone(), 0, 2), 4, 0.1, &p);
-        assert_eq!(decode(&bytes).unwrap().particles, p);
-        let mut flat = p.clone();
-        flat.affine = Default::default();
-        let e = decode(&encode(&SceneRecord::new(s, 0, 2), 4, 0.1, &flat)).unwrap_err();
-        assert!(e.contains("AFFN") && e.contains("apic"), "{e}");
-        // Format 1: the same layout without AFFN, version 1 in the header.
-        let mut old = encode(&SceneRecord::new(scene(), 0, 2), 4, 0.1, &flat);
-        old[8..12].copy_from_slice(&1u32.to_le_bytes());
-        let c = decode(&old).unwrap();
-        assert_eq!(c.particles, flat);
-        assert!(c.meta.scene["solver"].get("transfer").is_none());
-        old[8..12].copy_from_slice(&3u32.to_le_bytes());
-        assert!(decode(&old).unwrap_err().contains("version 3"));
-    }
-
-    #[test]
-    fn physics_diff_ignores_output_fields() {
-        let a = scene();
-        let mut b = a.clone();
-        b["time"]["frames"] = 500.into();
-        b["output"]["previews"] = false.into();
-        assert_eq!(scene_hash(&a), scene_hash(&b));
-        b["solver"]["flip_ratio"] = 0.5.into();
-        assert_ne!(scene_hash(&a), scene_hash(&b));
-        let va = physics_view(&a);
-        let vb = physics_view(&b);
-        let d = diff(&va, &vb);
-        assert_eq!(d.len(), 1);
-        assert!(
-            d[0].contains("solver.flip_ratio") && d[0].contains("0.5"),
-            "{d:?}"
-        );
-    }
-}
+mod tests;
