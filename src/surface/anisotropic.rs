@@ -194,13 +194,30 @@ pub fn build(
     // `reach < B` cells) need a kernel.
     let reach_g = (reach / p.cell) as f32;
     debug_assert!(reach_g < B as f32);
-    let needed: Vec<bool> = (0..nb)
+    let mut needed = vec![false; grid.particle_count()];
+    block_slices(&grid, &mut needed)
         .into_par_iter()
-        .flat_map_iter(|s| {
+        .enumerate()
+        .for_each(|(s, out)| {
             let dense = grid.blocks[s];
             let bc = grid.coords(dense);
-            let (grid, skip) = (&grid, &skip);
-            grid.particles_of(dense).map(move |k| {
+            let splatted = |c: [i64; 3]| {
+                let n = grid.slot_at(c);
+                n != super::sparse_grid::NONE && skip[n as usize] == Skip::No
+            };
+            // The particle's own block is always within its reach; a block with no splatted
+            // neighbour has no particle that needs a kernel (the same answers as the test
+            // below, without it for most blocks).
+            if skip[s] == Skip::No {
+                out.fill(true);
+                return;
+            }
+            if !(-1..=1).any(|z| {
+                (-1..=1).any(|y| (-1..=1).any(|x| splatted([bc[0] + x, bc[1] + y, bc[2] + z])))
+            }) {
+                return;
+            }
+            for (o, k) in out.iter_mut().zip(grid.particles_of(dense)) {
                 // Blocks within the largest reach of the particle: is one of them splatted?
                 let q: [f32; 3] = std::array::from_fn(|a| grid.pos[a][k]);
                 let r: [(i64, i64); 3] = std::array::from_fn(|a| {
@@ -208,17 +225,11 @@ pub fn build(
                     let hi = floor_i64((q[a] + reach_g) / B as f32);
                     (lo.max(bc[a] - 1), hi.min(bc[a] + 1))
                 });
-                (r[2].0..=r[2].1).any(|z| {
-                    (r[1].0..=r[1].1).any(|y| {
-                        (r[0].0..=r[0].1).any(|x| {
-                            let n = grid.slot_at([x, y, z]);
-                            n != super::sparse_grid::NONE && skip[n as usize] == Skip::No
-                        })
-                    })
-                })
-            })
-        })
-        .collect();
+                *o = (r[2].0..=r[2].1).any(|z| {
+                    (r[1].0..=r[1].1).any(|y| (r[0].0..=r[0].1).any(|x| splatted([x, y, z])))
+                });
+            }
+        });
     let cells = Cells::new(pos, p.kernel_radius as f32);
     let consts = Consts {
         big_r: p.kernel_radius as f32,
@@ -460,7 +471,7 @@ fn kernels(
 }
 
 /// `tags` split into the binned particle ranges of the blocks, in slot order (they tile it).
-fn block_slices<'a>(grid: &SparseGrid, mut tags: &'a mut [u32]) -> Vec<&'a mut [u32]> {
+fn block_slices<'a, T>(grid: &SparseGrid, mut tags: &'a mut [T]) -> Vec<&'a mut [T]> {
     grid.blocks
         .iter()
         .map(|&dense| {
