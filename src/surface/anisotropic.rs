@@ -62,7 +62,7 @@
 //! bytes do not depend on the thread count.
 
 use super::level_set::{LevelSet, Params};
-use super::sparse_grid::{B, BP, SparseGrid};
+use super::sparse_grid::{B, BP, Points, SparseGrid};
 use rayon::prelude::*;
 
 mod cells;
@@ -156,12 +156,7 @@ const SPHERE: u32 = u32::MAX - 1;
 /// does (in binned order, grid units); a wall mirror's kernel is its particle's reflected
 /// across the walls (its neighbourhood is the reflection of the particle's, up to the mirrors
 /// not made beyond the reach), with its own wall film; splat those blocks.
-pub fn build(
-    pos: &[Vec<f32>; 3],
-    vel: &[Vec<f32>; 3],
-    p: &Params,
-    mirrors: Option<MirrorOf>,
-) -> LevelSet {
+pub fn build(pos: Points, vel: Points, p: &Params, mirrors: Option<MirrorOf>) -> LevelSet {
     let reach = p.reach().max(p.cell);
     let grid = SparseGrid::new(pos, vel, p.cell, p.region_lo, p.region_hi, reach);
     let nb = grid.blocks.len();
@@ -337,7 +332,7 @@ fn reflected(k: &Kernel, mask: u8) -> Kernel {
 /// mirror needs one), then mirrors: the reflection of their particle's kernel.
 fn kernels(
     grid: &SparseGrid,
-    pos: &[Vec<f32>; 3],
+    pos: Points,
     needed: &[bool],
     cells: &Cells,
     consts: &Consts,
@@ -345,7 +340,7 @@ fn kernels(
     mirrors: Option<MirrorOf>,
 ) -> (Vec<u32>, Vec<Kernel>) {
     use std::sync::atomic::{AtomicBool, AtomicU32, Ordering::Relaxed};
-    let n_in = pos[0].len();
+    let n_in = pos.len();
     let originals = mirrors.map_or(n_in, |m| m.originals);
     let nk = grid.order.len();
     // Binned index of each particle (not mirror), and the particles a needed mirror images
@@ -371,7 +366,7 @@ fn kernels(
             }
         });
     }
-    let at = |i: usize| [pos[0][i], pos[1][i], pos[2][i]];
+    let at = |i: usize| pos.at(i);
     // Per block (its binned particles are one range; the ranges tile `0..nk` in slot order):
     // tags (block-local ellipsoid indices, then offset) and ellipsoids (metres).
     let mut tags = vec![NO_KERNEL; nk];
