@@ -56,7 +56,9 @@
 //! farther ones), so most of a mirror's support is skipped. Measured on frame 20 of the 1M
 //! dam break (`cargo bench --bench surface`, 2 threads, machine otherwise idle): 2.40-2.54x
 //! faster than splashsurf at the end of session 6 (issue 14's target is 3x), process CPU
-//! 1.54 -> 0.95 s.
+//! 1.54 -> 0.95 s; session 7 (`surge mesh` of that frame under `/usr/bin/time`, 2 threads, ten
+//! runs each alternating with the session-6 binary on a shared machine): 0.95 -> 0.91 s (the
+//! particles needing a kernel decided per block, the mirrors read in place; same bytes).
 //!
 //! Splatting works as in [`super::level_set`]: per block, particles in a fixed order, so the
 //! bytes do not depend on the thread count.
