@@ -56,13 +56,15 @@
 //! farther ones), so most of a mirror's support is skipped. Measured on frame 20 of the 1M
 //! dam break (`cargo bench --bench surface`, 2 threads, machine otherwise idle): 2.40-2.54x
 //! faster than splashsurf at the end of session 6 (issue 14's target is 3x), process CPU
-//! 1.54 -> 0.95 s.
+//! 1.54 -> 0.95 s; session 7 (`surge mesh` of that frame under `/usr/bin/time`, 2 threads, ten
+//! runs each alternating with the session-6 binary on a shared machine): 0.95 -> 0.91 s (the
+//! particles needing a kernel decided per block, the mirrors read in place; same bytes).
 //!
 //! Splatting works as in [`super::level_set`]: per block, particles in a fixed order, so the
 //! bytes do not depend on the thread count.
 
 use super::level_set::{LevelSet, Params};
-use super::sparse_grid::{B, BP, SparseGrid};
+use super::sparse_grid::{B, BP, Points, SparseGrid};
 use rayon::prelude::*;
 
 mod cells;
@@ -156,12 +158,7 @@ const SPHERE: u32 = u32::MAX - 1;
 /// does (in binned order, grid units); a wall mirror's kernel is its particle's reflected
 /// across the walls (its neighbourhood is the reflection of the particle's, up to the mirrors
 /// not made beyond the reach), with its own wall film; splat those blocks.
-pub fn build(
-    pos: &[Vec<f32>; 3],
-    vel: &[Vec<f32>; 3],
-    p: &Params,
-    mirrors: Option<MirrorOf>,
-) -> LevelSet {
+pub fn build(pos: Points, vel: Points, p: &Params, mirrors: Option<MirrorOf>) -> LevelSet {
     let reach = p.reach().max(p.cell);
     let grid = SparseGrid::new(pos, vel, p.cell, p.region_lo, p.region_hi, reach);
     let nb = grid.blocks.len();
@@ -194,13 +191,30 @@ pub fn build(
     // `reach < B` cells) need a kernel.
     let reach_g = (reach / p.cell) as f32;
     debug_assert!(reach_g < B as f32);
-    let needed: Vec<bool> = (0..nb)
+    let mut needed = vec![false; grid.particle_count()];
+    block_slices(&grid, &mut needed)
         .into_par_iter()
-        .flat_map_iter(|s| {
+        .enumerate()
+        .for_each(|(s, out)| {
             let dense = grid.blocks[s];
             let bc = grid.coords(dense);
-            let (grid, skip) = (&grid, &skip);
-            grid.particles_of(dense).map(move |k| {
+            let splatted = |c: [i64; 3]| {
+                let n = grid.slot_at(c);
+                n != super::sparse_grid::NONE && skip[n as usize] == Skip::No
+            };
+            // The particle's own block is always within its reach; a block with no splatted
+            // neighbour has no particle that needs a kernel (the same answers as the test
+            // below, without it for most blocks).
+            if skip[s] == Skip::No {
+                out.fill(true);
+                return;
+            }
+            if !(-1..=1).any(|z| {
+                (-1..=1).any(|y| (-1..=1).any(|x| splatted([bc[0] + x, bc[1] + y, bc[2] + z])))
+            }) {
+                return;
+            }
+            for (o, k) in out.iter_mut().zip(grid.particles_of(dense)) {
                 // Blocks within the largest reach of the particle: is one of them splatted?
                 let q: [f32; 3] = std::array::from_fn(|a| grid.pos[a][k]);
                 let r: [(i64, i64); 3] = std::array::from_fn(|a| {
@@ -208,17 +222,11 @@ pub fn build(
                     let hi = floor_i64((q[a] + reach_g) / B as f32);
                     (lo.max(bc[a] - 1), hi.min(bc[a] + 1))
                 });
-                (r[2].0..=r[2].1).any(|z| {
-                    (r[1].0..=r[1].1).any(|y| {
-                        (r[0].0..=r[0].1).any(|x| {
-                            let n = grid.slot_at([x, y, z]);
-                            n != super::sparse_grid::NONE && skip[n as usize] == Skip::No
-                        })
-                    })
-                })
-            })
-        })
-        .collect();
+                *o = (r[2].0..=r[2].1).any(|z| {
+                    (r[1].0..=r[1].1).any(|y| (r[0].0..=r[0].1).any(|x| splatted([x, y, z])))
+                });
+            }
+        });
     let cells = Cells::new(pos, p.kernel_radius as f32);
     let consts = Consts {
         big_r: p.kernel_radius as f32,
@@ -326,7 +334,7 @@ fn reflected(k: &Kernel, mask: u8) -> Kernel {
 /// mirror needs one), then mirrors: the reflection of their particle's kernel.
 fn kernels(
     grid: &SparseGrid,
-    pos: &[Vec<f32>; 3],
+    pos: Points,
     needed: &[bool],
     cells: &Cells,
     consts: &Consts,
@@ -334,7 +342,7 @@ fn kernels(
     mirrors: Option<MirrorOf>,
 ) -> (Vec<u32>, Vec<Kernel>) {
     use std::sync::atomic::{AtomicBool, AtomicU32, Ordering::Relaxed};
-    let n_in = pos[0].len();
+    let n_in = pos.len();
     let originals = mirrors.map_or(n_in, |m| m.originals);
     let nk = grid.order.len();
     // Binned index of each particle (not mirror), and the particles a needed mirror images
@@ -360,7 +368,7 @@ fn kernels(
             }
         });
     }
-    let at = |i: usize| [pos[0][i], pos[1][i], pos[2][i]];
+    let at = |i: usize| pos.at(i);
     // Per block (its binned particles are one range; the ranges tile `0..nk` in slot order):
     // tags (block-local ellipsoid indices, then offset) and ellipsoids (metres).
     let mut tags = vec![NO_KERNEL; nk];
@@ -460,7 +468,7 @@ fn kernels(
 }
 
 /// `tags` split into the binned particle ranges of the blocks, in slot order (they tile it).
-fn block_slices<'a>(grid: &SparseGrid, mut tags: &'a mut [u32]) -> Vec<&'a mut [u32]> {
+fn block_slices<'a, T>(grid: &SparseGrid, mut tags: &'a mut [T]) -> Vec<&'a mut [T]> {
     grid.blocks
         .iter()
         .map(|&dense| {

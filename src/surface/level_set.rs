@@ -23,7 +23,7 @@
 //! then `max(phi, d_box)` with `d_box` the box's signed distance (slightly offset so no sample
 //! is exactly zero); meshes are thus capped flat on the walls, and always closed.
 
-use super::sparse_grid::{B, BP, SparseGrid};
+use super::sparse_grid::{B, BP, Points, SparseGrid};
 use rayon::prelude::*;
 
 /// Which level set to build.
@@ -283,6 +283,22 @@ pub struct Mirrors {
 /// flat and full. Used by [`build`] and by the anisotropic level set (which also reads which
 /// particle each mirror images: `source` and `mask` index the appended part).
 pub fn mirrored(pos: &[Vec<f32>; 3], vel: &[Vec<f32>; 3], p: &Params) -> Option<Mirrors> {
+    joined(pos, vel, p, true)
+}
+
+/// The wall mirrors of [`mirrored`] alone (`source` and `mask` as there), for a reader that
+/// takes the particles and their mirrors as two parts ([`Points`]): no copy of the particles.
+pub fn mirrors(pos: &[Vec<f32>; 3], vel: &[Vec<f32>; 3], p: &Params) -> Option<Mirrors> {
+    joined(pos, vel, p, false)
+}
+
+/// [`mirrored`] (`particles`: the particles first) or [`mirrors`].
+fn joined(
+    pos: &[Vec<f32>; 3],
+    vel: &[Vec<f32>; 3],
+    p: &Params,
+    particles: bool,
+) -> Option<Mirrors> {
     let chunks = wall_mirrors(pos, vel, p);
     let count: usize = chunks.iter().map(|c| c.source.len()).sum();
     if count == 0 {
@@ -297,8 +313,10 @@ pub fn mirrored(pos: &[Vec<f32>; 3], vel: &[Vec<f32>; 3], p: &Params) -> Option<
         .into_par_iter()
         .map(|k| {
             let a = if k < 3 { &pos[k] } else { &vel[k - 3] };
-            let mut v = Vec::with_capacity(a.len() + count);
-            v.extend_from_slice(a);
+            let mut v = Vec::with_capacity(if particles { a.len() } else { 0 } + count);
+            if particles {
+                v.extend_from_slice(a);
+            }
             for c in &chunks {
                 v.extend_from_slice(part(c, k));
             }
@@ -333,7 +351,14 @@ pub fn build(pos: &[Vec<f32>; 3], vel: &[Vec<f32>; 3], p: &Params) -> LevelSet {
         Some(m) => (&m.pos, &m.vel),
         None => (pos, vel),
     };
-    let grid = SparseGrid::new(pos, vel, p.cell, p.region_lo, p.region_hi, reach);
+    let grid = SparseGrid::new(
+        Points::one(pos),
+        Points::one(vel),
+        p.cell,
+        p.region_lo,
+        p.region_hi,
+        reach,
+    );
     let nb = grid.blocks.len();
     let mut phi = vec![0f32; nb * BP];
     let mut velo = vec![[0f32; 3]; nb * BP];

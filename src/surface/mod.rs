@@ -312,16 +312,30 @@ pub fn level_set_of(
 ) -> level_set::LevelSet {
     let p = settings.level_set_params(domain);
     let mut ls = if p.kind == level_set::Kind::Anisotropic {
-        match level_set::mirrored(&particles.pos, &particles.vel, &p) {
+        match level_set::mirrors(&particles.pos, &particles.vel, &p) {
             Some(m) => {
                 let of = anisotropic::MirrorOf {
                     originals: particles.len(),
                     source: &m.source,
                     mask: &m.mask,
                 };
-                anisotropic::build(&m.pos, &m.vel, &p, Some(of))
+                let (pos, vel) = (&particles.pos, &particles.vel);
+                let pos = sparse_grid::Points {
+                    head: pos,
+                    tail: &m.pos,
+                };
+                let vel = sparse_grid::Points {
+                    head: vel,
+                    tail: &m.vel,
+                };
+                anisotropic::build(pos, vel, &p, Some(of))
             }
-            None => anisotropic::build(&particles.pos, &particles.vel, &p, None),
+            None => anisotropic::build(
+                sparse_grid::Points::one(&particles.pos),
+                sparse_grid::Points::one(&particles.vel),
+                &p,
+                None,
+            ),
         }
     } else {
         level_set::build(&particles.pos, &particles.vel, &p)

@@ -19,6 +19,54 @@ pub const BP: usize = B * B * B;
 /// "No block" in the dense table.
 pub const NONE: u32 = u32::MAX;
 
+/// Particle coordinates (struct of arrays), read in place from two parts: `head`, then
+/// `tail` (the particles, then their wall mirrors, without copying both into one array).
+#[derive(Clone, Copy)]
+pub struct Points<'a> {
+    pub head: &'a [Vec<f32>; 3],
+    pub tail: &'a [Vec<f32>; 3],
+}
+
+/// An empty part.
+static NO_POINTS: [Vec<f32>; 3] = [Vec::new(), Vec::new(), Vec::new()];
+
+impl<'a> Points<'a> {
+    /// One part.
+    pub fn one(head: &'a [Vec<f32>; 3]) -> Self {
+        Self {
+            head,
+            tail: &NO_POINTS,
+        }
+    }
+
+    /// Number of points.
+    pub fn len(&self) -> usize {
+        self.head[0].len() + self.tail[0].len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Coordinate `a` of point `i`.
+    #[inline(always)]
+    pub fn get(&self, a: usize, i: usize) -> f32 {
+        let n = self.head[a].len();
+        if i < n {
+            self.head[a][i]
+        } else {
+            self.tail[a][i - n]
+        }
+    }
+
+    /// Point `i`.
+    #[inline(always)]
+    pub fn at(&self, i: usize) -> [f32; 3] {
+        std::array::from_fn(|a| self.get(a, i))
+    }
+}
+
 /// The block layout of one frame's sampling grid plus the binned particles.
 #[derive(Debug, Clone)]
 pub struct SparseGrid {
@@ -47,8 +95,8 @@ impl SparseGrid {
     /// `lo`/`hi` bound the region of interest (m); particles farther than `reach` from it, or
     /// with non-finite coordinates, are ignored.
     pub fn new(
-        pos: &[Vec<f32>; 3],
-        vel: &[Vec<f32>; 3],
+        pos: Points,
+        vel: Points,
         cell: f64,
         lo: [f64; 3],
         hi: [f64; 3],
@@ -64,12 +112,12 @@ impl SparseGrid {
         let nd = dims[0] * dims[1] * dims[2];
 
         // Keys of kept particles (NONE for ignored ones).
-        let n = pos[0].len();
+        let n = pos.len();
         let inv = 1.0 / cell;
         let keys: Vec<u32> = (0..n)
             .into_par_iter()
             .map(|i| {
-                let p = [pos[0][i] as f64, pos[1][i] as f64, pos[2][i] as f64];
+                let p = pos.at(i).map(|v| v as f64);
                 let ok = (0..3)
                     .all(|a| p[a].is_finite() && p[a] >= lo[a] - reach && p[a] <= hi[a] + reach);
                 if !ok {
@@ -105,11 +153,11 @@ impl SparseGrid {
             let o = origin[a] as f64;
             order
                 .par_iter()
-                .map(|&i| (pos[a][i as usize] as f64 * inv - o) as f32)
+                .map(|&i| (pos.get(a, i as usize) as f64 * inv - o) as f32)
                 .collect()
         });
         let svel: [Vec<f32>; 3] =
-            std::array::from_fn(|a| order.par_iter().map(|&i| vel[a][i as usize]).collect());
+            std::array::from_fn(|a| order.par_iter().map(|&i| vel.get(a, i as usize)).collect());
 
         // Allocate blocks within `d` blocks of an occupied one.
         let d = ((reach / cell + 2.0) / B as f64).ceil() as i64;

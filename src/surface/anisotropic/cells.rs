@@ -3,6 +3,7 @@
 //! counting sort, with the positions copied in cell order so that the particles of a cell row
 //! are one contiguous slice of each coordinate array.
 
+use super::super::sparse_grid::Points;
 use rayon::prelude::*;
 
 /// Uniform cells of size `r` over the finite particles (stable counting sort), with the
@@ -18,9 +19,9 @@ pub(super) struct Cells {
 }
 
 impl Cells {
-    pub(super) fn new(pos: &[Vec<f32>; 3], r: f32) -> Self {
-        let n = pos[0].len();
-        let finite = |i: usize| (0..3).all(|a| pos[a][i].is_finite());
+    pub(super) fn new(pos: Points, r: f32) -> Self {
+        let n = pos.len();
+        let finite = |i: usize| (0..3).all(|a| pos.get(a, i).is_finite());
         // Bounds of the finite particles (min and max: any order gives the same bits).
         let (lo, hi) = (0..n)
             .into_par_iter()
@@ -30,8 +31,8 @@ impl Cells {
                 || ([f32::MAX; 3], [f32::MIN; 3]),
                 |(mut lo, mut hi), i| {
                     for a in 0..3 {
-                        lo[a] = lo[a].min(pos[a][i]);
-                        hi[a] = hi[a].max(pos[a][i]);
+                        lo[a] = lo[a].min(pos.get(a, i));
+                        hi[a] = hi[a].max(pos.get(a, i));
                     }
                     (lo, hi)
                 },
@@ -65,7 +66,7 @@ impl Cells {
             .into_par_iter()
             .map(|i| {
                 if finite(i) {
-                    this.key([pos[0][i], pos[1][i], pos[2][i]]) as u32
+                    this.key(pos.at(i)) as u32
                 } else {
                     u32::MAX
                 }
@@ -83,8 +84,12 @@ impl Cells {
             this.order[fill[k as usize] as usize] = i as u32;
             fill[k as usize] += 1;
         }
-        this.sorted =
-            std::array::from_fn(|a| this.order.par_iter().map(|&i| pos[a][i as usize]).collect());
+        this.sorted = std::array::from_fn(|a| {
+            this.order
+                .par_iter()
+                .map(|&i| pos.get(a, i as usize))
+                .collect()
+        });
         this
     }
 
