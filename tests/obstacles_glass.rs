@@ -215,10 +215,12 @@ fn shipped_glass_scene_holds_at_full_resolution() {
 
 /// The liquid mesh meets the glass (the gap of issue 11): after the coarse glass has settled
 /// (the liquid pooled on the base, 1.5 s), the surface stage given the glass's signed distance
-/// (`surface::obstacles`: mirrored particles, clip, snap) puts the liquid's bottom face on the
-/// base. Measured: the distance to the glass of every downward-facing mesh vertex over the
-/// middle of the base (radius under 5.5 cm, well off the side wall; within a simulation cell of
-/// the base). Tolerance: a quarter of a surface cell (1.6 mm): the snap leaves a vertex on the
+/// (`surface::obstacles`: particles mirrored across the simulation's wall, clip, enclosed
+/// pockets filled, snap) puts the liquid's bottom face on the base. Reference: water at rest
+/// in a container fills it down to the base (hydrostatics: no air under settled liquid).
+/// Measured: the distance to the glass of every downward-facing mesh vertex over the middle of
+/// the base (radius under 5.5 cm, well off the side wall; within a simulation cell of the
+/// base). Tolerance: a quarter of a surface cell (1.6 mm): the snap leaves a vertex on the
 /// zero set of the glass's distance up to its sampling (two Newton steps); a quarter cell is
 /// well under the gap without the obstacle, which the last check requires to be larger (there
 /// the same vertices stand off by about the particle radius: 2.0 mm and more measured).
@@ -226,7 +228,7 @@ fn shipped_glass_scene_holds_at_full_resolution() {
 /// [`anisotropic_mesh_touches_the_glass_base`] for the default method).
 #[test]
 fn liquid_mesh_touches_the_glass_base() {
-    let (with, without, cell_s) = glass_base_distances(Method::ZhuBridson);
+    let (with, without, cell_s) = glass_base_distances(Method::ZhuBridson, 45);
     let worst = with.iter().fold(0.0f64, |a, d| a.max(d.abs()));
     let gap_without = without.iter().copied().fold(f64::INFINITY, f64::min);
     assert!(with.len() > 50, "{} vertices on the base", with.len());
@@ -240,38 +242,46 @@ fn liquid_mesh_touches_the_glass_base() {
     );
 }
 
-/// [`liquid_mesh_touches_the_glass_base`]'s contact check with the default `anisotropic`
-/// method (without the clip its bottom already comes within 0.64 mm of the base, so that part
-/// does not apply). Fails: one downward-facing vertex of 414 stays 6.25 mm (one surface cell)
-/// above the base, under a spot where the settled particles leave a void (the lowest ones
-/// stand about 9 mm above the base); `zhu_bridson`'s wider, blurred average fills it.
+/// [`liquid_mesh_touches_the_glass_base`]'s contact check (same reference and tolerance) with
+/// the default `anisotropic` method, at frames 30, 40, 45 and 60 of the settling water
+/// (without the clip its bottom already comes within 0.64 mm of the base, so that part does
+/// not apply). It failed before session 7: one bottom vertex of 414 stood 6.25 mm (one surface
+/// cell) above the base at frame 45, 7.1, 9.6 and 8.9 mm at frames 30, 40 and 60, over spots
+/// where the particles leave a void: the simulation rests its particles on the faces of the
+/// cells it labels solid, 2.5 mm above this base, and a bottom cell holding 3-5 particles
+/// instead of 8 leaves its lowest ones 9 mm above the base; mirrored across the glass's own
+/// surface, a particle and its image were then 18 mm apart, more than the kernels bridge.
+/// Mirrored across the simulation's wall instead (images 5 mm closer) the bottom met the base
+/// at frames 35-60 but still missed it by 10.2 and 9.6 mm at frames 30 and 40; with the
+/// enclosed pockets also filled, every frame meets it.
 #[test]
-#[ignore = "known deviation: with anisotropic one bottom vertex of the settled glass stays a surface cell (6.25 mm) above the base over a particle void (target a quarter cell); zhu_bridson meets it; see README, Known deviations"]
 fn anisotropic_mesh_touches_the_glass_base() {
-    let (with, _, cell_s) = glass_base_distances(Method::Anisotropic);
-    let worst = with.iter().fold(0.0f64, |a, d| a.max(d.abs()));
-    assert!(with.len() > 50, "{} vertices on the base", with.len());
-    assert!(
-        worst <= 0.25 * cell_s,
-        "a bottom vertex is {worst} m off the base"
-    );
+    for frame in [30, 40, 45, 60] {
+        let (with, _, cell_s) = glass_base_distances(Method::Anisotropic, frame);
+        let worst = with.iter().fold(0.0f64, |a, d| a.max(d.abs()));
+        assert!(with.len() > 50, "frame {frame}: {} vertices on the base", with.len());
+        assert!(
+            worst <= 0.25 * cell_s,
+            "frame {frame}: a bottom vertex is {worst} m off the base"
+        );
+    }
 }
 
 /// The settled glass of [`liquid_mesh_touches_the_glass_base`] meshed with `method`, with and
-/// without the glass's distance: the signed distances to the glass of the downward-facing
-/// vertices over the middle of the base, and the surface cell.
-fn glass_base_distances(method: Method) -> (Vec<f64>, Vec<f64>, f64) {
+/// without the glass's distance at `frame`: the signed distances to the glass of the
+/// downward-facing vertices over the middle of the base, and the surface cell.
+fn glass_base_distances(method: Method, frame: u32) -> (Vec<f64>, Vec<f64>, f64) {
     let l = scene(
         r#"{"domain": {"lower": [-0.1, -0.1, -0.0125], "cell_size": 0.0125, "resolution": [16, 16, 16]},
             "obstacles": [{"type": "mesh", "path": "../inputs/glass.obj"}],
             "sources": [{"type": "box", "min": [-0.045, -0.045, 0.03], "max": [0.045, 0.045, 0.1]}],
-            "time": {"fps": 30, "frames": 45}}"#,
+            "time": {"fps": 30, "frames": 60}}"#,
     );
     let mut sim = Simulation::new(&l.scene, l.particles.clone(), 0).unwrap();
-    for _ in 0..45 {
+    for _ in 0..frame {
         sim.advance_frame();
     }
-    let t = l.scene.frame_time(45);
+    let t = l.scene.frame_time(frame);
     let glass = &l.scene.built_obstacles.solids[0];
     let sd = |p: [f64; 3]| glass.distance_and_normal(p, t);
     let h = l.scene.domain.cell_size;
@@ -302,7 +312,7 @@ fn glass_base_distances(method: Method) -> (Vec<f64>, Vec<f64>, f64) {
     let worst = with.iter().fold(0.0f64, |a, d| a.max(d.abs()));
     let gap_without = without.iter().copied().fold(f64::INFINITY, f64::min);
     eprintln!(
-        "{method}: bottom vertices: {} with the glass, worst |distance| {worst:.5} m (surface cell {cell_s} m); without: {} vertices, nearest {gap_without:.5} m",
+        "{method}, frame {frame}: bottom vertices: {} with the glass, worst |distance| {worst:.5} m (surface cell {cell_s} m); without: {} vertices, nearest {gap_without:.5} m",
         with.len(),
         without.len()
     );
