@@ -5,27 +5,47 @@
 //! wall, so water in a glass would float inside it. The domain walls are handled by mirrored
 //! particles and a clip ([`super::level_set`]); obstacles get the same two steps, with the
 //! solid's signed distance (plain data: a function of the point, from the caller) in place of
-//! the box:
+//! the box, and two more (a pocket fill and a snap):
 //!
 //! 1. **Extension into the solid.** Every particle closer to a solid than the level set's
-//!    reach gets a mirror image across the solid's surface, `x' = x - 2 d n` (`d` its distance,
-//!    `n` the outward unit normal), velocity with the normal component negated. The liquid's
+//!    reach gets a mirror image, velocity with the normal component negated. The liquid's
 //!    level set then continues into the solid as if the wall were a mirror, so next to the
 //!    wall it is as deep as in the bulk and its surface meets the wall at a right angle (the
 //!    ghost-particle treatment of solid boundaries in SPH surface reconstruction, and what the
-//!    domain walls already do). Only images inside the solid are kept: across a wall thinner
-//!    than the reach (the glass of `tests/obstacles_glass.rs`: 1 cm wall, 1.24 cm reach) an
-//!    image lands in the air beyond the wall, where the clip leaves it, and made a film of
-//!    liquid outside the glass (anisotropic mesh 44% over the volume of the particles seeded
-//!    in the glass, Zhu-Bridson 3%).
+//!    domain walls already do). The mirror is the *simulation's* wall, not the solid's
+//!    surface: the simulation labels a cell whose centre is in a solid (and that holds no
+//!    particle) solid and closes its faces, so its particles rest on that staircase of faces,
+//!    up to half a cell (more on a slope) off the surface ([`sim_wall_offset`] finds it along
+//!    the normal). Reflected across the surface itself, a particle `d` off it and its image
+//!    were `2 d` apart, the staircase offset counted twice: on the base of the glass of
+//!    `tests/obstacles_glass.rs` (2.5 mm below the faces at 1.25 cm) the lowest particles
+//!    stand 3-9 mm above the base, their images 6-18 mm from them, more than the anisotropic
+//!    kernels bridge, and the level set 2.5 mm above the base was air over most of it.
+//!    Reflected across the simulation's wall, the images continue the particles' own layers
+//!    and the sliver between that wall and the surface (open space the simulation's cells do
+//!    not resolve) is liquid up to the clip. Only particles whose image across the surface
+//!    (`x - 2 d n`, `d` the distance, `n` the outward unit normal) lies inside the solid get
+//!    one: across a wall thinner than the reach (the glass: 1 cm wall; reach 1.24 cm Zhu-Bridson, 3.1 cm anisotropic) an image
+//!    lands in the air beyond the wall, where the clip leaves it, and made a film of liquid
+//!    outside the glass (anisotropic mesh 44% over the volume of the particles seeded in the
+//!    glass, Zhu-Bridson 3%); the image across the simulation's wall lies between the
+//!    particle and that one.
 //! 2. **Clip at the surface.** `phi = max(phi, -d + eps)` at every level-set point: inside the
 //!    solid (`d < 0`) the liquid is cut off exactly at the solid's surface, so the mesh's
 //!    contact face lies on the solid and no vertex pokes in (to the mesh sampling: marching
 //!    cubes interpolates linearly, so a vertex is on the zero set of the linear interpolant
 //!    of `phi`, within a small fraction of a surface cell of the solid for a wall that is
 //!    smooth on the surface grid's scale).
-//!
-//! 3. **Snap.** The clip's kink lies between grid points, so marching cubes' linear
+//! 3. **Enclosed pockets.** Air points within one simulation cell of a solid that form a set
+//!    enclosed by liquid and solid (no neighbour, diagonals included, in open air or outside
+//!    the allocated blocks) are filled up to the solid's surface ([`fill_pockets`]). The
+//!    simulation has no air there: its cells along the solid hold particles, so they are
+//!    fluid cells, full in the pressure solve; the pocket is a gap in the particles'
+//!    sampling (a cell of the glass's bottom layer holds 2 to 13 particles at a seeding of 8,
+//!    and one holding a few left its lowest particles 9 mm above the base). Air that reaches open
+//!    air (under a droplet above the base, a gap along a wall up to the free surface) is
+//!    left alone.
+//! 4. **Snap.** The clip's kink lies between grid points, so marching cubes' linear
 //!    interpolation leaves the contact face up to a fraction of a surface cell off the solid
 //!    (measured: 0.3-3 mm on 6.25 mm surface cells in the glass test). After smoothing, every
 //!    vertex closer to a solid than one surface cell (or inside it) is moved onto the solid's
