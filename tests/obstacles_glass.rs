@@ -107,8 +107,9 @@ fn mesh_volume(l: &LoadedScene, p: &Particles, t: f64, method: Method) -> f64 {
 /// at the wall or a mesh that floats off the glass moves it by far more: faces left open to the
 /// air outside the glass (`sim::thin_walls`) cost 5-9% within 150 frames of water at rest,
 /// mirrored particles beyond the thin wall (`surface::obstacles`) added 3% (Zhu-Bridson) and
-/// 44% (anisotropic) to every frame. Measured: 1.8% below the first frame once settled with
-/// both methods (worst 1.96% Zhu-Bridson, 1.92% anisotropic): the margin is small. The
+/// 44% (anisotropic) to every frame. Measured: 1.6% (Zhu-Bridson) and 1.8% (anisotropic)
+/// below the first frame once settled (worst 1.80% and 1.97%; 1.96% and 1.92% before session
+/// 7's mirrors across the simulation's wall and pocket fill): the margin is small. The
 /// particles keep their volume (their mean height, less what the start's tilt adds to it, is
 /// unchanged to 0.1%); the mesh loses it at the top: after the slosh the half-spacing slab
 /// under the top one holds 1.15 times the seeding density (the same in a plain box and an
@@ -252,8 +253,9 @@ fn liquid_mesh_touches_the_glass_base() {
 /// instead of 8 leaves its lowest ones 9 mm above the base; mirrored across the glass's own
 /// surface, a particle and its image were then 18 mm apart, more than the kernels bridge.
 /// Mirrored across the simulation's wall instead (images 5 mm closer) the bottom met the base
-/// at frames 35-60 but still missed it by 10.2 and 9.6 mm at frames 30 and 40; with the
-/// enclosed pockets also filled, every frame meets it.
+/// at frames 35 and 44-60 but still missed it by 10.2 and 9.6 mm at frames 30 and 40; the
+/// pocket fill alone left 6.3-9.6 mm at frames 30, 40, 45, 46 and 60; with both, every frame
+/// meets it (largest distance under 1e-5 m).
 #[test]
 fn anisotropic_mesh_touches_the_glass_base() {
     for frame in [30, 40, 45, 60] {
