@@ -261,7 +261,11 @@ fn anisotropic_mesh_touches_the_glass_base() {
     for frame in [30, 40, 45, 60] {
         let (with, _, cell_s) = glass_base_distances(Method::Anisotropic, frame);
         let worst = with.iter().fold(0.0f64, |a, d| a.max(d.abs()));
-        assert!(with.len() > 50, "frame {frame}: {} vertices on the base", with.len());
+        assert!(
+            with.len() > 50,
+            "frame {frame}: {} vertices on the base",
+            with.len()
+        );
         assert!(
             worst <= 0.25 * cell_s,
             "frame {frame}: a bottom vertex is {worst} m off the base"
