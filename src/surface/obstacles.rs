@@ -20,16 +20,16 @@
 //!    were `2 d` apart, the staircase offset counted twice: on the base of the glass of
 //!    `tests/obstacles_glass.rs` (2.5 mm below the faces at 1.25 cm) the lowest particles
 //!    stand 3-9 mm above the base, their images 6-18 mm from them, more than the anisotropic
-//!    kernels bridge, and the level set 2.5 mm above the base was air over most of it.
+//!    kernels bridge, and the level set 2.5 mm above the base was air over much of it.
 //!    Reflected across the simulation's wall, the images continue the particles' own layers
 //!    and the sliver between that wall and the surface (open space the simulation's cells do
 //!    not resolve) is liquid up to the clip. Only particles whose image across the surface
 //!    (`x - 2 d n`, `d` the distance, `n` the outward unit normal) lies inside the solid get
-//!    one: across a wall thinner than the reach (the glass: 1 cm wall; reach 1.24 cm Zhu-Bridson, 3.1 cm anisotropic) an image
-//!    lands in the air beyond the wall, where the clip leaves it, and made a film of liquid
-//!    outside the glass (anisotropic mesh 44% over the volume of the particles seeded in the
-//!    glass, Zhu-Bridson 3%); the image across the simulation's wall lies between the
-//!    particle and that one.
+//!    one: across a wall thinner than the reach (the glass: 1 cm wall; reach 1.24 cm with
+//!    Zhu-Bridson, 3.1 cm anisotropic) an image lands in the air beyond the wall, where the
+//!    clip leaves it, and made a film of liquid outside the glass (anisotropic mesh 44% over
+//!    the volume of the particles seeded in the glass, Zhu-Bridson 3%); the image across the
+//!    simulation's wall lies between the particle and that one.
 //! 2. **Clip at the surface.** `phi = max(phi, -d + eps)` at every level-set point: inside the
 //!    solid (`d < 0`) the liquid is cut off exactly at the solid's surface, so the mesh's
 //!    contact face lies on the solid and no vertex pokes in (to the mesh sampling: marching
