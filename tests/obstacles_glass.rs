@@ -325,3 +325,66 @@ fn glass_base_distances(method: Method, frame: u32) -> (Vec<f64>, Vec<f64>, f64)
     );
     (with, without, cell_s)
 }
+
+/// The other side of [`anisotropic_mesh_touches_the_glass_base`]: the contact comes from the
+/// liquid being there, not from the surface stage pulling everything near the glass onto it.
+/// A ball of 61 particles (radius 1.5 cm, the seeding lattice of 6.25 mm) hangs in the coarse
+/// glass with its lowest particles 1.5 simulation cells (18.75 mm) above the base: the air
+/// under it is open to the air around it, so the pocket fill must leave it, and its images
+/// (mirrored across the simulation's wall 2.5 mm above the base) are too far to bridge the
+/// gap. Reference: the same particles meshed without the glass. The lowest vertex with the
+/// glass must stand where it stands without it, to a quarter surface cell (the tolerance of
+/// the contact tests; the glass changes nothing near the ball's bottom), and more than two
+/// surface cells above the base. Measured: 23.9 mm both ways (13.9 mm above the base); with
+/// every pocket filled whether or not it reaches open air, -3.2 mm (the test fails).
+#[test]
+fn a_ball_above_the_glass_base_is_not_pulled_onto_it() {
+    let l = glass_scene(
+        r#"{"type": "box", "min": [-0.045, -0.045, 0.03], "max": [0.045, 0.045, 0.1]}"#,
+        1,
+    );
+    let s = 0.00625f32;
+    let (radius, lowest) = (0.015f32, 0.01 + 0.01875f32);
+    let mut ball = Particles::with_capacity(200);
+    for i in -3..=3 {
+        for j in -3..=3 {
+            for k in 0..=6 {
+                let p = [i as f32 * s, j as f32 * s, k as f32 * s - radius];
+                if (p[0] * p[0] + p[1] * p[1] + p[2] * p[2]).sqrt() <= radius + 1e-6 {
+                    ball.push([p[0], p[1], p[2] + radius + lowest], [0.0; 3]);
+                }
+            }
+        }
+    }
+    let zmin = (0..ball.len())
+        .map(|i| ball.position(i)[2])
+        .fold(f32::INFINITY, f32::min);
+    assert!((zmin - lowest).abs() < 0.001, "lowest particle at {zmin} m");
+    let glass = &l.scene.built_obstacles.solids[0];
+    let sd = |p: [f64; 3]| glass.distance_and_normal(p, 0.0);
+    let settings = l.scene.surface.clone();
+    let cell_s = settings.level_set_params(&l.scene.domain).cell;
+    let lowest_vertex = |with: bool| -> f64 {
+        let m = surge::surface::reconstruct_with_solids(
+            &ball,
+            &settings,
+            &l.scene.domain,
+            with.then_some(&sd as surge::surface::obstacles::SolidDistance<'_>),
+        );
+        assert!(!m.positions.is_empty());
+        m.positions
+            .iter()
+            .map(|v| v[2] as f64)
+            .fold(f64::INFINITY, f64::min)
+    };
+    let (with, without) = (lowest_vertex(true), lowest_vertex(false));
+    eprintln!(
+        "{} particles, lowest at {zmin} m; lowest vertex {with:.5} m with the glass, {without:.5} m without (base at 0.01 m)",
+        ball.len()
+    );
+    assert!(
+        (with - without).abs() <= 0.25 * cell_s,
+        "lowest vertex {with} m with the glass, {without} m without"
+    );
+    assert!(with > 0.01 + 2.0 * cell_s, "lowest vertex {with} m");
+}
