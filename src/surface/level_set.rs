@@ -199,7 +199,8 @@ impl LevelSet {
             });
     }
 
-    fn locate(&self, g: [i64; 3]) -> Option<usize> {
+    /// Index in `phi` of global point `g`, `None` outside the allocated blocks.
+    pub fn locate(&self, g: [i64; 3]) -> Option<usize> {
         let bi = B as i64;
         let l: [i64; 3] = std::array::from_fn(|a| g[a] - self.grid.origin[a]);
         let s = self

@@ -374,11 +374,16 @@ pub fn reconstruct_with_solids(
     if particles.is_empty() {
         return TriMesh::default();
     }
-    let mirrored = solids.and_then(|sd| obstacles::with_mirrors(particles, p.reach(), sd));
+    let cells = obstacles::SimCells {
+        lower: domain.lower,
+        h: domain.cell_size,
+    };
+    let mirrored = solids.and_then(|sd| obstacles::with_mirrors(particles, p.reach(), cells, sd));
     let mut ls = level_set_of(mirrored.as_ref().unwrap_or(particles), settings, domain);
     drop(mirrored);
     if let Some(sd) = solids {
-        obstacles::clip(&mut ls, &p, sd);
+        let mut class = obstacles::clip(&mut ls, &p, sd, domain.cell_size);
+        obstacles::fill_pockets(&mut ls, &mut class, &p, sd);
     }
     let mut mesh = marching_cubes::extract(&ls);
     // Freed on a worker (about 100 MB at a million particles; unmapping it is a serial step

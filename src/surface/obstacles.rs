@@ -5,27 +5,47 @@
 //! wall, so water in a glass would float inside it. The domain walls are handled by mirrored
 //! particles and a clip ([`super::level_set`]); obstacles get the same two steps, with the
 //! solid's signed distance (plain data: a function of the point, from the caller) in place of
-//! the box:
+//! the box, and two more (a pocket fill and a snap):
 //!
 //! 1. **Extension into the solid.** Every particle closer to a solid than the level set's
-//!    reach gets a mirror image across the solid's surface, `x' = x - 2 d n` (`d` its distance,
-//!    `n` the outward unit normal), velocity with the normal component negated. The liquid's
+//!    reach gets a mirror image, velocity with the normal component negated. The liquid's
 //!    level set then continues into the solid as if the wall were a mirror, so next to the
 //!    wall it is as deep as in the bulk and its surface meets the wall at a right angle (the
 //!    ghost-particle treatment of solid boundaries in SPH surface reconstruction, and what the
-//!    domain walls already do). Only images inside the solid are kept: across a wall thinner
-//!    than the reach (the glass of `tests/obstacles_glass.rs`: 1 cm wall, 1.24 cm reach) an
-//!    image lands in the air beyond the wall, where the clip leaves it, and made a film of
-//!    liquid outside the glass (anisotropic mesh 44% over the volume of the particles seeded
-//!    in the glass, Zhu-Bridson 3%).
+//!    domain walls already do). The mirror is the *simulation's* wall, not the solid's
+//!    surface: the simulation labels a cell whose centre is in a solid (and that holds no
+//!    particle) solid and closes its faces, so its particles rest on that staircase of faces,
+//!    up to half a cell (more on a slope) off the surface ([`sim_wall_offset`] finds it along
+//!    the normal). Reflected across the surface itself, a particle `d` off it and its image
+//!    were `2 d` apart, the staircase offset counted twice: on the base of the glass of
+//!    `tests/obstacles_glass.rs` (2.5 mm below the faces at 1.25 cm) the lowest particles
+//!    stand 3-9 mm above the base, their images 6-18 mm from them, more than the anisotropic
+//!    kernels bridge, and the level set 2.5 mm above the base was air over much of it.
+//!    Reflected across the simulation's wall, the images continue the particles' own layers
+//!    and the sliver between that wall and the surface (open space the simulation's cells do
+//!    not resolve) is liquid up to the clip. Only particles whose image across the surface
+//!    (`x - 2 d n`, `d` the distance, `n` the outward unit normal) lies inside the solid get
+//!    one: across a wall thinner than the reach (the glass: 1 cm wall; reach 1.24 cm with
+//!    Zhu-Bridson, 3.1 cm anisotropic) an image lands in the air beyond the wall, where the
+//!    clip leaves it, and made a film of liquid outside the glass (anisotropic mesh 44% over
+//!    the volume of the particles seeded in the glass, Zhu-Bridson 3%); the image across the
+//!    simulation's wall lies between the particle and that one.
 //! 2. **Clip at the surface.** `phi = max(phi, -d + eps)` at every level-set point: inside the
 //!    solid (`d < 0`) the liquid is cut off exactly at the solid's surface, so the mesh's
 //!    contact face lies on the solid and no vertex pokes in (to the mesh sampling: marching
 //!    cubes interpolates linearly, so a vertex is on the zero set of the linear interpolant
 //!    of `phi`, within a small fraction of a surface cell of the solid for a wall that is
 //!    smooth on the surface grid's scale).
-//!
-//! 3. **Snap.** The clip's kink lies between grid points, so marching cubes' linear
+//! 3. **Enclosed pockets.** Air points within one simulation cell of a solid that form a set
+//!    enclosed by liquid and solid (no neighbour, diagonals included, in open air or outside
+//!    the allocated blocks) are filled up to the solid's surface ([`fill_pockets`]). The
+//!    simulation has no air there: its cells along the solid hold particles, so they are
+//!    fluid cells, full in the pressure solve; the pocket is a gap in the particles'
+//!    sampling (a cell of the glass's bottom layer holds 2 to 13 particles at a seeding of 8,
+//!    and one holding a few left its lowest particles 9 mm above the base). Air that reaches open
+//!    air (under a droplet above the base, a gap along a wall up to the free surface) is
+//!    left alone.
+//! 4. **Snap.** The clip's kink lies between grid points, so marching cubes' linear
 //!    interpolation leaves the contact face up to a fraction of a surface cell off the solid
 //!    (measured: 0.3-3 mm on 6.25 mm surface cells in the glass test). After smoothing, every
 //!    vertex closer to a solid than one surface cell (or inside it) is moved onto the solid's
@@ -43,9 +63,74 @@ use rayon::prelude::*;
 /// (the outward normal), for the frame being meshed.
 pub type SolidDistance<'a> = &'a (dyn Fn([f64; 3]) -> (f64, [f64; 3]) + Sync);
 
-/// `particles` with a mirror image across the nearest solid surface of every particle closer
-/// than `reach` to it (see the module docs); `None` when no particle is that close.
-pub fn with_mirrors(particles: &Particles, reach: f64, sd: SolidDistance<'_>) -> Option<Particles> {
+/// The simulation's cells (a [`crate::geometry::Domain`]'s grid): lower corner and cell size,
+/// m. Where the simulation put its wall next to a solid is read from them
+/// ([`sim_wall_offset`]).
+#[derive(Debug, Clone, Copy)]
+pub struct SimCells {
+    pub lower: [f64; 3],
+    pub h: f64,
+}
+
+/// How far (m) from the solid's surface point `y` along the outward normal `n` the
+/// simulation's liquid begins: the distance along the ray `y + t n` to the first simulation
+/// cell whose centre is out of every solid (`sd >= 0`), or that holds the particle `x` itself
+/// (at `t = d`, so the result is at most `d`). The simulation labels a cell whose centre is in
+/// a solid and that holds no particle solid and closes its faces, so its particles rest on that
+/// staircase of faces, up to half a cell (more on a slope) off the surface: on the glass base of
+/// `tests/obstacles_glass.rs` (top at z = 1 cm, faces at 1.25 cm) 2.5 mm. Cells are walked in
+/// the order the ray enters them (Amanatides & Woo 1987), at most 8.
+pub fn sim_wall_offset(
+    y: [f64; 3],
+    n: [f64; 3],
+    d: f64,
+    x: [f64; 3],
+    cells: SimCells,
+    sd: SolidDistance<'_>,
+) -> f64 {
+    let h = cells.h;
+    let cell_of = |q: [f64; 3]| -> [i64; 3] {
+        std::array::from_fn(|a| ((q[a] - cells.lower[a]) / h).floor() as i64)
+    };
+    let own = cell_of(x);
+    let nudge = 1e-6 * h;
+    let mut t = 0.0f64;
+    for _ in 0..8 {
+        if t >= d {
+            return d;
+        }
+        let c = cell_of(std::array::from_fn(|a| y[a] + (t + nudge) * n[a]));
+        let centre: [f64; 3] = std::array::from_fn(|a| cells.lower[a] + (c[a] as f64 + 0.5) * h);
+        if c == own || sd(centre).0 >= 0.0 {
+            return t;
+        }
+        // Where the ray leaves cell `c`.
+        let mut next = f64::INFINITY;
+        for a in 0..3 {
+            let face = match n[a] {
+                v if v > 0.0 => (c[a] + 1) as f64,
+                v if v < 0.0 => c[a] as f64,
+                _ => continue,
+            };
+            next = next.min((cells.lower[a] + face * h - y[a]) / n[a]);
+        }
+        if !next.is_finite() {
+            return t.min(d);
+        }
+        t = next.max(t + nudge);
+    }
+    t.min(d)
+}
+
+/// `particles` with a mirror image across the simulation's wall next to the nearest solid of
+/// every particle closer than `reach` to it (see the module docs); `None` when no particle is
+/// that close.
+pub fn with_mirrors(
+    particles: &Particles,
+    reach: f64,
+    cells: SimCells,
+    sd: SolidDistance<'_>,
+) -> Option<Particles> {
     let n = particles.len();
     let mirrors: Vec<Option<([f32; 3], [f32; 3])>> = (0..n)
         .into_par_iter()
@@ -56,13 +141,19 @@ pub fn with_mirrors(particles: &Particles, reach: f64, sd: SolidDistance<'_>) ->
             if !d.is_finite() || d >= reach {
                 return None;
             }
-            let image: [f64; 3] = std::array::from_fn(|a| x[a] - 2.0 * d * g[a]);
             // An image beyond a wall thinner than the reach (out of the solid's far side)
-            // would be liquid in the air outside it: only images inside the solid count.
-            let beyond = sd(image).0;
+            // would be liquid in the air outside it: only particles whose image across the
+            // solid's surface lies inside the solid get one.
+            let across: [f64; 3] = std::array::from_fn(|a| x[a] - 2.0 * d * g[a]);
+            let beyond = sd(across).0;
             if beyond.is_nan() || beyond >= 0.0 {
                 return None;
             }
+            // Reflected across the simulation's wall instead, which lies `w` off the surface
+            // (the image then lies between the particle and `across`, on the near side).
+            let y: [f64; 3] = std::array::from_fn(|a| x[a] - d * g[a]);
+            let w = sim_wall_offset(y, g, d, x, cells, sd);
+            let image: [f64; 3] = std::array::from_fn(|a| x[a] - 2.0 * (d - w) * g[a]);
             let v = particles.velocity(i).map(|c| c as f64);
             let vn: f64 = (0..3).map(|a| v[a] * g[a]).sum();
             Some((
@@ -84,24 +175,120 @@ pub fn with_mirrors(particles: &Particles, reach: f64, sd: SolidDistance<'_>) ->
     Some(out)
 }
 
+/// What [`clip`] found at each level-set point (one byte per point, block-major like `phi`):
+/// liquid (`phi <= 0` after the clip), solid (closer to a solid than the clip's `eps`, or
+/// inside one: air by the clip), a pocket candidate (air in the liquid region within `band`
+/// of a solid) or open air (everything else: farther from every solid, outside the liquid
+/// region, or a distance that is not a number).
+pub const LIQUID: u8 = 0;
+pub const SOLID: u8 = 1;
+pub const POCKET: u8 = 2;
+pub const OPEN: u8 = 3;
+
 /// The clip `phi = max(phi, -d + eps)` at every point of the level set (see the module docs).
-pub fn clip(ls: &mut LevelSet, p: &Params, sd: SolidDistance<'_>) {
+/// Returns each point's class ([`LIQUID`], [`SOLID`], [`POCKET`] within `band` of a solid,
+/// [`OPEN`]) for [`fill_pockets`].
+pub fn clip(ls: &mut LevelSet, p: &Params, sd: SolidDistance<'_>, band: f64) -> Vec<u8> {
     use super::sparse_grid::{B, BP};
     let g = &ls.grid;
     let h = p.cell;
     let eps = 1e-4 * h;
-    ls.phi.par_chunks_mut(BP).enumerate().for_each(|(s, phi)| {
-        let bc = g.coords(g.blocks[s]);
-        let first: [i64; 3] = std::array::from_fn(|a| g.origin[a] + bc[a] * B as i64);
-        for (k, x) in phi.iter_mut().enumerate() {
-            let l = [k % B, (k / B) % B, k / (B * B)];
-            let q: [f64; 3] = std::array::from_fn(|a| (first[a] + l[a] as i64) as f64 * h);
-            let solid = (eps - sd(q).0) as f32;
-            if solid > *x {
-                *x = solid;
+    let mut class = vec![OPEN; ls.phi.len()];
+    ls.phi
+        .par_chunks_mut(BP)
+        .zip(class.par_chunks_mut(BP))
+        .enumerate()
+        .for_each(|(s, (phi, class))| {
+            let bc = g.coords(g.blocks[s]);
+            let first: [i64; 3] = std::array::from_fn(|a| g.origin[a] + bc[a] * B as i64);
+            for (k, (x, c)) in phi.iter_mut().zip(class.iter_mut()).enumerate() {
+                let l = [k % B, (k / B) % B, k / (B * B)];
+                let q: [f64; 3] = std::array::from_fn(|a| (first[a] + l[a] as i64) as f64 * h);
+                let d = sd(q).0;
+                let solid = (eps - d) as f32;
+                if solid > *x {
+                    *x = solid;
+                }
+                let in_region = (0..3).all(|a| q[a] >= p.region_lo[a] && q[a] <= p.region_hi[a]);
+                *c = if *x <= 0.0 {
+                    LIQUID
+                } else if d.is_nan() || !in_region {
+                    OPEN
+                } else if d < eps {
+                    SOLID
+                } else if d < band {
+                    POCKET
+                } else {
+                    OPEN
+                };
+            }
+        });
+    class
+}
+
+/// Fills the air pockets enclosed by liquid and solid within `band` of a solid (see the module
+/// docs, step 3): every connected set of [`POCKET`] points (26-neighbourhood) none of whose
+/// points has an [`OPEN`] neighbour or a neighbour outside the allocated blocks (air) becomes
+/// liquid up to the solid's surface, `phi = min(phi, eps - d)` (the clip's own formula,
+/// negative there, so the contact face stays where the clip puts it). Serial, in block order;
+/// which points are filled is a property of the sets, the same for any thread count. Returns
+/// the number of points filled.
+pub fn fill_pockets(
+    ls: &mut LevelSet,
+    class: &mut [u8],
+    p: &Params,
+    sd: SolidDistance<'_>,
+) -> usize {
+    use super::sparse_grid::{B, BP, SparseGrid};
+    /// A pocket point already queued.
+    const SEEN: u8 = 4;
+    let eps = 1e-4 * p.cell;
+    let coords = |g: &SparseGrid, i: usize| -> [i64; 3] {
+        let bc = g.coords(g.blocks[i / BP]);
+        let k = i % BP;
+        let l = [k % B, (k / B) % B, k / (B * B)];
+        std::array::from_fn(|a| g.origin[a] + bc[a] * B as i64 + l[a] as i64)
+    };
+    let mut filled = 0;
+    let mut stack = Vec::new();
+    let mut members = Vec::new();
+    for start in 0..class.len() {
+        if class[start] != POCKET {
+            continue;
+        }
+        class[start] = SEEN;
+        stack.push(start);
+        members.clear();
+        let mut open = false;
+        while let Some(i) = stack.pop() {
+            members.push(i);
+            let c = coords(&ls.grid, i);
+            for o in (0..27).filter(|&o| o != 13) {
+                let n = [c[0] + o % 3 - 1, c[1] + (o / 3) % 3 - 1, c[2] + o / 9 - 1];
+                match ls.locate(n) {
+                    None => open = true,
+                    Some(j) => match class[j] {
+                        OPEN => open = true,
+                        POCKET => {
+                            class[j] = SEEN;
+                            stack.push(j);
+                        }
+                        _ => {}
+                    },
+                }
             }
         }
-    });
+        if open {
+            continue;
+        }
+        for &i in &members {
+            let q = coords(&ls.grid, i).map(|g| g as f64 * p.cell);
+            ls.phi[i] = ls.phi[i].min((eps - sd(q).0) as f32);
+            class[i] = LIQUID;
+        }
+        filled += members.len();
+    }
+    filled
 }
 
 /// Moves every vertex of `mesh` within `band` of a solid (or inside one) onto the solid's
