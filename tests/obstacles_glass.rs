@@ -118,9 +118,9 @@ fn mesh_volume(l: &LoadedScene, p: &Particles, t: f64, method: Method) -> f64 {
 /// under the top one holds 1.15 times the seeding density (the same in a plain box and an
 /// analytic cylinder), which the density correction, over-density only at the surface where a
 /// cell's kernel reaches into air, leaves alone. The same water settled and then pushed
-/// sideways at 0.3 m/s ends 1.45% (Zhu-Bridson) and 1.20% (anisotropic) below the pushed
-/// frame (worst 1.67% and 1.39%; 1.7%, worst 2.0% before session 7). Figures: `cargo bench
-/// --bench glass_volume`.
+/// sideways at 0.3 m/s ends 2.28% (Zhu-Bridson) and 1.27% (anisotropic) below the pushed
+/// frame with the leapfrog kicks (1.45% and 1.20% with symplectic Euler kicks). Figures:
+/// `cargo bench --bench glass_volume`.
 #[test]
 fn glass_holds_500_frames_of_sloshing() {
     let l = glass_scene(
