@@ -119,7 +119,7 @@ pub fn tank(
     (s, p, period)
 }
 
-fn centre_x(p: &Particles) -> f64 {
+pub fn centre_x(p: &Particles) -> f64 {
     p.pos[0].iter().map(|&x| x as f64).sum::<f64>() / p.len() as f64
 }
 
@@ -158,6 +158,12 @@ pub fn run_seeded(
             eprintln!("{t:.4} {x:+.6}");
         }
     }
+    analyse(theory, &samples)
+}
+
+/// Period and amplitude loss per period of a signal `(t, x)` that starts at `x = 0` and
+/// oscillates about it (the centre-of-mass excursion of [`run_seeded`]).
+pub fn analyse(theory: f64, samples: &[(f64, f64)]) -> Sloshing {
     // Zero crossings (after the start, which is one).
     let mut zeros = vec![0.0];
     for w in samples.windows(2) {
