@@ -31,7 +31,7 @@ fn main() {
     let seeds: Vec<u64> = env("SEEDS")
         .map(|s| s.split(',').map(|x| x.parse().unwrap()).collect())
         .unwrap_or_else(|| (1..=5).collect());
-    let mut sums = [0.0f64; 4];
+    let mut sums = [0.0f64; 5];
     for &seed in &seeds {
         let per_period = 40.0;
         let (s, p, theory) = sloshing::tank(cells, solver.clone(), per_period, periods, seed);
@@ -48,58 +48,96 @@ fn main() {
             }
             e / p.len() as f64
         };
+        // The particles' velocity projected on the mode's shape (least squares): the mode's
+        // velocity amplitude, blind to grid-scale noise that the kinetic energy counts.
+        let (h, k) = (s.domain.cell_size, std::f64::consts::PI);
+        let depth = 0.5;
+        let mode = |sim: &Simulation| {
+            let p = sim.particles();
+            let (mut num, mut den) = (0.0f64, 0.0f64);
+            for i in 0..p.len() {
+                let x = p.pos[0][i] as f64 - h;
+                let z = p.pos[2][i] as f64 - h;
+                let sh = (k * depth).sinh();
+                let fu = -(k * x).sin() * (k * z).cosh() / sh;
+                let fw = (k * x).cos() * (k * z).sinh() / sh;
+                num += p.vel[0][i] as f64 * fu + p.vel[2][i] as f64 * fw;
+                den += fu * fu + fw * fw;
+            }
+            num / den
+        };
         let mut xs = vec![(0.0, 0.0)];
         let mut kes = vec![(0.0, ke(&sim))];
+        let mut modes = vec![(0.0, mode(&sim))];
         for _ in 0..s.time.frames {
             sim.advance_frame();
             let t = s.frame_time(sim.frame());
             xs.push((t, sloshing::centre_x(sim.particles()) - x0));
             kes.push((t, ke(&sim)));
+            modes.push((t, mode(&sim)));
         }
         let r = sloshing::analyse(theory, &xs);
         // Kinetic-energy peaks near t = n T / 2 (parabola through the largest sample of each
         // window of half a period and its neighbours).
         let half = 0.5 * r.period;
-        let mut peaks = vec![kes[0].1];
-        let mut n = 1.0;
-        while (n + 0.5) * half <= kes[kes.len() - 1].0 {
-            let inside: Vec<usize> = (1..kes.len() - 1)
-                .filter(|&i| (kes[i].0 - n * half).abs() < 0.5 * half)
-                .collect();
-            let m = *inside
-                .iter()
-                .max_by(|&&i, &&j| kes[i].1.total_cmp(&kes[j].1))
-                .unwrap();
-            let (ym, y0, yp) = (kes[m - 1].1, kes[m].1, kes[m + 1].1);
-            let den = ym - 2.0 * y0 + yp;
-            let off = if den != 0.0 { 0.5 * (ym - yp) / den } else { 0.0 };
-            peaks.push(y0 - 0.25 * (ym - yp) * off);
-            n += 1.0;
-        }
+        let peaks = peaks_at_half_periods(half, &kes);
         let k = peaks.len() - 1;
         let loss = |a: usize| 1.0 - (peaks[k] / peaks[a]).powf(1.0 / (k - a) as f64);
         let (ke0, ke1) = (loss(0), loss(1));
+        let mabs: Vec<(f64, f64)> = modes.iter().map(|&(t, q)| (t, q.abs())).collect();
+        let mp = peaks_at_half_periods(half, &mabs);
+        let km = mp.len() - 1;
+        let mode_loss = 1.0 - (mp[km] / mp[1]).powf(2.0 / (km - 1) as f64);
         println!(
-            "seed {seed}: period {:+.2}%  loss/period: centre of mass {:.2}%  ke0 {:.2}%  ke1 {:.2}%  (ke peaks {:?})",
+            "seed {seed}: period {:+.2}%  loss/period: centre of mass {:.2}%  ke0 {:.2}%  ke1 {:.2}%  mode {:.2}%  (mode peaks {:?})",
             100.0 * r.period_error(),
             100.0 * r.loss_per_period,
             100.0 * ke0,
             100.0 * ke1,
-            peaks.iter().map(|p| format!("{:.3e}", p)).collect::<Vec<_>>()
+            100.0 * mode_loss,
+            mp.iter().map(|p| format!("{:.4}", p)).collect::<Vec<_>>()
         );
-        for (s, v) in sums
-            .iter_mut()
-            .zip([r.period_error(), r.loss_per_period, ke0, ke1])
+        for (s, v) in
+            sums.iter_mut()
+                .zip([r.period_error(), r.loss_per_period, ke0, ke1, mode_loss])
         {
             *s += v;
         }
     }
     let n = seeds.len() as f64;
     println!(
-        "MEAN {cells} cells SOLVER=[{extra}]: period {:+.2}%  loss/period: centre of mass {:.2}%  ke0 {:.2}%  ke1 {:.2}%",
+        "MEAN {cells} cells SOLVER=[{extra}]: period {:+.2}%  loss/period: centre of mass {:.2}%  ke0 {:.2}%  ke1 {:.2}%  mode {:.2}%",
         100.0 * sums[0] / n,
         100.0 * sums[1] / n,
         100.0 * sums[2] / n,
-        100.0 * sums[3] / n
+        100.0 * sums[3] / n,
+        100.0 * sums[4] / n
     );
+}
+
+/// The peaks of `sig` near `t = n half` (`n = 0, 1, ...`): the sample at `t = 0`, then a
+/// parabola through the largest sample within half a `half` of each `n half` and its
+/// neighbours.
+fn peaks_at_half_periods(half: f64, sig: &[(f64, f64)]) -> Vec<f64> {
+    let mut peaks = vec![sig[0].1];
+    let mut n = 1.0;
+    while (n + 0.5) * half <= sig[sig.len() - 1].0 {
+        let inside: Vec<usize> = (1..sig.len() - 1)
+            .filter(|&i| (sig[i].0 - n * half).abs() < 0.5 * half)
+            .collect();
+        let m = *inside
+            .iter()
+            .max_by(|&&i, &&j| sig[i].1.total_cmp(&sig[j].1))
+            .unwrap();
+        let (ym, y0, yp) = (sig[m - 1].1, sig[m].1, sig[m + 1].1);
+        let den = ym - 2.0 * y0 + yp;
+        let off = if den != 0.0 {
+            0.5 * (ym - yp) / den
+        } else {
+            0.0
+        };
+        peaks.push(y0 - 0.25 * (ym - yp) * off);
+        n += 1.0;
+    }
+    peaks
 }
