@@ -93,8 +93,17 @@ pub fn tank(
         obstacles: Vec::new(),
         built_obstacles: Default::default(),
     };
-    let mut p = surge::sources::seed_particles(&s, &[]);
-    let amp = len / 40.0;
+    // Diagnostics (`scripts/slosh_loss.rs`): `SLOSHING_PPC_SPACING=r` seeds on a grid `r`
+    // times finer (`8 r^3` particles per cell; the density correction and the thinning then
+    // see an over-dense liquid, so switch them off), `SLOSHING_AMP=f` scales the amplitude.
+    let env = |k: &str| std::env::var(k).ok().and_then(|v| v.parse::<f64>().ok());
+    let mut fine = s.clone();
+    if let Some(r) = env("SLOSHING_PPC_SPACING") {
+        fine.domain.cell_size = h / r;
+        fine.domain.resolution = s.domain.resolution.map(|n| (n as f64 * r).ceil() as u32);
+    }
+    let mut p = surge::sources::seed_particles(&fine, &[]);
+    let amp = len / 40.0 * env("SLOSHING_AMP").unwrap_or(1.0);
     let (x0, zb) = (h, h);
     let sh = (k * depth).sinh();
     if transfer == Transfer::Apic {
