@@ -10,6 +10,8 @@
 //! `"free_surface": "ghost_fluid", "transfer": "apic"`, e.g.
 //! `SOLVER='"volume_correction": 0'`), `CELLS` (cells per wavelength, default `64`), `SEEDS`
 //! (jitter seeds, default `1,2,3,4,5`), `PERIODS` (default 3). Prints each seed and the mean.
+//! `scripts/sloshing.rs` also reads `SLOSHING_AMP` (amplitude factor), `SLOSHING_JITTER` (seeding
+//! jitter factor, 0 a regular lattice) and `SLOSHING_PPC_SPACING` (finer seeding).
 #[path = "sloshing.rs"]
 #[allow(dead_code)]
 mod sloshing;

@@ -103,6 +103,17 @@ pub fn tank(
         fine.domain.resolution = s.domain.resolution.map(|n| (n as f64 * r).ceil() as u32);
     }
     let mut p = surge::sources::seed_particles(&fine, &[]);
+    // `SLOSHING_JITTER=f` scales each particle's offset from its seeding lattice site (0: a
+    // regular lattice).
+    if let Some(f) = env("SLOSHING_JITTER") {
+        let sub = 0.5 * fine.domain.cell_size;
+        for a in 0..3 {
+            for x in p.pos[a].iter_mut() {
+                let c = ((*x as f64 / sub).floor() + 0.5) * sub;
+                *x = (c + f * (*x as f64 - c)) as f32;
+            }
+        }
+    }
     let amp = len / 40.0 * env("SLOSHING_AMP").unwrap_or(1.0);
     let (x0, zb) = (h, h);
     let sh = (k * depth).sinh();
