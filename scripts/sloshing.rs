@@ -93,8 +93,28 @@ pub fn tank(
         obstacles: Vec::new(),
         built_obstacles: Default::default(),
     };
-    let mut p = surge::sources::seed_particles(&s, &[]);
-    let amp = len / 40.0;
+    // Diagnostics (`scripts/slosh_loss.rs`): `SLOSHING_PPC_SPACING=r` seeds on a grid `r`
+    // times finer (`8 r^3` particles per cell; the density correction and the thinning then
+    // see an over-dense liquid, so switch them off), `SLOSHING_AMP=f` scales the amplitude.
+    let env = |k: &str| std::env::var(k).ok().and_then(|v| v.parse::<f64>().ok());
+    let mut fine = s.clone();
+    if let Some(r) = env("SLOSHING_PPC_SPACING") {
+        fine.domain.cell_size = h / r;
+        fine.domain.resolution = s.domain.resolution.map(|n| (n as f64 * r).ceil() as u32);
+    }
+    let mut p = surge::sources::seed_particles(&fine, &[]);
+    // `SLOSHING_JITTER=f` scales each particle's offset from its seeding lattice site (0: a
+    // regular lattice).
+    if let Some(f) = env("SLOSHING_JITTER") {
+        let sub = 0.5 * fine.domain.cell_size;
+        for a in 0..3 {
+            for x in p.pos[a].iter_mut() {
+                let c = ((*x as f64 / sub).floor() + 0.5) * sub;
+                *x = (c + f * (*x as f64 - c)) as f32;
+            }
+        }
+    }
+    let amp = len / 40.0 * env("SLOSHING_AMP").unwrap_or(1.0);
     let (x0, zb) = (h, h);
     let sh = (k * depth).sinh();
     if transfer == Transfer::Apic {
@@ -119,7 +139,7 @@ pub fn tank(
     (s, p, period)
 }
 
-fn centre_x(p: &Particles) -> f64 {
+pub fn centre_x(p: &Particles) -> f64 {
     p.pos[0].iter().map(|&x| x as f64).sum::<f64>() / p.len() as f64
 }
 
@@ -158,6 +178,12 @@ pub fn run_seeded(
             eprintln!("{t:.4} {x:+.6}");
         }
     }
+    analyse(theory, &samples)
+}
+
+/// Period and amplitude loss per period of a signal `(t, x)` that starts at `x = 0` and
+/// oscillates about it (the centre-of-mass excursion of [`run_seeded`]).
+pub fn analyse(theory: f64, samples: &[(f64, f64)]) -> Sloshing {
     // Zero crossings (after the start, which is one).
     let mut zeros = vec![0.0];
     for w in samples.windows(2) {

@@ -447,7 +447,11 @@ fn deterministic_with_bound(pc: PressurePreconditioner, max_per_cell: Option<u32
                 substeps += r.substeps;
                 removed += r.crowded_removed;
             }
-            ((sim.particles().clone(), sim.last_substep()), substeps, removed)
+            (
+                (sim.particles().clone(), sim.last_substep()),
+                substeps,
+                removed,
+            )
         })
     };
     let start = (p0.clone(), 0.0);

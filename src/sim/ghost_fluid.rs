@@ -10,8 +10,8 @@
 //! surface, the ghost pressure in the air cell is `p_c (1 - 1 / theta)`, so the fluid row's
 //! diagonal gains `1 / theta - 1` per air neighbour (the matrix stays symmetric positive
 //! definite) and the face between them is updated with `(0 - p_c) / theta`. `theta` is clamped
-//! to [`THETA_MIN`] (Enright et al.'s safeguard; a surface through the fluid cell's centre would
-//! give an infinite coefficient).
+//! to [`THETA_MIN`] (Enright et al.'s safeguard; 0.001 here, not the former 0.05, which
+//! damps waves; a surface through the fluid cell's centre would give an infinite coefficient).
 //!
 //! The surface: a particle level set measured at the centres of the air cells next to the
 //! liquid, `phi_a = min_p |x_a - x_p| - r` over the particles of the 3 x 3 x 3 cells around it,
@@ -27,8 +27,14 @@ use super::cell_sort::SortedParticles;
 use super::mac_grid::{CellLabel, GridDims};
 use rayon::prelude::*;
 
-/// Smallest `theta` (fraction of a cell from the fluid cell's centre to the surface).
-pub const THETA_MIN: f64 = 0.05;
+/// Smallest `theta` (fraction of a cell from the fluid cell's centre to the surface). The
+/// clamp moves a surface that lies closer than this to a fluid cell's centre out to it, which
+/// happens every time a particle crosses into an air cell (the cell turns fluid with the
+/// surface just past its centre) and takes energy from waves: the standing wave of
+/// `scripts/sloshing.rs` (APIC, 64 cells per wavelength, mean of seeds 1-5, `cargo bench --bench
+/// slosh_loss`) loses 17% of its mode per period at 0.2, 4.7% at 0.05 (the value before session 7), 3.5% at
+/// 0.01 and 2.4% at 0.001 (the diagonal then gains up to 999; the solves still converge).
+pub const THETA_MIN: f64 = 0.001;
 
 /// `theta` of a fluid cell towards an air neighbour whose level set is `phi_air` (m).
 #[inline]
