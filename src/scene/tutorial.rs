@@ -251,6 +251,8 @@ fn scene_of(t: TutorialFile, file: &Path, path: PathBuf, frames: u64) -> Scene {
             fixed_dt: Some(t.dt),
             // The tutorial's solver is PIC/FLIP, whatever surge's default transfer.
             transfer: crate::sim::settings::Transfer::Flip,
+            // Nor does it remove particles: its `.part` frames carry the input's count.
+            max_particles_per_cell: 0,
             ..SolverSettings::default()
         },
         surface: Default::default(),
