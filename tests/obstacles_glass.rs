@@ -174,7 +174,12 @@ fn glass_holds_500_frames_of_sloshing() {
     // The "particle count constant": every frame's count is checked against what it
     // reports removed from crowded cells (`advance_contained`), and here none may be: a glass
     // that crowded its particles past `solver.max_particles_per_cell` would be losing water.
-    assert_eq!(n0, start, "{} particles removed from crowded cells", start - n0);
+    assert_eq!(
+        n0,
+        start,
+        "{} particles removed from crowded cells",
+        start - n0
+    );
 }
 
 /// A block thrown sideways into the glass (0.65 m/s, from 0.5-1.5 cm above the base) sloshes
