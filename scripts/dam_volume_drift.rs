@@ -9,7 +9,7 @@
 //! (`scripts/volume_measure.rs`) at 1.5 s and 3 s, the worst, and the substeps.
 #[path = "volume_measure.rs"]
 mod volume_measure;
-use surge::scene::{Domain, STANDARD_GRAVITY, Scene, SolverSettings, Source, TimeSettings};
+use surge::scene::load_str;
 use surge::sim::{KickRule, Simulation};
 
 fn main() {
@@ -22,37 +22,21 @@ fn main() {
     let h = 0.01;
     let mut all = Vec::new();
     for seed in seeds {
-        let mut s = Scene {
-            emitters: Vec::new(),
-            sinks: Vec::new(),
-            limits: Default::default(),
-            name: "dam".into(),
-            domain: Domain {
-                lower: [0.0; 3],
-                cell_size: h,
-                resolution: [32, 10, 37],
-                boundaries: Default::default(),
-                friction: 0.0,
-            },
-            gravity: [0.0, 0.0, -STANDARD_GRAVITY],
-            density: 1000.0,
-            sources: vec![Source::Box {
-                min: [h, h, h],
-                max: [h + 0.15, 9.0 * h, h + 0.3],
-                velocity: [0.0; 3],
-            }],
-            seed,
-            time: TimeSettings {
-                fps: 30.0,
-                frames: 90,
-            },
-            solver: SolverSettings::default(),
-            surface: Default::default(),
-            render: Default::default(),
-            output: Default::default(),
-            obstacles: Vec::new(),
-            built_obstacles: Default::default(),
-        };
+        // The scene as JSON, its numbers printed exactly (shortest round trip) as the test's.
+        let json = format!(
+            r#"{{"domain": {{"lower": [0, 0, 0], "cell_size": {h}, "resolution": [32, 10, 37]}},
+                "sources": [{{"type": "box", "min": [{h}, {h}, {h}], "max": [{}, {}, {}]}}],
+                "seed": {seed}, "time": {{"fps": 30, "frames": 90}}}}"#,
+            h + 0.15,
+            9.0 * h,
+            h + 0.3
+        );
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut s = load_str(&json, &dir.join("dam.json"), dir)
+            .expect("scene loads")
+            .scene;
+        // As in the test: no thinning of crowded cells (it is no volume control).
+        s.solver.max_particles_per_cell = 0;
         let p = surge::sources::seed_particles(&s, &[]);
         s.sources.clear();
         let v0 = volume_measure::measure(&s, &p).volume;

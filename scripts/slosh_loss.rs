@@ -131,14 +131,11 @@ fn peaks_at_half_periods(half: f64, sig: &[(f64, f64)]) -> Vec<f64> {
             .iter()
             .max_by(|&&i, &&j| sig[i].1.total_cmp(&sig[j].1))
             .unwrap();
-        let (ym, y0, yp) = (sig[m - 1].1, sig[m].1, sig[m + 1].1);
-        let den = ym - 2.0 * y0 + yp;
-        let off = if den != 0.0 {
-            0.5 * (ym - yp) / den
-        } else {
-            0.0
-        };
-        peaks.push(y0 - 0.25 * (ym - yp) * off);
+        peaks.push(sloshing::parabolic_peak(
+            sig[m - 1].1,
+            sig[m].1,
+            sig[m + 1].1,
+        ));
         n += 1.0;
     }
     peaks

@@ -213,18 +213,11 @@ pub fn analyse(theory: f64, samples: &[(f64, f64)]) -> Sloshing {
         if m == 0 || m + 1 >= samples.len() {
             continue;
         }
-        let (ym, y0, yp) = (
+        peaks.push(parabolic_peak(
             samples[m - 1].1.abs(),
             samples[m].1.abs(),
             samples[m + 1].1.abs(),
-        );
-        let den = ym - 2.0 * y0 + yp;
-        let off = if den != 0.0 {
-            0.5 * (ym - yp) / den
-        } else {
-            0.0
-        };
-        peaks.push(y0 - 0.25 * (ym - yp) * off);
+        ));
     }
     let loss_per_period = if peaks.len() >= 2 {
         let halves = (peaks.len() - 1) as f64;
@@ -238,4 +231,16 @@ pub fn analyse(theory: f64, samples: &[(f64, f64)]) -> Sloshing {
         loss_per_period,
         crossings: n - 1,
     }
+}
+
+/// The extreme of the parabola through three equally spaced samples `ym`, `y0`, `yp` (the
+/// middle one the largest): a peak between samples.
+pub fn parabolic_peak(ym: f64, y0: f64, yp: f64) -> f64 {
+    let den = ym - 2.0 * y0 + yp;
+    let off = if den != 0.0 {
+        0.5 * (ym - yp) / den
+    } else {
+        0.0
+    };
+    y0 - 0.25 * (ym - yp) * off
 }
