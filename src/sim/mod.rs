@@ -375,23 +375,9 @@ impl Simulation {
                         t_frame + (i + 1) as f64 * dt
                     },
                 };
-                let correct = density::correction_due(
-                    solver.volume_correction,
-                    solver.volume_correction_interval,
-                    at.t_start,
-                    at.t_end,
-                );
                 let kick = leapfrog_kick(&mut self.last_dt, dt, self.kick_rule);
-                substep(
-                    ws,
-                    &self.settings,
-                    [dt as f32, kick as f32],
-                    umax,
-                    i == 0,
-                    correct,
-                    at,
-                    &mut report,
-                );
+                let dts = [dt as f32, kick as f32];
+                substep(ws, &self.settings, dts, umax, i == 0, at, &mut report);
             }
         } else {
             let t0 = self.settings.frame_time(self.frame);
@@ -417,23 +403,9 @@ impl Simulation {
                     t_start: t0 + elapsed,
                     t_end: if last { t1 } else { t0 + (elapsed + dt) },
                 };
-                let correct = density::correction_due(
-                    solver.volume_correction,
-                    solver.volume_correction_interval,
-                    at.t_start,
-                    at.t_end,
-                );
                 let kick = leapfrog_kick(&mut self.last_dt, dt, self.kick_rule);
-                substep(
-                    ws,
-                    &self.settings,
-                    [dt as f32, kick as f32],
-                    umax,
-                    n == 0,
-                    correct,
-                    at,
-                    &mut report,
-                );
+                let dts = [dt as f32, kick as f32];
+                substep(ws, &self.settings, dts, umax, n == 0, at, &mut report);
                 elapsed += dt;
                 debug_assert!(last || t0 + elapsed == at.t_end);
                 n += 1;
@@ -466,16 +438,14 @@ struct Step {
 /// One substep over `at`: the particles drift for `dt[0]` through the velocity kicked by gravity
 /// and pressure for `dt[1]`, `(dt_prev + dt) / 2` (variable-step leapfrog, second order: issue
 /// 19); `umax` is the largest particle speed at its start;
-/// `first`: the frame's first substep (the pressure solve starts from zero); `correct`: it also
-/// applies the density correction ([`density::correction_due`]).
-#[allow(clippy::too_many_arguments)]
+/// `first`: the frame's first substep (the pressure solve starts from zero). The density
+/// correction runs where [`density::correction_due`] says for `at`.
 fn substep(
     ws: &mut Workspace,
     scene: &SimSettings,
     [dt, kick]: [f32; 2],
     umax: f64,
     first: bool,
-    correct: bool,
     at: Step,
     report: &mut FrameReport,
 ) {
@@ -537,7 +507,14 @@ fn substep(
     // advection, its displacement would land up to `cfl` cells away from where it was
     // measured, which in large substeps stirred the liquid (issue 19).
     let strength = scene.solver.volume_correction as f32;
-    let correct = ws.density_correction && correct && strength > 0.0;
+    let solver = &scene.solver;
+    let due = density::correction_due(
+        solver.volume_correction,
+        solver.volume_correction_interval,
+        at.t_start,
+        at.t_end,
+    );
+    let correct = ws.density_correction && due && strength > 0.0;
     let mut density_iterations = 0;
     // How far the density correction moved any particle (bounds the containment's work).
     let mut moved = Some(0.0);
