@@ -88,6 +88,10 @@ fn main() {
     for f in 1..=frames {
         let r = sim.advance_frame();
         let p = sim.particles();
+        // A removal from a crowded cell reorders the particles: the sheet is then not followed.
+        if r.crowded_removed > 0 {
+            sheet.clear();
+        }
         if !sheet.is_empty() {
             let w = mean_w(p, &sheet);
             let rr = sheet
