@@ -503,7 +503,13 @@ fn slab_plan_balances_the_liquid() {
     for k in 0..n[2] {
         for j in 0..n[1] {
             // Rows of 32 cells in the lower half, 8 in the upper one, none in the top 10 planes.
-            let len = if k < 200 { 32 } else if k < 390 { 8 } else { 0 };
+            let len = if k < 200 {
+                32
+            } else if k < 390 {
+                8
+            } else {
+                0
+            };
             lv.spans[j + n[1] * k] = [1, 1 + len];
         }
     }
@@ -532,7 +538,10 @@ fn slab_plan_balances_the_liquid() {
         for s in 0..slabs {
             let (a, b) = (starts[s], starts[s + 1]);
             let c: u64 = (a..b).map(|k| cost(k as usize)).sum();
-            assert!(b - a >= 2 * stages as u32 + 2, "{threads} threads: {starts:?}");
+            assert!(
+                b - a >= 2 * stages as u32 + 2,
+                "{threads} threads: {starts:?}"
+            );
             // An even share plus one plane, unless the slab is as thin as a slab can be.
             assert!(
                 c <= total / slabs as u64 + cost(0) || b - a == 2 * stages as u32 + 2,
