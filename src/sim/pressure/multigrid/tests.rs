@@ -366,7 +366,8 @@ fn preconditioner_is_thread_independent() {
 
 /// The fused red-black sweeps (plane wavefront, slabs in parallel) give exactly the bits of
 /// the separate half-sweeps one after the other, on every level of a problem big enough for several slabs, with
-/// 1 and 2 threads, from zero and from a non-zero `u`.
+/// 1, 2, 3, 5 and 16 threads (one wavefront; 4, 3 or 5 slabs; stage by stage: every plan of
+/// `wavefront::slab_plan`), from zero and from a non-zero `u`.
 #[test]
 fn fused_sweep_equals_two_half_sweeps() {
     for fractional in [false, true] {
@@ -394,7 +395,7 @@ fn fused_sweep_equals_two_half_sweeps() {
                     wavefront::half_sweep(&mut a.levels[l], (first + h) % 2, from_zero && h == 0);
                 }
                 let want = a.levels[l].u.clone();
-                for threads in [1, 2] {
+                for threads in [1, 2, 3, 5, 16] {
                     a.levels[l].u.clone_from(&u0);
                     let pool = rayon::ThreadPoolBuilder::new()
                         .num_threads(threads)
@@ -428,7 +429,8 @@ fn fused_sweep_equals_two_half_sweeps() {
 
 /// The wavefront with the residual after the pre-smoothing, and with the prolongation before
 /// the post-smoothing, stores the same bits as the separate passes one after the other, with
-/// 1 and 2 threads (the fused passes change the order of the work, never its operations).
+/// 1, 2, 3, 5 and 16 threads (the fused passes change the order of the work, never its
+/// operations).
 #[test]
 fn fused_residual_and_prolongation_equal_separate_passes() {
     let same = |a: &[f32], b: &[f32]| a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits());
@@ -465,7 +467,7 @@ fn fused_residual_and_prolongation_equal_separate_passes() {
                     wavefront::half_sweep(&mut f[l], (1 + h) % 2, false);
                 }
                 assert!(l > 1 || a.levels[l].r.iter().any(|&x| x != 0.0));
-                for threads in [1, 2] {
+                for threads in [1, 2, 3, 5, 16] {
                     let pool = rayon::ThreadPoolBuilder::new()
                         .num_threads(threads)
                         .build()
@@ -483,6 +485,69 @@ fn fused_residual_and_prolongation_equal_separate_passes() {
                     assert!(same(&f[l].u, &c.levels[l].u), "post u, {what}");
                 }
             }
+        }
+    }
+}
+
+/// The wavefront's slabs: as many as the threads allow (a multiple of the thread count, each at
+/// least `2 stages + 2` planes) and cut where the fluid cells fall evenly: on a level whose
+/// lower half of planes holds four times the liquid of its upper half (a dam break's spread
+/// water under the column), no slab costs more than an even share plus one plane (the greedy
+/// cut's bound) unless it is as thin as a slab may be, where cutting the planes evenly would give the lower slabs much more. Few
+/// possible slabs on many threads go stage by stage; one thread runs one wavefront.
+#[test]
+fn slab_plan_balances_the_liquid() {
+    use wavefront::{Plan, slab_plan};
+    let n = [40, 30, 400];
+    let mut lv = super::level::Level::new(n);
+    for k in 0..n[2] {
+        for j in 0..n[1] {
+            // Rows of 32 cells in the lower half, 8 in the upper one, none in the top 10 planes.
+            let len = if k < 200 {
+                32
+            } else if k < 390 {
+                8
+            } else {
+                0
+            };
+            lv.spans[j + n[1] * k] = [1, 1 + len];
+        }
+    }
+    let cost = |k: usize| -> u64 {
+        (0..n[1])
+            .map(|j| {
+                let [a, b] = lv.spans[j + n[1] * k];
+                if a < b { (b - a) as u64 + 8 } else { 0 }
+            })
+            .sum()
+    };
+    let stages = 7;
+    let (plan, _) = slab_plan(&lv, 0, 390, stages, 1);
+    assert_eq!(plan, Plan::Serial);
+    // 390 planes of at least 16: at most 24 slabs.
+    let (plan, _) = slab_plan(&lv, 0, 390, stages, 32);
+    assert!(matches!(plan, Plan::Stagewise(_)), "{plan:?}");
+    for (threads, want) in [(2, 8), (3, 12), (5, 20), (7, 21)] {
+        let (plan, starts) = slab_plan(&lv, 0, 390, stages, threads);
+        let Plan::Slabs(slabs) = plan else {
+            panic!("{threads} threads: {plan:?}")
+        };
+        assert_eq!(slabs, want, "{threads} threads");
+        assert_eq!((starts[0], starts[slabs]), (0, 390));
+        let total: u64 = (0..390).map(cost).sum();
+        for s in 0..slabs {
+            let (a, b) = (starts[s], starts[s + 1]);
+            let c: u64 = (a..b).map(|k| cost(k as usize)).sum();
+            assert!(
+                b - a >= 2 * stages as u32 + 2,
+                "{threads} threads: {starts:?}"
+            );
+            // An even share plus one plane, unless the slab is as thin as a slab can be.
+            assert!(
+                c <= total / slabs as u64 + cost(0) || b - a == 2 * stages as u32 + 2,
+                "{threads} threads: slab {s} costs {c} of {total} over {slabs}, {:?}",
+                &starts[..=slabs]
+            );
         }
     }
 }

@@ -420,13 +420,8 @@ pub(super) fn rb_sweeps(
         }
     };
     let k1 = (0..nz).rev().find(|&k| has(k)).map_or(k0, |k| k + 1);
-    let planes = k1 - k0;
-    let plane_cells = lv.n[0] * ny;
-    let per = planes
-        .div_ceil(4 * rayon::current_num_threads())
-        .max(2 * stages + 2)
-        .max(TASK_CELLS.div_ceil(plane_cells));
-    let slabs = planes / per;
+    let threads = rayon::current_num_threads();
+    let (plan, starts) = slab_plan(lv, k0, k1, stages, threads);
     let sw = Sweep::new(lv);
     // SAFETY (all the `stage` calls): in the first pass slab `[ka, kb)` writes planes
     // `ka + 1 .. kb` only and reads `ka ..= kb` (a prolongation also reads the coarse level,
@@ -435,18 +430,32 @@ pub(super) fn rb_sweeps(
     // side: disjoint from the other boundaries', as slabs are at least `2 stages + 2` planes.
     // The order of the stages makes each read see the value the stages one after the other
     // would.
-    if slabs < 2 {
-        for t in k0..k1 + stages {
-            for h in 0..stages.min(t + 1) {
-                let p = t - h;
-                if (k0..k1).contains(&p) {
-                    unsafe { sw.stage(stage(h), p) };
+    let slabs = match plan {
+        Plan::Serial => {
+            for t in k0..k1 + stages {
+                for h in 0..stages.min(t + 1) {
+                    let p = t - h;
+                    if (k0..k1).contains(&p) {
+                        unsafe { sw.stage(stage(h), p) };
+                    }
                 }
             }
+            return;
         }
-        return;
-    }
-    let start = |s: usize| k0 + s * planes / slabs;
+        Plan::Stagewise(min_planes) => {
+            // Each stage reads only what the stage before it wrote: one parallel loop per
+            // stage over the planes gives the bits of the stages one after the other.
+            for h in 0..stages {
+                (k0..k1)
+                    .into_par_iter()
+                    .with_min_len(min_planes)
+                    .for_each(|p| unsafe { sw.stage(stage(h), p) });
+            }
+            return;
+        }
+        Plan::Slabs(slabs) => slabs,
+    };
+    let start = |s: usize| starts[s] as usize;
     (0..slabs).into_par_iter().for_each(|s| {
         let (ka, kb) = (start(s), start(s + 1));
         for t in ka..kb + stages {
@@ -466,4 +475,83 @@ pub(super) fn rb_sweeps(
             }
         }
     });
+}
+
+/// Most slabs of a wavefront ([`slab_plan`]).
+pub(super) const MAX_SLABS: usize = 64;
+
+/// How [`rb_sweeps`] spreads a wavefront over the threads.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) enum Plan {
+    /// One wavefront over all the planes, on this thread.
+    Serial,
+    /// Stage by stage, each stage one parallel loop over the planes (tasks of at least this
+    /// many planes): every stage is a pass over the level, but all the threads work.
+    Stagewise(usize),
+    /// This many slabs of planes, each a wavefront of its own, then their boundaries.
+    Slabs(usize),
+}
+
+/// The plan of a wavefront of `stages` stages over planes `k0..k1` of `lv` on `threads`
+/// threads, and the slabs' first planes (`starts[0] = k0`, `starts[slabs] = k1`).
+///
+/// A slab needs at least `2 stages + 2` planes (and [`TASK_CELLS`] cells), which caps the
+/// slabs of a shallow level; the slabs are cut where the fluid cells (plus a row's cost) fall
+/// evenly, not the planes, since the liquid fills some planes more than others (a dam break's
+/// lower planes hold the spread water). Their number is a multiple of the thread count where
+/// possible (3 slabs on 2 threads leave one thread idle half the time), up to 4 per thread.
+/// With fewer possible slabs than threads the stages run one after the other, each over all
+/// the planes in parallel. None of this changes a bit of the result (see [`rb_sweeps`]).
+pub(super) fn slab_plan(
+    lv: &Level,
+    k0: usize,
+    k1: usize,
+    stages: usize,
+    threads: usize,
+) -> (Plan, [u32; MAX_SLABS + 1]) {
+    let mut starts = [0u32; MAX_SLABS + 1];
+    let (planes, plane_cells) = (k1 - k0, lv.n[0] * lv.n[1]);
+    let min_per = (2 * stages + 2).max(TASK_CELLS.div_ceil(plane_cells));
+    let possible = (planes / min_per).min(MAX_SLABS);
+    if threads < 2 || planes < 2 {
+        return (Plan::Serial, starts);
+    }
+    if possible < threads.min(MAX_SLABS) {
+        let min_planes = TASK_CELLS.div_ceil(plane_cells).max(1);
+        return if planes >= 2 * min_planes {
+            (Plan::Stagewise(min_planes), starts)
+        } else {
+            (Plan::Serial, starts)
+        };
+    }
+    let slabs = if possible >= 4 * threads {
+        4 * threads
+    } else {
+        possible - possible % threads
+    };
+    // Cost of plane k: its fluid cells and a few cells' worth per row visited.
+    let ny = lv.n[1];
+    let cost = |k: usize| -> u64 {
+        (0..ny)
+            .map(|j| {
+                let [a, b] = lv.spans[j + ny * k];
+                if a < b { (b - a) as u64 + 8 } else { 0 }
+            })
+            .sum()
+    };
+    let total: u64 = (k0..k1).map(cost).sum();
+    starts[0] = k0 as u32;
+    let (mut k, mut acc) = (k0, 0u64);
+    for s in 1..slabs {
+        let target = total * s as u64 / slabs as u64;
+        let lo = starts[s - 1] as usize + min_per;
+        let hi = k1 - (slabs - s) * min_per;
+        while k < hi && (k < lo || acc < target) {
+            acc += cost(k);
+            k += 1;
+        }
+        starts[s] = k as u32;
+    }
+    starts[slabs] = k1 as u32;
+    (Plan::Slabs(slabs), starts)
 }
