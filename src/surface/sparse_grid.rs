@@ -67,6 +67,96 @@ impl<'a> Points<'a> {
     }
 }
 
+/// A stable counting sort of the indices of `keys` by key (`0..buckets`; [`NONE`]: left out):
+/// the first index of each bucket (`buckets + 1` entries, the last the count kept) and the
+/// indices, bucket by bucket, ascending within one. In parallel over pieces of `keys` (a
+/// histogram each; a piece's indices of a bucket follow the earlier pieces'): the result is the
+/// serial sort's for any thread count.
+pub fn counting_sort(keys: &[u32], buckets: usize) -> (Vec<u32>, Vec<u32>) {
+    // At most 8 pieces: each histogram spans every bucket.
+    let pieces = rayon::current_num_threads().clamp(1, 8);
+    let len = keys.len().div_ceil(pieces).max(1);
+    let mut hist: Vec<Vec<u32>> = keys
+        .par_chunks(len)
+        .map(|c| {
+            let mut h = vec![0u32; buckets];
+            for &k in c.iter().filter(|&&k| k != NONE) {
+                h[k as usize] += 1;
+            }
+            h
+        })
+        .collect();
+    // Bucket starts, and each piece's first slot in each bucket: a prefix sum in bucket-major,
+    // piece-minor order, in parallel over ranges of buckets (their totals first).
+    const RANGE: usize = 1 << 14;
+    let ranges = buckets.div_ceil(RANGE);
+    let totals: Vec<u32> = (0..ranges)
+        .into_par_iter()
+        .map(|r| {
+            let b = r * RANGE..((r + 1) * RANGE).min(buckets);
+            hist.iter().map(|h| h[b.clone()].iter().sum::<u32>()).sum()
+        })
+        .collect();
+    let firsts: Vec<u32> = totals
+        .iter()
+        .scan(0u32, |at, &t| {
+            let f = *at;
+            *at += t;
+            Some(f)
+        })
+        .collect();
+    let mut start = vec![0u32; buckets + 1];
+    start[buckets] = totals.iter().sum();
+    {
+        // Per range of buckets: the starts, and the slice of every histogram (turned into
+        // first slots).
+        let mut cols: Vec<Vec<&mut [u32]>> = (0..ranges).map(|_| Vec::new()).collect();
+        for h in hist.iter_mut() {
+            for (r, c) in h.chunks_mut(RANGE).enumerate() {
+                cols[r].push(c);
+            }
+        }
+        start[..buckets]
+            .par_chunks_mut(RANGE)
+            .zip(cols.into_par_iter())
+            .zip(firsts.par_iter())
+            .for_each(|((st, mut cols), &first)| {
+                let mut at = first;
+                for (b, s) in st.iter_mut().enumerate() {
+                    *s = at;
+                    for c in cols.iter_mut() {
+                        let n = c[b];
+                        c[b] = at;
+                        at += n;
+                    }
+                }
+            });
+    }
+    let mut order = vec![0u32; start[buckets] as usize];
+    let out = SharedOut(order.as_mut_ptr());
+    keys.par_chunks(len)
+        .zip(hist.par_iter_mut())
+        .enumerate()
+        .for_each(|(c, (keys, slots))| {
+            let out = &out;
+            for (j, &k) in keys.iter().enumerate() {
+                if k != NONE {
+                    let slot = &mut slots[k as usize];
+                    // SAFETY: the slots of different pieces and buckets are disjoint ranges of
+                    // `order` (the prefix sum above), each written once, in bounds.
+                    unsafe { *out.0.add(*slot as usize) = (c * len + j) as u32 };
+                    *slot += 1;
+                }
+            }
+        });
+    (start, order)
+}
+
+/// `order`'s buffer, written at disjoint indices by the pieces of [`counting_sort`].
+struct SharedOut(*mut u32);
+// SAFETY: see the write in `counting_sort`: each index is written by one piece only.
+unsafe impl Sync for SharedOut {}
+
 /// The block layout of one frame's sampling grid plus the binned particles.
 #[derive(Debug, Clone)]
 pub struct SparseGrid {
@@ -131,24 +221,8 @@ impl SparseGrid {
                 (b[0] + dims[0] * (b[1] + dims[1] * b[2])) as u32
             })
             .collect();
-        let mut start = vec![0u32; nd + 1];
-        for &k in &keys {
-            if k != NONE {
-                start[k as usize + 1] += 1;
-            }
-        }
-        for b in 0..nd {
-            start[b + 1] += start[b];
-        }
-        let kept = start[nd] as usize;
-        let mut order = vec![0u32; kept];
-        let mut fill = start.clone();
-        for (i, &k) in keys.iter().enumerate() {
-            if k != NONE {
-                order[fill[k as usize] as usize] = i as u32;
-                fill[k as usize] += 1;
-            }
-        }
+        let (start, order) = counting_sort(&keys, nd);
+        drop(keys);
         let spos: [Vec<f32>; 3] = std::array::from_fn(|a| {
             let o = origin[a] as f64;
             order
