@@ -160,7 +160,9 @@ const SPHERE: u32 = u32::MAX - 1;
 /// not made beyond the reach), with its own wall film; splat those blocks.
 pub fn build(pos: Points, vel: Points, p: &Params, mirrors: Option<MirrorOf>) -> LevelSet {
     let reach = p.reach().max(p.cell);
-    let grid = SparseGrid::new(pos, vel, p.cell, p.region_lo, p.region_hi, reach);
+    // Velocities are read in place, through `grid.order` (the splat reads them only for the
+    // kernels it sums).
+    let grid = SparseGrid::new(pos, None, p.cell, p.region_lo, p.region_hi, reach);
     let nb = grid.blocks.len();
     // Particles per mesh cell at rest density (one per `4/3 π r³`).
     let per_cell = (p.cell.powi(3) / (4.0 / 3.0 * std::f64::consts::PI * p.radius.powi(3))) as f32;
@@ -266,6 +268,7 @@ pub fn build(pos: Points, vel: Points, p: &Params, mirrors: Option<MirrorOf>) ->
             relevant[1].map(|v| v + 1.999),
         ],
         region: [p.region_lo, p.region_hi],
+        vel,
     };
     let mut phi = vec![0f32; nb * BP];
     // Zeroed by the allocator: the blocks beyond a wall leave their pages untouched.

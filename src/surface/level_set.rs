@@ -351,7 +351,7 @@ pub fn build(pos: &[Vec<f32>; 3], vel: &[Vec<f32>; 3], p: &Params) -> LevelSet {
     };
     let grid = SparseGrid::new(
         Points::one(pos),
-        Points::one(vel),
+        Some(Points::one(vel)),
         p.cell,
         p.region_lo,
         p.region_hi,

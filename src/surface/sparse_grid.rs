@@ -172,7 +172,8 @@ pub struct SparseGrid {
     pub blocks: Vec<u32>,
     /// Binned particles: position in grid units relative to `origin` (`x / cell - origin`).
     pub pos: [Vec<f32>; 3],
-    /// Binned particles' velocities, m/s.
+    /// Binned particles' velocities, m/s (empty when [`SparseGrid::new`] was given none: the
+    /// reader then reads the input's through `order`).
     pub vel: [Vec<f32>; 3],
     /// Dense block index -> range `start[b]..start[b + 1]` of its particles in `pos`/`vel`.
     pub start: Vec<u32>,
@@ -183,10 +184,11 @@ pub struct SparseGrid {
 impl SparseGrid {
     /// Bins `particles` and allocates every block within `reach` (m) + 2 cells of a particle.
     /// `lo`/`hi` bound the region of interest (m); particles farther than `reach` from it, or
-    /// with non-finite coordinates, are ignored.
+    /// with non-finite coordinates, are ignored. Velocities `vel`, if given, are copied in
+    /// binned order.
     pub fn new(
         pos: Points,
-        vel: Points,
+        vel: Option<Points>,
         cell: f64,
         lo: [f64; 3],
         hi: [f64; 3],
@@ -230,8 +232,10 @@ impl SparseGrid {
                 .map(|&i| (pos.get(a, i as usize) as f64 * inv - o) as f32)
                 .collect()
         });
-        let svel: [Vec<f32>; 3] =
-            std::array::from_fn(|a| order.par_iter().map(|&i| vel.get(a, i as usize)).collect());
+        let svel: [Vec<f32>; 3] = std::array::from_fn(|a| match vel {
+            Some(vel) => order.par_iter().map(|&i| vel.get(a, i as usize)).collect(),
+            None => Vec::new(),
+        });
 
         // Allocate blocks within `d` blocks of an occupied one.
         let d = ((reach / cell + 2.0) / B as f64).ceil() as i64;

@@ -11,7 +11,7 @@
 //! sums of a sphere run without the ellipsoid's cross terms. Accumulators are struct of arrays.
 
 use super::super::level_set::ceil_pos;
-use super::super::sparse_grid::{B, BP, SparseGrid};
+use super::super::sparse_grid::{B, BP, Points, SparseGrid};
 use super::{Kernel, NO_KERNEL, Out, SPHERE, Skip, WALL_ACROSS, WALL_ALONG, quad};
 
 /// The kernels of the binned particles (grid units): a tag per particle ([`NO_KERNEL`],
@@ -30,6 +30,16 @@ pub(super) struct Kernels<'a> {
     pub(super) relevant: [[f32; 3]; 2],
     /// The liquid region (m), for the wall clip.
     pub(super) region: [[f64; 3]; 2],
+    /// The input particles' velocities (binned particle `i`'s at `grid.order[i]`).
+    pub(super) vel: Points<'a>,
+}
+
+impl Kernels<'_> {
+    /// The velocity of binned particle `i`.
+    #[inline(always)]
+    fn velocity(&self, g: &SparseGrid, i: usize) -> [f32; 3] {
+        self.vel.at(g.order[i] as usize)
+    }
 }
 
 /// [`reach_code`] bit: the particle has a kernel.
@@ -145,7 +155,7 @@ fn splat_block_any(
         // Beyond a wall the velocity is zero, as `out.vel` comes (zeroed by the allocator, so
         // the pages of these blocks are not even touched).
         if skip == Skip::Deep {
-            out.vel.fill(mean_velocity(g, dense));
+            out.vel.fill(mean_velocity(g, ks, dense));
         }
         return;
     }
@@ -204,7 +214,7 @@ fn splat_block_any(
                     if (0..3).any(|a| lo[a] > hi[a]) {
                         continue;
                     }
-                    let v = [g.vel[0][i], g.vel[1][i], g.vel[2][i]];
+                    let v = ks.velocity(g, i);
                     if k.fs == 0.0 && k.wall_axis == 3 {
                         kernel_only(&mut s, k, q, v, lo, hi);
                     } else {
@@ -270,14 +280,17 @@ fn clip_block(g: &SparseGrid, region: &[[f64; 3]; 2], bc: [i64; 3], phi: &mut [f
 
 /// The mean velocity of the particles binned in block `dense` (in binned order: the same bits
 /// for any thread count); zero for an empty block.
-fn mean_velocity(g: &SparseGrid, dense: u32) -> [f32; 3] {
+fn mean_velocity(g: &SparseGrid, ks: &Kernels, dense: u32) -> [f32; 3] {
     let range = g.particles_of(dense);
     let n = range.len();
     if n == 0 {
         return [0.0; 3];
     }
     std::array::from_fn(|a| {
-        let sum: f64 = g.vel[a][range.clone()].iter().map(|&v| v as f64).sum();
+        let sum: f64 = g.order[range.clone()]
+            .iter()
+            .map(|&i| ks.vel.get(a, i as usize) as f64)
+            .sum();
         (sum / n as f64) as f32
     })
 }
