@@ -337,9 +337,15 @@ mod tests {
         let mut x = 12345u64;
         let keys: Vec<u32> = (0..100_003)
             .map(|_| {
-                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
                 let v = (x >> 33) as u32;
-                if v % 7 == 0 { NONE } else { v % (buckets as u32 - 17) }
+                if v.is_multiple_of(7) {
+                    NONE
+                } else {
+                    v % (buckets as u32 - 17)
+                }
             })
             .collect();
         let mut start = vec![0u32; buckets + 1];
