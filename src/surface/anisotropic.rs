@@ -58,7 +58,13 @@
 //! faster than splashsurf at the end of session 6 (issue 14's target is 3x), process CPU
 //! 1.54 -> 0.95 s; session 7 (`surge mesh` of that frame under `/usr/bin/time`, 2 threads, ten
 //! runs each alternating with the session-6 binary on a shared machine): 0.95 -> 0.91 s (the
-//! particles needing a kernel decided per block, the mirrors read in place; same bytes).
+//! particles needing a kernel decided per block, the mirrors read in place; same bytes);
+//! session 8 (ten rounds alternating the session-7 binary, this one and splashsurf, shared
+//! machine): median 0.915 -> 0.875 s and 0.97 -> 0.91 s in two series (the floor and the wall
+//! clip applied in the splat's own loop, velocities read in place, the counting sorts parallel;
+//! same bytes). A second splat pass for the velocities, over only the rows marching cubes reads
+//! (28% of the splatted rows), was tried and dropped: the first pass got 55 ms cheaper, but the
+//! second's walk over the 27 neighbour blocks' particles cost 130 ms.
 //!
 //! Splatting works as in [`super::level_set`]: per block, particles in a fixed order, so the
 //! bytes do not depend on the thread count.
