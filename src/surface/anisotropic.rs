@@ -58,7 +58,13 @@
 //! faster than splashsurf at the end of session 6 (issue 14's target is 3x), process CPU
 //! 1.54 -> 0.95 s; session 7 (`surge mesh` of that frame under `/usr/bin/time`, 2 threads, ten
 //! runs each alternating with the session-6 binary on a shared machine): 0.95 -> 0.91 s (the
-//! particles needing a kernel decided per block, the mirrors read in place; same bytes).
+//! particles needing a kernel decided per block, the mirrors read in place; same bytes);
+//! session 8 (ten rounds alternating the session-7 binary, this one and splashsurf, shared
+//! machine): median 0.915 -> 0.875 s and 0.97 -> 0.91 s in two series (the floor and the wall
+//! clip applied in the splat's own loop, velocities read in place, the counting sorts parallel;
+//! same bytes). A second splat pass for the velocities, over only the rows marching cubes reads
+//! (28% of the splatted rows), was tried and dropped: the first pass got 55 ms cheaper, but the
+//! second's walk over the 27 neighbour blocks' particles cost 130 ms.
 //!
 //! Splatting works as in [`super::level_set`]: per block, particles in a fixed order, so the
 //! bytes do not depend on the thread count.
@@ -160,7 +166,9 @@ const SPHERE: u32 = u32::MAX - 1;
 /// not made beyond the reach), with its own wall film; splat those blocks.
 pub fn build(pos: Points, vel: Points, p: &Params, mirrors: Option<MirrorOf>) -> LevelSet {
     let reach = p.reach().max(p.cell);
-    let grid = SparseGrid::new(pos, vel, p.cell, p.region_lo, p.region_hi, reach);
+    // Velocities are read in place, through `grid.order` (the splat reads them only for the
+    // kernels it sums).
+    let grid = SparseGrid::new(pos, None, p.cell, p.region_lo, p.region_hi, reach);
     let nb = grid.blocks.len();
     // Particles per mesh cell at rest density (one per `4/3 π r³`).
     let per_cell = (p.cell.powi(3) / (4.0 / 3.0 * std::f64::consts::PI * p.radius.powi(3))) as f32;
@@ -243,9 +251,6 @@ pub fn build(pos: Points, vel: Points, p: &Params, mirrors: Option<MirrorOf>) ->
     );
     let outside = reach as f32;
     let radius = p.radius as f32;
-    let mut phi = vec![0f32; nb * BP];
-    let mut floor = vec![0f32; nb * BP];
-    let mut velo = vec![[0f32; 3]; nb * BP];
     let codes: Vec<u8> = (0..nb)
         .into_par_iter()
         .flat_map_iter(|s| {
@@ -268,13 +273,17 @@ pub fn build(pos: Points, vel: Points, p: &Params, mirrors: Option<MirrorOf>) ->
             relevant[0].map(|v| v - 1.999),
             relevant[1].map(|v| v + 1.999),
         ],
+        region: [p.region_lo, p.region_hi],
+        vel,
     };
+    let mut phi = vec![0f32; nb * BP];
+    // Zeroed by the allocator: the blocks beyond a wall leave their pages untouched.
+    let mut velo = vec![[0f32; 3]; nb * BP];
     phi.par_chunks_mut(BP)
-        .zip(floor.par_chunks_mut(BP))
         .zip(velo.par_chunks_mut(BP))
         .enumerate()
-        .for_each(|(s, ((phi, floor), vel))| {
-            let out = Out { phi, floor, vel };
+        .for_each(|(s, (phi, vel))| {
+            let out = Out { phi, vel };
             let dense = grid.blocks[s];
             splat::splat_block(&grid, &ks, dense, radius, outside, skip[s], out)
         });
@@ -283,7 +292,6 @@ pub fn build(pos: Points, vel: Points, p: &Params, mirrors: Option<MirrorOf>) ->
         phi,
         vel: velo,
         outside,
-        floor,
     }
 }
 
@@ -392,20 +400,23 @@ fn kernels(
         })
         .collect();
     drop(want);
-    offset_tags(grid, &mut tags, &per_block);
-    let pieces: Vec<&[Kernel]> = per_block.iter().map(Vec::as_slice).collect();
+    let bases = offset_tags(grid, &mut tags, &per_block);
     let Some(m) = mirrors else {
+        let pieces: Vec<&[Kernel]> = per_block.iter().map(Vec::as_slice).collect();
         return (tags, assemble(&pieces, |k| to_grid(k, consts.h)));
     };
-    let ells = assemble(&pieces, |k| k);
-    drop(pieces);
-    drop(per_block);
     let h = consts.h;
-    let (tags_ref, ells_ref) = (&tags, &ells);
+    let (tags_ref, per_block_ref, bases_ref) = (&tags, &per_block, &bases);
+    // The particle's ellipsoid of global index `t` (metres), read where its block holds it:
+    // the last block starting at or before `t` (empty blocks share the next one's start).
+    let ellipsoid = |t: u32| -> &Kernel {
+        let s = bases_ref.partition_point(|&b| b <= t) - 1;
+        &per_block_ref[s][(t - bases_ref[s]) as usize]
+    };
     // Per block: (binned index, tag: block-local ellipsoid index or SPHERE) of its needed
     // mirrors, and their ellipsoids.
     type Block = (Vec<(u32, u32)>, Vec<Kernel>);
-    let per_block: Vec<Block> = (0..grid.blocks.len())
+    let mirror_blocks: Vec<Block> = (0..grid.blocks.len())
         .into_par_iter()
         .map(|s| {
             let (mut out, mut e) = (Vec::new(), Vec::new());
@@ -425,7 +436,7 @@ fn kernels(
                 let kernel = match t {
                     SPHERE if !kernel::near_wall(x, h, p) => None,
                     t if t < SPHERE => {
-                        let mut r = reflected(&ells_ref[t as usize], m.mask[j]);
+                        let mut r = reflected(ellipsoid(t), m.mask[j]);
                         kernel::add_wall_film(&mut r, x, h, p);
                         Some(r)
                     }
@@ -447,9 +458,10 @@ fn kernels(
             (out, e)
         })
         .collect();
+    let particles_ells: usize = per_block.iter().map(Vec::len).sum();
     // The mirrors' ellipsoids follow the particles', in block order.
-    let bases = running_starts(ells.len(), per_block.iter().map(|(_, e)| e.len()));
-    let (lists, extra): (Vec<_>, Vec<_>) = per_block.into_iter().unzip();
+    let bases = running_starts(particles_ells, mirror_blocks.iter().map(|(_, e)| e.len()));
+    let (lists, extra): (Vec<_>, Vec<_>) = mirror_blocks.into_iter().unzip();
     block_slices(grid, &mut tags)
         .into_par_iter()
         .zip(lists.par_iter().zip(&bases))
@@ -460,8 +472,10 @@ fn kernels(
                 t[(k - first) as usize] = if tag < SPHERE { tag + b } else { tag };
             }
         });
-    let pieces: Vec<&[Kernel]> = std::iter::once(ells.as_slice())
-        .chain(extra.iter().map(Vec::as_slice))
+    let pieces: Vec<&[Kernel]> = per_block
+        .iter()
+        .chain(extra.iter())
+        .map(Vec::as_slice)
         .collect();
     let ells = assemble(&pieces, |k| to_grid(k, h));
     (tags, ells)
@@ -481,8 +495,8 @@ fn block_slices<'a, T>(grid: &SparseGrid, mut tags: &'a mut [T]) -> Vec<&'a mut 
 }
 
 /// Offsets each block's tags (block-local indices into its ellipsoids `per_block[s]`) by the
-/// ellipsoids of the blocks before it.
-fn offset_tags(grid: &SparseGrid, tags: &mut [u32], per_block: &[Vec<Kernel>]) {
+/// ellipsoids of the blocks before it; returns these offsets.
+fn offset_tags(grid: &SparseGrid, tags: &mut [u32], per_block: &[Vec<Kernel>]) -> Vec<u32> {
     let bases = running_starts(0, per_block.iter().map(Vec::len));
     block_slices(grid, tags)
         .into_par_iter()
@@ -492,6 +506,7 @@ fn offset_tags(grid: &SparseGrid, tags: &mut [u32], per_block: &[Vec<Kernel>]) {
                 *v += b;
             }
         });
+    bases
 }
 
 /// Where each of consecutive pieces of lengths `lens` starts, the first at `first`.
@@ -540,23 +555,7 @@ fn assemble(pieces: &[&[Kernel]], f: impl Fn(Kernel) -> Kernel + Sync) -> Vec<Ke
 /// One block's outputs.
 pub(super) struct Out<'a> {
     phi: &'a mut [f32],
-    floor: &'a mut [f32],
     vel: &'a mut [[f32; 3]],
-}
-
-impl LevelSet {
-    /// `phi = min(phi, floor)` (the anisotropic method's thin-feature floor, after the blur,
-    /// so the blur cannot erode sheets, filaments and droplets); then drops the floor.
-    pub fn apply_floor(&mut self) {
-        if self.floor.is_empty() {
-            return;
-        }
-        let floor = std::mem::take(&mut self.floor);
-        self.phi
-            .par_iter_mut()
-            .zip(floor.par_iter())
-            .for_each(|(p, f)| *p = p.min(*f));
-    }
 }
 
 /// Blocks whose points need no splat.

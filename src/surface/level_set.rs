@@ -79,9 +79,6 @@ pub struct LevelSet {
     pub vel: Vec<[f32; 3]>,
     /// Value of points in unallocated blocks.
     pub outside: f32,
-    /// Thin-feature floor of the anisotropic method, per point (empty for the others), applied
-    /// after the blur by [`LevelSet::apply_floor`].
-    pub floor: Vec<f32>,
 }
 
 impl LevelSet {
@@ -354,7 +351,7 @@ pub fn build(pos: &[Vec<f32>; 3], vel: &[Vec<f32>; 3], p: &Params) -> LevelSet {
     };
     let grid = SparseGrid::new(
         Points::one(pos),
-        Points::one(vel),
+        Some(Points::one(vel)),
         p.cell,
         p.region_lo,
         p.region_hi,
@@ -377,7 +374,6 @@ pub fn build(pos: &[Vec<f32>; 3], vel: &[Vec<f32>; 3], p: &Params) -> LevelSet {
         phi,
         vel: velo,
         outside: reach as f32,
-        floor: Vec::new(),
     }
 }
 

@@ -122,6 +122,47 @@ fn padded_phi(ls: &LevelSet, s: usize) -> Box<[f32; P * P * P]> {
     out
 }
 
+/// Whether every point of the +1 halo of block `s` (local coordinates `0..=B` with one of them
+/// `B`: the first points of the +x, +y, +z neighbours) has `phi < 0` equal to `neg` (points of
+/// unallocated blocks are `outside`).
+fn halo_is(ls: &LevelSet, s: usize, neg: bool) -> bool {
+    let g = &ls.grid;
+    let bc = g.coords(g.blocks[s]);
+    // Neighbour k: offset (k & 1, k >> 1 & 1, k >> 2 & 1).
+    let slots: [u32; 8] = std::array::from_fn(|k| {
+        g.slot_at([
+            bc[0] + (k & 1) as i64,
+            bc[1] + ((k >> 1) & 1) as i64,
+            bc[2] + ((k >> 2) & 1) as i64,
+        ])
+    });
+    let at = |l: [usize; 3]| -> f32 {
+        let k = (l[0] == B) as usize | ((l[1] == B) as usize) << 1 | ((l[2] == B) as usize) << 2;
+        let sl = slots[k];
+        if sl == NONE {
+            return ls.outside;
+        }
+        let q = l.map(|v| v % B);
+        ls.phi[sl as usize * BP + q[0] + B * (q[1] + B * q[2])]
+    };
+    for z in 0..=B {
+        for y in 0..=B {
+            if z < B && y < B {
+                if (at([B, y, z]) < 0.0) != neg {
+                    return false;
+                }
+                continue;
+            }
+            for x in 0..=B {
+                if (at([x, y, z]) < 0.0) != neg {
+                    return false;
+                }
+            }
+        }
+    }
+    true
+}
+
 fn block_vertices(ls: &LevelSet, s: usize) -> BlockOut {
     let g = &ls.grid;
     let mut out = BlockOut {
@@ -131,27 +172,15 @@ fn block_vertices(ls: &LevelSet, s: usize) -> BlockOut {
         edge_vertex: Vec::new(),
         cases: Vec::new(),
     };
-    // Quick reject: own points and the +1 halo all on one side.
+    // Quick reject: own points and the +1 halo all on one side (the halo read from the
+    // neighbour blocks directly: most blocks have no surface, and the padded copy is for those
+    // that do).
     let own = &ls.phi[s * BP..(s + 1) * BP];
     let neg = own[0] < 0.0;
-    let uniform_own = own.iter().all(|&v| (v < 0.0) == neg);
-    let p = padded_phi(ls, s);
-    if uniform_own {
-        let mut uniform = true;
-        'outer: for z in 1..=B + 1 {
-            for y in 1..=B + 1 {
-                for x in 1..=B + 1 {
-                    if (p[pidx(x, y, z)] < 0.0) != neg {
-                        uniform = false;
-                        break 'outer;
-                    }
-                }
-            }
-        }
-        if uniform {
-            return out;
-        }
+    if own.iter().all(|&v| (v < 0.0) == neg) && halo_is(ls, s, neg) {
+        return out;
     }
+    let p = padded_phi(ls, s);
     let bc = g.coords(g.blocks[s]);
     let first: [i64; 3] = std::array::from_fn(|a| g.origin[a] + bc[a] * B as i64);
     let c = g.cell;

@@ -350,8 +350,10 @@ pub fn level_set_of(
         let after = ls.field_volume(&p);
         ls.shift_to_volume(&p, before.0, after);
     }
-    ls.apply_floor();
-    ls.clip_walls(&p);
+    // The anisotropic level set comes floored and wall-clipped (in its splat).
+    if settings.method != Method::Anisotropic {
+        ls.clip_walls(&p);
+    }
     ls
 }
 

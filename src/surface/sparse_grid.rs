@@ -67,6 +67,96 @@ impl<'a> Points<'a> {
     }
 }
 
+/// A stable counting sort of the indices of `keys` by key (`0..buckets`; [`NONE`]: left out):
+/// the first index of each bucket (`buckets + 1` entries, the last the count kept) and the
+/// indices, bucket by bucket, ascending within one. In parallel over pieces of `keys` (a
+/// histogram each; a piece's indices of a bucket follow the earlier pieces'): the result is the
+/// serial sort's for any thread count.
+pub fn counting_sort(keys: &[u32], buckets: usize) -> (Vec<u32>, Vec<u32>) {
+    // At most 8 pieces: each histogram spans every bucket.
+    let pieces = rayon::current_num_threads().clamp(1, 8);
+    let len = keys.len().div_ceil(pieces).max(1);
+    let mut hist: Vec<Vec<u32>> = keys
+        .par_chunks(len)
+        .map(|c| {
+            let mut h = vec![0u32; buckets];
+            for &k in c.iter().filter(|&&k| k != NONE) {
+                h[k as usize] += 1;
+            }
+            h
+        })
+        .collect();
+    // Bucket starts, and each piece's first slot in each bucket: a prefix sum in bucket-major,
+    // piece-minor order, in parallel over ranges of buckets (their totals first).
+    const RANGE: usize = 1 << 14;
+    let ranges = buckets.div_ceil(RANGE);
+    let totals: Vec<u32> = (0..ranges)
+        .into_par_iter()
+        .map(|r| {
+            let b = r * RANGE..((r + 1) * RANGE).min(buckets);
+            hist.iter().map(|h| h[b.clone()].iter().sum::<u32>()).sum()
+        })
+        .collect();
+    let firsts: Vec<u32> = totals
+        .iter()
+        .scan(0u32, |at, &t| {
+            let f = *at;
+            *at += t;
+            Some(f)
+        })
+        .collect();
+    let mut start = vec![0u32; buckets + 1];
+    start[buckets] = totals.iter().sum();
+    {
+        // Per range of buckets: the starts, and the slice of every histogram (turned into
+        // first slots).
+        let mut cols: Vec<Vec<&mut [u32]>> = (0..ranges).map(|_| Vec::new()).collect();
+        for h in hist.iter_mut() {
+            for (r, c) in h.chunks_mut(RANGE).enumerate() {
+                cols[r].push(c);
+            }
+        }
+        start[..buckets]
+            .par_chunks_mut(RANGE)
+            .zip(cols.into_par_iter())
+            .zip(firsts.par_iter())
+            .for_each(|((st, mut cols), &first)| {
+                let mut at = first;
+                for (b, s) in st.iter_mut().enumerate() {
+                    *s = at;
+                    for c in cols.iter_mut() {
+                        let n = c[b];
+                        c[b] = at;
+                        at += n;
+                    }
+                }
+            });
+    }
+    let mut order = vec![0u32; start[buckets] as usize];
+    let out = SharedOut(order.as_mut_ptr());
+    keys.par_chunks(len)
+        .zip(hist.par_iter_mut())
+        .enumerate()
+        .for_each(|(c, (keys, slots))| {
+            let out = &out;
+            for (j, &k) in keys.iter().enumerate() {
+                if k != NONE {
+                    let slot = &mut slots[k as usize];
+                    // SAFETY: the slots of different pieces and buckets are disjoint ranges of
+                    // `order` (the prefix sum above), each written once, in bounds.
+                    unsafe { *out.0.add(*slot as usize) = (c * len + j) as u32 };
+                    *slot += 1;
+                }
+            }
+        });
+    (start, order)
+}
+
+/// `order`'s buffer, written at disjoint indices by the pieces of [`counting_sort`].
+struct SharedOut(*mut u32);
+// SAFETY: see the write in `counting_sort`: each index is written by one piece only.
+unsafe impl Sync for SharedOut {}
+
 /// The block layout of one frame's sampling grid plus the binned particles.
 #[derive(Debug, Clone)]
 pub struct SparseGrid {
@@ -82,7 +172,8 @@ pub struct SparseGrid {
     pub blocks: Vec<u32>,
     /// Binned particles: position in grid units relative to `origin` (`x / cell - origin`).
     pub pos: [Vec<f32>; 3],
-    /// Binned particles' velocities, m/s.
+    /// Binned particles' velocities, m/s (empty when [`SparseGrid::new`] was given none: the
+    /// reader then reads the input's through `order`).
     pub vel: [Vec<f32>; 3],
     /// Dense block index -> range `start[b]..start[b + 1]` of its particles in `pos`/`vel`.
     pub start: Vec<u32>,
@@ -93,10 +184,11 @@ pub struct SparseGrid {
 impl SparseGrid {
     /// Bins `particles` and allocates every block within `reach` (m) + 2 cells of a particle.
     /// `lo`/`hi` bound the region of interest (m); particles farther than `reach` from it, or
-    /// with non-finite coordinates, are ignored.
+    /// with non-finite coordinates, are ignored. Velocities `vel`, if given, are copied in
+    /// binned order.
     pub fn new(
         pos: Points,
-        vel: Points,
+        vel: Option<Points>,
         cell: f64,
         lo: [f64; 3],
         hi: [f64; 3],
@@ -131,24 +223,8 @@ impl SparseGrid {
                 (b[0] + dims[0] * (b[1] + dims[1] * b[2])) as u32
             })
             .collect();
-        let mut start = vec![0u32; nd + 1];
-        for &k in &keys {
-            if k != NONE {
-                start[k as usize + 1] += 1;
-            }
-        }
-        for b in 0..nd {
-            start[b + 1] += start[b];
-        }
-        let kept = start[nd] as usize;
-        let mut order = vec![0u32; kept];
-        let mut fill = start.clone();
-        for (i, &k) in keys.iter().enumerate() {
-            if k != NONE {
-                order[fill[k as usize] as usize] = i as u32;
-                fill[k as usize] += 1;
-            }
-        }
+        let (start, order) = counting_sort(&keys, nd);
+        drop(keys);
         let spos: [Vec<f32>; 3] = std::array::from_fn(|a| {
             let o = origin[a] as f64;
             order
@@ -156,8 +232,10 @@ impl SparseGrid {
                 .map(|&i| (pos.get(a, i as usize) as f64 * inv - o) as f32)
                 .collect()
         });
-        let svel: [Vec<f32>; 3] =
-            std::array::from_fn(|a| order.par_iter().map(|&i| vel.get(a, i as usize)).collect());
+        let svel: [Vec<f32>; 3] = std::array::from_fn(|a| match vel {
+            Some(vel) => order.par_iter().map(|&i| vel.get(a, i as usize)).collect(),
+            None => Vec::new(),
+        });
 
         // Allocate blocks within `d` blocks of an occupied one.
         let d = ((reach / cell + 2.0) / B as f64).ceil() as i64;
@@ -240,5 +318,57 @@ impl SparseGrid {
     /// Number of binned particles.
     pub fn particle_count(&self) -> usize {
         self.pos[0].len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The parallel counting sort gives the serial stable sort's order and bucket starts (a
+    /// plain loop: count, prefix sum, place in input order) for any thread count, with keys
+    /// left out ([`NONE`]), empty buckets and more pieces than some buckets hold. Exact
+    /// equality: the order decides every later per-block sum, so one swapped pair would change
+    /// the mesh bytes.
+    #[test]
+    fn counting_sort_is_the_serial_stable_sort_for_any_thread_count() {
+        let buckets = 1000;
+        // A scrambled sequence (a fixed LCG) with about 1 in 7 keys left out.
+        let mut x = 12345u64;
+        let keys: Vec<u32> = (0..100_003)
+            .map(|_| {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let v = (x >> 33) as u32;
+                if v.is_multiple_of(7) {
+                    NONE
+                } else {
+                    v % (buckets as u32 - 17)
+                }
+            })
+            .collect();
+        let mut start = vec![0u32; buckets + 1];
+        for &k in keys.iter().filter(|&&k| k != NONE) {
+            start[k as usize + 1] += 1;
+        }
+        for b in 0..buckets {
+            start[b + 1] += start[b];
+        }
+        let mut fill = start.clone();
+        let mut order = vec![0u32; start[buckets] as usize];
+        for (i, &k) in keys.iter().enumerate().filter(|(_, k)| **k != NONE) {
+            order[fill[k as usize] as usize] = i as u32;
+            fill[k as usize] += 1;
+        }
+        for threads in [1, 2, 3, 8] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            let (s, o) = pool.install(|| counting_sort(&keys, buckets));
+            assert_eq!(s, start, "bucket starts with {threads} threads");
+            assert_eq!(o, order, "order with {threads} threads");
+        }
     }
 }

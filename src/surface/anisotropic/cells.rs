@@ -1,9 +1,9 @@
 //! The anisotropic method's neighbour search (Yu & Turk 2013 need each particle's neighbours
 //! within the kernel radius): uniform cells over the finite particles, filled by a stable
-//! counting sort, with the positions copied in cell order so that the particles of a cell row
+//! counting sort (parallel, [`counting_sort`]), with the positions copied in cell order so that the particles of a cell row
 //! are one contiguous slice of each coordinate array.
 
-use super::super::sparse_grid::Points;
+use super::super::sparse_grid::{Points, counting_sort};
 use rayon::prelude::*;
 
 /// Uniform cells of size `r` over the finite particles (stable counting sort), with the
@@ -58,7 +58,7 @@ impl Cells {
             lo,
             inv,
             dims,
-            start: vec![0; dims[0] * dims[1] * dims[2] + 1],
+            start: Vec::new(),
             order: Vec::new(),
             sorted: Default::default(),
         };
@@ -72,18 +72,10 @@ impl Cells {
                 }
             })
             .collect();
-        for &k in keys.iter().filter(|&&k| k != u32::MAX) {
-            this.start[k as usize + 1] += 1;
-        }
-        for c in 0..this.start.len() - 1 {
-            this.start[c + 1] += this.start[c];
-        }
-        let mut fill = this.start.clone();
-        this.order = vec![0; *this.start.last().unwrap() as usize];
-        for (i, &k) in keys.iter().enumerate().filter(|(_, k)| **k != u32::MAX) {
-            this.order[fill[k as usize] as usize] = i as u32;
-            fill[k as usize] += 1;
-        }
+        let (start, order) = counting_sort(&keys, dims[0] * dims[1] * dims[2]);
+        drop(keys);
+        this.start = start;
+        this.order = order;
         this.sorted = std::array::from_fn(|a| {
             this.order
                 .par_iter()

@@ -1,15 +1,17 @@
 //! The anisotropic method's splat (see [`super`]): per block, the kernels of the particles in
 //! the block and its 26 neighbours, in binned order, are summed into the block's points
 //! (weights, weighted positions and velocities, the thin-feature floor), then turned into the
-//! Zhu-Bridson `phi = |x - Σ k_i x̄_i / Σ k_i| - r` and the weighted velocity. The order of the
-//! sums is fixed by the binning, so the bytes do not depend on the thread count.
+//! Zhu-Bridson `phi = |x - Σ k_i x̄_i / Σ k_i| - r` (floored by the thin-feature floor and
+//! clipped at the walls in the same loop: this method has no blur in between) and the weighted
+//! velocity. The order of the sums is fixed by the binning, so the bytes do not depend on the
+//! thread count.
 //!
 //! Most particles carry the sphere kernel (a full neighbourhood): they are tagged, not stored,
 //! so the walk over a neighbour block reads 16 bytes per particle (position and tag) and the
 //! sums of a sphere run without the ellipsoid's cross terms. Accumulators are struct of arrays.
 
 use super::super::level_set::ceil_pos;
-use super::super::sparse_grid::{B, BP, SparseGrid};
+use super::super::sparse_grid::{B, BP, Points, SparseGrid};
 use super::{Kernel, NO_KERNEL, Out, SPHERE, Skip, WALL_ACROSS, WALL_ALONG, quad};
 
 /// The kernels of the binned particles (grid units): a tag per particle ([`NO_KERNEL`],
@@ -26,6 +28,18 @@ pub(super) struct Kernels<'a> {
     /// there (the edge's outer point lies less than a cell beyond a wall, its gradient reads
     /// one more), so a wall mirror's kernel is only summed where the mesh can see it.
     pub(super) relevant: [[f32; 3]; 2],
+    /// The liquid region (m), for the wall clip.
+    pub(super) region: [[f64; 3]; 2],
+    /// The input particles' velocities (binned particle `i`'s at `grid.order[i]`).
+    pub(super) vel: Points<'a>,
+}
+
+impl Kernels<'_> {
+    /// The velocity of binned particle `i`.
+    #[inline(always)]
+    fn velocity(&self, g: &SparseGrid, i: usize) -> [f32; 3] {
+        self.vel.at(g.order[i] as usize)
+    }
 }
 
 /// [`reach_code`] bit: the particle has a kernel.
@@ -130,20 +144,21 @@ fn splat_block_any(
     skip: Skip,
     out: Out,
 ) {
+    let bc = g.coords(dense);
     if skip != Skip::No {
-        // Deep: inside; beyond a wall: the wall clip makes it air whatever is splatted.
+        // Deep: inside; beyond a wall: the wall clip makes it air whatever is splatted. (No
+        // floor reaches these points: it would be `outside`, above both values.)
         out.phi.fill(if skip == Skip::Deep { -radius } else { 0.0 });
-        out.floor.fill(outside);
+        clip_block(g, &ks.region, bc, out.phi);
         // A deep block's points carry the mean velocity of its particles (mirrors included):
         // the wall caps of deep water run through such blocks, and their vertices read it.
-        out.vel.fill(if skip == Skip::Deep {
-            mean_velocity(g, dense)
-        } else {
-            [0.0; 3]
-        });
+        // Beyond a wall the velocity is zero, as `out.vel` comes (zeroed by the allocator, so
+        // the pages of these blocks are not even touched).
+        if skip == Skip::Deep {
+            out.vel.fill(mean_velocity(g, ks, dense));
+        }
         return;
     }
-    let bc = g.coords(dense);
     let fo: [f32; 3] = std::array::from_fn(|a| (bc[a] * B as i64) as f32);
     // This block's points that can matter (see [`Kernels::relevant`]).
     let bmin: [f32; 3] = std::array::from_fn(|a| (ks.relevant[0][a] - fo[a]).max(0.0));
@@ -199,7 +214,7 @@ fn splat_block_any(
                     if (0..3).any(|a| lo[a] > hi[a]) {
                         continue;
                     }
-                    let v = [g.vel[0][i], g.vel[1][i], g.vel[2][i]];
+                    let v = ks.velocity(g, i);
                     if k.fs == 0.0 && k.wall_axis == 3 {
                         kernel_only(&mut s, k, q, v, lo, hi);
                     } else {
@@ -227,8 +242,9 @@ fn splat_block_any(
         } else {
             outside
         };
-        out.phi[k] = zb;
-        out.floor[k] = floor[r][x].min(outside);
+        // The thin-feature floor (applied before the wall clip, as the other methods' blur
+        // would come before it; this method has none).
+        out.phi[k] = zb.min(floor[r][x].min(outside));
         let ws = wvs[r][x];
         // No kernel reaches the point: no velocity (NaN, see `LevelSet::vel`).
         out.vel[k] = if ws > 0.0 {
@@ -237,18 +253,44 @@ fn splat_block_any(
             [f32::NAN; 3]
         };
     }
+    clip_block(g, &ks.region, bc, out.phi);
+}
+
+/// The wall clip `phi = max(phi, d_box + eps)` of [`super::super::level_set::LevelSet::clip_walls`]
+/// at the points of block `bc` of `g` (the same operations, so the same bits).
+fn clip_block(g: &SparseGrid, region: &[[f64; 3]; 2], bc: [i64; 3], phi: &mut [f32]) {
+    let h = g.cell;
+    let eps = 1e-4 * h as f32;
+    // Per axis and local coordinate: how far the point lies outside the region along the axis.
+    let d: [[f64; B]; 3] = std::array::from_fn(|a| {
+        let first = g.origin[a] + bc[a] * B as i64;
+        std::array::from_fn(|l| {
+            let w = (first + l as i64) as f64 * h;
+            (region[0][a] - w).max(w - region[1][a])
+        })
+    });
+    for (k, x) in phi.iter_mut().enumerate() {
+        let l = [k % B, (k / B) % B, k / (B * B)];
+        let wall = f64::MIN.max(d[0][l[0]]).max(d[1][l[1]]).max(d[2][l[2]]) as f32 + eps;
+        if wall > *x {
+            *x = wall;
+        }
+    }
 }
 
 /// The mean velocity of the particles binned in block `dense` (in binned order: the same bits
 /// for any thread count); zero for an empty block.
-fn mean_velocity(g: &SparseGrid, dense: u32) -> [f32; 3] {
+fn mean_velocity(g: &SparseGrid, ks: &Kernels, dense: u32) -> [f32; 3] {
     let range = g.particles_of(dense);
     let n = range.len();
     if n == 0 {
         return [0.0; 3];
     }
     std::array::from_fn(|a| {
-        let sum: f64 = g.vel[a][range.clone()].iter().map(|&v| v as f64).sum();
+        let sum: f64 = g.order[range.clone()]
+            .iter()
+            .map(|&i| ks.vel.get(a, i as usize) as f64)
+            .sum();
         (sum / n as f64) as f32
     })
 }
