@@ -264,7 +264,14 @@ fn output_path_that_cannot_be_a_folder() {
 #[test]
 fn verbose_prints_per_frame_figures() {
     let dir = tempfile::tempdir().unwrap();
-    let scene = root().join("scenes/tiny.json");
+    // tiny.json at 50 fps: one substep a frame (at its 30 fps the substep bound
+    // `solver.surface_wave_step`, 0.32 sqrt(h / |g|) = 0.023 s, makes two).
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(root().join("scenes/tiny.json")).unwrap())
+            .unwrap();
+    v["time"]["fps"] = 50.into();
+    let scene = dir.path().join("tiny50.json");
+    std::fs::write(&scene, v.to_string()).unwrap();
     let o = surge(
         dir.path(),
         &[
@@ -288,7 +295,7 @@ fn verbose_prints_per_frame_figures() {
         err.contains("substep") && err.contains("pressure iterations"),
         "{err}"
     );
-    // tiny.json takes one substep a frame: "1 substep", never "1 substeps".
+    // One substep a frame: "1 substep", never "1 substeps".
     assert!(err.contains(", 1 substep, pressure"), "{err}");
     assert!(!err.contains(" 1 substeps"), "{err}");
 }

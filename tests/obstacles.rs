@@ -40,9 +40,10 @@ fn min_distance(l: &LoadedScene, sim: &Simulation, t: f64) -> (f64, usize) {
 /// every particle below the rim stays within the inner radius 7 cm plus that tenth of a cell
 /// of tolerance for the mesh distance's trilinear sampling (sec. in geometry::mesh_sdf).
 /// At the default step (since `solver.surface_wave_step`, two substeps per frame at rest on
-/// this grid; README, "Substeps"): with one 1/30 s substep per frame the collapsing column ran up
-/// the wall to 16.7-17.0 cm, over the rim, because growing surface waves at that step pumped
-/// energy into the water; at two substeps the run-up stops at 13.8 cm.
+/// this grid at 0.47, three at 0.32, the default since session 8; README, "Substeps"): with one
+/// 1/30 s substep per frame the collapsing column ran up the wall to 16.7-17.0 cm, over the
+/// rim, because growing surface waves at that step pumped energy into the water; at two
+/// substeps the run-up stops at 13.8 cm.
 #[test]
 fn glass_with_sub_cell_wall_holds_its_water() {
     let l = load(

@@ -47,7 +47,8 @@ fn check_inside(l: &LoadedScene, p: &Particles, t: f64, what: &str) {
 /// step sloshing water never settled: over frames 251-500 of the sloshing test's water its
 /// kinetic energy still reached 6.7e-4 J/kg (0.003 J/kg of potential energy at the start) and
 /// the thrown block splashed over the rim. The default `solver.surface_wave_step` (substeps of
-/// at most 0.47 sqrt(h / |g|), two per frame here) is what lets it settle (README, "Substeps").
+/// at most 0.32 sqrt(h / |g|), three per frame here; two at 0.47, the default until session 8)
+/// is what lets it settle (README, "Substeps").
 /// Advances `sim` by frame `f` and checks what every glass test checks at every frame: no
 /// particle outside the glass's inside region, and the count `n0` kept but for the particles
 /// the frame reports removed from crowded cells (`solver.max_particles_per_cell`; `n0` follows

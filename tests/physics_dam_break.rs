@@ -79,6 +79,7 @@ fn volume_by_density(s: &Scene, p: &Particles) -> f64 {
 fn dam_break_volume_changes(
     density_correction: bool,
     max_per_cell: Option<u32>,
+    surface_wave_step: Option<f64>,
 ) -> (Vec<f64>, u32) {
     let h = 0.01;
     let mut s = scene([0.0, 0.0, 0.0], h, [32, 10, 37], 30.0, 90);
@@ -99,6 +100,9 @@ fn dam_break_volume_changes(
     if let Some(m) = max_per_cell {
         s.solver.max_particles_per_cell = m;
     }
+    if let Some(w) = surface_wave_step {
+        s.solver.surface_wave_step = w;
+    }
     let mut sim = Simulation::new(&s, p, 0).unwrap();
     sim.set_density_correction(density_correction);
     let (mut changes, mut bulk_max) = (vec![], 0);
@@ -116,7 +120,7 @@ fn dam_break_volume_changes(
 /// itself reads the seeded volume within 0.1%).
 #[test]
 fn dam_break_keeps_volume() {
-    let (changes, bulk_max) = dam_break_volume_changes(true, None);
+    let (changes, bulk_max) = dam_break_volume_changes(true, None, None);
     eprintln!("most particles in a bulk cell: {bulk_max}");
     let worst = changes.iter().fold(0.0f64, |m, c| m.max(c.abs()));
     eprintln!(
@@ -145,10 +149,13 @@ fn dam_break_keeps_volume() {
 /// 10% at the end (the seeds' mean within a quarter of it, about two standard deviations: was
 /// 4.6-7.6%, centred on one seed's draw), and beyond the corrected run's 1% already half-way:
 /// so it is the correction that keeps the volume (with it: +0.38% mean over the same seeds).
-/// The thinning of crowded cells is off here too (it is no volume control).
+/// The thinning of crowded cells is off here too (it is no volume control). The substeps are
+/// those the band was measured at, `solver.surface_wave_step` 0.47 (three per frame when calm;
+/// the default until session 8): at today's default, 0.32 (four per frame), the same run loses
+/// 4.45% (worst 4.52%), so shorter substeps drift less here too.
 #[test]
 fn dam_break_loses_volume_without_the_density_correction() {
-    let (changes, _) = dam_break_volume_changes(false, Some(0));
+    let (changes, _) = dam_break_volume_changes(false, Some(0), Some(0.47));
     let last = *changes.last().unwrap();
     let worst = changes.iter().fold(0.0f64, |m, &c| m.min(c));
     eprintln!(

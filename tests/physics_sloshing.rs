@@ -18,6 +18,9 @@ use surge::sim::settings::FreeSurface;
 /// +15.7% and 89% amplitude loss per period at 64 cells per wavelength (the amplitude is 0.8
 /// of a cell, so the staircase surface barely sees the wave), +0.74% and 30% at 128 (at one
 /// substep per frame, before that bound: +12.1%/83% and +2.9%/25%; at four, +6.4% and +0.98%).
+/// With the leapfrog kicks (session 7): +15.01% / 89% and +0.91% / 29%; with
+/// `solver.surface_wave_step` 0.32 (session 8: three substeps per frame at 128 cells, two at 64
+/// as before): +15.01% / 89.2% and +1.53% / 29.3%.
 /// The test holds what is measured, with margins of about a third: at 128 cells the period
 /// within 4.5% of theory and the loss under 35% per period (kept from the one-substep figures,
 /// which the new ones meet); the error shrinks by at least a factor of 3 from 64 to 128 cells
@@ -76,6 +79,8 @@ fn sloshing_period_converges_to_linear_theory() {
 /// nothing fails. With `ghost_fluid::THETA_MIN` 0.001 instead of 0.05 (session 7; the clamp
 /// damped the wave), this test's `--nocapture` line: +0.73% with 5.9% loss at 64 cells, -0.09%
 /// with 3.0% at 128 (before, with the leapfrog kicks: -1.05% / 11.2% and -0.07% / 3.3%).
+/// With `solver.surface_wave_step` 0.32 (session 8; three substeps per frame at 128 cells
+/// instead of two, 64 cells unchanged): -0.15% with 2.1% at 128, the staircase +1.53%.
 #[test]
 fn ghost_fluid_sloshing_converges_at_second_order() {
     let staircase = sloshing::run(128, SolverSettings::default(), 3.0);
@@ -127,7 +132,9 @@ fn ghost_fluid_sloshing_converges_at_second_order() {
 /// 128 per period, the symplectic Euler means with a margin of a third (the 128-cell bound was
 /// 2.7% from seed 5's low draw, 2.0%, which the mean of either integrator exceeds). With
 /// `ghost_fluid::THETA_MIN` 0.001 instead of 0.05 (session 7): +0.26% / 4.40% at 64 cells and
-/// -0.25% / 1.75% at 128 (bounds unchanged).
+/// -0.25% / 1.75% at 128 (bounds unchanged). With `solver.surface_wave_step` 0.32 (session 8;
+/// three substeps per frame at 128 cells instead of two): 64 cells unchanged, -0.23% / 2.14%
+/// at 128.
 #[test]
 fn apic_ghost_fluid_sloshing_meets_the_period_target() {
     let solver = SolverSettings {

@@ -79,8 +79,9 @@ fn transfer_is_physics() {
 }
 
 /// A checkpoint recorded before `solver.surface_wave_step` existed ran without that
-/// substep bound: it reads as `0`, so a resume under today's default (0.47) is refused by
-/// the scene comparison, naming the field, rather than changing the substeps mid-run.
+/// substep bound: it reads as `0`, so a resume under a bound (0.47, the default until
+/// session 8; 0.32 now) is refused by the scene comparison, naming the field, rather than
+/// changing the substeps mid-run.
 #[test]
 fn checkpoint_from_before_the_surface_wave_bound_reads_as_unbounded() {
     let bytes = encode(

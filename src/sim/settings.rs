@@ -67,7 +67,10 @@ pub struct SolverSettings {
     /// sees where the particles were, they move after), and at substeps longer than about
     /// 0.5 `sqrt(h / |g|)` grid-scale surface waves grow instead of decaying, so water at rest
     /// never settles (sloshing in a box kept 1e-4 J/kg after 15 s at 1/30 s substeps on a
-    /// 1.25 cm grid; README, "Substeps"). 0 switches the bound off. (default: `0.47`; always
+    /// 1.25 cm grid; README, "Substeps"); and the release of a collapsing column in substeps
+    /// of 0.37-0.44 `sqrt(h / |g|)` left its surge front 0.025-0.036 column widths behind the
+    /// one of short substeps at T = 3.3 (README, "Frame rate"). 0 switches the bound off.
+    /// (default: `0.32`; always
     /// written, so that a checkpoint from before the bound, which ran without it, is read as
     /// `0` and a resume of it under the new default is refused, naming this field)
     #[serde(default = "default_surface_wave_step")]
@@ -211,10 +214,12 @@ fn default_flip_ratio() -> f64 {
 fn default_cfl() -> f64 {
     3.0
 }
-/// Just below the measured onset of growing surface waves (sloshing settles at 0.47
+/// Below the measured onset of growing surface waves (sloshing settles at 0.47
 /// `sqrt(h / |g|)` and keeps 40 times more energy at 0.50 on a 1.25 cm grid; README,
-/// "Substeps").
-pub const SURFACE_WAVE_STEP: f64 = 0.47;
+/// "Substeps"), and short enough that the collapsing column's release does not depend on the
+/// frame rate (its front spread 0.036 column widths over 24-400 fps at 0.47, 0.013 at 0.32:
+/// README, "Frame rate"; issue 19).
+pub const SURFACE_WAVE_STEP: f64 = 0.32;
 fn default_surface_wave_step() -> f64 {
     SURFACE_WAVE_STEP
 }
@@ -390,7 +395,7 @@ impl SolverSettings {
                     "must be a finite number >= 0, got {}",
                     show(s.surface_wave_step)
                 ),
-                "use 0.47 (substeps of at most 0.47 sqrt(h / |g|)), or 0 for no bound",
+                "use 0.32 (substeps of at most 0.32 sqrt(h / |g|)), or 0 for no bound",
             ));
         }
         if s.min_substeps < 1 {

@@ -5,8 +5,10 @@
 //! `(u_max + |g| dt) dt <= cfl h`: a particle starting at the largest particle speed and
 //! accelerated by gravity moves at most `cfl` cells (the meaning of `solver.cfl`; Bridson sec.
 //! 3.2 bounds the same with `u_max + sqrt(5 h |g|)`, which costs 20% more substeps in fast
-//! flow), and at most `surface_wave_step sqrt(h / |g|)` (0.47 by default: longer substeps let
-//! grid-scale surface waves grow, see [`super::settings::SolverSettings::surface_wave_step`]), clamped
+//! flow), and at most `surface_wave_step sqrt(h / |g|)` (0.32 by default: beyond about 0.5
+//! grid-scale surface waves grow, and beyond about 0.35 the collapsing column's release, and
+//! with it its front, depends on the substep length, see
+//! [`super::settings::SolverSettings::surface_wave_step`]), clamped
 //! to `[T / max_substeps, T / min_substeps]` for a frame of length `T = t(frame+1) - t(frame)`,
 //! and what is left of the frame is cut into equal substeps no longer than that (the last ends
 //! exactly at `scene.frame_time(frame + 1)`); the frame's times are derived from its index,
