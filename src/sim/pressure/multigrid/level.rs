@@ -399,7 +399,7 @@ impl Level {
                 *span = [lo as u32, hi as u32];
                 let q = (row % n[1] + row / n[1]) & 1;
                 let diag = |i: usize| -> f32 {
-                    if i >= nx || l[i] != FLUID {
+                    if l[i] != FLUID {
                         return 0.0;
                     }
                     let c = o + i;
@@ -421,14 +421,19 @@ impl Level {
                             + w[2][c + st[2]]
                     }
                 };
-                for (colour, inv, dg) in [(0, i0, d0), (1, i1, d1)] {
-                    // Natural cell 2m + e of this colour at compact m.
-                    let e = (colour + q) & 1;
-                    for m in 0..h {
-                        let d = diag(2 * m + e);
-                        dg[m] = d;
-                        inv[m] = if d > 0.0 { 1.0 / d } else { 0.0 };
-                    }
+                for x in [&mut *i0, &mut *i1, &mut *d0, &mut *d1] {
+                    x.fill(0.0);
+                }
+                // Natural cell i is at compact i / 2 of colour (i + q) % 2.
+                let (inv, dg) = if q == 0 {
+                    ([i0, i1], [d0, d1])
+                } else {
+                    ([i1, i0], [d1, d0])
+                };
+                for i in lo..hi {
+                    let d = diag(i);
+                    dg[i & 1][i >> 1] = d;
+                    inv[i & 1][i >> 1] = if d > 0.0 { 1.0 / d } else { 0.0 };
                 }
             });
     }
