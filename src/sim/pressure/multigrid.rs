@@ -112,7 +112,7 @@ impl Default for Settings {
 pub struct Multigrid {
     levels: Vec<Level>,
     /// Per row of the CG vectors, the index of its cell in the finest level's arrays stored
-    /// by colour ([`Level::split_of`]); built at the first application after each
+    /// by colour ([`Level::split`]); built at the first application after each
     /// [`Self::setup`] (`None` until then).
     split_rows: Vec<u32>,
     split_len: Option<usize>,
@@ -243,8 +243,20 @@ impl Multigrid {
             .enumerate()
             .for_each(|(t, (s, c))| {
                 check_task_cells(cell_of, t, c, cells);
+                // The row of the last cell and its first cell's index: a next cell further
+                // along the same row needs no division. Cell i of the row lies at compact
+                // i / 2 of the colour of i's parity (`base[i % 2]`, [`Level::split`]).
+                let (nx, mut start, mut base) = (lv.n[0], usize::MAX, [0, 0]);
                 for (s, &c) in s.iter_mut().zip(c) {
-                    *s = lv.split_of(c as usize) as u32;
+                    let c = c as usize;
+                    if c < start || c >= start + nx {
+                        let row = c / nx;
+                        start = row * nx;
+                        let (j, k) = (row % lv.n[1], row / lv.n[1]);
+                        base = [lv.split(0, j, k), lv.split(1, j, k)];
+                    }
+                    let i = c - start;
+                    *s = (base[i & 1] + (i >> 1)) as u32;
                 }
             });
         self.split_len = Some(nf);

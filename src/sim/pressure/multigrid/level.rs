@@ -116,13 +116,6 @@ impl Level {
         ((i + j + k) & 1) * self.half + (j + self.n[1] * k) * self.h + (i >> 1)
     }
 
-    /// [`Self::split`] of natural cell index `c`.
-    #[inline(always)]
-    pub fn split_of(&self, c: usize) -> usize {
-        let (i, row) = (c % self.n[0], c / self.n[0]);
-        self.split(i, row % self.n[1], row / self.n[1])
-    }
-
     /// Start of compact row `row` of colour `colour`.
     #[inline(always)]
     pub fn crow(&self, colour: usize, row: usize) -> usize {
@@ -385,14 +378,19 @@ impl Level {
             .with_min_len(per)
             .enumerate()
             .for_each(|(row, (((i0, i1), (d0, d1)), span))| {
+                // Only the previous span's cells can hold non-zero values (set-up writes
+                // nothing else): zero them, so that every entry outside the new span is 0.
+                let [plo, phi] = *span;
+                if plo < phi {
+                    let r = plo as usize >> 1..(phi as usize + 1) >> 1;
+                    for x in [&mut *i0, &mut *i1, &mut *d0, &mut *d1] {
+                        x[r.clone()].fill(0.0);
+                    }
+                }
                 let o = nx * row;
                 let l = &label[o..o + nx];
                 let Some(lo) = l.iter().position(|&x| x == FLUID) else {
                     *span = [0, 0];
-                    i0.fill(0.0);
-                    i1.fill(0.0);
-                    d0.fill(0.0);
-                    d1.fill(0.0);
                     return;
                 };
                 let hi = nx - l.iter().rev().position(|&x| x == FLUID).unwrap_or(0);
@@ -421,9 +419,6 @@ impl Level {
                             + w[2][c + st[2]]
                     }
                 };
-                for x in [&mut *i0, &mut *i1, &mut *d0, &mut *d1] {
-                    x.fill(0.0);
-                }
                 // Natural cell i is at compact i / 2 of colour (i + q) % 2.
                 let (inv, dg) = if q == 0 {
                     ([i0, i1], [d0, d1])
