@@ -3,7 +3,8 @@
 //! Reads the cell labels that `BENCH_DUMP_LABELS=path` makes `cargo bench --bench
 //! bench_stepper` write at its pressure replay (`MG_LABELS=path`, default
 //! `/tmp/surge_mg_labels.bin`: three little-endian u32 dimensions, then one label byte per
-//! cell), numbers the fluid cells as the pressure solver does, and on one thread runs one
+//! cell), numbers the fluid cells as the pressure solver does, and on `MG_THREADS` threads
+//! (default 1) runs one
 //! set-up of the levels and `MG_APPLICATIONS` (default 12, about one solve's) applications of
 //! the cycle to a fixed pseudo-random residual, `MG_REPS` times (default 5); prints the
 //! fastest wall time and a hash of the last result's bits (the same hash means the same
@@ -65,8 +66,9 @@ fn main() {
         .collect();
     let mut z = vec![0.0; rows];
     let (apps, reps) = (env("MG_APPLICATIONS", 12), env("MG_REPS", 5));
+    let threads = env("MG_THREADS", 1);
     let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(1)
+        .num_threads(threads)
         .build()
         .unwrap();
     pool.install(|| {
@@ -82,7 +84,7 @@ fn main() {
         }
         let hash = z.iter().fold(0u64, |a, v| a.rotate_left(5) ^ v.to_bits());
         println!(
-            "mg_cycle: {rows} fluid cells, grid {n:?}, levels {}: set-up + {apps} applications, fastest of {reps}: {:.2} ms (1 thread); result hash {hash:016x}",
+            "mg_cycle: {rows} fluid cells, grid {n:?}, levels {}: set-up + {apps} applications, fastest of {reps}: {:.2} ms ({threads} threads); result hash {hash:016x}",
             mg.levels(),
             1e3 * best
         );
