@@ -7,7 +7,8 @@
 //! (default 1) runs one
 //! set-up of the levels and `MG_APPLICATIONS` (default 12, about one solve's) applications of
 //! the cycle to a fixed pseudo-random residual, `MG_REPS` times (default 5); prints the
-//! fastest wall time and a hash of the last result's bits (the same hash means the same
+//! hierarchy's bytes ([`Multigrid::bytes`]), the fastest wall time and a hash of the last
+//! result's bits (the same hash means the same
 //! bits). Small and without the simulation, so that `valgrind --tool=callgrind` can count its
 //! instructions (repeatable on a shared machine, where times are not), e.g.
 //! `valgrind --tool=callgrind target/release/deps/mg_cycle-*` on the built binary.
@@ -84,8 +85,10 @@ fn main() {
         }
         let hash = z.iter().fold(0u64, |a, v| a.rotate_left(5) ^ v.to_bits());
         println!(
-            "mg_cycle: {rows} fluid cells, grid {n:?}, levels {}: set-up + {apps} applications, fastest of {reps}: {:.2} ms ({threads} threads); result hash {hash:016x}",
+            "mg_cycle: {rows} fluid cells, grid {n:?}, levels {} ({:.1} MB, {:.1} bytes per grid cell): set-up + {apps} applications, fastest of {reps}: {:.2} ms ({threads} threads); result hash {hash:016x}",
             mg.levels(),
+            mg.bytes() as f64 / 1e6,
+            mg.bytes() as f64 / labels.len() as f64,
             1e3 * best
         );
     });
