@@ -3,7 +3,8 @@
 //! Reads the cell labels that `BENCH_DUMP_LABELS=path` makes `cargo bench --bench
 //! bench_stepper` write at its pressure replay (`MG_LABELS=path`, default
 //! `/tmp/surge_mg_labels.bin`: three little-endian u32 dimensions, then one label byte per
-//! cell), numbers the fluid cells as the pressure solver does, and on `MG_THREADS` threads
+//! cell), numbers the fluid cells as the pressure solver does (`MG_FRACTIONAL=1`: with every
+//! face weight given, all 1, the obstacles' fractional-weight path), and on `MG_THREADS` threads
 //! (default 1) runs one
 //! set-up of the levels and `MG_APPLICATIONS` (default 12, about one solve's) applications of
 //! the cycle to a fixed pseudo-random residual, `MG_REPS` times (default 5); prints the
@@ -66,6 +67,15 @@ fn main() {
         })
         .collect();
     let mut z = vec![0.0; rows];
+    // MG_FRACTIONAL=1: every face weight passed explicitly (all 1), so the levels take the
+    // fractional-weight (obstacle) path of the set-up and the sweeps.
+    let weights: Option<[Vec<f32>; 3]> = (env("MG_FRACTIONAL", 0) == 1).then(|| {
+        std::array::from_fn(|a| {
+            let mut m = n;
+            m[a] += 1;
+            vec![1.0; m[0] * m[1] * m[2]]
+        })
+    });
     let (apps, reps) = (env("MG_APPLICATIONS", 12), env("MG_REPS", 5));
     let threads = env("MG_THREADS", 1);
     let pool = rayon::ThreadPoolBuilder::new()
@@ -77,7 +87,7 @@ fn main() {
         let mut best = f64::INFINITY;
         for _ in 0..reps {
             let t = Instant::now();
-            mg.setup(&labels, None);
+            mg.setup(&labels, weights.as_ref());
             for _ in 0..apps {
                 mg.apply(&cell_of, &r, &mut z);
             }

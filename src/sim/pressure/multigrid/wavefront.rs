@@ -120,6 +120,18 @@ impl<'a> Sweep<'a> {
         }
     }
 
+    /// The weights for [`avx`]'s loops from natural cell `nat` (`None` with unit weights).
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    fn avx_weights(&self, nat: usize) -> Option<avx::Weights> {
+        (!self.unit).then(|| avx::Weights {
+            w: [0, 1, 2].map(|a| self.w[a].as_ptr()),
+            nx: self.n[0],
+            st2: self.n[0] * self.n[1],
+            nat,
+        })
+    }
+
     /// The cells of colour `colour` in the span of row `row` (`j`, `k`), [`LANES`] compact
     /// cells at a time (every lane a cell of this colour); the compact range covers the span
     /// and may reach up to `LANES` cells past it, cells whose inverse diagonal is 0 (they get
@@ -149,9 +161,10 @@ impl<'a> Sweep<'a> {
         let (mut m0, m1) = (lo >> 1, (hi + 1) >> 1);
         let nat = self.n[0] * row + e;
         #[cfg(target_arch = "x86_64")]
-        if AVX && self.unit {
+        if AVX {
             let nyh = self.n[1] * self.h;
-            while m0 < m1 {
+            // Two loops, so that the unit-weight one is compiled without the weights.
+            let chunk = |m0: usize, w: Option<avx::Weights>| {
                 // SAFETY: as below; the CPU has AVX2 (`AVX`).
                 unsafe {
                     avx::sweep_chunk(
@@ -164,9 +177,20 @@ impl<'a> Sweep<'a> {
                         self.h,
                         nyh,
                         from_zero,
+                        w,
                     )
-                };
-                m0 += LANES;
+                }
+            };
+            if self.unit {
+                while m0 < m1 {
+                    chunk(m0, None);
+                    m0 += LANES;
+                }
+            } else {
+                while m0 < m1 {
+                    chunk(m0, self.avx_weights(nat + 2 * m0));
+                    m0 += LANES;
+                }
             }
             return;
         }
@@ -216,7 +240,7 @@ impl<'a> Sweep<'a> {
         while m0 < m1 {
             let mut res = [[0.0f32; LANES]; 2];
             #[cfg(target_arch = "x86_64")]
-            if AVX && self.unit && 2 * m0 + 2 * LANES <= nx {
+            if AVX && 2 * m0 + 2 * LANES <= nx {
                 let nyh = self.n[1] * self.h;
                 let c = [(j + k) & 1, 1 - ((j + k) & 1)].map(|c| c * self.half + row * self.h + m0);
                 // SAFETY: as below; the CPU has AVX2 (`AVX`); natural cells 2 m0 .. 2 m0 +
@@ -230,6 +254,7 @@ impl<'a> Sweep<'a> {
                         self.h,
                         nyh,
                         self.rp.get(base + 2 * m0),
+                        self.avx_weights(base + 2 * m0),
                     );
                 }
                 m0 += LANES;
@@ -459,15 +484,60 @@ mod avx {
     use super::LANES;
     use std::arch::x86_64::*;
 
-    /// `(x- + x+) + (y- + y+) + (z- + z+)` of the 8 cells at other-colour compact `o`.
+    /// The natural-layout face weights of a level with fractional weights, and the natural
+    /// index of a chunk's first cell (its cells are every other natural cell from there).
+    #[derive(Clone, Copy)]
+    pub(super) struct Weights {
+        pub w: [*const f32; 3],
+        pub nx: usize,
+        pub st2: usize,
+        pub nat: usize,
+    }
+
+    /// Lanes 0, 2, .. 14 and 1, 3, .. 15 of the 16 floats at `p`.
     #[inline(always)]
-    unsafe fn sum8(u: *const f32, o: usize, e: usize, h: usize, nyh: usize) -> __m256 {
+    unsafe fn deinterleave(p: *const f32) -> (__m256, __m256) {
         // SAFETY: the caller's.
         unsafe {
+            let (a, b) = (_mm256_loadu_ps(p), _mm256_loadu_ps(p.add(8)));
+            let order =
+                |x: __m256| _mm256_castpd_ps(_mm256_permute4x64_pd::<0xd8>(_mm256_castps_pd(x)));
+            (
+                order(_mm256_shuffle_ps::<0x88>(a, b)),
+                order(_mm256_shuffle_ps::<0xdd>(a, b)),
+            )
+        }
+    }
+
+    /// `(x- + x+) + (y- + y+) + (z- + z+)` of the 8 cells at other-colour compact `o`, each
+    /// term times its face weight when `w` is given (the plain loops' order).
+    #[inline(always)]
+    unsafe fn sum8(
+        u: *const f32,
+        o: usize,
+        e: usize,
+        h: usize,
+        nyh: usize,
+        w: Option<Weights>,
+    ) -> __m256 {
+        // SAFETY: the caller's; the weight arrays have spare entries past the grid.
+        unsafe {
             let l = |x: usize| _mm256_loadu_ps(u.add(x));
-            let x = _mm256_add_ps(l(o + e - 1), l(o + e));
-            let y = _mm256_add_ps(l(o - h), l(o + h));
-            let z = _mm256_add_ps(l(o - nyh), l(o + nyh));
+            let Some(w) = w else {
+                let x = _mm256_add_ps(l(o + e - 1), l(o + e));
+                let y = _mm256_add_ps(l(o - h), l(o + h));
+                let z = _mm256_add_ps(l(o - nyh), l(o + nyh));
+                return _mm256_add_ps(_mm256_add_ps(x, y), z);
+            };
+            let c = w.nat;
+            let (wx0, wx1) = deinterleave(w.w[0].add(c));
+            let ev = |p: *const f32| deinterleave(p).0;
+            let (wy0, wy1) = (ev(w.w[1].add(c)), ev(w.w[1].add(c + w.nx)));
+            let (wz0, wz1) = (ev(w.w[2].add(c)), ev(w.w[2].add(c + w.st2)));
+            let m = _mm256_mul_ps;
+            let x = _mm256_add_ps(m(wx0, l(o + e - 1)), m(wx1, l(o + e)));
+            let y = _mm256_add_ps(m(wy0, l(o - h)), m(wy1, l(o + h)));
+            let z = _mm256_add_ps(m(wz0, l(o - nyh)), m(wz1, l(o + nyh)));
             _mm256_add_ps(_mm256_add_ps(x, y), z)
         }
     }
@@ -490,6 +560,7 @@ mod avx {
         h: usize,
         nyh: usize,
         from_zero: bool,
+        w: Option<Weights>,
     ) {
         // SAFETY: the caller's.
         unsafe {
@@ -497,7 +568,11 @@ mod avx {
                 let s = if from_zero {
                     _mm256_setzero_ps()
                 } else {
-                    sum8(u, o + t, e, h, nyh)
+                    let w = w.map(|w| Weights {
+                        nat: w.nat + 2 * t,
+                        ..w
+                    });
+                    sum8(u, o + t, e, h, nyh, w)
                 };
                 let bb = _mm256_loadu_ps(b.as_ptr().add(c + t));
                 let iv = _mm256_loadu_ps(inv.as_ptr().add(c + t));
@@ -540,8 +615,10 @@ mod avx {
     /// row at `r`.
     ///
     /// # Safety
-    /// As [`sweep_chunk`]; `r .. r + 2 LANES` is this task's alone.
+    /// As [`sweep_chunk`]; `r .. r + 2 LANES` is this task's alone. `w.nat`: the row's
+    /// natural cell `2 m0` (the chunk's even cells; the odd ones follow).
     #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
     pub(super) unsafe fn residual_chunk(
         u: *mut f32,
         b: &[f32],
@@ -550,6 +627,7 @@ mod avx {
         h: usize,
         nyh: usize,
         r: *mut f32,
+        w: Option<Weights>,
     ) {
         // SAFETY: the caller's.
         unsafe {
@@ -558,7 +636,11 @@ mod avx {
                 let mut res = [_mm256_setzero_ps(); 2];
                 for e in 0..2 {
                     let (own, oth) = (c[e] + t, c[1 - e] + t);
-                    let s = sum8(u, oth, e, h, nyh);
+                    let w = w.map(|w| Weights {
+                        nat: w.nat + 2 * t + e,
+                        ..w
+                    });
+                    let s = sum8(u, oth, e, h, nyh, w);
                     let bb = _mm256_loadu_ps(b.as_ptr().add(own));
                     let dg = _mm256_loadu_ps(diag.as_ptr().add(own));
                     let uc = _mm256_loadu_ps(u.add(own));
