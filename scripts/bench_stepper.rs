@@ -41,6 +41,8 @@
 //! stage and the ratios),
 //! `BENCH_REPLAY_MG_ONLY=1` (with `BENCH_REPLAY_ONLY=1`: only the multigrid's replayed
 //! solves, on the default pool, and their total time: for profilers),
+//! `BENCH_DUMP_LABELS=path` (with the replay: writes the replayed system's cell labels there,
+//! the input of `cargo bench --bench mg_cycle`),
 //! `BENCH_MAX_PARTICLES_PER_CELL` (`solver.max_particles_per_cell` of every run; 0 switches
 //! the thinning of crowded cells off: the results before it),
 //! `BENCH_SKIP_DAM=1`, `BENCH_SKIP_TUTORIAL=1`, `BENCH_DAM_PEER=0` (skip the 1-thread dam-break

@@ -39,6 +39,16 @@ impl Simulation {
                 let g = scene.gravity.map(|x| x as f32);
                 forces::apply_forces(&mut ws.vel, &mut ws.old, &ws.kinds, g, dt);
                 let backup = ws.vel.clone();
+                if let Ok(path) = std::env::var("BENCH_DUMP_LABELS") {
+                    // The replayed system's cell labels, for `cargo bench --bench mg_cycle`:
+                    // three little-endian u32 dimensions, then one byte per cell.
+                    let mut out: Vec<u8> =
+                        d.n.iter().flat_map(|&x| (x as u32).to_le_bytes()).collect();
+                    out.extend(ws.labels.iter().map(|l| *l as u8));
+                    if let Err(e) = std::fs::write(&path, out) {
+                        eprintln!("BENCH_DUMP_LABELS: cannot write {path}: {e}");
+                    }
+                }
                 let out = which
                     .iter()
                     .map(|&pc| {

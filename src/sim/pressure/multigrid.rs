@@ -19,10 +19,10 @@
 //!   faces (McAdams' coarse operators) and the loops read no weight arrays at all;
 //! - levels are coarsened until every axis has at most [`COARSEST_INTERIOR`] interior cells.
 //!
-//! One cycle ([`Multigrid::apply`]; McAdams Algorithm 1, by default with red-black
-//! Gauss-Seidel as the smoother: on the 1M dam break two sweeps need 15 CG iterations where
-//! McAdams' damped Jacobi (kept as [`Smoother::Jacobi`], one vectorised pass per sweep) needs
-//! 22, for about the same time per solve; three sweeps (the default) need 12; a red-black sweep
+//! One cycle ([`Multigrid::apply`]; McAdams Algorithm 1, with red-black Gauss-Seidel as the
+//! smoother: on the 1M dam break two sweeps need 15 CG iterations where McAdams' damped Jacobi
+//! needed 22, for about the same time per solve (session 5; dropped in session 8, when the
+//! levels came to be stored by colour); three sweeps (the default) need 12; a red-black sweep
 //! runs both colours in one pass over the planes, all the sweeps of a smoothing in one pass,
 //! `wavefront::rb_sweeps`, with the residual or the prolongation in the same pass):
 //!
@@ -47,10 +47,12 @@
 //! eigenvalue) stays bounded there, and CG handles it as it does with MIC(0).
 //!
 //! Storage is `f32` per level cell (`u`, `b`, `r`, `1/diag`, the diagonal, three face weights,
-//! a label: 33 bytes per finest cell, 38 with the coarser levels), all
-//! allocated once in [`Multigrid::new`]; each solve re-labels the levels
-//! ([`Multigrid::setup`]) and each application scatters the CG residual (rows of fluid cells,
-//! `f64`) onto the finest grid and gathers the result. Every loop visits the rows of a level
+//! a label: 33 bytes per finest cell, about 40 with the compact rows' padding and the coarser
+//! levels), all allocated once in [`Multigrid::new`]; `u`, `b` and the diagonals are stored by
+//! colour (red-black ordering, `level.rs`), so a half-sweep's vector lanes are all cells of its
+//! colour. Each solve re-labels the levels ([`Multigrid::setup`]) and each application
+//! scatters the CG residual (rows of fluid cells, `f64`) onto the finest grid and gathers the
+//! result (through each row's index in the colour-split layout, computed once per system). Every loop visits the rows of a level
 //! in parallel (rayon) and only each row's span of fluid cells; each cell's value is computed
 //! from values no other task writes in that loop, in a fixed order, so the result is the same
 //! for any number of threads. There are no reductions.
@@ -75,24 +77,11 @@ pub const COARSEST_INTERIOR: usize = 8;
 /// Rows per task of the scatter and gather (rows of the CG vectors).
 const ROWS_PER_TASK: usize = 16 * 1024;
 
-/// The smoother of every level but the coarsest (which always uses red-black sweeps).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Smoother {
-    /// Damped Jacobi (McAdams et al.'s choice): one streaming, vectorised pass per sweep.
-    Jacobi,
-    /// Red-black Gauss-Seidel: smooths better per sweep, two strided passes per sweep.
-    RedBlack,
-}
-
 /// The V-cycle's smoothing.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Settings {
-    /// The smoother.
-    pub smoother: Smoother,
-    /// Smoother sweeps before the restriction (and as many after the prolongation).
+    /// Red-black sweeps before the restriction (and as many after the prolongation).
     pub pre_sweeps: u32,
-    /// Jacobi damping (3/4 minimises the 3-D 7-point smoothing factor, to 1/2).
-    pub omega: f32,
     /// Red-black sweeps on the coarsest level (then as many black-red ones).
     pub coarsest_sweeps: u32,
     /// Most levels (the finest included).
@@ -111,9 +100,7 @@ impl Default for Settings {
     /// changing this default).
     fn default() -> Self {
         Self {
-            smoother: Smoother::RedBlack,
             pre_sweeps: 3,
-            omega: 0.75,
             coarsest_sweeps: 16,
             max_levels: 16,
             coarse_cycles: 2,
@@ -124,6 +111,11 @@ impl Default for Settings {
 /// The level hierarchy of one grid, allocated once.
 pub struct Multigrid {
     levels: Vec<Level>,
+    /// Per row of the CG vectors, the index of its cell in the finest level's arrays stored
+    /// by colour ([`Level::split`]); built at the first application after each
+    /// [`Self::setup`] (`None` until then).
+    split_rows: Vec<u32>,
+    split_len: Option<usize>,
     /// Smoothing settings (may be changed between solves).
     pub settings: Settings,
 }
@@ -150,7 +142,12 @@ impl Multigrid {
             levels.push(Level::new(c));
             m = c;
         }
-        Self { levels, settings }
+        Self {
+            levels,
+            settings,
+            split_rows: Vec::new(),
+            split_len: None,
+        }
     }
 
     /// Cells per axis of the finest level.
@@ -172,8 +169,11 @@ impl Multigrid {
     pub fn bytes(&self) -> usize {
         self.levels
             .iter()
-            .map(|l| l.cells() * (8 * 4 + 1) + l.spans.len() * 8)
-            .sum()
+            .map(|l| {
+                4 * (l.u.len() * 4 + l.r.len() + 3 * l.w[0].len()) + l.cells() + l.spans.len() * 8
+            })
+            .sum::<usize>()
+            + 4 * self.split_rows.capacity()
     }
 
     /// Re-labels every level for a new system: `labels` per cell of the finest grid (its
@@ -181,6 +181,7 @@ impl Multigrid {
     /// (`weights[a]` on face component `a`'s grid of `n + e_a` nodes; `None`: 1 on every face
     /// between two non-solid cells).
     pub fn setup(&mut self, labels: &[CellLabel], weights: Option<&[Vec<f32>; 3]>) {
+        self.split_len = None;
         self.levels[0].setup_finest(labels, weights);
         for l in 1..self.levels.len() {
             let (f, c) = self.levels.split_at_mut(l);
@@ -189,16 +190,18 @@ impl Multigrid {
     }
 
     /// `z = M^-1 r` on rows of fluid cells: row `i` is grid cell `cell_of[i]` (strictly
-    /// increasing, as the pressure solver numbers its rows); `r` and `z` have at least
-    /// `cell_of.len()` entries (others are left alone). One V-cycle.
+    /// increasing, as the pressure solver numbers its rows, and the same rows for every
+    /// application between two [`Self::setup`]s); `r` and `z` have at least `cell_of.len()`
+    /// entries (others are left alone). One cycle.
     pub fn apply(&mut self, cell_of: &[u32], r: &[f64], z: &mut [f64]) {
         let nf = cell_of.len();
-        self.scatter(cell_of, r);
+        self.map_rows(cell_of);
+        self.scatter(r);
         self.vcycle();
-        let u = &self.levels[0].u;
+        let (u, sr) = (&self.levels[0].u, &self.split_rows[..nf]);
         z[..nf]
             .par_iter_mut()
-            .zip(cell_of.par_iter())
+            .zip(sr.par_iter())
             .with_min_len(ROWS_PER_TASK)
             .for_each(|(z, &c)| *z = u[c as usize] as f64);
     }
@@ -213,21 +216,62 @@ impl Multigrid {
         z: &mut [f64],
         partials: &mut [f64],
     ) -> f64 {
-        self.scatter(cell_of, r);
+        self.map_rows(cell_of);
+        self.scatter(r);
         self.vcycle();
-        self.gather_dot(cell_of, r, z, partials)
+        self.gather_dot(r, z, partials)
+    }
+
+    /// Builds [`Self::split_rows`] for the rows `cell_of` unless built since the last setup
+    /// (it grows only when a system has more rows than any before). Panics unless `cell_of`
+    /// is strictly increasing and within the grid: then the rows' split cells are distinct
+    /// (the split layout is a one-to-one map of the cells), which makes the parallel writes of
+    /// the scatters disjoint.
+    fn map_rows(&mut self, cell_of: &[u32]) {
+        let nf = cell_of.len();
+        if self.split_len == Some(nf) {
+            return;
+        }
+        if self.split_rows.len() < nf {
+            self.split_rows.resize(nf, 0);
+        }
+        let lv = &self.levels[0];
+        let cells = lv.cells();
+        self.split_rows[..nf]
+            .par_chunks_mut(ROWS_PER_TASK)
+            .zip(cell_of.par_chunks(ROWS_PER_TASK))
+            .enumerate()
+            .for_each(|(t, (s, c))| {
+                check_task_cells(cell_of, t, c, cells);
+                // The row of the last cell and its first cell's index: a next cell further
+                // along the same row needs no division. Cell i of the row lies at compact
+                // i / 2 of the colour of i's parity (`base[i % 2]`, [`Level::split`]).
+                let (nx, mut start, mut base) = (lv.n[0], usize::MAX, [0, 0]);
+                for (s, &c) in s.iter_mut().zip(c) {
+                    let c = c as usize;
+                    if c < start || c >= start + nx {
+                        let row = c / nx;
+                        start = row * nx;
+                        let (j, k) = (row % lv.n[1], row / lv.n[1]);
+                        base = [lv.split(0, j, k), lv.split(1, j, k)];
+                    }
+                    let i = c - start;
+                    *s = (base[i & 1] + (i >> 1)) as u32;
+                }
+            });
+        self.split_len = Some(nf);
     }
 
     /// The gather of [`Self::apply_dot`]: `z` from the finest level's `u` at the rows' cells,
     /// and `z . r` in fixed chunks.
-    fn gather_dot(&self, cell_of: &[u32], r: &[f64], z: &mut [f64], partials: &mut [f64]) -> f64 {
+    fn gather_dot(&self, r: &[f64], z: &mut [f64], partials: &mut [f64]) -> f64 {
         use super::super::reduce::CHUNK;
-        let nf = cell_of.len();
-        let u = &self.levels[0].u;
+        let nf = self.split_len.unwrap_or(0);
+        let (u, sr) = (&self.levels[0].u, &self.split_rows[..nf]);
         let chunks = nf.div_ceil(CHUNK);
         z[..nf]
             .par_chunks_mut(CHUNK)
-            .zip(cell_of.par_chunks(CHUNK).zip(r[..nf].par_chunks(CHUNK)))
+            .zip(sr.par_chunks(CHUNK).zip(r[..nf].par_chunks(CHUNK)))
             .zip(partials[..chunks].par_iter_mut())
             .with_min_len(ROWS_PER_TASK / CHUNK)
             .for_each(|((z, (c, r)), p)| {
@@ -241,23 +285,18 @@ impl Multigrid {
         partials[..chunks].iter().sum()
     }
 
-    /// Writes the rows' `r` into the finest level's `b` at their cells. Panics unless
-    /// `cell_of` is strictly increasing and within the grid (which makes the parallel writes
-    /// disjoint): each task checks its rows, and that the next task's first cell lies beyond
-    /// its last, before it writes.
-    fn scatter(&mut self, cell_of: &[u32], r: &[f64]) {
-        let nf = cell_of.len();
+    /// Writes the rows' `r` into the finest level's `b` at their cells ([`Self::map_rows`]
+    /// first).
+    fn scatter(&mut self, r: &[f64]) {
+        let nf = self.split_len.unwrap_or(0);
         let bp = SyncPtr(self.levels[0].b.as_mut_ptr());
-        let cells = self.levels[0].cells();
-        cell_of
-            .par_chunks(ROWS_PER_TASK)
+        let sr = &self.split_rows[..nf];
+        sr.par_chunks(ROWS_PER_TASK)
             .zip(r[..nf].par_chunks(ROWS_PER_TASK))
-            .enumerate()
-            .for_each(|(t, (c, x))| {
-                check_task_cells(cell_of, t, c, cells);
+            .for_each(|(c, x)| {
                 for (&c, &x) in c.iter().zip(x) {
-                    // SAFETY: the cells are distinct (checked above) and in bounds, each
-                    // written by the task of its row.
+                    // SAFETY: the rows' split cells are distinct and in bounds
+                    // ([`Self::map_rows`]), each written by the task of its row.
                     unsafe { *bp.get(c as usize) = x as f32 };
                 }
             });
@@ -290,25 +329,9 @@ impl Multigrid {
             return;
         }
         let lv = &mut self.levels[l];
-        match s.smoother {
-            Smoother::Jacobi => {
-                let mut k = 0;
-                if from_zero && s.pre_sweeps >= 2 {
-                    kernels::jacobi_twice_from_zero(lv, s.omega);
-                    k = 2;
-                }
-                while k < s.pre_sweeps {
-                    kernels::jacobi(lv, s.omega, from_zero && k == 0);
-                    k += 1;
-                }
-                kernels::residual(lv);
-            }
-            Smoother::RedBlack => {
-                // The residual in the sweeps' pass.
-                let x = wavefront::Extra::Residual;
-                wavefront::rb_sweeps(lv, s.pre_sweeps as usize, 0, from_zero, x);
-            }
-        }
+        // The residual in the sweeps' pass.
+        let x = wavefront::Extra::Residual;
+        wavefront::rb_sweeps(lv, s.pre_sweeps as usize, 0, from_zero, x);
         {
             let (f, c) = self.levels.split_at_mut(l + 1);
             kernels::restrict(&f[l], &mut c[0]);
@@ -320,19 +343,9 @@ impl Multigrid {
             }
         }
         let (f, c) = self.levels.split_at_mut(l + 1);
-        match s.smoother {
-            Smoother::Jacobi => {
-                kernels::prolong_add(&c[0], &mut f[l]);
-                for _ in 0..s.pre_sweeps {
-                    kernels::jacobi(&mut f[l], s.omega, false);
-                }
-            }
-            Smoother::RedBlack => {
-                // The prolongation in the sweeps' pass (black first: the adjoint order).
-                let x = wavefront::Extra::Prolong(&c[0]);
-                wavefront::rb_sweeps(&mut f[l], s.pre_sweeps as usize, 1, false, x);
-            }
-        }
+        // The prolongation in the sweeps' pass (black first: the adjoint order).
+        let x = wavefront::Extra::Prolong(&c[0]);
+        wavefront::rb_sweeps(&mut f[l], s.pre_sweeps as usize, 1, false, x);
     }
 }
 
@@ -377,8 +390,8 @@ impl Preconditioner for Multigrid {
         stop_at: f64,
     ) -> (f64, f64) {
         let nf = sys.nf;
-        let cell_of = &sys.cell_of[..nf];
-        let cells = self.levels[0].cells();
+        self.map_rows(&sys.cell_of[..nf]);
+        let sr = &self.split_rows[..nf];
         let bp = SyncPtr(self.levels[0].b.as_mut_ptr());
         const T: usize = ROWS_PER_TASK;
         // The dummy row (index nf) keeps q, r = 0: its s and z are 0.
@@ -386,17 +399,15 @@ impl Preconditioner for Multigrid {
             .par_chunks_mut(T)
             .zip(s[..nf].par_chunks(T))
             .zip(r[..nf].par_chunks_mut(T).zip(z[..nf].par_chunks(T)))
-            .zip(cell_of.par_chunks(T))
-            .enumerate()
-            .map(|(t, (((q, s), (r, z)), c))| {
-                check_task_cells(cell_of, t, c, cells);
+            .zip(sr.par_chunks(T))
+            .map(|(((q, s), (r, z)), c)| {
                 let mut m = 0.0f64;
                 for ((q, s), ((r, z), &c)) in q.iter_mut().zip(s).zip(r.iter_mut().zip(z).zip(c)) {
                     *q += alpha * s;
                     *r -= alpha * z;
                     m = m.max(r.abs());
-                    // SAFETY: the cells are distinct (checked above) and in bounds, each
-                    // written by the task of its row.
+                    // SAFETY: the rows' split cells are distinct and in bounds
+                    // ([`Self::map_rows`]), each written by the task of its row.
                     unsafe { *bp.get(c as usize) = *r as f32 };
                 }
                 m
@@ -406,7 +417,7 @@ impl Preconditioner for Multigrid {
             return (0.0, rmax);
         }
         self.vcycle();
-        (self.gather_dot(cell_of, r, z, partials), rmax)
+        (self.gather_dot(r, z, partials), rmax)
     }
 }
 
@@ -418,25 +429,4 @@ fn smooth(lv: &mut Level, sweeps: u32, mirrored: bool) {
     } else {
         wavefront::rb_sweeps(lv, sweeps as usize, 0, true, wavefront::Extra::None);
     }
-}
-
-/// Visits, in parallel, every row `j + ny k` of a grid of `n` cells whose span `[lo, hi)` is
-/// not empty: `f(row, j, k, lo, hi)`; `per` rows per task at least (the reference
-/// half-sweep of the tests).
-#[cfg(test)]
-fn for_rows(
-    n: [usize; 3],
-    spans: &[[u32; 2]],
-    per: usize,
-    f: impl Fn(usize, usize, usize, usize, usize) + Sync,
-) {
-    spans
-        .par_iter()
-        .enumerate()
-        .with_min_len(per)
-        .for_each(|(row, &[lo, hi])| {
-            if lo < hi {
-                f(row, row % n[1], row / n[1], lo as usize, hi as usize);
-            }
-        });
 }

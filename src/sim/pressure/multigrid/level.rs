@@ -1,12 +1,23 @@
 //! One level of the multigrid hierarchy: its grid, the per-cell labels and face weights that
 //! define its operator, and the vectors of a V-cycle, all `f32` and allocated once.
 //!
-//! Layout: cells `(i, j, k)` at `i + nx (j + ny k)` as on the simulation grid; the outermost
-//! layer of every level is solid, so a fluid cell's six neighbours always exist. Each cell keeps
-//! the weight of its *lower* face along each axis (`w[a][c]`, the face between `c - e_a` and
-//! `c`); the upper face of `c` is the lower face of `c + e_a`. A weight is 0 where either side is
-//! solid (a Neumann wall: the face drops out of the diagonal and the coupling), so the operator
-//! of every level is, on a fluid cell,
+//! Layout: cells `(i, j, k)` of row `j + ny k`; the outermost layer of every level is solid,
+//! so a fluid cell's six neighbours always exist. The labels, the face weights and the
+//! residual `r` are stored naturally, at `i + nx (j + ny k)` as on the simulation grid; `u`,
+//! `b`, the diagonal and its inverse are stored **by colour** (red-black ordering: colour
+//! `(i + j + k) % 2`), each row of each colour compact: cell `(i, j, k)` at
+//! `colour * half + row * h + i / 2` ([`Level::split`]). A cell's six neighbours are of the
+//! other colour: along y and z at the same compact index in the rows `row +- 1`, `row +- ny`,
+//! along x at compact `m - 1 + e` and `m + e` of its own row (`e = i % 2`). A red-black
+//! half-sweep thus reads and writes only its colour's cells, in contiguous vector loops with
+//! no lanes computed and discarded (with the natural layout half of every vector's lanes were
+//! of the other colour). Each compact row has [`PAD`] spare entries past its last cell, so a
+//! row's loop runs in whole vector chunks; cells that are not fluid (the padding included)
+//! have a zero inverse diagonal and hold 0.
+//! Each cell keeps the weight of its *lower* face along each axis (`w[a][c]`, the face
+//! between `c - e_a` and `c`); the upper face of `c` is the lower face of `c + e_a`. A weight is
+//! 0 where either side is solid (a Neumann wall: the face drops out of the diagonal and the
+//! coupling), so the operator of every level is, on a fluid cell,
 //!
 //! `(A u)_c = sum_f w_f (u_c - u_nb(f))`, with `u = 0` in air (Dirichlet) and solid cells,
 //!
@@ -25,18 +36,30 @@ pub(super) const SOLID: u8 = CellLabel::Solid as u8;
 /// Cells per rayon task of the per-solve set-up passes.
 const SETUP_CELLS: usize = 8192;
 
+/// Cells per vector chunk of a compact row's loops (`wavefront.rs`).
+pub(super) const LANES: usize = 8;
+
+/// Spare entries past each compact row's last cell: a row's chunks of [`LANES`] cells, and the
+/// x-neighbour one cell past them, stay inside the row.
+pub(super) const PAD: usize = LANES + 1;
+
 pub(super) struct Level {
     /// Cells per axis.
     pub n: [usize; 3],
-    /// Solution (correction) of this level.
+    /// Entries per compact row of one colour (at least `nx / 2 + 1 + PAD`).
+    pub h: usize,
+    /// Entries of one colour (`ny nz h`): colour 1 starts there.
+    pub half: usize,
+    /// Solution (correction) of this level (by colour).
     pub u: Vec<f32>,
-    /// Right-hand side (on the finest level the scattered residual of CG).
+    /// Right-hand side (on the finest level the scattered residual of CG; by colour).
     pub b: Vec<f32>,
-    /// Residual `b - A u` after pre-smoothing.
+    /// Residual `b - A u` after pre-smoothing (natural layout).
     pub r: Vec<f32>,
-    /// `1 / diag` on fluid cells with a non-zero diagonal, 0 elsewhere (the smoother's mask).
+    /// `1 / diag` on fluid cells with a non-zero diagonal, 0 elsewhere, the padding included
+    /// (the smoother's mask; by colour).
     pub invd: Vec<f32>,
-    /// The diagonal `sum_f w_f` on the same cells, 0 elsewhere.
+    /// The diagonal `sum_f w_f` on the same cells, 0 elsewhere (by colour).
     pub diag: Vec<f32>,
     /// Every open face has weight 1 (the finest level without fractional weights): the loops
     /// then read no weights, since `u` is 0 on air and solid cells, `sum_f w_f u_nb` is the
@@ -53,16 +76,25 @@ pub(super) struct Level {
 impl Level {
     pub fn new(n: [usize; 3]) -> Self {
         let cells = n[0] * n[1] * n[2];
+        let h = (n[0] / 2 + 1 + PAD).next_multiple_of(LANES);
+        let half = h * n[1] * n[2];
         let z = || vec![0.0f32; cells];
+        // One spare row at the end: the prolongation reads whole chunks of the last rows.
+        let zs = || vec![0.0f32; 2 * half + h];
+        let zw = || vec![0.0f32; cells + 2 * PAD];
         Self {
             n,
-            u: z(),
-            b: z(),
+            h,
+            half,
+            u: zs(),
+            b: zs(),
             r: z(),
-            invd: z(),
-            diag: z(),
+            invd: zs(),
+            diag: zs(),
             unit: false,
-            w: [z(), z(), z()],
+            // Spare entries past the grid: the red-black loops read the weights of the
+            // padding cells of the last rows (times a zero inverse diagonal).
+            w: [zw(), zw(), zw()],
             label: vec![SOLID; cells],
             spans: vec![[0, 0]; n[1] * n[2]],
         }
@@ -72,10 +104,22 @@ impl Level {
         self.n[0] * self.n[1] * self.n[2]
     }
 
-    /// Strides of the three axes.
+    /// Strides of the three axes (natural layout).
     #[inline(always)]
     pub fn strides(&self) -> [usize; 3] {
         [1, self.n[0], self.n[0] * self.n[1]]
+    }
+
+    /// Index of cell `(i, j, k)` in the arrays stored by colour.
+    #[inline(always)]
+    pub fn split(&self, i: usize, j: usize, k: usize) -> usize {
+        ((i + j + k) & 1) * self.half + (j + self.n[1] * k) * self.h + (i >> 1)
+    }
+
+    /// Start of compact row `row` of colour `colour`.
+    #[inline(always)]
+    pub fn crow(&self, colour: usize, row: usize) -> usize {
+        colour * self.half + row * self.h
     }
 
     /// Rows per rayon task for a per-row loop of this level.
@@ -126,9 +170,15 @@ impl Level {
         }
         let label = &self.label;
         let st = self.strides();
+        let cells = self.cells();
         let [w0, w1, w2] = &mut self.w;
-        w0.par_chunks_mut(nx)
-            .zip(w1.par_chunks_mut(nx).zip(w2.par_chunks_mut(nx)))
+        w0[..cells]
+            .par_chunks_mut(nx)
+            .zip(
+                w1[..cells]
+                    .par_chunks_mut(nx)
+                    .zip(w2[..cells].par_chunks_mut(nx)),
+            )
             .enumerate()
             .with_min_len(per)
             .for_each(|(row, (x, (y, z)))| {
@@ -241,9 +291,15 @@ impl Level {
         }
         let st = self.strides();
         let label = &self.label;
+        let cells = self.cells();
         let [w0, w1, w2] = &mut self.w;
-        w0.par_chunks_mut(nx)
-            .zip(w1.par_chunks_mut(nx).zip(w2.par_chunks_mut(nx)))
+        w0[..cells]
+            .par_chunks_mut(nx)
+            .zip(
+                w1[..cells]
+                    .par_chunks_mut(nx)
+                    .zip(w2[..cells].par_chunks_mut(nx)),
+            )
             .enumerate()
             .with_min_len(per)
             .for_each(|(row, (x, (y, z)))| {
@@ -304,21 +360,33 @@ impl Level {
         self.finish_setup();
     }
 
-    /// The inverse diagonal, the fluid spans, and zeroed `u`, `b`, `r` (cells that are not
-    /// fluid must hold 0 in all three: the loops visit only the spans).
+    /// The inverse diagonal and the diagonal (by colour, 0 on every entry of a compact row that
+    /// is not a fluid cell) and the fluid spans.
     fn finish_setup(&mut self) {
         let n = self.n;
         let st = self.strides();
         let per = self.rows_per_task(SETUP_CELLS);
-        let (label, w, unit) = (&self.label, &self.w, self.unit);
+        let (label, w, unit, h) = (&self.label, &self.w, self.unit, self.h);
         let nx = n[0];
-        self.invd
-            .par_chunks_mut(nx)
-            .zip(self.diag.par_chunks_mut(nx))
+        let half = self.half;
+        let (inv0, inv1) = self.invd.split_at_mut(half);
+        let (dg0, dg1) = self.diag.split_at_mut(half);
+        inv0.par_chunks_mut(h)
+            .zip(inv1.par_chunks_mut(h))
+            .zip(dg0.par_chunks_mut(h).zip(dg1.par_chunks_mut(h)))
             .zip(self.spans.par_iter_mut())
             .with_min_len(per)
             .enumerate()
-            .for_each(|(row, ((inv, dg), span))| {
+            .for_each(|(row, (((i0, i1), (d0, d1)), span))| {
+                // Only the previous span's cells can hold non-zero values (set-up writes
+                // nothing else): zero them, so that every entry outside the new span is 0.
+                let [plo, phi] = *span;
+                if plo < phi {
+                    let r = plo as usize >> 1..(phi as usize + 1) >> 1;
+                    for x in [&mut *i0, &mut *i1, &mut *d0, &mut *d1] {
+                        x[r.clone()].fill(0.0);
+                    }
+                }
                 let o = nx * row;
                 let l = &label[o..o + nx];
                 let Some(lo) = l.iter().position(|&x| x == FLUID) else {
@@ -327,11 +395,13 @@ impl Level {
                 };
                 let hi = nx - l.iter().rev().position(|&x| x == FLUID).unwrap_or(0);
                 *span = [lo as u32, hi as u32];
-                for i in lo..hi {
+                let q = (row % n[1] + row / n[1]) & 1;
+                let diag = |i: usize| -> f32 {
+                    if l[i] != FLUID {
+                        return 0.0;
+                    }
                     let c = o + i;
-                    let d = if l[i] != FLUID {
-                        0.0
-                    } else if unit {
+                    if unit {
                         // Every non-solid neighbour's face has weight 1.
                         let open = |x: usize| (label[x] != SOLID) as u32;
                         (open(c - 1)
@@ -347,28 +417,41 @@ impl Level {
                             + w[1][c + st[1]]
                             + w[2][c]
                             + w[2][c + st[2]]
-                    };
-                    dg[i] = d;
-                    inv[i] = if d > 0.0 { 1.0 / d } else { 0.0 };
+                    }
+                };
+                // Natural cell i is at compact i / 2 of colour (i + q) % 2.
+                let (inv, dg) = if q == 0 {
+                    ([i0, i1], [d0, d1])
+                } else {
+                    ([i1, i0], [d1, d0])
+                };
+                for i in lo..hi {
+                    let d = diag(i);
+                    dg[i & 1][i >> 1] = d;
+                    inv[i & 1][i >> 1] = if d > 0.0 { 1.0 / d } else { 0.0 };
                 }
             });
     }
 
-    /// Zeroes `u`, `b` and `r` on the cells of the current spans: after it every cell holds 0
-    /// in all three (cells outside the spans are never written), as a new system needs.
+    /// Zeroes `u` and `b` on the compact rows, and `r` on the natural rows, that hold a
+    /// non-empty current span: after it every cell holds 0 in all three (rows with an empty
+    /// span are never written), as a new system needs.
     fn clear_spans(&mut self) {
-        let nx = self.n[0];
+        let (nx, h, half) = (self.n[0], self.h, self.half);
         let per = self.rows_per_task(SETUP_CELLS);
-        self.u
-            .par_chunks_mut(nx)
-            .zip(self.b.par_chunks_mut(nx).zip(self.r.par_chunks_mut(nx)))
-            .zip(self.spans.par_iter())
+        let (u0, u1) = self.u.split_at_mut(half);
+        let (b0, b1) = self.b.split_at_mut(half);
+        u0.par_chunks_mut(h)
+            .zip(u1.par_chunks_mut(h))
+            .zip(b0.par_chunks_mut(h).zip(b1.par_chunks_mut(h)))
+            .zip(self.r.par_chunks_mut(nx).zip(self.spans.par_iter()))
             .with_min_len(per)
-            .for_each(|((u, (b, r)), &[lo, hi])| {
-                let (lo, hi) = (lo as usize, hi as usize);
-                u[lo..hi].fill(0.0);
-                b[lo..hi].fill(0.0);
-                r[lo..hi].fill(0.0);
+            .for_each(|(((u0, u1), (b0, b1)), (r, &[lo, hi]))| {
+                if lo < hi {
+                    for x in [u0, u1, b0, b1, r] {
+                        x.fill(0.0);
+                    }
+                }
             });
     }
 

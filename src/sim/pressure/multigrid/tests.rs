@@ -203,12 +203,8 @@ fn pcg(
     (x, max_it)
 }
 
-fn multigrid(p: &Problem, fractional: bool, smoother: Smoother) -> Multigrid {
-    let settings = Settings {
-        smoother,
-        ..Settings::default()
-    };
-    let mut mg = Multigrid::new(p.n, settings);
+fn multigrid(p: &Problem, fractional: bool) -> Multigrid {
+    let mut mg = Multigrid::new(p.n, Settings::default());
     mg.setup(&p.labels, fractional.then_some(&p.weights));
     mg
 }
@@ -245,7 +241,7 @@ fn gradients(p: &Problem, q: &[f64]) -> Vec<f64> {
 /// MGPCG reaches the stepper's stopping rule and agrees with plain CG converged to 1e-13 on
 /// random irregular free-surface problems, with unit and fractional face weights, several
 /// disconnected liquid regions and a closed region touching no air (compatible right-hand
-/// side), with either smoother. MGPCG stops at `max|r| <= 1e-8 max|b|`; its error is
+/// side). MGPCG stops at `max|r| <= 1e-8 max|b|`; its error is
 /// `A^-1 r`, and the Dirichlet problems here (about 24 cells across, face weights at least
 /// 0.05) amplify a residual by at most a few hundred, so the weighted face differences (what
 /// the projection uses; free of the closed region's constant) must agree to 1e-5 of their
@@ -255,13 +251,10 @@ fn gradients(p: &Problem, q: &[f64]) -> Vec<f64> {
 #[test]
 fn mgpcg_matches_tightly_converged_cg() {
     let cases = [(1u64, false), (2, true), (3, true), (4, false)];
-    for ((seed, fractional), smoother) in cases
-        .into_iter()
-        .flat_map(|c| [(c, Smoother::RedBlack), (c, Smoother::Jacobi)])
-    {
+    for (seed, fractional) in cases {
         let p = Problem::random(seed, [26, 21, 18], fractional);
         assert!(p.has_closed_region());
-        let mut mg = multigrid(&p, fractional, smoother);
+        let mut mg = multigrid(&p, fractional);
         assert!(mg.levels() >= 2);
         let b = rhs(&p, seed + 100);
         let (q_ref, it_ref) = pcg(&p, &b, 1e-13, 20_000, None);
@@ -294,7 +287,7 @@ fn mgpcg_matches_tightly_converged_cg() {
             "seed {seed}: MGPCG {it_mg} iterations vs plain CG {it_ref}"
         );
         eprintln!(
-            "seed {seed} fractional {fractional} {smoother:?}: rows {}, MGPCG {it_mg} its, CG {it_ref} its, grad err {:.1e}",
+            "seed {seed} fractional {fractional}: rows {}, MGPCG {it_mg} its, CG {it_ref} its, grad err {:.1e}",
             p.rows(),
             err / gmax
         );
@@ -307,12 +300,9 @@ fn mgpcg_matches_tightly_converged_cg() {
 #[test]
 fn preconditioner_is_symmetric_and_positive() {
     let cases = [(5u64, true), (6, false)];
-    for ((seed, fractional), smoother) in cases
-        .into_iter()
-        .flat_map(|c| [(c, Smoother::RedBlack), (c, Smoother::Jacobi)])
-    {
+    for (seed, fractional) in cases {
         let p = Problem::random(seed, [22, 19, 17], fractional);
-        let mut mg = multigrid(&p, fractional, smoother);
+        let mut mg = multigrid(&p, fractional);
         let nr = p.rows();
         let a: Vec<f64> = (0..nr).map(|i| rnd(seed, 7 * i as u64) - 0.5).collect();
         let b: Vec<f64> = (0..nr).map(|i| rnd(seed + 1, 7 * i as u64) - 0.5).collect();
@@ -328,10 +318,7 @@ fn preconditioner_is_symmetric_and_positive() {
             "seed {seed}: {ab} vs {ba} (scale {scale})"
         );
         assert!(dot(&ma, &a) > 0.0 && dot(&mb, &b) > 0.0);
-        eprintln!(
-            "seed {seed} {smoother:?}: asymmetry {:.2e}",
-            (ab - ba).abs() / scale
-        );
+        eprintln!("seed {seed}: asymmetry {:.2e}", (ab - ba).abs() / scale);
     }
 }
 
@@ -342,26 +329,21 @@ fn preconditioner_is_symmetric_and_positive() {
 fn preconditioner_is_thread_independent() {
     let p = Problem::random(9, [70, 60, 40], true);
     let r: Vec<f64> = (0..p.rows()).map(|i| rnd(9, i as u64) - 0.5).collect();
-    let run = |threads: usize, smoother: Smoother| {
+    let run = |threads: usize| {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .build()
             .unwrap();
         pool.install(|| {
-            let mut mg = multigrid(&p, true, smoother);
+            let mut mg = multigrid(&p, true);
             let mut z = vec![0.0; p.rows()];
             mg.apply(&p.cell_of, &r, &mut z);
             z.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
         })
     };
-    for smoother in [Smoother::RedBlack, Smoother::Jacobi] {
-        let one = run(1, smoother);
-        assert!(one.iter().any(|&x| f64::from_bits(x) != 0.0));
-        assert!(
-            one == run(2, smoother),
-            "{smoother:?}: 1 and 2 threads differ"
-        );
-    }
+    let one = run(1);
+    assert!(one.iter().any(|&x| f64::from_bits(x) != 0.0));
+    assert!(one == run(2), "1 and 2 threads differ");
 }
 
 /// The fused red-black sweeps (plane wavefront, slabs in parallel) give exactly the bits of
@@ -372,7 +354,7 @@ fn preconditioner_is_thread_independent() {
 fn fused_sweep_equals_two_half_sweeps() {
     for fractional in [false, true] {
         let p = Problem::random(11, [40, 30, 90], fractional);
-        let mut mg = multigrid(&p, fractional, Smoother::RedBlack);
+        let mut mg = multigrid(&p, fractional);
         let r: Vec<f64> = (0..p.rows()).map(|i| rnd(11, i as u64) - 0.5).collect();
         let mut z = vec![0.0; p.rows()];
         // Fills every level's b and u with a V-cycle's values.
@@ -436,7 +418,7 @@ fn fused_residual_and_prolongation_equal_separate_passes() {
     let same = |a: &[f32], b: &[f32]| a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits());
     for fractional in [false, true] {
         let p = Problem::random(13, [40, 30, 90], fractional);
-        let mut mg = multigrid(&p, fractional, Smoother::RedBlack);
+        let mut mg = multigrid(&p, fractional);
         let r: Vec<f64> = (0..p.rows()).map(|i| rnd(13, i as u64) - 0.5).collect();
         let mut z = vec![0.0; p.rows()];
         // Fills every level's b, u and r with a V-cycle's values.

@@ -3,37 +3,27 @@
 //! optionally the residual after the pre-smoothing or the prolongation before the
 //! post-smoothing in the same pass (one pass over the finest grid's planes fewer each). Every
 //! stored value has the bits of the plain loops one after the other ([`half_sweep`],
-//! [`super::kernels::residual`], [`super::kernels::prolong_add`]), whatever the thread count:
-//! the residual and the prolongation here are vector loops (fixed-width chunks, pairs of fine
-//! cells) doing the same operations per cell as those references.
+//! [`super::kernels::residual`], [`super::kernels::prolong_add`]), whatever the thread count.
+//!
+//! The levels store `u`, `b` and the diagonals by colour (`level.rs`), so a half-sweep runs
+//! over its colour's compact rows in whole vector chunks with every lane a cell it updates
+//! (with the natural layout half of the lanes were computed and discarded); the residual is
+//! computed per colour and stored interleaved into the natural `r` that the restriction
+//! reads; the prolongation sums the coarse rows' two colours into a natural line and adds it
+//! to the fine row's two colours. Where the CPU has AVX2 the unit-weight loops use its
+//! intrinsics (no fused multiply-adds: the same operations in the same order as the plain
+//! loops, so the same bits).
 
 use super::SyncPtr;
-use super::kernels::prolong_row_pairs;
-use super::level::Level;
+use super::kernels::coarse_taps;
+use super::level::{LANES, Level};
 use rayon::prelude::*;
 
 /// Cells per rayon task (at least) of the wavefront's slabs.
 const TASK_CELLS: usize = 16 * 1024;
 
-/// Cells per chunk of a vectorised red-black row ([`Sweep::row`]; even).
-const LANES: usize = 16;
-
-/// `sum_f w_f u_nb(f)` around cell `c` (the off-diagonal part of `-A u`).
-///
-/// # Safety
-/// `c` is a fluid cell (not in the border layer), `u` points at the level's `u`.
-#[inline(always)]
-unsafe fn neighbours(c: usize, st: [usize; 3], w: &[Vec<f32>; 3], u: *const f32) -> f32 {
-    unsafe {
-        let g = |i: usize| *u.add(i);
-        let wx = w[0].get_unchecked(c) * g(c - 1) + w[0].get_unchecked(c + 1) * g(c + 1);
-        let wy =
-            w[1].get_unchecked(c) * g(c - st[1]) + w[1].get_unchecked(c + st[1]) * g(c + st[1]);
-        let wz =
-            w[2].get_unchecked(c) * g(c - st[2]) + w[2].get_unchecked(c + st[2]) * g(c + st[2]);
-        wx + wy + wz
-    }
-}
+/// Fine compact cells per block of the prolongation's line buffer.
+const LINE: usize = 128;
 
 /// Whether the CPU has AVX2 (always false off x86_64).
 pub(super) fn has_avx2() -> bool {
@@ -46,9 +36,11 @@ pub(super) fn has_avx2() -> bool {
 /// What a Gauss-Seidel half-sweep reads and writes of one level.
 struct Sweep<'a> {
     n: [usize; 3],
-    st: [usize; 3],
+    /// Compact row length and colour offset ([`Level::h`], [`Level::half`]).
+    h: usize,
+    half: usize,
     up: SyncPtr<f32>,
-    /// The residual's output (`r`).
+    /// The residual's output (`r`, natural layout).
     rp: SyncPtr<f32>,
     b: &'a [f32],
     invd: &'a [f32],
@@ -60,11 +52,23 @@ struct Sweep<'a> {
     avx2: bool,
 }
 
+/// A cell's six neighbours (all of the other colour) and its face weights, for the compact
+/// cells `m0 .. m0 + L` of one colour in one row: `o` is the other colour's compact row start,
+/// `e` the natural parity of this colour's cells in the row (cell `2m + e`), `nat` the natural
+/// index of cell `2 m0 + e`.
+#[derive(Clone, Copy)]
+struct Taps {
+    o: usize,
+    e: usize,
+    nat: usize,
+}
+
 impl<'a> Sweep<'a> {
     fn new(lv: &'a mut Level) -> Self {
         Self {
             n: lv.n,
-            st: lv.strides(),
+            h: lv.h,
+            half: lv.half,
             up: SyncPtr(lv.u.as_mut_ptr()),
             rp: SyncPtr(lv.r.as_mut_ptr()),
             b: &lv.b,
@@ -77,194 +81,305 @@ impl<'a> Sweep<'a> {
         }
     }
 
-    /// The cells of colour `colour` in the span of row `row` (`j`, `k`), one at a time: the
-    /// reference of [`Self::row`] (tests).
+    /// `sum_f w_f u_nb(f)` for `L` cells (see [`Taps`]), in the order of the natural-layout
+    /// loops: `(x- + x+) + (y- + y+) + (z- + z+)`, each term weighted unless `unit`.
     ///
     /// # Safety
-    /// No other task writes this row's cells of `colour`, nor any cell of the other colour
-    /// in the six neighbouring rows' reach, while this runs.
-    #[cfg(test)]
+    /// The cells are in a row of the level's interior (not the border layer) and `m0 + L`
+    /// lies within the compact row; nothing writes the other colour meanwhile.
     #[inline(always)]
-    unsafe fn row_scalar(&self, row: usize, j: usize, k: usize, colour: usize, from_zero: bool) {
-        let [lo, hi] = self.spans[row];
-        let (lo, hi) = (lo as usize, hi as usize);
-        let i = lo + ((lo + j + k + colour) & 1);
-        // SAFETY: the caller's.
-        unsafe { self.cells(self.n[0] * row, i, hi, from_zero) };
-    }
-
-    /// Cells `i, i + 2, ...` below `hi` of the row starting at grid cell `base`, one at a time.
-    ///
-    /// # Safety
-    /// As [`Self::row`].
-    #[inline(always)]
-    unsafe fn cells(&self, base: usize, mut i: usize, hi: usize, from_zero: bool) {
-        let (st, up) = (self.st, self.up);
-        while i < hi {
-            let c = base + i;
-            // SAFETY: the caller's; `c` lies in a fluid span, so not in the border layer.
-            unsafe {
-                let s = if from_zero {
-                    0.0
-                } else if self.unit {
-                    let g = |i: usize| *up.get(i);
-                    (g(c - 1) + g(c + 1))
-                        + (g(c - st[1]) + g(c + st[1]))
-                        + (g(c - st[2]) + g(c + st[2]))
-                } else {
-                    neighbours(c, st, self.w, up.0)
-                };
-                *up.get(c) = self.invd.get_unchecked(c) * (self.b.get_unchecked(c) + s);
+    unsafe fn sums<const L: usize>(&self, t: Taps, out: &mut [f32; L]) {
+        let (h, ny, nx) = (self.h, self.n[1], self.n[0]);
+        let u = self.up.0 as *const f32;
+        // SAFETY: the caller's: the neighbours' compact entries are in the arrays.
+        unsafe {
+            let sl = |o: usize, m: usize| std::slice::from_raw_parts(u.add(o), m);
+            let (ux, ym, yp, zm, zp) = (
+                sl(t.o + t.e - 1, L + 1),
+                sl(t.o - h, L),
+                sl(t.o + h, L),
+                sl(t.o - ny * h, L),
+                sl(t.o + ny * h, L),
+            );
+            if self.unit {
+                for i in 0..L {
+                    out[i] = (ux[i] + ux[i + 1]) + (ym[i] + yp[i]) + (zm[i] + zp[i]);
+                }
+            } else {
+                // Natural-layout weights at cell 2i + e (stride 2); the arrays have spare
+                // entries past the grid ([`Level::new`]).
+                let w = |a: usize, o: usize| *self.w[a].get_unchecked(o);
+                let st2 = nx * ny;
+                for i in 0..L {
+                    let c = t.nat + 2 * i;
+                    out[i] = (w(0, c) * ux[i] + w(0, c + 1) * ux[i + 1])
+                        + (w(1, c) * ym[i] + w(1, c + nx) * yp[i])
+                        + (w(2, c) * zm[i] + w(2, c + st2) * zp[i]);
+                }
             }
-            i += 2;
         }
     }
 
-    /// The cells of colour `colour` in the span of row `row` (`j`, `k`), [`LANES`] cells at a
-    /// time: the update is computed for every cell of a chunk (a vector loop) and stored at the
-    /// chunk's cells of this colour only (even lanes), the others keeping their value. A cell of
-    /// this colour reads only cells of the other colour, which this half-sweep does not write,
-    /// so every stored value has exactly the bits of [`Self::row_scalar`]'s (same operations in
-    /// the same order; the odd lanes' values are discarded). The chunks stay inside the row
-    /// (`hi` is at most `nx - 1`, the last cell being a wall); the tail goes one cell at a time.
+    /// The weights for [`avx`]'s loops from natural cell `nat` (`None` with unit weights).
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    fn avx_weights(&self, nat: usize) -> Option<avx::Weights> {
+        (!self.unit).then(|| avx::Weights {
+            w: [0, 1, 2].map(|a| self.w[a].as_ptr()),
+            nx: self.n[0],
+            st2: self.n[0] * self.n[1],
+            nat,
+        })
+    }
+
+    /// The cells of colour `colour` in the span of row `row` (`j`, `k`), [`LANES`] compact
+    /// cells at a time (every lane a cell of this colour); the compact range covers the span
+    /// and may reach up to `LANES` cells past it, cells whose inverse diagonal is 0 (they get
+    /// `0 * (..)`, a zero as they hold). Each stored value has the bits of the natural-layout
+    /// loop (same operations in the same order).
     ///
     /// # Safety
-    /// No other task writes this row's cells, nor any cell in the six neighbouring rows'
-    /// reach, while this runs (the odd lanes also read neighbours of this colour).
+    /// No other task writes this row's cells of `colour`, nor any cell of the other colour in
+    /// the six neighbouring rows' reach, while this runs.
     #[inline(always)]
-    unsafe fn row(&self, row: usize, j: usize, k: usize, colour: usize, from_zero: bool) {
+    unsafe fn row<const AVX: bool>(
+        &self,
+        row: usize,
+        j: usize,
+        k: usize,
+        colour: usize,
+        from_zero: bool,
+    ) {
         let [lo, hi] = self.spans[row];
+        if lo >= hi {
+            return;
+        }
         let (lo, hi) = (lo as usize, hi as usize);
-        let (st, up) = (self.st, self.up);
-        let base = self.n[0] * row;
-        let mut i = lo + ((lo + j + k + colour) & 1);
-        // Lanes 0, 2, .. LANES - 2 are written: the chunk ends at cell i + LANES - 1 <= hi.
-        while i + LANES <= hi + 1 {
-            let c = base + i;
-            let mut v = [0.0f32; LANES];
-            // SAFETY: cells c - st[2] - 1 ..= c + LANES + st[2] are in the grid (the span is
-            // inside the walls and the chunk inside the row); the caller's for the rest.
+        let e = (colour + j + k) & 1;
+        let own = colour * self.half + row * self.h;
+        let oth = (1 - colour) * self.half + row * self.h;
+        let (mut m0, m1) = (lo >> 1, (hi + 1) >> 1);
+        let nat = self.n[0] * row + e;
+        #[cfg(target_arch = "x86_64")]
+        if AVX {
+            let nyh = self.n[1] * self.h;
+            // Two loops, so that the unit-weight one is compiled without the weights.
+            let chunk = |m0: usize, w: Option<avx::Weights>| {
+                // SAFETY: as below; the CPU has AVX2 (`AVX`).
+                unsafe {
+                    avx::sweep_chunk(
+                        self.up.0,
+                        self.b,
+                        self.invd,
+                        own + m0,
+                        oth + m0,
+                        e,
+                        self.h,
+                        nyh,
+                        from_zero,
+                        w,
+                    )
+                }
+            };
+            if self.unit {
+                while m0 < m1 {
+                    chunk(m0, None);
+                    m0 += LANES;
+                }
+            } else {
+                while m0 < m1 {
+                    chunk(m0, self.avx_weights(nat + 2 * m0));
+                    m0 += LANES;
+                }
+            }
+            return;
+        }
+        while m0 < m1 {
+            let c = own + m0;
+            let mut s = [0.0f32; LANES];
+            // SAFETY: the chunk ends at most LANES - 1 cells past the span's compact end,
+            // inside the row's padding ([`super::level::PAD`]); the caller's for the rest.
             unsafe {
+                if !from_zero {
+                    let t = Taps {
+                        o: oth + m0,
+                        e,
+                        nat: nat + 2 * m0,
+                    };
+                    self.sums(t, &mut s);
+                }
                 let b = std::slice::from_raw_parts(self.b.as_ptr().add(c), LANES);
                 let inv = std::slice::from_raw_parts(self.invd.as_ptr().add(c), LANES);
-                if from_zero {
-                    for t in 0..LANES {
-                        v[t] = inv[t] * (b[t] + 0.0);
-                    }
-                } else {
-                    let sl = |o: usize| std::slice::from_raw_parts(up.0.add(o), LANES + 2);
-                    let (ux, um1, up1, um2, up2) = (
-                        sl(c - 1),
-                        sl(c - st[1]),
-                        sl(c + st[1]),
-                        sl(c - st[2]),
-                        sl(c + st[2]),
-                    );
-                    if self.unit {
-                        for t in 0..LANES {
-                            let s = (ux[t] + ux[t + 2]) + (um1[t] + up1[t]) + (um2[t] + up2[t]);
-                            v[t] = inv[t] * (b[t] + s);
-                        }
-                    } else {
-                        let w = |a: usize, o: usize| {
-                            std::slice::from_raw_parts(self.w[a].as_ptr().add(o), LANES + 1)
-                        };
-                        let (wx, wy0, wy1, wz0, wz1) =
-                            (w(0, c), w(1, c), w(1, c + st[1]), w(2, c), w(2, c + st[2]));
-                        for t in 0..LANES {
-                            let s = (wx[t] * ux[t] + wx[t + 1] * ux[t + 2])
-                                + (wy0[t] * um1[t] + wy1[t] * up1[t])
-                                + (wz0[t] * um2[t] + wz1[t] * up2[t]);
-                            v[t] = inv[t] * (b[t] + s);
-                        }
-                    }
-                }
-                let out = std::slice::from_raw_parts_mut(up.get(c), LANES);
+                let out = std::slice::from_raw_parts_mut(self.up.get(c), LANES);
                 for t in 0..LANES {
-                    out[t] = if t % 2 == 0 { v[t] } else { out[t] };
+                    out[t] = inv[t] * (b[t] + s[t]);
                 }
             }
-            i += LANES;
+            m0 += LANES;
         }
-        // SAFETY: the caller's.
-        unsafe { self.cells(base, i, hi, from_zero) };
     }
 
-    /// `r = b - A u` on the span of row `row` (0 on its non-fluid cells): the same operations
-    /// in the same order as [`super::kernels::residual`].
+    /// `r = b - A u` on the span of row `row` (0 on its cells that are not fluid, and on the
+    /// one or two cells next to the span that the compact range covers): the same operations
+    /// in the same order as [`super::kernels::residual`], computed per colour on compact
+    /// chunks and stored interleaved into the natural row.
     ///
     /// # Safety
     /// No other task writes `u` in this row's or its four neighbour rows' reach, nor this
     /// row's `r`, while this runs.
     #[inline(always)]
-    unsafe fn residual_row(&self, row: usize) {
+    unsafe fn residual_row<const AVX: bool>(&self, row: usize, j: usize, k: usize) {
         let [lo, hi] = self.spans[row];
-        let (lo, hi) = (lo as usize, hi as usize);
         if lo >= hi {
             return;
         }
-        let st = self.st;
-        let c0 = self.n[0] * row + lo;
-        let len = hi - lo;
-        // SAFETY: the span lies inside the walls, so every slice is in the grid; the caller's
-        // for the rest (nothing writes what these slices cover while they live).
-        unsafe {
-            let u = self.up.0 as *const f32;
-            let sl = |p: *const f32, o: usize, m: usize| std::slice::from_raw_parts(p.add(o), m);
-            let out = std::slice::from_raw_parts_mut(self.rp.get(c0), len);
-            let (bb, dg, uc) = (
-                &self.b[c0..c0 + len],
-                &self.diag[c0..c0 + len],
-                sl(u, c0, len),
-            );
-            let ux = sl(u, c0 - 1, len + 2);
-            let uy = [
-                sl(u, c0 - st[1], len),
-                sl(u, c0 + st[1], len),
-                sl(u, c0 - st[2], len),
-                sl(u, c0 + st[2], len),
-            ];
-            // Computed on every cell, then selected (0 where the diagonal is 0): a vector
-            // select, where a conditional expression compiled to masked loads.
-            let f = |t: usize, s: f32| {
-                let x = bb[t] - dg[t] * uc[t] + s;
-                if dg[t] != 0.0 { x } else { 0.0 }
-            };
-            if self.unit && len >= LANES {
-                // LANES cells at a time, a vector loop with no scalar remainder (a span is
-                // about 64 cells on the 1M dam break, so the remainder of a plain loop, up to
-                // 31 cells one at a time, was much of it); the last chunk ends at the span's
-                // end, and the cells it shares with the one before get the same values again.
-                let mut t0 = 0;
-                while t0 < len {
-                    let a = t0.min(len - LANES);
-                    for t in a..a + LANES {
-                        let s = (ux[t] + ux[t + 2]) + (uy[0][t] + uy[1][t]) + (uy[2][t] + uy[3][t]);
-                        out[t] = f(t, s);
+        let (lo, hi) = (lo as usize, hi as usize);
+        let nx = self.n[0];
+        let (mut m0, m1) = (lo >> 1, (hi + 1) >> 1);
+        let base = nx * row;
+        while m0 < m1 {
+            let mut res = [[0.0f32; LANES]; 2];
+            #[cfg(target_arch = "x86_64")]
+            if AVX && 2 * m0 + 2 * LANES <= nx {
+                let nyh = self.n[1] * self.h;
+                let c = [(j + k) & 1, 1 - ((j + k) & 1)].map(|c| c * self.half + row * self.h + m0);
+                // SAFETY: as below; the CPU has AVX2 (`AVX`); natural cells 2 m0 .. 2 m0 +
+                // 2 LANES of the row are inside it and this task's alone.
+                unsafe {
+                    avx::residual_chunk(
+                        self.up.0,
+                        self.b,
+                        self.diag,
+                        c,
+                        self.h,
+                        nyh,
+                        self.rp.get(base + 2 * m0),
+                        self.avx_weights(base + 2 * m0),
+                    );
+                }
+                m0 += LANES;
+                continue;
+            }
+            for (e, res) in res.iter_mut().enumerate() {
+                let colour = (e + j + k) & 1;
+                let own = colour * self.half + row * self.h + m0;
+                let oth = (1 - colour) * self.half + row * self.h + m0;
+                let mut s = [0.0f32; LANES];
+                // SAFETY: as in [`Self::row`].
+                unsafe {
+                    let t = Taps {
+                        o: oth,
+                        e,
+                        nat: base + 2 * m0 + e,
+                    };
+                    self.sums(t, &mut s);
+                    let sl = |p: &[f32]| std::slice::from_raw_parts(p.as_ptr().add(own), LANES);
+                    let (bb, dg) = (sl(self.b), sl(self.diag));
+                    let uc = std::slice::from_raw_parts(self.up.0.add(own) as *const f32, LANES);
+                    for t in 0..LANES {
+                        // Computed on every cell, then selected (0 where the diagonal is 0).
+                        let x = bb[t] - dg[t] * uc[t] + s[t];
+                        res[t] = if dg[t] != 0.0 { x } else { 0.0 };
                     }
-                    t0 += LANES;
-                }
-            } else if self.unit {
-                for t in 0..len {
-                    let s = (ux[t] + ux[t + 2]) + (uy[0][t] + uy[1][t]) + (uy[2][t] + uy[3][t]);
-                    out[t] = f(t, s);
-                }
-            } else {
-                let w = &self.w;
-                let wx = &w[0][c0..c0 + len + 1];
-                let wyz = [
-                    &w[1][c0..c0 + len],
-                    &w[1][c0 + st[1]..c0 + st[1] + len],
-                    &w[2][c0..c0 + len],
-                    &w[2][c0 + st[2]..c0 + st[2] + len],
-                ];
-                for t in 0..len {
-                    let s = (wx[t] * ux[t] + wx[t + 1] * ux[t + 2])
-                        + (wyz[0][t] * uy[0][t] + wyz[1][t] * uy[1][t])
-                        + (wyz[2][t] * uy[2][t] + wyz[3][t] * uy[3][t]);
-                    out[t] = f(t, s);
                 }
             }
+            // Natural cells 2 m0 .. 2 m0 + 2 LANES of the row, those inside it.
+            let a = 2 * m0;
+            let len = (2 * LANES).min(nx - a);
+            // SAFETY: cells a .. a + len of this row, this task's alone (the caller's).
+            let out = unsafe { std::slice::from_raw_parts_mut(self.rp.get(base + a), len) };
+            if len == 2 * LANES {
+                for t in 0..LANES {
+                    out[2 * t] = res[0][t];
+                    out[2 * t + 1] = res[1][t];
+                }
+            } else {
+                for (x, o) in out.iter_mut().enumerate() {
+                    *o = res[x & 1][x >> 1];
+                }
+            }
+            m0 += LANES;
+        }
+    }
+
+    /// `u += P coarse.u` on the fluid cells of row `row` (`j`, `k`): the coarse cells around
+    /// the row (natural `x`, four coarse rows, y and z weights) are first summed into a line
+    /// buffer, then fine cell `2m` gets `3/4 L[m] + 1/4 L[m + 1]` and `2m + 1` gets
+    /// `3/4 L[m + 1] + 1/4 L[m]` (cell-centred trilinear interpolation), added where the
+    /// inverse diagonal is not 0: the operations of [`super::kernels::prolong_add`].
+    ///
+    /// # Safety
+    /// No other task writes this row's `u` meanwhile.
+    #[inline(always)]
+    unsafe fn prolong_row<const AVX: bool>(&self, coarse: &Level, row: usize, j: usize, k: usize) {
+        let [lo, hi] = self.spans[row];
+        if lo >= hi {
+            return;
+        }
+        let (lo, hi) = (lo as usize, hi as usize);
+        let (jj, wj) = coarse_taps(j);
+        let (kk, wk) = coarse_taps(k);
+        let crow = |j: usize, k: usize| (j + coarse.n[1] * k, (j + k) & 1);
+        let rows = [
+            (crow(jj[0], kk[0]), wj[0] * wk[0]),
+            (crow(jj[1], kk[0]), wj[1] * wk[0]),
+            (crow(jj[0], kk[1]), wj[0] * wk[1]),
+            (crow(jj[1], kk[1]), wj[1] * wk[1]),
+        ];
+        let cu = &coarse.u;
+        // Colour q's fine cells are the even ones (2m), the other colour's the odd ones.
+        let q = (j + k) & 1;
+        let (ev, od) = (
+            q * self.half + row * self.h,
+            (1 - q) * self.half + row * self.h,
+        );
+        let mut line = [0.0f32; LINE + 4 + 2 * LANES];
+        let (mut m0, m1) = (lo >> 1, (hi + 1) >> 1);
+        while m0 < m1 {
+            let mb = (m0 + LINE).min(m1);
+            // Coarse natural x = xa ..= mb (at least), in pairs (xa even): line[x - xa].
+            let xa = m0 & !1;
+            let pairs = (mb - xa + 2).div_ceil(2);
+            line[..2 * pairs.next_multiple_of(LANES)].fill(0.0);
+            for &((cr, parity), wr) in &rows {
+                // Coarse natural x at compact x / 2 of colour (x + parity) % 2.
+                let a = coarse.crow(parity, cr) + xa / 2;
+                let b = coarse.crow(1 - parity, cr) + xa / 2;
+                #[cfg(target_arch = "x86_64")]
+                if AVX {
+                    for p in (0..pairs).step_by(LANES) {
+                        // SAFETY: the CPU has AVX2; the coarse arrays have a spare row at
+                        // their end, and the line room for whole chunks.
+                        unsafe {
+                            avx::line_pairs(&mut line[2 * p..], &cu[a + p..], &cu[b + p..], wr)
+                        };
+                    }
+                    continue;
+                }
+                for p in 0..pairs {
+                    line[2 * p] += wr * cu[a + p];
+                    line[2 * p + 1] += wr * cu[b + p];
+                }
+            }
+            let off = m0 - xa;
+            let line = &line[off..];
+            // SAFETY: compact cells m0 .. mb of this row's two colours, this task's alone.
+            unsafe {
+                let u = |o: usize| std::slice::from_raw_parts_mut(self.up.get(o + m0), mb - m0);
+                let (ue, uo) = (u(ev), u(od));
+                let (ie, io) = (&self.invd[ev + m0..ev + mb], &self.invd[od + m0..od + mb]);
+                for t in 0..mb - m0 {
+                    let v = 0.75 * line[t] + 0.25 * line[t + 1];
+                    let s = ue[t] + v;
+                    ue[t] = if ie[t] != 0.0 { s } else { ue[t] };
+                }
+                for t in 0..mb - m0 {
+                    let v = 0.75 * line[t + 1] + 0.25 * line[t];
+                    let s = uo[t] + v;
+                    uo[t] = if io[t] != 0.0 { s } else { uo[t] };
+                }
+            }
+            m0 = mb;
         }
     }
 
@@ -282,7 +397,7 @@ impl<'a> Sweep<'a> {
             return unsafe { self.stage_avx2(stage, k) };
         }
         // SAFETY: the caller's.
-        unsafe { self.stage_plain(stage, k) }
+        unsafe { self.stage_plain::<false>(stage, k) }
     }
 
     /// [`Self::stage_plain`] with AVX2 enabled.
@@ -293,7 +408,7 @@ impl<'a> Sweep<'a> {
     #[target_feature(enable = "avx2")]
     unsafe fn stage_avx2(&self, stage: Stage, k: usize) {
         // SAFETY: the caller's.
-        unsafe { self.stage_plain(stage, k) }
+        unsafe { self.stage_plain::<true>(stage, k) }
     }
 
     /// One stage of a wavefront on z-plane `k`.
@@ -302,26 +417,21 @@ impl<'a> Sweep<'a> {
     /// As [`Self::row`] / [`Self::residual_row`] for the whole plane; a prolongation writes
     /// the plane's `u` and reads only the coarse level.
     #[inline(always)]
-    unsafe fn stage_plain(&self, stage: Stage, k: usize) {
+    unsafe fn stage_plain<const AVX: bool>(&self, stage: Stage, k: usize) {
         let ny = self.n[1];
         match stage {
             // SAFETY: the caller's.
-            Stage::Colour(c, z) => unsafe { self.plane(k, c, z) },
+            Stage::Colour(c, z) => unsafe { self.plane::<AVX>(k, c, z) },
             Stage::Residual => {
                 for j in 0..ny {
                     // SAFETY: the caller's.
-                    unsafe { self.residual_row(j + ny * k) };
+                    unsafe { self.residual_row::<AVX>(j + ny * k, j, k) };
                 }
             }
             Stage::Prolong(coarse) => {
-                let nx = self.n[0];
                 for j in 0..ny {
-                    let row = j + ny * k;
-                    let [lo, hi] = self.spans[row];
                     // SAFETY: the caller's: this row of `u` is this task's alone.
-                    let u = unsafe { std::slice::from_raw_parts_mut(self.up.get(nx * row), nx) };
-                    let inv = &self.invd[nx * row..][..nx];
-                    prolong_row_pairs(coarse, self.n, inv, u, row, lo, hi);
+                    unsafe { self.prolong_row::<AVX>(coarse, j + ny * k, j, k) };
                 }
             }
         }
@@ -332,29 +442,27 @@ impl<'a> Sweep<'a> {
     /// # Safety
     /// As [`Self::row`], for the whole plane.
     #[inline(always)]
-    unsafe fn plane(&self, k: usize, colour: usize, from_zero: bool) {
+    unsafe fn plane<const AVX: bool>(&self, k: usize, colour: usize, from_zero: bool) {
         for j in 0..self.n[1] {
             // SAFETY: the caller's.
-            unsafe { self.row(j + self.n[1] * k, j, k, colour, from_zero) };
+            unsafe { self.row::<AVX>(j + self.n[1] * k, j, k, colour, from_zero) };
         }
     }
 }
 
 /// One Gauss-Seidel half-sweep over the cells of colour `colour` (`(i + j + k) % 2`):
-/// `u_c = (b_c + sum_f w_f u_nb) / diag_c` (0 on non-fluid cells, whose inverse diagonal is 0).
-/// `from_zero`: the other colour is taken as 0 (the first sweep of a V-cycle, which starts from
-/// `u = 0`; it thus never reads what the previous application left). The reference for
-/// [`rb_sweeps`], which fuses several of these.
+/// `u_c = (b_c + sum_f w_f u_nb) / diag_c` (0 on non-fluid cells, whose inverse diagonal is 0),
+/// row after row. `from_zero`: the other colour is taken as 0 (the first sweep of a V-cycle,
+/// which starts from `u = 0`; it thus never reads what the previous application left). The
+/// reference for [`rb_sweeps`], which fuses several of these.
 #[cfg(test)]
 pub(super) fn half_sweep(lv: &mut Level, colour: usize, from_zero: bool) {
-    let (n, per) = (lv.n, lv.rows_per_task(TASK_CELLS));
-    let spans = lv.spans.clone();
+    let (ny, rows) = (lv.n[1], lv.spans.len());
     let sw = Sweep::new(lv);
-    super::for_rows(n, &spans, per, |row, j, k, _, _| {
-        // SAFETY: cells of this colour are written by the task of their row only; the
-        // neighbours read are of the other colour, which no task writes in this loop.
-        unsafe { sw.row_scalar(row, j, k, colour, from_zero) }
-    });
+    for row in 0..rows {
+        // SAFETY: one row at a time.
+        unsafe { sw.row::<false>(row, row % ny, row / ny, colour, from_zero) }
+    }
 }
 
 /// What a wavefront does besides the half-sweeps.
@@ -366,6 +474,187 @@ pub(super) enum Extra<'a> {
     Residual,
     /// `u += P coarse.u` before the first half-sweep.
     Prolong(&'a Level),
+}
+
+/// The unit-weight red-black update and residual of one chunk of [`LANES`] compact cells
+/// with AVX2 intrinsics: the same operations in the same order as the plain loops (no fused
+/// multiply-adds), so the same bits.
+#[cfg(target_arch = "x86_64")]
+mod avx {
+    use super::LANES;
+    use std::arch::x86_64::*;
+
+    /// The natural-layout face weights of a level with fractional weights, and the natural
+    /// index of a chunk's first cell (its cells are every other natural cell from there).
+    #[derive(Clone, Copy)]
+    pub(super) struct Weights {
+        pub w: [*const f32; 3],
+        pub nx: usize,
+        pub st2: usize,
+        pub nat: usize,
+    }
+
+    /// Lanes 0, 2, .. 14 and 1, 3, .. 15 of the 16 floats at `p`.
+    #[inline(always)]
+    unsafe fn deinterleave(p: *const f32) -> (__m256, __m256) {
+        // SAFETY: the caller's.
+        unsafe {
+            let (a, b) = (_mm256_loadu_ps(p), _mm256_loadu_ps(p.add(8)));
+            let order =
+                |x: __m256| _mm256_castpd_ps(_mm256_permute4x64_pd::<0xd8>(_mm256_castps_pd(x)));
+            (
+                order(_mm256_shuffle_ps::<0x88>(a, b)),
+                order(_mm256_shuffle_ps::<0xdd>(a, b)),
+            )
+        }
+    }
+
+    /// `(x- + x+) + (y- + y+) + (z- + z+)` of the 8 cells at other-colour compact `o`, each
+    /// term times its face weight when `w` is given (the plain loops' order).
+    #[inline(always)]
+    unsafe fn sum8(
+        u: *const f32,
+        o: usize,
+        e: usize,
+        h: usize,
+        nyh: usize,
+        w: Option<Weights>,
+    ) -> __m256 {
+        // SAFETY: the caller's; the weight arrays have spare entries past the grid.
+        unsafe {
+            let l = |x: usize| _mm256_loadu_ps(u.add(x));
+            let Some(w) = w else {
+                let x = _mm256_add_ps(l(o + e - 1), l(o + e));
+                let y = _mm256_add_ps(l(o - h), l(o + h));
+                let z = _mm256_add_ps(l(o - nyh), l(o + nyh));
+                return _mm256_add_ps(_mm256_add_ps(x, y), z);
+            };
+            let c = w.nat;
+            let (wx0, wx1) = deinterleave(w.w[0].add(c));
+            let ev = |p: *const f32| deinterleave(p).0;
+            let (wy0, wy1) = (ev(w.w[1].add(c)), ev(w.w[1].add(c + w.nx)));
+            let (wz0, wz1) = (ev(w.w[2].add(c)), ev(w.w[2].add(c + w.st2)));
+            let m = _mm256_mul_ps;
+            let x = _mm256_add_ps(m(wx0, l(o + e - 1)), m(wx1, l(o + e)));
+            let y = _mm256_add_ps(m(wy0, l(o - h)), m(wy1, l(o + h)));
+            let z = _mm256_add_ps(m(wz0, l(o - nyh)), m(wz1, l(o + nyh)));
+            _mm256_add_ps(_mm256_add_ps(x, y), z)
+        }
+    }
+
+    /// `u[c ..] = inv (b + s)` on one chunk of compact cells starting at `c`, the other
+    /// colour's compact cells at `o` (`s = 0` from zero).
+    ///
+    /// # Safety
+    /// The CPU has AVX2; the chunk and its neighbours are in the arrays; no other task writes
+    /// the chunk or reads it meanwhile, nor writes the neighbours.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    pub(super) unsafe fn sweep_chunk(
+        u: *mut f32,
+        b: &[f32],
+        inv: &[f32],
+        c: usize,
+        o: usize,
+        e: usize,
+        h: usize,
+        nyh: usize,
+        from_zero: bool,
+        w: Option<Weights>,
+    ) {
+        // SAFETY: the caller's.
+        unsafe {
+            for t in (0..LANES).step_by(8) {
+                let s = if from_zero {
+                    _mm256_setzero_ps()
+                } else {
+                    let w = w.map(|w| Weights {
+                        nat: w.nat + 2 * t,
+                        ..w
+                    });
+                    sum8(u, o + t, e, h, nyh, w)
+                };
+                let bb = _mm256_loadu_ps(b.as_ptr().add(c + t));
+                let iv = _mm256_loadu_ps(inv.as_ptr().add(c + t));
+                _mm256_storeu_ps(u.add(c + t), _mm256_mul_ps(iv, _mm256_add_ps(bb, s)));
+            }
+        }
+    }
+
+    /// `line[2p] += w a[p]`, `line[2p + 1] += w b[p]` for `p < LANES` (the prolongation's
+    /// line of coarse cells from the two colours' compact rows).
+    ///
+    /// # Safety
+    /// The CPU has AVX2; `line` has `2 LANES` entries, `a` and `b` `LANES`.
+    #[inline(always)]
+    pub(super) unsafe fn line_pairs(line: &mut [f32], a: &[f32], b: &[f32], w: f32) {
+        debug_assert!(line.len() >= 2 * LANES && a.len() >= LANES && b.len() >= LANES);
+        // SAFETY: the caller's.
+        unsafe {
+            let w = _mm256_set1_ps(w);
+            for t in (0..LANES).step_by(8) {
+                let x = _mm256_mul_ps(w, _mm256_loadu_ps(a.as_ptr().add(t)));
+                let y = _mm256_mul_ps(w, _mm256_loadu_ps(b.as_ptr().add(t)));
+                let lo = _mm256_unpacklo_ps(x, y);
+                let hi = _mm256_unpackhi_ps(x, y);
+                let l = line.as_mut_ptr().add(2 * t);
+                let l0 = _mm256_add_ps(_mm256_loadu_ps(l), _mm256_permute2f128_ps::<0x20>(lo, hi));
+                let l1 = _mm256_add_ps(
+                    _mm256_loadu_ps(l.add(8)),
+                    _mm256_permute2f128_ps::<0x31>(lo, hi),
+                );
+                _mm256_storeu_ps(l, l0);
+                _mm256_storeu_ps(l.add(8), l1);
+            }
+        }
+    }
+
+    /// The residual `b - diag u + s` (0 where the diagonal is 0) of one chunk of compact cells
+    /// of both colours (`c[0]`: the colour of the row's even natural cells, `c[1]`: the odd
+    /// ones; each colour's neighbours at the other's), stored interleaved into the natural
+    /// row at `r`.
+    ///
+    /// # Safety
+    /// As [`sweep_chunk`]; `r .. r + 2 LANES` is this task's alone. `w.nat`: the row's
+    /// natural cell `2 m0` (the chunk's even cells; the odd ones follow).
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    pub(super) unsafe fn residual_chunk(
+        u: *mut f32,
+        b: &[f32],
+        diag: &[f32],
+        c: [usize; 2],
+        h: usize,
+        nyh: usize,
+        r: *mut f32,
+        w: Option<Weights>,
+    ) {
+        // SAFETY: the caller's.
+        unsafe {
+            let u = u as *const f32;
+            for t in (0..LANES).step_by(8) {
+                let mut res = [_mm256_setzero_ps(); 2];
+                for e in 0..2 {
+                    let (own, oth) = (c[e] + t, c[1 - e] + t);
+                    let w = w.map(|w| Weights {
+                        nat: w.nat + 2 * t + e,
+                        ..w
+                    });
+                    let s = sum8(u, oth, e, h, nyh, w);
+                    let bb = _mm256_loadu_ps(b.as_ptr().add(own));
+                    let dg = _mm256_loadu_ps(diag.as_ptr().add(own));
+                    let uc = _mm256_loadu_ps(u.add(own));
+                    let x = _mm256_add_ps(_mm256_sub_ps(bb, _mm256_mul_ps(dg, uc)), s);
+                    let m = _mm256_cmp_ps::<_CMP_NEQ_UQ>(dg, _mm256_setzero_ps());
+                    res[e] = _mm256_and_ps(m, x);
+                }
+                let lo = _mm256_unpacklo_ps(res[0], res[1]);
+                let hi = _mm256_unpackhi_ps(res[0], res[1]);
+                _mm256_storeu_ps(r.add(2 * t), _mm256_permute2f128_ps::<0x20>(lo, hi));
+                _mm256_storeu_ps(r.add(2 * t + 8), _mm256_permute2f128_ps::<0x31>(lo, hi));
+            }
+        }
+    }
 }
 
 /// One stage of a wavefront.

@@ -1,0 +1,105 @@
+//! The multigrid preconditioner alone on a dumped system: `cargo bench --bench mg_cycle`.
+//!
+//! Reads the cell labels that `BENCH_DUMP_LABELS=path` makes `cargo bench --bench
+//! bench_stepper` write at its pressure replay (`MG_LABELS=path`, default
+//! `/tmp/surge_mg_labels.bin`: three little-endian u32 dimensions, then one label byte per
+//! cell), numbers the fluid cells as the pressure solver does (`MG_FRACTIONAL=1`: with every
+//! face weight given, all 1, the obstacles' fractional-weight path), and on `MG_THREADS` threads
+//! (default 1) runs one
+//! set-up of the levels and `MG_APPLICATIONS` (default 12, about one solve's) applications of
+//! the cycle to a fixed pseudo-random residual, `MG_REPS` times (default 5); prints the
+//! hierarchy's bytes ([`Multigrid::bytes`]), the fastest wall time and a hash of the last
+//! result's bits (the same hash means the same
+//! bits). Small and without the simulation, so that `valgrind --tool=callgrind` can count its
+//! instructions (repeatable on a shared machine, where times are not), e.g.
+//! `valgrind --tool=callgrind target/release/deps/mg_cycle-*` on the built binary.
+
+use std::time::Instant;
+use surge::sim::mac_grid::CellLabel;
+use surge::sim::pressure::Multigrid;
+use surge::sim::pressure::multigrid::Settings;
+
+fn env(key: &str, default: usize) -> usize {
+    std::env::var(key)
+        .ok()
+        .and_then(|x| x.parse().ok())
+        .unwrap_or(default)
+}
+
+fn main() {
+    let path = std::env::var("MG_LABELS").unwrap_or_else(|_| "/tmp/surge_mg_labels.bin".into());
+    let data = match std::fs::read(&path) {
+        Ok(d) if d.len() >= 12 => d,
+        _ => {
+            eprintln!(
+                "mg_cycle: no labels at {path}; write them with BENCH_DUMP_LABELS={path} \
+                 BENCH_SKIP_TUTORIAL=1 BENCH_REPLAY_ONLY=1 BENCH_REPLAY_MG_ONLY=1 cargo bench --bench bench_stepper"
+            );
+            std::process::exit(1);
+        }
+    };
+    let dim = |a: usize| u32::from_le_bytes(data[4 * a..4 * a + 4].try_into().unwrap()) as usize;
+    let n = [dim(0), dim(1), dim(2)];
+    if data.len() != 12 + n[0] * n[1] * n[2] {
+        eprintln!("mg_cycle: {path} does not hold {n:?} labels");
+        std::process::exit(1);
+    }
+    let labels: Vec<CellLabel> = data[12..]
+        .iter()
+        .map(|&x| match x {
+            0 => CellLabel::Empty,
+            1 => CellLabel::Fluid,
+            _ => CellLabel::Solid,
+        })
+        .collect();
+    let cell_of: Vec<u32> = (0..labels.len())
+        .filter(|&c| labels[c] == CellLabel::Fluid)
+        .map(|c| c as u32)
+        .collect();
+    let rows = cell_of.len();
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    let r: Vec<f64> = (0..rows)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+        })
+        .collect();
+    let mut z = vec![0.0; rows];
+    // MG_FRACTIONAL=1: every face weight passed explicitly (all 1), so the levels take the
+    // fractional-weight (obstacle) path of the set-up and the sweeps.
+    let weights: Option<[Vec<f32>; 3]> = (env("MG_FRACTIONAL", 0) == 1).then(|| {
+        std::array::from_fn(|a| {
+            let mut m = n;
+            m[a] += 1;
+            vec![1.0; m[0] * m[1] * m[2]]
+        })
+    });
+    let (apps, reps) = (env("MG_APPLICATIONS", 12), env("MG_REPS", 5));
+    let threads = env("MG_THREADS", 1);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap();
+    pool.install(|| {
+        let mut mg = Multigrid::new(n, Settings::default());
+        let mut best = f64::INFINITY;
+        for _ in 0..reps {
+            let t = Instant::now();
+            mg.setup(&labels, weights.as_ref());
+            for _ in 0..apps {
+                mg.apply(&cell_of, &r, &mut z);
+            }
+            best = best.min(t.elapsed().as_secs_f64());
+        }
+        let hash = z.iter().fold(0u64, |a, v| a.rotate_left(5) ^ v.to_bits());
+        println!(
+            "mg_cycle: {rows} fluid cells, grid {n:?}, levels {} ({:.1} MB, {:.1} bytes per grid cell): set-up + {apps} applications, fastest of {reps}: {:.2} ms ({threads} threads); result hash {hash:016x}",
+            mg.levels(),
+            mg.bytes() as f64 / 1e6,
+            mg.bytes() as f64 / labels.len() as f64,
+            1e3 * best
+        );
+    });
+}
