@@ -59,6 +59,7 @@
 
 mod kernels;
 mod level;
+mod slabs;
 #[cfg(test)]
 mod tests;
 mod wavefront;

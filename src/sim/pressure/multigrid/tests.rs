@@ -479,7 +479,7 @@ fn fused_residual_and_prolongation_equal_separate_passes() {
 /// possible slabs on many threads go stage by stage; one thread runs one wavefront.
 #[test]
 fn slab_plan_balances_the_liquid() {
-    use wavefront::{Plan, slab_plan};
+    use super::slabs::{Plan, slab_plan};
     let n = [40, 30, 400];
     let mut lv = super::level::Level::new(n);
     for k in 0..n[2] {

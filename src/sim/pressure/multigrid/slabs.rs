@@ -1,0 +1,87 @@
+//! How a wavefront of [`super::wavefront::rb_sweeps`] is spread over the threads: slabs of
+//! z-planes balanced by the liquid they hold, or stage by stage when a level is too shallow
+//! for a slab per thread. The plan never changes a bit of the result.
+
+use super::level::Level;
+
+/// Cells per rayon task (at least) of the wavefront's slabs.
+const TASK_CELLS: usize = super::wavefront::TASK_CELLS;
+
+/// Most slabs of a wavefront ([`slab_plan`]).
+pub(super) const MAX_SLABS: usize = 64;
+
+/// How [`super::wavefront::rb_sweeps`] spreads a wavefront over the threads.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) enum Plan {
+    /// One wavefront over all the planes, on this thread.
+    Serial,
+    /// Stage by stage, each stage one parallel loop over the planes (tasks of at least this
+    /// many planes): every stage is a pass over the level, but all the threads work.
+    Stagewise(usize),
+    /// This many slabs of planes, each a wavefront of its own, then their boundaries.
+    Slabs(usize),
+}
+
+/// The plan of a wavefront of `stages` stages over planes `k0..k1` of `lv` on `threads`
+/// threads, and the slabs' first planes (`starts[0] = k0`, `starts[slabs] = k1`).
+///
+/// A slab needs at least `2 stages + 2` planes (and [`TASK_CELLS`] cells), which caps the
+/// slabs of a shallow level; the slabs are cut where the fluid cells (plus a row's cost) fall
+/// evenly, not the planes, since the liquid fills some planes more than others (a dam break's
+/// lower planes hold the spread water). Their number is a multiple of the thread count where
+/// possible (3 slabs on 2 threads leave one thread idle half the time), up to 4 per thread.
+/// With fewer possible slabs than threads the stages run one after the other, each over all
+/// the planes in parallel. None of this changes a bit of the result (see [`super::wavefront::rb_sweeps`]).
+pub(super) fn slab_plan(
+    lv: &Level,
+    k0: usize,
+    k1: usize,
+    stages: usize,
+    threads: usize,
+) -> (Plan, [u32; MAX_SLABS + 1]) {
+    let mut starts = [0u32; MAX_SLABS + 1];
+    let (planes, plane_cells) = (k1 - k0, lv.n[0] * lv.n[1]);
+    let min_per = (2 * stages + 2).max(TASK_CELLS.div_ceil(plane_cells));
+    let possible = (planes / min_per).min(MAX_SLABS);
+    if threads < 2 || planes < 2 {
+        return (Plan::Serial, starts);
+    }
+    if possible < threads.min(MAX_SLABS) {
+        let min_planes = TASK_CELLS.div_ceil(plane_cells).max(1);
+        return if planes >= 2 * min_planes {
+            (Plan::Stagewise(min_planes), starts)
+        } else {
+            (Plan::Serial, starts)
+        };
+    }
+    let slabs = if possible >= 4 * threads {
+        4 * threads
+    } else {
+        possible - possible % threads
+    };
+    // Cost of plane k: its fluid cells and a few cells' worth per row visited.
+    let ny = lv.n[1];
+    let cost = |k: usize| -> u64 {
+        (0..ny)
+            .map(|j| {
+                let [a, b] = lv.spans[j + ny * k];
+                if a < b { (b - a) as u64 + 8 } else { 0 }
+            })
+            .sum()
+    };
+    let total: u64 = (k0..k1).map(cost).sum();
+    starts[0] = k0 as u32;
+    let (mut k, mut acc) = (k0, 0u64);
+    for s in 1..slabs {
+        let target = total * s as u64 / slabs as u64;
+        let lo = starts[s - 1] as usize + min_per;
+        let hi = k1 - (slabs - s) * min_per;
+        while k < hi && (k < lo || acc < target) {
+            acc += cost(k);
+            k += 1;
+        }
+        starts[s] = k as u32;
+    }
+    starts[slabs] = k1 as u32;
+    (Plan::Slabs(slabs), starts)
+}

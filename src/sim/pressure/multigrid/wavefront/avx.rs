@@ -1,0 +1,178 @@
+//! The unit-weight red-black update and residual of one chunk of [`LANES`] compact cells
+//! with AVX2 intrinsics: the same operations in the same order as the plain loops (no fused
+//! multiply-adds), so the same bits.
+
+use super::LANES;
+use std::arch::x86_64::*;
+
+/// The natural-layout face weights of a level with fractional weights, and the natural
+/// index of a chunk's first cell (its cells are every other natural cell from there).
+#[derive(Clone, Copy)]
+pub(super) struct Weights {
+    pub w: [*const f32; 3],
+    pub nx: usize,
+    pub st2: usize,
+    pub nat: usize,
+}
+
+/// Lanes 0, 2, .. 14 and 1, 3, .. 15 of the 16 floats at `p`.
+#[inline(always)]
+unsafe fn deinterleave(p: *const f32) -> (__m256, __m256) {
+    // SAFETY: the caller's.
+    unsafe {
+        let (a, b) = (_mm256_loadu_ps(p), _mm256_loadu_ps(p.add(8)));
+        let order =
+            |x: __m256| _mm256_castpd_ps(_mm256_permute4x64_pd::<0xd8>(_mm256_castps_pd(x)));
+        (
+            order(_mm256_shuffle_ps::<0x88>(a, b)),
+            order(_mm256_shuffle_ps::<0xdd>(a, b)),
+        )
+    }
+}
+
+/// `(x- + x+) + (y- + y+) + (z- + z+)` of the 8 cells at other-colour compact `o`, each
+/// term times its face weight when `w` is given (the plain loops' order).
+#[inline(always)]
+unsafe fn sum8(
+    u: *const f32,
+    o: usize,
+    e: usize,
+    h: usize,
+    nyh: usize,
+    w: Option<Weights>,
+) -> __m256 {
+    // SAFETY: the caller's; the weight arrays have spare entries past the grid.
+    unsafe {
+        let l = |x: usize| _mm256_loadu_ps(u.add(x));
+        let Some(w) = w else {
+            let x = _mm256_add_ps(l(o + e - 1), l(o + e));
+            let y = _mm256_add_ps(l(o - h), l(o + h));
+            let z = _mm256_add_ps(l(o - nyh), l(o + nyh));
+            return _mm256_add_ps(_mm256_add_ps(x, y), z);
+        };
+        let c = w.nat;
+        let (wx0, wx1) = deinterleave(w.w[0].add(c));
+        let ev = |p: *const f32| deinterleave(p).0;
+        let (wy0, wy1) = (ev(w.w[1].add(c)), ev(w.w[1].add(c + w.nx)));
+        let (wz0, wz1) = (ev(w.w[2].add(c)), ev(w.w[2].add(c + w.st2)));
+        let m = _mm256_mul_ps;
+        let x = _mm256_add_ps(m(wx0, l(o + e - 1)), m(wx1, l(o + e)));
+        let y = _mm256_add_ps(m(wy0, l(o - h)), m(wy1, l(o + h)));
+        let z = _mm256_add_ps(m(wz0, l(o - nyh)), m(wz1, l(o + nyh)));
+        _mm256_add_ps(_mm256_add_ps(x, y), z)
+    }
+}
+
+/// `u[c ..] = inv (b + s)` on one chunk of compact cells starting at `c`, the other
+/// colour's compact cells at `o` (`s = 0` from zero).
+///
+/// # Safety
+/// The CPU has AVX2; the chunk and its neighbours are in the arrays; no other task writes
+/// the chunk or reads it meanwhile, nor writes the neighbours.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn sweep_chunk(
+    u: *mut f32,
+    b: &[f32],
+    inv: &[f32],
+    c: usize,
+    o: usize,
+    e: usize,
+    h: usize,
+    nyh: usize,
+    from_zero: bool,
+    w: Option<Weights>,
+) {
+    // SAFETY: the caller's.
+    unsafe {
+        for t in (0..LANES).step_by(8) {
+            let s = if from_zero {
+                _mm256_setzero_ps()
+            } else {
+                let w = w.map(|w| Weights {
+                    nat: w.nat + 2 * t,
+                    ..w
+                });
+                sum8(u, o + t, e, h, nyh, w)
+            };
+            let bb = _mm256_loadu_ps(b.as_ptr().add(c + t));
+            let iv = _mm256_loadu_ps(inv.as_ptr().add(c + t));
+            _mm256_storeu_ps(u.add(c + t), _mm256_mul_ps(iv, _mm256_add_ps(bb, s)));
+        }
+    }
+}
+
+/// `line[2p] += w a[p]`, `line[2p + 1] += w b[p]` for `p < LANES` (the prolongation's
+/// line of coarse cells from the two colours' compact rows).
+///
+/// # Safety
+/// The CPU has AVX2; `line` has `2 LANES` entries, `a` and `b` `LANES`.
+#[inline(always)]
+pub(super) unsafe fn line_pairs(line: &mut [f32], a: &[f32], b: &[f32], w: f32) {
+    debug_assert!(line.len() >= 2 * LANES && a.len() >= LANES && b.len() >= LANES);
+    // SAFETY: the caller's.
+    unsafe {
+        let w = _mm256_set1_ps(w);
+        for t in (0..LANES).step_by(8) {
+            let x = _mm256_mul_ps(w, _mm256_loadu_ps(a.as_ptr().add(t)));
+            let y = _mm256_mul_ps(w, _mm256_loadu_ps(b.as_ptr().add(t)));
+            let lo = _mm256_unpacklo_ps(x, y);
+            let hi = _mm256_unpackhi_ps(x, y);
+            let l = line.as_mut_ptr().add(2 * t);
+            let l0 = _mm256_add_ps(_mm256_loadu_ps(l), _mm256_permute2f128_ps::<0x20>(lo, hi));
+            let l1 = _mm256_add_ps(
+                _mm256_loadu_ps(l.add(8)),
+                _mm256_permute2f128_ps::<0x31>(lo, hi),
+            );
+            _mm256_storeu_ps(l, l0);
+            _mm256_storeu_ps(l.add(8), l1);
+        }
+    }
+}
+
+/// The residual `b - diag u + s` (0 where the diagonal is 0) of one chunk of compact cells
+/// of both colours (`c[0]`: the colour of the row's even natural cells, `c[1]`: the odd
+/// ones; each colour's neighbours at the other's), stored interleaved into the natural
+/// row at `r`.
+///
+/// # Safety
+/// As [`sweep_chunk`]; `r .. r + 2 LANES` is this task's alone. `w.nat`: the row's
+/// natural cell `2 m0` (the chunk's even cells; the odd ones follow).
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn residual_chunk(
+    u: *mut f32,
+    b: &[f32],
+    diag: &[f32],
+    c: [usize; 2],
+    h: usize,
+    nyh: usize,
+    r: *mut f32,
+    w: Option<Weights>,
+) {
+    // SAFETY: the caller's.
+    unsafe {
+        let u = u as *const f32;
+        for t in (0..LANES).step_by(8) {
+            let mut res = [_mm256_setzero_ps(); 2];
+            for e in 0..2 {
+                let (own, oth) = (c[e] + t, c[1 - e] + t);
+                let w = w.map(|w| Weights {
+                    nat: w.nat + 2 * t + e,
+                    ..w
+                });
+                let s = sum8(u, oth, e, h, nyh, w);
+                let bb = _mm256_loadu_ps(b.as_ptr().add(own));
+                let dg = _mm256_loadu_ps(diag.as_ptr().add(own));
+                let uc = _mm256_loadu_ps(u.add(own));
+                let x = _mm256_add_ps(_mm256_sub_ps(bb, _mm256_mul_ps(dg, uc)), s);
+                let m = _mm256_cmp_ps::<_CMP_NEQ_UQ>(dg, _mm256_setzero_ps());
+                res[e] = _mm256_and_ps(m, x);
+            }
+            let lo = _mm256_unpacklo_ps(res[0], res[1]);
+            let hi = _mm256_unpackhi_ps(res[0], res[1]);
+            _mm256_storeu_ps(r.add(2 * t), _mm256_permute2f128_ps::<0x20>(lo, hi));
+            _mm256_storeu_ps(r.add(2 * t + 8), _mm256_permute2f128_ps::<0x31>(lo, hi));
+        }
+    }
+}
