@@ -67,7 +67,7 @@ Settings, surge -> Mantaflow (nearest equivalent, and why):
   the same rule. Mantaflow measures the CFL on the grid's largest velocity, surge on the
   particles' plus a gravity term, so the step counts (printed) still differ.
 - FLIP ratio: both 0.95 (Mantaflow's default is 0.97).
-- Pressure: surge MIC(0)-PCG to relative residual 1e-6 (cap 1000); Mantaflow PCG with MIC
+- Pressure: surge multigrid-preconditioned CG (MIC(0) until session 8) to relative residual 1e-6 (cap 1000); Mantaflow PCG with MIC
   preconditioner at its built-in accuracy 1e-3 (not exposed in Blender). surge also does a
   second Poisson solve per frame (density correction).
 - Advection: surge RK2 particles; Mantaflow RK4 particles plus semi-Lagrangian grid advection.

@@ -32,7 +32,7 @@
 //! BENCH_COMPARE_PRECONDITIONERS=0 BENCH_DAM_FRAMES=3`),
 //! `BENCH_OBSTACLE_TRIS=N` (also the dam break with and without a static N-triangle mesh
 //! obstacle: the obstacle's cost per substep),
-//! `BENCH_PRECONDITIONER` (`mic0`, the default, or `multigrid`: the pressure preconditioner of
+//! `BENCH_PRECONDITIONER` (`multigrid`, the default, or `mic0`: the pressure preconditioner of
 //! every run but the comparison peer), `BENCH_COMPARE_PRECONDITIONERS=0` (skip the dam-break
 //! run with the other preconditioner), `BENCH_REPLAY_ONLY=1` (only the pressure replay of the
 //! dam break), `BENCH_REPLAY_FRAMES` (default 10), `BENCH_REPLAY_REPS` (default 5),
@@ -328,7 +328,8 @@ fn max_particles_per_cell() -> u32 {
 fn preconditioner() -> PressurePreconditioner {
     match std::env::var("BENCH_PRECONDITIONER").as_deref() {
         Ok("multigrid") => PressurePreconditioner::Multigrid,
-        Ok("mic0") | Err(_) => PressurePreconditioner::Mic0,
+        Ok("mic0") => PressurePreconditioner::Mic0,
+        Err(_) => PressurePreconditioner::default(),
         Ok(x) => panic!("BENCH_PRECONDITIONER must be mic0 or multigrid, got {x}"),
     }
 }

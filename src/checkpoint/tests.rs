@@ -45,9 +45,9 @@ fn round_trip_and_corruption() {
     }
 }
 
-/// The pressure preconditioner is physics: a resume refuses a change of it (the default is
-/// left out of the written scene, `sim::settings`, so scenes that do not name it keep their
-/// hash).
+/// The pressure preconditioner is physics: a resume refuses a change of it (it is always
+/// written into a run's scene, `sim::settings`: a checkpoint from before the default became
+/// the multigrid, whose scene left it out, is refused rather than resumed with another solver).
 #[test]
 fn pressure_preconditioner_is_physics() {
     let a = scene();

@@ -11,7 +11,7 @@
 //! 3. [`forces`]: gravity `u += g k`, then zero normal velocity on wall faces; the kick `k`
 //!    (also the pressure impulse's length) is `(dt_prev + dt) / 2`, see "Time integration";
 //! 4. [`pressure`]: 7-point Poisson projection solved by conjugate gradient preconditioned by
-//!    MIC(0) or by a [`pressure::multigrid`] V-cycle (`solver.pressure_preconditioner`);
+//!    a [`pressure::multigrid`] W-cycle (the default) or MIC(0) (`solver.pressure_preconditioner`);
 //! 5. [`density`] (every substep, or every `solver.volume_correction_interval` of simulated
 //!    time, see [`density::correction_due`]): a position correction that spreads over-dense
 //!    particles back to the seeding density (a second Poisson solve with the same matrix),
@@ -236,8 +236,9 @@ impl Simulation {
         if scene.solver.free_surface == settings::FreeSurface::GhostFluid {
             ws.pressure.air_phi = vec![0.0; dims.cells()];
         }
+        // The workspace's solver starts with MIC(0) (`PressureSolver::new`).
         let choice = scene.solver.pressure_preconditioner;
-        if choice != PressurePreconditioner::default() {
+        if choice != PressurePreconditioner::Mic0 {
             ws.pressure.set_preconditioning(choice, dims.n);
         }
         Ok(Self {

@@ -113,7 +113,7 @@ pub struct SolverSettings {
     /// Preconditioner of the pressure solve's conjugate gradient: `"mic0"` or `"multigrid"`.
     /// (default: `"mic0"`; left out of the written scene when it is the default, so the physics
     /// hash of scenes that do not set it is unchanged)
-    #[serde(default, skip_serializing_if = "PressurePreconditioner::is_default")]
+    #[serde(default)]
     pub pressure_preconditioner: PressurePreconditioner,
     /// Particle/grid transfer: `"flip"` (the PIC/FLIP blend set by `flip_ratio`) or `"apic"`
     /// (affine particle-in-cell, Jiang et al. 2015: each particle carries its velocity
@@ -169,16 +169,10 @@ pub enum Transfer {
 #[serde(rename_all = "lowercase")]
 pub enum PressurePreconditioner {
     /// Modified incomplete Cholesky, block-Jacobi over slabs (Bridson 2015, ch. 5).
-    #[default]
     Mic0,
-    /// One multigrid V-cycle (McAdams, Sifakis and Teran 2010).
+    /// One multigrid W-cycle (McAdams, Sifakis and Teran 2010): the default.
+    #[default]
     Multigrid,
-}
-
-impl PressurePreconditioner {
-    fn is_default(&self) -> bool {
-        *self == Self::default()
-    }
 }
 
 impl Default for SolverSettings {
@@ -506,27 +500,30 @@ impl SolverSettings {
 mod tests {
     use super::*;
 
-    /// The default preconditioner is left out of the written settings (so the physics hash of
-    /// scenes that do not set it is what it was before the choice existed); another one is
-    /// written, and read back.
+    /// The preconditioner is always written (the default changed from MIC(0) to the multigrid
+    /// in session 8, so a checkpoint whose scene left it out ran MIC(0), and a resume must see
+    /// the difference), and read back; a scene that leaves it out gets the multigrid.
     #[test]
-    fn pressure_preconditioner_written_only_when_not_default() {
+    fn pressure_preconditioner_is_always_written() {
         let a = SolverSettings::default();
+        assert_eq!(a.pressure_preconditioner, PressurePreconditioner::Multigrid);
         let text = serde_json::to_string(&a).unwrap();
-        assert!(!text.contains("pressure_preconditioner"), "{text}");
-        let b = SolverSettings {
-            pressure_preconditioner: PressurePreconditioner::Multigrid,
-            ..a
-        };
-        let text = serde_json::to_string(&b).unwrap();
         assert!(
             text.contains(r#""pressure_preconditioner":"multigrid""#),
             "{text}"
         );
+        let b = SolverSettings {
+            pressure_preconditioner: PressurePreconditioner::Mic0,
+            ..a
+        };
+        let text = serde_json::to_string(&b).unwrap();
+        assert!(
+            text.contains(r#""pressure_preconditioner":"mic0""#),
+            "{text}"
+        );
         let back: SolverSettings = serde_json::from_str(&text).unwrap();
         assert_eq!(back, b);
-        let mic0: SolverSettings =
-            serde_json::from_str(r#"{"pressure_preconditioner": "mic0"}"#).unwrap();
-        assert_eq!(mic0, SolverSettings::default());
+        let unnamed: SolverSettings = serde_json::from_str("{}").unwrap();
+        assert_eq!(unnamed, SolverSettings::default());
     }
 }

@@ -1,6 +1,6 @@
 //! Pressure projection: a 7-point Poisson system on the fluid cells, solved by conjugate
-//! gradient preconditioned by MIC(0) (the default) or a multigrid V-cycle ([`multigrid`],
-//! `solver.pressure_preconditioner`), matrix-free.
+//! gradient preconditioned by a multigrid W-cycle (the default, [`multigrid`]) or MIC(0)
+//! (`solver.pressure_preconditioner`), matrix-free.
 //!
 //! Bridson, *Fluid Simulation for Computer Graphics* (2nd ed., 2015), ch. 5: the discrete
 //! pressure `p` makes the face velocities divergence-free in every fluid cell,
@@ -69,9 +69,9 @@ pub(crate) const SETUP_CELLS: usize = 4096;
 pub enum Preconditioning {
     /// Plain CG.
     None(Identity),
-    /// Block-Jacobi MIC(0) (the default).
+    /// Block-Jacobi MIC(0) (the scene default until session 8; the solver starts with it).
     Mic0(Mic0),
-    /// One multigrid V-cycle over the liquid (McAdams et al. 2010).
+    /// One multigrid W-cycle over the liquid (McAdams et al. 2010; the scene default).
     Multigrid(Box<Multigrid>),
 }
 
