@@ -253,6 +253,9 @@ fn scene_of(t: TutorialFile, file: &Path, path: PathBuf, frames: u64) -> Scene {
             transfer: crate::sim::settings::Transfer::Flip,
             // Nor does it remove particles: its `.part` frames carry the input's count.
             max_particles_per_cell: 0,
+            // MIC(0), the preconditioner its figures against the tutorial's C++ were measured
+            // with (the scene default became the multigrid in session 8).
+            pressure_preconditioner: crate::sim::settings::PressurePreconditioner::Mic0,
             ..SolverSettings::default()
         },
         surface: Default::default(),
