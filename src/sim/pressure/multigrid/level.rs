@@ -171,15 +171,7 @@ impl Level {
         let label = &self.label;
         let st = self.strides();
         let cells = self.cells();
-        let [w0, w1, w2] = &mut self.w;
-        w0[..cells]
-            .par_chunks_mut(nx)
-            .zip(
-                w1[..cells]
-                    .par_chunks_mut(nx)
-                    .zip(w2[..cells].par_chunks_mut(nx)),
-            )
-            .enumerate()
+        weight_rows(&mut self.w, cells, nx)
             .with_min_len(per)
             .for_each(|(row, (x, (y, z)))| {
                 let (j, k) = (row % n[1], row / n[1]);
@@ -292,15 +284,7 @@ impl Level {
         let st = self.strides();
         let label = &self.label;
         let cells = self.cells();
-        let [w0, w1, w2] = &mut self.w;
-        w0[..cells]
-            .par_chunks_mut(nx)
-            .zip(
-                w1[..cells]
-                    .par_chunks_mut(nx)
-                    .zip(w2[..cells].par_chunks_mut(nx)),
-            )
-            .enumerate()
+        weight_rows(&mut self.w, cells, nx)
             .with_min_len(per)
             .for_each(|(row, (x, (y, z)))| {
                 let (j, k) = (row % n[1], row / n[1]);
@@ -459,4 +443,22 @@ impl Level {
     pub fn unknowns(&self) -> usize {
         self.invd.par_iter().filter(|&&x| x != 0.0).count()
     }
+}
+
+/// The rows (of `nx` cells, numbered) of the three face-weight arrays' first `cells` entries,
+/// in parallel: `(row, (x, (y, z)))`.
+fn weight_rows(
+    w: &mut [Vec<f32>; 3],
+    cells: usize,
+    nx: usize,
+) -> impl IndexedParallelIterator<Item = (usize, (&mut [f32], (&mut [f32], &mut [f32])))> {
+    let [w0, w1, w2] = w;
+    w0[..cells]
+        .par_chunks_mut(nx)
+        .zip(
+            w1[..cells]
+                .par_chunks_mut(nx)
+                .zip(w2[..cells].par_chunks_mut(nx)),
+        )
+        .enumerate()
 }
