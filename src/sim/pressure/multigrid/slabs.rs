@@ -5,7 +5,7 @@
 use super::level::Level;
 
 /// Cells per rayon task (at least) of the wavefront's slabs.
-const TASK_CELLS: usize = super::wavefront::TASK_CELLS;
+const TASK_CELLS: usize = 16 * 1024;
 
 /// Most slabs of a wavefront ([`slab_plan`]).
 pub(super) const MAX_SLABS: usize = 64;

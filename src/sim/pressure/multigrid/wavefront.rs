@@ -20,9 +20,6 @@ use super::level::{LANES, Level};
 use super::slabs::{Plan, slab_plan};
 use rayon::prelude::*;
 
-/// Cells per rayon task (at least) of the wavefront's slabs.
-pub(super) const TASK_CELLS: usize = 16 * 1024;
-
 /// Fine compact cells per block of the prolongation's line buffer.
 const LINE: usize = 128;
 
