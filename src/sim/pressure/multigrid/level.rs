@@ -445,13 +445,16 @@ impl Level {
     }
 }
 
+/// A row number and that row of the three face-weight arrays.
+type WeightRow<'a> = (usize, (&'a mut [f32], (&'a mut [f32], &'a mut [f32])));
+
 /// The rows (of `nx` cells, numbered) of the three face-weight arrays' first `cells` entries,
 /// in parallel: `(row, (x, (y, z)))`.
 fn weight_rows(
     w: &mut [Vec<f32>; 3],
     cells: usize,
     nx: usize,
-) -> impl IndexedParallelIterator<Item = (usize, (&mut [f32], (&mut [f32], &mut [f32])))> {
+) -> impl IndexedParallelIterator<Item = WeightRow<'_>> {
     let [w0, w1, w2] = w;
     w0[..cells]
         .par_chunks_mut(nx)
