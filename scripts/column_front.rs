@@ -28,6 +28,16 @@ fn env_f64(name: &str, default: f64) -> f64 {
 }
 
 /// (farthest, connected edge, thick edge, particles beyond the connected edge), in column widths.
+/// Sets `field` from the environment variable `name` when it is set (a solver override).
+fn over<T: std::str::FromStr>(name: &str, field: &mut T)
+where
+    T::Err: std::fmt::Debug,
+{
+    if let Ok(v) = std::env::var(name) {
+        *field = v.parse().unwrap_or_else(|e| panic!("{name}={v}: {e:?}"));
+    }
+}
+
 fn fronts(s: &surge::scene::Scene, a: f64, p: &Particles, thick: u32) -> (f64, f64, f64, usize) {
     let h = s.domain.cell_size;
     let [nx, ny, nz] = s.domain.resolution.map(|n| n as usize);
@@ -142,29 +152,16 @@ fn main() {
         if let Ok(v) = std::env::var("FRONT_FIXED_DT") {
             s.solver.fixed_dt = Some(v.parse().unwrap());
         }
-        if let Ok(v) = std::env::var("FRONT_CORRECTION") {
-            s.solver.volume_correction = v.parse().unwrap();
-        }
-        if let Ok(v) = std::env::var("FRONT_INTERVAL") {
-            s.solver.volume_correction_interval = v.parse().unwrap();
-        }
-        if let Ok(v) = std::env::var("FRONT_MIN_SUBSTEPS") {
-            s.solver.min_substeps = v.parse().unwrap();
-        }
-        if let Ok(v) = std::env::var("FRONT_WAVE") {
-            s.solver.surface_wave_step = v.parse().unwrap();
-        }
-        if let Ok(v) = std::env::var("FRONT_CFL") {
-            s.solver.cfl = v.parse().unwrap();
-        }
-        if let Ok(v) = std::env::var("FRONT_FLIP") {
-            s.solver.flip_ratio = v.parse().unwrap();
-        }
+        let sv = &mut s.solver;
+        over("FRONT_CORRECTION", &mut sv.volume_correction);
+        over("FRONT_INTERVAL", &mut sv.volume_correction_interval);
+        over("FRONT_MIN_SUBSTEPS", &mut sv.min_substeps);
+        over("FRONT_WAVE", &mut sv.surface_wave_step);
+        over("FRONT_CFL", &mut sv.cfl);
+        over("FRONT_FLIP", &mut sv.flip_ratio);
+        over("FRONT_TOL", &mut sv.pressure_tolerance);
         if let Ok(v) = std::env::var("FRONT_TRANSFER") {
-            s.solver.transfer = serde_json::from_value(v.as_str().into()).unwrap();
-        }
-        if let Ok(v) = std::env::var("FRONT_TOL") {
-            s.solver.pressure_tolerance = v.parse().unwrap();
+            sv.transfer = serde_json::from_value(v.as_str().into()).unwrap();
         }
         let mut sim = Simulation::new(&s, p, 0).unwrap();
         // FRONT_SWITCH=t1:fps2: from t1 on, run at fps2 (a new simulation from the particles).
