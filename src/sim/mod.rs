@@ -112,6 +112,8 @@ struct Workspace {
     /// correction's displacement, m, on the faces (one buffer: 12 bytes per cell less).
     disp: [Vec<f32>; 3],
     rho: Vec<f32>,
+    /// Ghost-fluid surface only: scratch of [`ghost_fluid::demote_surface_slivers`].
+    sliver: Vec<bool>,
     density_correction: bool,
     pressure: PressureSolver,
     extrapolator: Extrapolator,
@@ -134,6 +136,7 @@ impl Workspace {
             old: fgrid(),
             disp: std::array::from_fn(|a| vec![0.0; 2 * faces(a)]),
             rho: vec![0.0; dims.cells()],
+            sliver: Vec::new(),
             density_correction: true,
             pressure: PressureSolver::new(dims.cells()),
             extrapolator: Extrapolator::new(&dims),
@@ -234,7 +237,8 @@ impl Simulation {
             );
         }
         if scene.solver.free_surface == settings::FreeSurface::GhostFluid {
-            ws.pressure.air_phi = vec![0.0; dims.cells()];
+            ws.pressure.fill = vec![0.0; dims.cells()];
+            ws.sliver = vec![false; dims.cells()];
         }
         // The workspace's solver starts with MIC(0) (`PressureSolver::new`).
         let choice = scene.solver.pressure_preconditioner;
@@ -465,6 +469,14 @@ fn substep(
     transfer::label_cells(&d, &ws.sorted, &mut ws.labels);
     ws.emission.open_faces(&d, &mut ws.labels);
     ws.solids.label_solid_cells(&d, time, &mut ws.labels);
+    // Ghost fluid: the cells' fill fractions from the particles' density, and the surface
+    // cells whose centre lies outside the liquid labelled air (see `ghost_fluid`).
+    let ghost = !ws.pressure.fill.is_empty();
+    if ghost {
+        density::splat_density(&d, &ws.sorted, &mut ws.rho);
+        ghost_fluid::fill_fraction(&d, &ws.rho, &mut ws.pressure.fill);
+        ghost_fluid::demote_surface_slivers(&d, &ws.pressure.fill, &mut ws.labels, &mut ws.sliver);
+    }
     forces::classify_faces(&d, &ws.labels, &mut ws.kinds);
     ws.solids.close_faces(&mut ws.kinds);
     ws.solids
@@ -478,9 +490,6 @@ fn substep(
     secs.forces += t.elapsed().as_secs_f64();
 
     let t = Instant::now();
-    if !ws.pressure.air_phi.is_empty() {
-        ghost_fluid::air_level_set(&d, &ws.sorted, &ws.labels, &mut ws.pressure.air_phi);
-    }
     let stats = ws.pressure.project(
         &d,
         &ws.labels,
@@ -520,7 +529,11 @@ fn substep(
     // How far the density correction moved any particle (bounds the containment's work).
     let mut moved = Some(0.0);
     if correct {
-        density::splat_density(&d, &ws.sorted, &mut ws.rho);
+        // With the ghost fluid the density was splatted before the projection, at these
+        // positions.
+        if !ghost {
+            density::splat_density(&d, &ws.sorted, &mut ws.rho);
+        }
         let st = ws.pressure.density_displacement(
             &d,
             &ws.kinds,

@@ -174,11 +174,11 @@ impl System {
 
     /// The ghost-fluid free surface (an addition to the staircase matrix, after [`Self::build`]):
     /// each fluid row gains `1 / theta - 1` on its diagonal per air neighbour, `theta` from the
-    /// level set `phi_air` (m) at that neighbour's centre ([`super::super::ghost_fluid`]),
+    /// fill fractions `fill` of the row's cell and that neighbour ([`super::super::ghost_fluid`]),
     /// recorded in [`Self::air`]. Symmetric: only diagonals change.
-    pub fn add_air_terms(&mut self, d: &GridDims, labels: &[CellLabel], phi_air: &[f32]) {
+    pub fn add_air_terms(&mut self, d: &GridDims, labels: &[CellLabel], fill: &[f32]) {
         let nf = self.nf;
-        let (n, h) = (d.n, d.h);
+        let n = d.n;
         let plane = n[0] * n[1];
         self.air[..nf]
             .par_iter_mut()
@@ -190,7 +190,7 @@ impl System {
                 let mut extra = 0.0;
                 for m in [c - 1, c + 1, c - n[0], c + n[0], c - plane, c + plane] {
                     if labels[m] == CellLabel::Empty {
-                        extra += 1.0 / super::super::ghost_fluid::theta(phi_air[m], h) - 1.0;
+                        extra += 1.0 / super::super::ghost_fluid::theta(fill[c], fill[m]) - 1.0;
                     }
                 }
                 *air = extra;
