@@ -107,7 +107,9 @@ pub fn demote_surface_slivers(
                         let c = d.cell(i, j, k);
                         let o = &mut out[i + n[0] * j];
                         *o = false;
-                        if labels[c] != CellLabel::Fluid || fill[c] >= 0.5 || d.is_wall_cell(i, j, k)
+                        if labels[c] != CellLabel::Fluid
+                            || fill[c] >= 0.5
+                            || d.is_wall_cell(i, j, k)
                         {
                             continue;
                         }

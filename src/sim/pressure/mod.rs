@@ -391,7 +391,8 @@ impl PressureSolver {
                             *ptr[a].get(lower) -= ((q[r] - q[below]) * g) as f32;
                         }
                         if above == nf && kinds[a][upper] == FaceKind::Fluid {
-                            *ptr[a].get(upper) -= ((q[above] - q[r]) * air_scale(c, c + step)) as f32;
+                            *ptr[a].get(upper) -=
+                                ((q[above] - q[r]) * air_scale(c, c + step)) as f32;
                         }
                     }
                 }
