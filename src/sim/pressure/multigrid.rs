@@ -372,6 +372,11 @@ fn check_task_cells(cell_of: &[u32], t: usize, c: &[u32], cells: usize) {
 impl Preconditioner for Multigrid {
     fn setup(&mut self, sys: &System, labels: &[CellLabel], open: Option<&[Vec<f32>; 3]>) {
         Multigrid::setup(self, labels, open.filter(|_| sys.fractional));
+        if sys.has_air {
+            // Ghost fluid: the finest level's diagonal takes the rows' air terms, so that its
+            // operator is the system's (the coarse levels keep the staircase's).
+            self.levels[0].add_to_diagonal(&sys.cell_of[..sys.nf], &sys.air[..sys.nf]);
+        }
     }
 
     fn apply(&mut self, sys: &System, r: &[f64], z: &mut [f64], partials: &mut [f64]) -> f64 {

@@ -45,6 +45,8 @@ pub struct System {
     /// non-solid neighbours, `sum over air neighbours (1 / theta - 1)` (all 0 with the
     /// staircase surface; see [`System::add_air_terms`]).
     pub air: Vec<f64>,
+    /// Whether [`Self::air`] was set by [`System::add_air_terms`] for this system.
+    pub has_air: bool,
     /// Open fraction of each row's faces `[-x, +x, -y, +y, -z, +z]` (Batty 2007; 0 across a
     /// solid cell), valid when `fractional`.
     pub w: Vec<[f32; 6]>,
@@ -76,6 +78,7 @@ impl System {
             diag: vec![0.0; cells + 1],
             nf: 0,
             air: vec![0.0; cells + 1],
+            has_air: false,
             w: Vec::new(),
             cut: Vec::new(),
             fractional: false,
@@ -85,6 +88,7 @@ impl System {
     /// Numbers the fluid cells, finds each row's neighbours and diagonal.
     pub fn build(&mut self, d: &GridDims, labels: &[CellLabel]) {
         self.fractional = false;
+        self.has_air = false;
         let n = d.n;
         let plane = n[0] * n[1];
         let planes_per_task = (SETUP_CELLS / plane).max(1);
@@ -180,6 +184,7 @@ impl System {
         let nf = self.nf;
         let n = d.n;
         let plane = n[0] * n[1];
+        self.has_air = true;
         self.air[..nf]
             .par_iter_mut()
             .zip(self.diag[..nf].par_iter_mut())
