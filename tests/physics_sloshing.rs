@@ -85,7 +85,7 @@ fn sloshing_period_converges_to_linear_theory() {
 /// instead of two, 64 cells unchanged): -0.15% with 2.1% at 128, the staircase +1.53%.
 /// With `theta` from the cells' fill fractions and the surface's slivers labelled air (session
 /// 9, `sim::ghost_fluid`; before, a particle level set): +0.33% with 0.9% loss per period at 64
-/// cells, +0.03% with 0.3% at 128 (the staircase +1.37%). Bounds tightened to what that
+/// cells, +0.02% with 0.3% at 128 (the staircase +1.37%). Bounds tightened to what that
 /// measures, with margins of about a half to two thirds on the losses (one seed's draw: the
 /// jitter moves a run's loss by about 0.2% per period at 64 cells, see the APIC test): the
 /// issue's 1% on the period at 64 cells (was 1.5%), 0.3% at 128, loss under 1.5% at 64 and
@@ -151,13 +151,14 @@ fn ghost_fluid_sloshing_converges_at_second_order() {
 /// Session 9: most of the loss was the ghost fluid's surface, not the volume correction: its
 /// particle level set moved the surface the pressure sees by a quarter cell whenever a
 /// particle crossed a face, and each such change of the projection's domain removed kinetic
-/// energy. With `theta` from the cells' fill fractions (`sim::ghost_fluid`): +0.24% with 0.44%
-/// loss per period at 64 cells (seeds 0.25-0.68%), +0.05% with 0.14% at 128, and the same with
-/// MIC(0) (+0.24% / 0.43% at 64 cells: the preconditioner no longer shows; `SOLVER='
-/// "pressure_preconditioner": "mic0"' cargo bench --bench slosh_loss`). Bounds: the issue's
+/// energy. With `theta` from the cells' fill fractions (`sim::ghost_fluid`; the multigrid's
+/// finest level with the ghost fluid's air terms): +0.24% with 0.43% loss per period at 64
+/// cells (seeds 0.25-0.68%), +0.05% with 0.13% at 128, and the same with MIC(0) (+0.24% /
+/// 0.43% at 64 cells: the preconditioner no longer shows; `SOLVER='"pressure_preconditioner":
+/// "mic0"' cargo bench --bench slosh_loss`). Bounds: the issue's
 /// targets at 64 cells, the period within 1% and the loss under 1% per period (was 8%);
 /// at 128 cells the period within 0.3% and the loss under 0.5% (was 4%; the measured mean
-/// 0.14% with margin for a half of the 64-cell seeds' spread). The volume correction now
+/// 0.13% with margin for a half of the 64-cell seeds' spread). The volume correction now
 /// helps the wave: with it off (`'"volume_correction": 0'`) the loss is 2.49% at 64 cells (the
 /// particles bunch, and the fill fractions the surface is read from get noisier).
 #[test]
