@@ -12,6 +12,9 @@
 //!    (also the pressure impulse's length) is `(dt_prev + dt) / 2`, see "Time integration";
 //! 4. [`pressure`]: 7-point Poisson projection solved by conjugate gradient preconditioned by
 //!    a [`pressure::multigrid`] W-cycle (the default) or MIC(0) (`solver.pressure_preconditioner`);
+//!    with `solver.free_surface = "ghost_fluid"` the particles' density is splatted first, the
+//!    cells' fill fractions place the surface and the surface cells whose centre is outside
+//!    the liquid are labelled air ([`ghost_fluid`], before the faces are classified);
 //! 5. [`density`] (every substep, or every `solver.volume_correction_interval` of simulated
 //!    time, see [`density::correction_due`]): a position correction that spreads over-dense
 //!    particles back to the seeding density (a second Poisson solve with the same matrix),
