@@ -44,6 +44,7 @@
 //! bench --bench slosh_loss`) that cost about 5% of the amplitude per period; see the README
 //! ("Free surface") for the figures with this surface.
 
+use super::cell_sort::SortedParticles;
 use super::mac_grid::{CellLabel, GridDims};
 use rayon::prelude::*;
 
@@ -57,6 +58,22 @@ pub const THETA_MIN: f64 = 0.001;
 #[inline]
 pub fn theta(f_fluid: f32, f_air: f32) -> f64 {
     (f_fluid as f64 + f_air as f64 - 0.5).clamp(THETA_MIN, 1.0)
+}
+
+/// Before the faces are classified: the particles' density `rho` splatted, every cell's
+/// fill fraction, and the surface's slivers labelled air ([`fill_fraction`],
+/// [`demote_surface_slivers`]; `mark` is their scratch).
+pub fn place_surface(
+    d: &GridDims,
+    sp: &SortedParticles,
+    rho: &mut [f32],
+    fill: &mut [f32],
+    labels: &mut [CellLabel],
+    mark: &mut [bool],
+) {
+    super::density::splat_density(d, sp, rho);
+    fill_fraction(d, rho, fill);
+    demote_surface_slivers(d, fill, labels, mark);
 }
 
 /// The fill fraction `f = rho / rho_rest` of every cell from the splatted density `rho`

@@ -472,13 +472,10 @@ fn substep(
     transfer::label_cells(&d, &ws.sorted, &mut ws.labels);
     ws.emission.open_faces(&d, &mut ws.labels);
     ws.solids.label_solid_cells(&d, time, &mut ws.labels);
-    // Ghost fluid: the cells' fill fractions from the particles' density, and the surface
-    // cells whose centre lies outside the liquid labelled air (see `ghost_fluid`).
     let ghost = !ws.pressure.fill.is_empty();
     if ghost {
-        density::splat_density(&d, &ws.sorted, &mut ws.rho);
-        ghost_fluid::fill_fraction(&d, &ws.rho, &mut ws.pressure.fill);
-        ghost_fluid::demote_surface_slivers(&d, &ws.pressure.fill, &mut ws.labels, &mut ws.sliver);
+        let (fill, labels) = (&mut ws.pressure.fill, &mut ws.labels);
+        ghost_fluid::place_surface(&d, &ws.sorted, &mut ws.rho, fill, labels, &mut ws.sliver);
     }
     forces::classify_faces(&d, &ws.labels, &mut ws.kinds);
     ws.solids.close_faces(&mut ws.kinds);
