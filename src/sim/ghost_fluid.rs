@@ -33,6 +33,11 @@
 //! the clamp: `p = 0` is where the surface is on both sides of the change, and the projection
 //! sees no jump.
 //!
+//! Limitation: the fill fraction takes off the domain's wall layer but not an obstacle's share
+//! of the kernel ([`super::rest_share`]), so next to an obstacle the surface reads lower than
+//! it is (a surface cell there may be labelled air, and `theta` is smaller); no test runs the
+//! ghost fluid with obstacles.
+//!
 //! Why this and not the particle level set of Zhu & Bridson (2005) it replaces (session 9,
 //! issue 19): the former measured `phi_a = min_p |x_a - x_p| - h / 4` at the air cells and
 //! took `theta = 1 - phi_a / h`, with any cell holding a particle fluid. A particle crossing
