@@ -20,7 +20,8 @@
 //! whole number of them), `VALIDATE_MIN_SUBSTEPS` `solver.min_substeps`, `VALIDATE_FLIP`
 //! `solver.flip_ratio`, `VALIDATE_TRANSFER`
 //! (`flip` or `apic`) `solver.transfer`, `VALIDATE_FREE_SURFACE` (`staircase` or
-//! `ghost_fluid`) `solver.free_surface` (to compare settings).
+//! `ghost_fluid`) `solver.free_surface` (to compare settings). `VALIDATE_MM_SHIFT` (in T,
+//! default 0.25): the time-origin offset of the column's last printed line.
 
 #[path = "collapse_column.rs"]
 mod collapse_column;
@@ -241,6 +242,8 @@ fn column_rates() {
     );
     let (mut worst_spread_z, mut worst_spread_h) = (0.0f64, 0.0f64);
     let (mut worst_mm_z, mut worst_mm_h) = (0.0f64, 0.0f64);
+    // (T, Z) of the first frame rate, for the lead as a time offset below.
+    let mut fronts = Vec::new();
     for k in 1..runs[0].len() {
         let t = runs[0][k].0;
         let big_t = t * (2.0 * g / a).sqrt();
@@ -253,6 +256,7 @@ fn column_rates() {
         let (sz, sh) = (spread(&zs), 2.0 * spread(&hs));
         worst_spread_z = worst_spread_z.max(sz);
         worst_spread_h = worst_spread_h.max(sh);
+        fronts.push((big_t, zs[0]));
         let mut line = format!("  {t:.3} {big_t:5.2} {tau:5.2} |");
         for z in &zs {
             line += &format!(" {z:.3}");
@@ -291,5 +295,28 @@ fn column_rates() {
         "  largest error against Martin & Moyce: front {:.1}% (target 10%), height {:.1}% (target 5%)",
         100.0 * worst_mm_z,
         100.0 * worst_mm_h
+    );
+    // The front's lead as a time offset (issue 19): at each time, when Martin & Moyce's front
+    // reached the simulated one (first frame rate), less T; and the front's error against
+    // their table with its time origin moved by `VALIDATE_MM_SHIFT` (in T, default 0.25): a
+    // constant offset is a release that started later than their t = 0, a growing one a
+    // slower front.
+    let shift: f64 = std::env::var("VALIDATE_MM_SHIFT")
+        .map(|v| v.parse().expect("VALIDATE_MM_SHIFT"))
+        .unwrap_or(0.25);
+    let (mut lead, mut shifted) = (String::new(), String::new());
+    for &(bt, z) in &fronts {
+        if (MM_FRONT_Z[0]..=MM_FRONT_Z[14]).contains(&z) {
+            let tr = interp(&MM_FRONT_Z, &MM_FRONT_T, z);
+            lead += &format!(" {bt:.2}: {:+.2}", tr - bt);
+        }
+        if (MM_FRONT_T[0]..=MM_FRONT_T[14]).contains(&(bt + shift)) {
+            let zr = interp(&MM_FRONT_T, &MM_FRONT_Z, bt + shift);
+            shifted += &format!(" {bt:.2}: {:+.1}%", 100.0 * (z / zr - 1.0));
+        }
+    }
+    println!("  front's lead in T (when Martin & Moyce's front got there, less T):{lead}");
+    println!(
+        "  front against Martin & Moyce with their time origin moved by {shift} in T:{shifted}"
     );
 }

@@ -21,6 +21,8 @@ use surge::sim::settings::FreeSurface;
 /// With the leapfrog kicks (session 7): +15.01% / 89% and +0.91% / 29%; with
 /// `solver.surface_wave_step` 0.32 (session 8: three substeps per frame at 128 cells, two at 64
 /// as before): +15.01% / 89.2% and +1.53% / 29.3%.
+/// Session 9, this test's `--nocapture` line with the multigrid default: +5.92% / 92.8% and
+/// +1.37% / 27.2% (the staircase does not use the ghost fluid's fill fractions).
 /// The test holds what is measured, with margins of about a third: at 128 cells the period
 /// within 4.5% of theory and the loss under 35% per period (kept from the one-substep figures,
 /// which the new ones meet); the error shrinks by at least a factor of 3 from 64 to 128 cells
@@ -81,6 +83,13 @@ fn sloshing_period_converges_to_linear_theory() {
 /// with 3.0% at 128 (before, with the leapfrog kicks: -1.05% / 11.2% and -0.07% / 3.3%).
 /// With `solver.surface_wave_step` 0.32 (session 8; three substeps per frame at 128 cells
 /// instead of two, 64 cells unchanged): -0.15% with 2.1% at 128, the staircase +1.53%.
+/// With `theta` from the cells' fill fractions and the surface's slivers labelled air (session
+/// 9, `sim::ghost_fluid`; before, a particle level set): +0.33% with 0.9% loss per period at 64
+/// cells, +0.02% with 0.3% at 128 (the staircase +1.37%). Bounds tightened to what that
+/// measures, with margins of about a half to two thirds on the losses (one seed's draw: the
+/// jitter moves a run's loss by about 0.2% per period at 64 cells, see the APIC test): the
+/// issue's 1% on the period at 64 cells (was 1.5%), 0.3% at 128, loss under 1.5% at 64 and
+/// 0.6% at 128 per period (were 12% and 6%).
 #[test]
 fn ghost_fluid_sloshing_converges_at_second_order() {
     let staircase = sloshing::run(128, SolverSettings::default(), 3.0);
@@ -103,14 +112,14 @@ fn ghost_fluid_sloshing_converges_at_second_order() {
         coarse.crossings >= 5 && fine.crossings >= 5,
         "{coarse:?} {fine:?}"
     );
-    assert!(coarse.period_error().abs() < 0.015, "{coarse:?}");
+    assert!(coarse.period_error().abs() < 0.01, "{coarse:?}");
     assert!(fine.period_error().abs() < 0.003, "{fine:?}");
     assert!(
         fine.period_error().abs() * 4.0 < coarse.period_error().abs(),
         "not second order: {coarse:?} {fine:?}"
     );
-    assert!(coarse.loss_per_period < 0.12, "{coarse:?}");
-    assert!(fine.loss_per_period < 0.06, "{fine:?}");
+    assert!(coarse.loss_per_period < 0.015, "{coarse:?}");
+    assert!(fine.loss_per_period < 0.006, "{fine:?}");
     assert!(
         fine.period_error().abs() * 5.0 < staircase.period_error().abs(),
         "ghost fluid {fine:?} vs staircase {staircase:?}"
@@ -126,8 +135,9 @@ fn ghost_fluid_sloshing_converges_at_second_order() {
 /// `--nocapture` line): leapfrog kicks -0.60% with 7.45% amplitude loss per period at 64 cells
 /// per wavelength, -0.28% with 3.15% at 128; symplectic Euler kicks (`SLOSHING_EULER=1`)
 /// -0.53% / 7.04% and -0.32% / 3.02%. PIC/FLIP with the ghost fluid loses 3.5% per period at
-/// 128 on seed 5: its PIC share damps the wave. So the period target (1% at 64 cells) is met
-/// and the loss target (1% per period) is not. Bounds: the 1% at 64 cells; 0.3% at
+/// 128 on seed 5: its PIC share damps the wave. So the period target (1% at 64 cells) was met
+/// and the loss target (1% per period) was not (until session 9, below). Bounds then: the
+/// issue's 1% at 64 cells; 0.3% at
 /// 128 (the measured means with a margin of a tenth to a fifth); loss under 8% at 64 and 4% at
 /// 128 per period, the symplectic Euler means with a margin of a third (the 128-cell bound was
 /// 2.7% from seed 5's low draw, 2.0%, which the mean of either integrator exceeds). With
@@ -138,9 +148,21 @@ fn ghost_fluid_sloshing_converges_at_second_order() {
 /// -0.11% / 3.13% (with `pressure_tolerance` 1e-9 the multigrid gives 5.12% / 2.62%, MIC(0)
 /// 4.40% / 2.09%: not the pressure's accuracy but the volume correction's solve, capped at 8
 /// iterations to a relative 1e-3, which the multigrid converges further, damping the wave more).
-/// Bounds unchanged.
+/// Session 9: most of the loss was the ghost fluid's surface, not the volume correction: its
+/// particle level set moved the surface the pressure sees by a quarter cell whenever a
+/// particle crossed a face, and each such change of the projection's domain removed kinetic
+/// energy. With `theta` from the cells' fill fractions (`sim::ghost_fluid`; the multigrid's
+/// finest level with the ghost fluid's air terms): +0.24% with 0.43% loss per period at 64
+/// cells (seeds 0.25-0.68%), +0.05% with 0.13% at 128, and the same with MIC(0) (+0.24% /
+/// 0.43% at 64 cells: the preconditioner no longer shows; `SOLVER='"pressure_preconditioner":
+/// "mic0"' cargo bench --bench slosh_loss`). Bounds: the issue's
+/// targets at 64 cells, the period within 1% and the loss under 1% per period (was 8%);
+/// at 128 cells the period within 0.3% and the loss under 0.5% (was 4%; the measured mean
+/// 0.13% with margin for a half of the 64-cell seeds' spread). The volume correction now
+/// helps the wave: with it off (`'"volume_correction": 0'`) the loss is 2.49% at 64 cells (the
+/// particles bunch, and the fill fractions the surface is read from get noisier).
 #[test]
-fn apic_ghost_fluid_sloshing_meets_the_period_target() {
+fn apic_ghost_fluid_sloshing_meets_the_targets() {
     let solver = SolverSettings {
         free_surface: FreeSurface::GhostFluid,
         transfer: surge::sim::Transfer::Apic,
@@ -172,6 +194,6 @@ fn apic_ghost_fluid_sloshing_meets_the_period_target() {
     );
     assert!(coarse.abs() < 0.01, "64 cells: {coarse}");
     assert!(fine.abs() < 0.003, "128 cells: {fine}");
-    assert!(coarse_loss < 0.08, "64 cells: loss {coarse_loss}");
-    assert!(fine_loss < 0.04, "128 cells: loss {fine_loss}");
+    assert!(coarse_loss < 0.01, "64 cells: loss {coarse_loss}");
+    assert!(fine_loss < 0.005, "128 cells: loss {fine_loss}");
 }

@@ -38,6 +38,18 @@
 //! margin) is only spread by the next substeps' corrections, so a frame could still show a few
 //! cells at several times the seeding density; [`super::crowding`] bounds those by removal
 //! (README, "Volume").
+//!
+//! Standing waves (issue 19, session 9): the correction was suspected of damping a small
+//! sloshing wave, since the wave lost more with the multigrid preconditioner (which brings this
+//! solve to its tolerance in 3-4 iterations) than with MIC(0) (which often stops at the cap).
+//! It was not the damper: with the ghost-fluid surface read from the fill fractions
+//! ([`super::ghost_fluid`]) the wave loses 0.43% of its amplitude per period at 64 cells per
+//! wavelength with either preconditioner, and 2.49% with the correction off (`cargo bench
+//! --bench slosh_loss`, APIC, mean of five seeds): it keeps the particles evenly spread, which
+//! the surface's fill fractions rely on. So the correction is unchanged: no dead band (a
+//! settled pool's density noise is what it removes, and the surface reads it), no fixed
+//! iteration count. The ghost-fluid surface splats the density before the projection, and the
+//! correction then reuses that splat (the particles have not moved).
 
 use super::cell_sort::SortedParticles;
 use super::mac_grid::GridDims;

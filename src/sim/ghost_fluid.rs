@@ -10,85 +10,167 @@
 //! surface, the ghost pressure in the air cell is `p_c (1 - 1 / theta)`, so the fluid row's
 //! diagonal gains `1 / theta - 1` per air neighbour (the matrix stays symmetric positive
 //! definite) and the face between them is updated with `(0 - p_c) / theta`. `theta` is clamped
-//! to [`THETA_MIN`] (Enright et al.'s safeguard; 0.001 here, not the former 0.05, which
-//! damps waves; a surface through the fluid cell's centre would give an infinite coefficient).
+//! to [`THETA_MIN`] (Enright et al.'s safeguard; a surface through the fluid cell's centre
+//! would give an infinite coefficient).
 //!
-//! The surface: a particle level set measured at the centres of the air cells next to the
-//! liquid, `phi_a = min_p |x_a - x_p| - r` over the particles of the 3 x 3 x 3 cells around it,
-//! `r = h / 4` (half the seeding spacing: the surface a flat layer of seeded particles makes
-//! lies half a spacing beyond its outermost particles, Zhu & Bridson 2005). Outside the liquid
-//! this distance is accurate; inside, the union-of-spheres distance is not (it is near zero
-//! everywhere between particles), so the fluid side is taken as `phi_c = phi_a - h` (a
-//! surface normal along the axis), which gives `theta = 1 - phi_a / h`: 1/2 for a flat
-//! surface on the face between the cells, as the staircase has it, and from 3/4 (a particle
-//! on the face) down to the clamp (the liquid barely in the fluid cell).
+//! Where the surface is: from the particles' density at the cell centres, the same trilinear
+//! splat as the volume correction's (`super::density::splat_density`), as a fill fraction
+//! `f_c = rho_c / rho_rest` (the rest density with the wall layer's share taken off, as there).
+//! For liquid at rest density filling everything below a plane between the centres of a
+//! fluid cell `c` and its air neighbour `a` (surface a distance `theta h` from `c`'s centre),
+//! the hat kernel gives `f_c = 1 - (1 - theta)^2 / 2` and `f_a = theta^2 / 2`, so
+//!
+//! `theta = f_c + f_a - 1/2`,
+//!
+//! linear in the particles' weights: the surface moves continuously with the particles, and
+//! the estimate averages the some twenty particles of the two kernels rather than taking the
+//! nearest one. A cell is fluid for the pressure only while its centre is inside the liquid
+//! (`f_c >= 1/2`): a surface cell (holding particles, with an air neighbour) whose fill is
+//! below one half, next to a fluid cell whose fill is not, is labelled air for the substep
+//! ([`demote_surface_slivers`]; its particles take the extrapolated velocity, as particles in
+//! air do). So when the surface rises through an air cell's centre, that cell turns fluid just
+//! as the `theta` towards it reaches 1, and its own `theta` towards the air above starts from
+//! the clamp: `p = 0` is where the surface is on both sides of the change, and the projection
+//! sees no jump.
+//!
+//! Limitation: the fill fraction takes off the domain's wall layer but not an obstacle's share
+//! of the kernel ([`super::rest_share`]), so next to an obstacle the surface reads lower than
+//! it is (a surface cell there may be labelled air, and `theta` is smaller); no test runs the
+//! ghost fluid with obstacles.
+//!
+//! Why this and not the particle level set of Zhu & Bridson (2005) it replaces (session 9,
+//! issue 19): the former measured `phi_a = min_p |x_a - x_p| - h / 4` at the air cells and
+//! took `theta = 1 - phi_a / h`, with any cell holding a particle fluid. A particle crossing
+//! into an air cell turned it fluid with the surface moved to that cell's centre at once (the
+//! `theta` towards its new air neighbour clamped), a jump of a quarter cell in the surface's
+//! position, every time a particle crossed a face; each jump is a change of the projection's
+//! domain, and projecting a field onto a new domain removes kinetic energy. On the standing
+//! wave of `scripts/sloshing.rs` (APIC, 64 cells per wavelength, mean of seeds 1-5, `cargo
+//! bench --bench slosh_loss`) that cost about 5% of the amplitude per period; see the README
+//! ("Free surface") for the figures with this surface.
 
 use super::cell_sort::SortedParticles;
 use super::mac_grid::{CellLabel, GridDims};
 use rayon::prelude::*;
 
-/// Smallest `theta` (fraction of a cell from the fluid cell's centre to the surface). The
-/// clamp moves a surface that lies closer than this to a fluid cell's centre out to it, which
-/// happens every time a particle crosses into an air cell (the cell turns fluid with the
-/// surface just past its centre) and takes energy from waves: the standing wave of
-/// `scripts/sloshing.rs` (APIC, 64 cells per wavelength, mean of seeds 1-5, `cargo bench --bench
-/// slosh_loss`) loses 17% of its mode per period at 0.2, 4.7% at 0.05 (the value before session 7), 3.5% at
-/// 0.01 and 2.4% at 0.001 (the diagonal then gains up to 999; the solves still converge).
+/// Smallest `theta` (fraction of a cell from the fluid cell's centre to the surface): the
+/// diagonal gains at most `1 / THETA_MIN - 1`. With the particle level set a clamp of 0.05
+/// damped waves (the surface jumped to it whenever a particle crossed a face); with the fill
+/// fraction `theta` reaches it only when a fluid cell holds a thin sheet or a drop.
 pub const THETA_MIN: f64 = 0.001;
 
-/// `theta` of a fluid cell towards an air neighbour whose level set is `phi_air` (m).
+/// `theta` between a fluid cell of fill `f_fluid` and its air neighbour of fill `f_air`.
 #[inline]
-pub fn theta(phi_air: f32, h: f32) -> f64 {
-    (1.0 - phi_air as f64 / h as f64).clamp(THETA_MIN, 1.0)
+pub fn theta(f_fluid: f32, f_air: f32) -> f64 {
+    (f_fluid as f64 + f_air as f64 - 0.5).clamp(THETA_MIN, 1.0)
 }
 
-/// The level set `phi` (m) at the centre of every air cell with a fluid neighbour across a
-/// face; other cells get `h` (which gives `theta = 0`, clamped: never read).
-pub fn air_level_set(d: &GridDims, sp: &SortedParticles, labels: &[CellLabel], phi: &mut [f32]) {
+/// Before the faces are classified: the particles' density `rho` splatted, every cell's
+/// fill fraction, and the surface's slivers labelled air ([`fill_fraction`],
+/// [`demote_surface_slivers`]; `mark` is their scratch).
+pub fn place_surface(
+    d: &GridDims,
+    sp: &SortedParticles,
+    rho: &mut [f32],
+    fill: &mut [f32],
+    labels: &mut [CellLabel],
+    mark: &mut [bool],
+) {
+    super::density::splat_density(d, sp, rho);
+    fill_fraction(d, rho, fill);
+    demote_surface_slivers(d, fill, labels, mark);
+}
+
+/// The fill fraction `f = rho / rho_rest` of every cell from the splatted density `rho`
+/// (`rho_rest` the seeding density times 7/8 per axis along which the cell touches the wall
+/// layer, as in the volume correction).
+pub fn fill_fraction(d: &GridDims, rho: &[f32], fill: &mut [f32]) {
     let n = d.n;
     let plane = n[0] * n[1];
-    let h = d.h;
-    let r = 0.25 * h;
-    let (px, py, pz) = (&sp.pos[0], &sp.pos[1], &sp.pos[2]);
-    let starts = &sp.cell_start;
-    phi.par_chunks_mut(plane)
+    let rest = super::density::REST_DENSITY;
+    fill.par_chunks_mut(plane)
+        .zip(rho.par_chunks(plane))
         .enumerate()
         .with_min_len(1)
-        .for_each(|(k, out)| {
+        .for_each(|(k, (out, rp))| {
             for j in 0..n[1] {
                 for i in 0..n[0] {
-                    let c = d.cell(i, j, k);
-                    let o = &mut out[i + n[0] * j];
-                    *o = h;
-                    if labels[c] != CellLabel::Empty || d.is_wall_cell(i, j, k) {
-                        continue;
-                    }
-                    let steps = [1, n[0], plane];
-                    let near_fluid = (0..3).any(|a| {
-                        labels[c - steps[a]] == CellLabel::Fluid
-                            || labels[c + steps[a]] == CellLabel::Fluid
-                    });
-                    if !near_fluid {
-                        continue;
-                    }
-                    let x = [
-                        d.lower[0] + (i as f32 + 0.5) * h,
-                        d.lower[1] + (j as f32 + 0.5) * h,
-                        d.lower[2] + (k as f32 + 0.5) * h,
-                    ];
-                    let mut best = f32::INFINITY;
-                    for kk in k - 1..=k + 1 {
-                        for jj in j - 1..=j + 1 {
-                            let c0 = d.cell(i - 1, jj, kk);
-                            let (s0, s1) = (starts[c0] as usize, starts[c0 + 3] as usize);
-                            for s in s0..s1 {
-                                let (dx, dy, dz) = (px[s] - x[0], py[s] - x[1], pz[s] - x[2]);
-                                best = best.min(dx * dx + dy * dy + dz * dz);
-                            }
-                        }
-                    }
-                    *o = best.sqrt() - r;
+                    let at = [i, j, k];
+                    let walls = (0..3).filter(|&a| at[a] == 1 || at[a] + 2 == n[a]).count();
+                    let c = i + n[0] * j;
+                    out[c] = rp[c] / (rest * 0.875f32.powi(walls as i32));
                 }
             }
         });
+}
+
+/// Labels air, for this substep, every fluid cell whose centre lies outside the liquid
+/// (`fill < 1/2`) that touches an air cell across a face and a fluid cell whose centre is
+/// inside (`fill >= 1/2`): the surface's slivers, not drops or thin sheets (whose cells keep
+/// their own velocity). The decisions read `labels` as given (a cell demoted here does not
+/// make its neighbour a surface cell); `mark` is scratch of one entry per cell.
+pub fn demote_surface_slivers(
+    d: &GridDims,
+    fill: &[f32],
+    labels: &mut [CellLabel],
+    mark: &mut [bool],
+) {
+    let n = d.n;
+    let plane = n[0] * n[1];
+    let steps = [1, n[0], plane];
+    {
+        let labels = &*labels;
+        mark.par_chunks_mut(plane)
+            .enumerate()
+            .with_min_len(1)
+            .for_each(|(k, out)| {
+                for j in 0..n[1] {
+                    for i in 0..n[0] {
+                        let c = d.cell(i, j, k);
+                        let o = &mut out[i + n[0] * j];
+                        *o = false;
+                        if labels[c] != CellLabel::Fluid
+                            || fill[c] >= 0.5
+                            || d.is_wall_cell(i, j, k)
+                        {
+                            continue;
+                        }
+                        let nbs = steps.iter().flat_map(|&s| [c - s, c + s]);
+                        let air = nbs.clone().any(|m| labels[m] == CellLabel::Empty);
+                        let inside = nbs
+                            .clone()
+                            .any(|m| labels[m] == CellLabel::Fluid && fill[m] >= 0.5);
+                        *o = air && inside;
+                    }
+                }
+            });
+    }
+    labels
+        .par_iter_mut()
+        .zip(mark.par_iter())
+        .with_min_len(4096)
+        .for_each(|(l, &m)| {
+            if m {
+                *l = CellLabel::Empty;
+            }
+        });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::theta;
+
+    /// A flat surface at rest density between the centres of a fluid cell and the air cell
+    /// above: the hat kernel's fills `1 - (1 - s)^2 / 2` and `s^2 / 2` give `theta = s` for
+    /// every height `s` (cells) of the surface above the fluid cell's centre.
+    #[test]
+    fn theta_recovers_a_flat_surface() {
+        for s in [0.01f64, 0.25, 0.5, 0.75, 0.99] {
+            let fc = 1.0 - (1.0 - s) * (1.0 - s) / 2.0;
+            let fa = s * s / 2.0;
+            assert!((theta(fc as f32, fa as f32) - s).abs() < 1e-6, "{s}");
+        }
+        assert_eq!(theta(0.3, 0.0), super::THETA_MIN);
+        assert_eq!(theta(1.2, 0.5), 1.0);
+    }
 }

@@ -12,6 +12,9 @@
 //!    (also the pressure impulse's length) is `(dt_prev + dt) / 2`, see "Time integration";
 //! 4. [`pressure`]: 7-point Poisson projection solved by conjugate gradient preconditioned by
 //!    a [`pressure::multigrid`] W-cycle (the default) or MIC(0) (`solver.pressure_preconditioner`);
+//!    with `solver.free_surface = "ghost_fluid"` the particles' density is splatted first, the
+//!    cells' fill fractions place the surface and the surface cells whose centre is outside
+//!    the liquid are labelled air ([`ghost_fluid`], before the faces are classified);
 //! 5. [`density`] (every substep, or every `solver.volume_correction_interval` of simulated
 //!    time, see [`density::correction_due`]): a position correction that spreads over-dense
 //!    particles back to the seeding density (a second Poisson solve with the same matrix),
@@ -112,6 +115,8 @@ struct Workspace {
     /// correction's displacement, m, on the faces (one buffer: 12 bytes per cell less).
     disp: [Vec<f32>; 3],
     rho: Vec<f32>,
+    /// Ghost-fluid surface only: scratch of [`ghost_fluid::demote_surface_slivers`].
+    sliver: Vec<bool>,
     density_correction: bool,
     pressure: PressureSolver,
     extrapolator: Extrapolator,
@@ -134,6 +139,7 @@ impl Workspace {
             old: fgrid(),
             disp: std::array::from_fn(|a| vec![0.0; 2 * faces(a)]),
             rho: vec![0.0; dims.cells()],
+            sliver: Vec::new(),
             density_correction: true,
             pressure: PressureSolver::new(dims.cells()),
             extrapolator: Extrapolator::new(&dims),
@@ -234,7 +240,8 @@ impl Simulation {
             );
         }
         if scene.solver.free_surface == settings::FreeSurface::GhostFluid {
-            ws.pressure.air_phi = vec![0.0; dims.cells()];
+            ws.pressure.fill = vec![0.0; dims.cells()];
+            ws.sliver = vec![false; dims.cells()];
         }
         // The workspace's solver starts with MIC(0) (`PressureSolver::new`).
         let choice = scene.solver.pressure_preconditioner;
@@ -465,6 +472,11 @@ fn substep(
     transfer::label_cells(&d, &ws.sorted, &mut ws.labels);
     ws.emission.open_faces(&d, &mut ws.labels);
     ws.solids.label_solid_cells(&d, time, &mut ws.labels);
+    let ghost = !ws.pressure.fill.is_empty();
+    if ghost {
+        let (fill, labels) = (&mut ws.pressure.fill, &mut ws.labels);
+        ghost_fluid::place_surface(&d, &ws.sorted, &mut ws.rho, fill, labels, &mut ws.sliver);
+    }
     forces::classify_faces(&d, &ws.labels, &mut ws.kinds);
     ws.solids.close_faces(&mut ws.kinds);
     ws.solids
@@ -478,9 +490,6 @@ fn substep(
     secs.forces += t.elapsed().as_secs_f64();
 
     let t = Instant::now();
-    if !ws.pressure.air_phi.is_empty() {
-        ghost_fluid::air_level_set(&d, &ws.sorted, &ws.labels, &mut ws.pressure.air_phi);
-    }
     let stats = ws.pressure.project(
         &d,
         &ws.labels,
@@ -520,7 +529,11 @@ fn substep(
     // How far the density correction moved any particle (bounds the containment's work).
     let mut moved = Some(0.0);
     if correct {
-        density::splat_density(&d, &ws.sorted, &mut ws.rho);
+        // With the ghost fluid the density was splatted before the projection, at these
+        // positions.
+        if !ghost {
+            density::splat_density(&d, &ws.sorted, &mut ws.rho);
+        }
         let st = ws.pressure.density_displacement(
             &d,
             &ws.kinds,

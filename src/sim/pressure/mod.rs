@@ -129,10 +129,10 @@ pub struct PressureSolver {
     /// (0: none to start from).
     warm: Vec<f32>,
     warm_dt: f32,
-    /// Ghost-fluid free surface (`solver.free_surface`): the air cells' level set, m, which the
-    /// stepper fills before each projection ([`super::ghost_fluid::air_level_set`]); empty with
+    /// Ghost-fluid free surface (`solver.free_surface`): every cell's fill fraction, which the
+    /// stepper fills before each projection ([`super::ghost_fluid::fill_fraction`]); empty with
     /// the staircase surface.
-    pub air_phi: Vec<f32>,
+    pub fill: Vec<f32>,
 }
 
 impl PressureSolver {
@@ -151,7 +151,7 @@ impl PressureSolver {
             preconditioner: Preconditioning::Mic0(Mic0::new(cells)),
             warm: vec![0.0; cells],
             warm_dt: 0.0,
-            air_phi: Vec::new(),
+            fill: Vec::new(),
         }
     }
 
@@ -188,8 +188,8 @@ impl PressureSolver {
         }
         // After the weights (which set the diagonal to the sum of the open fractions): the
         // ghost-fluid air terms are added on top of either diagonal.
-        if self.air_phi.len() == d.cells() {
-            self.sys.add_air_terms(d, labels, &self.air_phi);
+        if self.fill.len() == d.cells() {
+            self.sys.add_air_terms(d, labels, &self.fill);
         }
         let nf = self.sys.nf;
         for v in [
@@ -353,11 +353,12 @@ impl PressureSolver {
         let (q, nb, ijk_of) = (&self.q, &self.sys.nb, &self.sys.ijk_of[..nf]);
         // Ghost fluid: a face between a fluid row and air gets `(0 - q_c) / theta`. (A wall
         // neighbour also points at the dummy row, but its face is no fluid face.)
-        let (ghost, phi, h) = (self.air_phi.len() == d.cells(), &self.air_phi, d.h);
+        let (ghost, fill) = (self.fill.len() == d.cells(), &self.fill);
         let plane = d.n[0] * d.n[1];
-        let air_scale = |c: usize| {
+        // `c` the fluid row's cell, `m` its air neighbour.
+        let air_scale = |c: usize, m: usize| {
             if ghost {
-                1.0 / super::ghost_fluid::theta(phi[c], h)
+                1.0 / super::ghost_fluid::theta(fill[c], fill[m])
             } else {
                 1.0
             }
@@ -383,14 +384,15 @@ impl PressureSolver {
                     unsafe {
                         if kinds[a][lower] == FaceKind::Fluid {
                             let g = if below == nf {
-                                air_scale(c - step)
+                                air_scale(c, c - step)
                             } else {
                                 1.0
                             };
                             *ptr[a].get(lower) -= ((q[r] - q[below]) * g) as f32;
                         }
                         if above == nf && kinds[a][upper] == FaceKind::Fluid {
-                            *ptr[a].get(upper) -= ((q[above] - q[r]) * air_scale(c + step)) as f32;
+                            *ptr[a].get(upper) -=
+                                ((q[above] - q[r]) * air_scale(c, c + step)) as f32;
                         }
                     }
                 }

@@ -45,6 +45,8 @@ pub struct System {
     /// non-solid neighbours, `sum over air neighbours (1 / theta - 1)` (all 0 with the
     /// staircase surface; see [`System::add_air_terms`]).
     pub air: Vec<f64>,
+    /// Whether [`Self::air`] was set by [`System::add_air_terms`] for this system.
+    pub has_air: bool,
     /// Open fraction of each row's faces `[-x, +x, -y, +y, -z, +z]` (Batty 2007; 0 across a
     /// solid cell), valid when `fractional`.
     pub w: Vec<[f32; 6]>,
@@ -76,6 +78,7 @@ impl System {
             diag: vec![0.0; cells + 1],
             nf: 0,
             air: vec![0.0; cells + 1],
+            has_air: false,
             w: Vec::new(),
             cut: Vec::new(),
             fractional: false,
@@ -85,6 +88,7 @@ impl System {
     /// Numbers the fluid cells, finds each row's neighbours and diagonal.
     pub fn build(&mut self, d: &GridDims, labels: &[CellLabel]) {
         self.fractional = false;
+        self.has_air = false;
         let n = d.n;
         let plane = n[0] * n[1];
         let planes_per_task = (SETUP_CELLS / plane).max(1);
@@ -174,12 +178,13 @@ impl System {
 
     /// The ghost-fluid free surface (an addition to the staircase matrix, after [`Self::build`]):
     /// each fluid row gains `1 / theta - 1` on its diagonal per air neighbour, `theta` from the
-    /// level set `phi_air` (m) at that neighbour's centre ([`super::super::ghost_fluid`]),
+    /// fill fractions `fill` of the row's cell and that neighbour ([`super::super::ghost_fluid`]),
     /// recorded in [`Self::air`]. Symmetric: only diagonals change.
-    pub fn add_air_terms(&mut self, d: &GridDims, labels: &[CellLabel], phi_air: &[f32]) {
+    pub fn add_air_terms(&mut self, d: &GridDims, labels: &[CellLabel], fill: &[f32]) {
         let nf = self.nf;
-        let (n, h) = (d.n, d.h);
+        let n = d.n;
         let plane = n[0] * n[1];
+        self.has_air = true;
         self.air[..nf]
             .par_iter_mut()
             .zip(self.diag[..nf].par_iter_mut())
@@ -190,7 +195,7 @@ impl System {
                 let mut extra = 0.0;
                 for m in [c - 1, c + 1, c - n[0], c + n[0], c - plane, c + plane] {
                     if labels[m] == CellLabel::Empty {
-                        extra += 1.0 / super::super::ghost_fluid::theta(phi_air[m], h) - 1.0;
+                        extra += 1.0 / super::super::ghost_fluid::theta(fill[c], fill[m]) - 1.0;
                     }
                 }
                 *air = extra;

@@ -27,6 +27,7 @@
 //! the V-cycle visits only those spans, so the work follows the liquid, not the box.
 
 use super::super::super::mac_grid::CellLabel;
+use super::super::super::sync_ptr::SyncPtr;
 use rayon::prelude::*;
 
 pub(super) const AIR: u8 = CellLabel::Empty as u8;
@@ -346,6 +347,39 @@ impl Level {
 
     /// The inverse diagonal and the diagonal (by colour, 0 on every entry of a compact row that
     /// is not a fluid cell) and the fluid spans.
+    /// Adds `extra[r]` to the diagonal of the fluid cell `cells[r]` (natural index; strictly
+    /// increasing) and updates its inverse: the ghost-fluid surface's air terms
+    /// ([`super::super::system::System::add_air_terms`]) on the finest level.
+    pub fn add_to_diagonal(&mut self, cells: &[u32], extra: &[f64]) {
+        let (nx, ny) = (self.n[0], self.n[1]);
+        let (h, half) = (self.h, self.half);
+        let (dg, inv) = (
+            SyncPtr(self.diag.as_mut_ptr()),
+            SyncPtr(self.invd.as_mut_ptr()),
+        );
+        let len = self.diag.len();
+        cells
+            .par_iter()
+            .zip(extra.par_iter())
+            .with_min_len(SETUP_CELLS)
+            .for_each(|(&c, &e)| {
+                if e == 0.0 {
+                    return;
+                }
+                let c = c as usize;
+                let (i, row) = (c % nx, c / nx);
+                let (j, k) = (row % ny, row / ny);
+                let x = ((i + j + k) & 1) * half + row * h + (i >> 1);
+                assert!(x < len);
+                // SAFETY: in bounds (checked); the cells are distinct, so is their index.
+                unsafe {
+                    let d = dg.get(x);
+                    *d += e as f32;
+                    *inv.get(x) = 1.0 / *d;
+                }
+            });
+    }
+
     fn finish_setup(&mut self) {
         let n = self.n;
         let st = self.strides();
