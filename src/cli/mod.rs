@@ -14,6 +14,7 @@ macro_rules! say {
 }
 pub(crate) use say;
 
+pub mod alloc;
 pub mod mesh;
 pub mod preview;
 pub mod resume;

@@ -64,7 +64,13 @@
 //! clip applied in the splat's own loop, velocities read in place, the counting sorts parallel;
 //! same bytes). A second splat pass for the velocities, over only the rows marching cubes reads
 //! (28% of the splatted rows), was tried and dropped: the first pass got 55 ms cheaper, but the
-//! second's walk over the 27 neighbour blocks' particles cost 130 ms.
+//! second's walk over the 27 neighbour blocks' particles cost 130 ms. Session 9 (ten rounds
+//! alternating with the session-8 binary, 2 threads, shared 2-core machine): median 0.850 ->
+//! 0.810 s (huge pages for the big arrays: the binary's allocator, `cli/alloc.rs`; the position
+//! copies in one pass; same bytes). Tried there and dropped (same bytes, no gain or a loss): a
+//! row-major splat (per-row kernel lists, sums in registers: the splat is bound by the walk's
+//! scattered reads of velocities and ellipsoids, not by the accumulator stores; 0.875 -> 0.95
+//! s), and the velocities gathered once in binned order for the splat (the misses moved there).
 //!
 //! Splatting works as in [`super::level_set`]: per block, particles in a fixed order, so the
 //! bytes do not depend on the thread count.

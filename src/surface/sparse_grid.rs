@@ -67,6 +67,30 @@ impl<'a> Points<'a> {
     }
 }
 
+/// `f(order[k])` for every `k`, as three arrays (one per coordinate), in one parallel pass:
+/// the scattered reads of a point's three coordinates are issued together (one pass per
+/// coordinate made each a separate miss, three times over the permutation).
+pub fn gather3(order: &[u32], f: impl Fn(usize) -> [f32; 3] + Sync) -> [Vec<f32>; 3] {
+    const CHUNK: usize = 1 << 13;
+    let n = order.len();
+    let mut out: [Vec<f32>; 3] = std::array::from_fn(|_| vec![0f32; n]);
+    let [x, y, z] = &mut out;
+    order
+        .par_chunks(CHUNK)
+        .zip(x.par_chunks_mut(CHUNK))
+        .zip(y.par_chunks_mut(CHUNK))
+        .zip(z.par_chunks_mut(CHUNK))
+        .for_each(|(((o, x), y), z)| {
+            for (k, &i) in o.iter().enumerate() {
+                let v = f(i as usize);
+                x[k] = v[0];
+                y[k] = v[1];
+                z[k] = v[2];
+            }
+        });
+    out
+}
+
 /// A stable counting sort of the indices of `keys` by key (`0..buckets`; [`NONE`]: left out):
 /// the first index of each bucket (`buckets + 1` entries, the last the count kept) and the
 /// indices, bucket by bucket, ascending within one. In parallel over pieces of `keys` (a
@@ -225,12 +249,10 @@ impl SparseGrid {
             .collect();
         let (start, order) = counting_sort(&keys, nd);
         drop(keys);
-        let spos: [Vec<f32>; 3] = std::array::from_fn(|a| {
-            let o = origin[a] as f64;
-            order
-                .par_iter()
-                .map(|&i| (pos.get(a, i as usize) as f64 * inv - o) as f32)
-                .collect()
+        let o = origin.map(|v| v as f64);
+        let spos = gather3(&order, |i| {
+            let p = pos.at(i);
+            std::array::from_fn(|a| (p[a] as f64 * inv - o[a]) as f32)
         });
         let svel: [Vec<f32>; 3] = std::array::from_fn(|a| match vel {
             Some(vel) => order.par_iter().map(|&i| vel.get(a, i as usize)).collect(),

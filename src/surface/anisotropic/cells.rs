@@ -3,7 +3,7 @@
 //! counting sort (parallel, [`counting_sort`]), with the positions copied in cell order so that the particles of a cell row
 //! are one contiguous slice of each coordinate array.
 
-use super::super::sparse_grid::{Points, counting_sort};
+use super::super::sparse_grid::{Points, counting_sort, gather3};
 use rayon::prelude::*;
 
 /// Uniform cells of size `r` over the finite particles (stable counting sort), with the
@@ -76,12 +76,7 @@ impl Cells {
         drop(keys);
         this.start = start;
         this.order = order;
-        this.sorted = std::array::from_fn(|a| {
-            this.order
-                .par_iter()
-                .map(|&i| pos.get(a, i as usize))
-                .collect()
-        });
+        this.sorted = gather3(&this.order, |i| pos.at(i));
         this
     }
 

@@ -286,13 +286,14 @@ fn mean_velocity(g: &SparseGrid, ks: &Kernels, dense: u32) -> [f32; 3] {
     if n == 0 {
         return [0.0; 3];
     }
-    std::array::from_fn(|a| {
-        let sum: f64 = g.order[range.clone()]
-            .iter()
-            .map(|&i| ks.vel.get(a, i as usize) as f64)
-            .sum();
-        (sum / n as f64) as f32
-    })
+    // One pass, three sums (each in binned order, as three passes would add them).
+    let mut sum = [0f64; 3];
+    for &i in &g.order[range] {
+        for (s, v) in sum.iter_mut().zip(ks.vel.at(i as usize)) {
+            *s += v as f64;
+        }
+    }
+    sum.map(|s| (s / n as f64) as f32)
 }
 
 /// Adds weights `wk` (0 where nothing is added) to row `r`'s sums.
