@@ -55,7 +55,7 @@ use super::reduce;
 use super::settings::PressurePreconditioner;
 use super::sync_ptr::SyncPtr;
 use rayon::prelude::*;
-use system::{NONE, System};
+use system::System;
 
 /// Fewest rows (cells) per task of the passes that set up and finish a solve (once per solve,
 /// not per CG iteration): finer than the CG loop's vector operations ([`reduce::MIN_TASK`]),
@@ -262,13 +262,23 @@ impl PressureSolver {
         let stats = self.solve(tolerance, max_iterations, use_warm);
         self.apply(d, kinds, vel);
         // Keep this pressure (per cell, zero outside the fluid) for the next substep's start.
+        // Per chunk of cells: zeroes, then the rows whose cells lie in the chunk (the rows'
+        // cells increase, so they are a range of rows, found by bisection): a fill and a
+        // sequential write of the fluid cells rather than a test of every cell.
         self.warm.resize(d.cells(), 0.0);
-        let (q, row_of) = (&self.q, &self.sys.row_of);
+        let (q, cell_of) = (&self.q[..nf], &self.sys.cell_of[..nf]);
         self.warm
-            .par_iter_mut()
-            .zip(row_of.par_iter())
-            .with_min_len(SETUP_CELLS)
-            .for_each(|(w, &r)| *w = if r == NONE { 0.0 } else { q[r as usize] as f32 });
+            .par_chunks_mut(SETUP_CELLS)
+            .enumerate()
+            .for_each(|(t, w)| {
+                let c0 = t * SETUP_CELLS;
+                w.fill(0.0);
+                let r0 = cell_of.partition_point(|&c| (c as usize) < c0);
+                let r1 = cell_of.partition_point(|&c| (c as usize) < c0 + w.len());
+                for (&c, &q) in cell_of[r0..r1].iter().zip(&q[r0..r1]) {
+                    w[c as usize - c0] = q as f32;
+                }
+            });
         self.warm_dt = dt;
         stats
     }
