@@ -55,7 +55,7 @@ use super::reduce;
 use super::settings::PressurePreconditioner;
 use super::sync_ptr::SyncPtr;
 use rayon::prelude::*;
-use system::{NONE, System};
+use system::System;
 
 /// Fewest rows (cells) per task of the passes that set up and finish a solve (once per solve,
 /// not per CG iteration): finer than the CG loop's vector operations ([`reduce::MIN_TASK`]),
@@ -246,7 +246,8 @@ impl PressureSolver {
                 .zip(ijk_of.par_iter())
                 .with_min_len(SETUP_ROWS)
                 .for_each(|(b, &[i, j, k])| {
-                    *b = -divergence_at(d, vel, i as usize, j as usize, k as usize);
+                    let (i, j, k) = (i as usize, j as usize, k as usize);
+                    *b = -divergence_fast(d, vel, d.cell(i, j, k), j, k);
                 });
         }
         let open = solid.map(|s| s.open);
@@ -261,13 +262,23 @@ impl PressureSolver {
         let stats = self.solve(tolerance, max_iterations, use_warm);
         self.apply(d, kinds, vel);
         // Keep this pressure (per cell, zero outside the fluid) for the next substep's start.
+        // Per chunk of cells: zeroes, then the rows whose cells lie in the chunk (the rows'
+        // cells increase, so they are a range of rows, found by bisection): a fill and a
+        // sequential write of the fluid cells rather than a test of every cell.
         self.warm.resize(d.cells(), 0.0);
-        let (q, row_of) = (&self.q, &self.sys.row_of);
+        let (q, cell_of) = (&self.q[..nf], &self.sys.cell_of[..nf]);
         self.warm
-            .par_iter_mut()
-            .zip(row_of.par_iter())
-            .with_min_len(SETUP_CELLS)
-            .for_each(|(w, &r)| *w = if r == NONE { 0.0 } else { q[r as usize] as f32 });
+            .par_chunks_mut(SETUP_CELLS)
+            .enumerate()
+            .for_each(|(t, w)| {
+                let c0 = t * SETUP_CELLS;
+                w.fill(0.0);
+                let r0 = cell_of.partition_point(|&c| (c as usize) < c0);
+                let r1 = cell_of.partition_point(|&c| (c as usize) < c0 + w.len());
+                for (&c, &q) in cell_of[r0..r1].iter().zip(&q[r0..r1]) {
+                    w[c as usize - c0] = q as f32;
+                }
+            });
         self.warm_dt = dt;
         stats
     }
@@ -365,39 +376,67 @@ impl PressureSolver {
         };
         let ptr: [SyncPtr<f32>; 3] = std::array::from_fn(|a| SyncPtr(vel[a].as_mut_ptr()));
         let lens: [usize; 3] = std::array::from_fn(|a| vel[a].len());
+        let [k0, k1, k2] = [&kinds[0][..], &kinds[1][..], &kinds[2][..]];
+        let kinds = [k0, k1, k2];
+        let nx = d.n[0];
+        // The step between a cell and its neighbour along each axis, in cells and on that
+        // axis's face grid alike (component a's grid has n + e_a nodes).
+        let step = [1, nx, plane];
         ijk_of
             .par_iter()
             .enumerate()
             .with_min_len(SETUP_ROWS)
             .for_each(|(r, ijk)| {
-                let ijk = ijk.map(|x| x as usize);
+                let [i, j, k] = ijk.map(|x| x as usize);
+                let c = d.cell(i, j, k);
+                // The lower face of the cell on each component's grid: `face_index` below.
+                let lower = face_index(d, c, j, k);
+                let (nbr, qr) = (&nb[r], q[r]);
                 for a in 0..3 {
-                    let m = d.face_n(a);
-                    let lower = ijk[0] + m[0] * (ijk[1] + m[1] * ijk[2]);
-                    let upper = lower + [1, m[0], m[0] * m[1]][a];
-                    assert!(upper < lens[a]);
-                    let (below, above) = (nb[r][2 * a] as usize, nb[r][2 * a + 1] as usize);
+                    let (lower, upper) = (lower[a], lower[a] + step[a]);
+                    assert!(upper < lens[a] && upper < kinds[a].len());
+                    let (below, above) = (nbr[2 * a] as usize, nbr[2 * a + 1] as usize);
                     // SAFETY: a fluid face is written only by the fluid row above it or, when that
                     // cell is air, by the fluid row below it: one writer per face.
-                    let c = d.cell(ijk[0], ijk[1], ijk[2]);
-                    let step = [1, d.n[0], plane][a];
                     unsafe {
                         if kinds[a][lower] == FaceKind::Fluid {
                             let g = if below == nf {
-                                air_scale(c, c - step)
+                                air_scale(c, c - step[a])
                             } else {
                                 1.0
                             };
-                            *ptr[a].get(lower) -= ((q[r] - q[below]) * g) as f32;
+                            *ptr[a].get(lower) -= ((qr - q[below]) * g) as f32;
                         }
                         if above == nf && kinds[a][upper] == FaceKind::Fluid {
                             *ptr[a].get(upper) -=
-                                ((q[above] - q[r]) * air_scale(c, c + step)) as f32;
+                                ((q[above] - qr) * air_scale(c, c + step[a])) as f32;
                         }
                     }
                 }
             });
     }
+}
+
+/// The lower face of cell `c = (i, j, k)` on each face component's grid (component `a`'s
+/// grid has `n + e_a` nodes, x fastest): `c + j + ny k`, `c + nx k` and `c`. The upper face
+/// is one step further (1, `nx` or `nx ny`: the cells' own steps).
+#[inline(always)]
+fn face_index(d: &GridDims, c: usize, j: usize, k: usize) -> [usize; 3] {
+    [c + j + d.n[1] * k, c + d.n[0] * k, c]
+}
+
+/// [`divergence_at`] from the cell index `c` of `(i, j, k)` (the same sum, fewer index
+/// multiplications).
+#[inline(always)]
+fn divergence_fast(d: &GridDims, vel: &[Vec<f32>; 3], c: usize, j: usize, k: usize) -> f64 {
+    let lower = face_index(d, c, j, k);
+    let step = [1, d.n[0], d.n[0] * d.n[1]];
+    let mut s = 0.0f64;
+    for (a, v) in vel.iter().enumerate() {
+        let lo = lower[a];
+        s += v[lo + step[a]] as f64 - v[lo] as f64;
+    }
+    s
 }
 
 /// `sum_a (u_a+ - u_a-)` of cell `(i, j, k)`: the divergence times `h` (velocity units).

@@ -366,15 +366,15 @@ impl<'a> Sweep<'a> {
                 let u = |o: usize| std::slice::from_raw_parts_mut(self.up.get(o + m0), mb - m0);
                 let (ue, uo) = (u(ev), u(od));
                 let (ie, io) = (&self.invd[ev + m0..ev + mb], &self.invd[od + m0..od + mb]);
-                for t in 0..mb - m0 {
-                    let v = 0.75 * line[t] + 0.25 * line[t + 1];
-                    let s = ue[t] + v;
-                    ue[t] = if ie[t] != 0.0 { s } else { ue[t] };
+                // Slices of the exact length (no bounds tests: the loops vectorise).
+                let (l0, l1) = (&line[..mb - m0], &line[1..mb - m0 + 1]);
+                for (((u, &i), &a), &b) in ue.iter_mut().zip(ie).zip(l0).zip(l1) {
+                    let s = *u + (0.75 * a + 0.25 * b);
+                    *u = if i != 0.0 { s } else { *u };
                 }
-                for t in 0..mb - m0 {
-                    let v = 0.75 * line[t + 1] + 0.25 * line[t];
-                    let s = uo[t] + v;
-                    uo[t] = if io[t] != 0.0 { s } else { uo[t] };
+                for (((u, &i), &a), &b) in uo.iter_mut().zip(io).zip(l0).zip(l1) {
+                    let s = *u + (0.75 * b + 0.25 * a);
+                    *u = if i != 0.0 { s } else { *u };
                 }
             }
             m0 = mb;
