@@ -71,20 +71,23 @@ pub fn theta(f_fluid: f32, f_air: f32) -> f64 {
 pub fn place_surface(
     d: &GridDims,
     sp: &SortedParticles,
+    share: Option<&[f32]>,
     rho: &mut [f32],
     fill: &mut [f32],
     labels: &mut [CellLabel],
     mark: &mut [bool],
 ) {
     super::density::splat_density(d, sp, rho);
-    fill_fraction(d, rho, fill);
+    fill_fraction(d, rho, share, fill);
     demote_surface_slivers(d, fill, labels, mark);
 }
 
-/// The fill fraction `f = rho / rho_rest` of every cell from the splatted density `rho`
-/// (`rho_rest` the seeding density times 7/8 per axis along which the cell touches the wall
-/// layer, as in the volume correction).
-pub fn fill_fraction(d: &GridDims, rho: &[f32], fill: &mut [f32]) {
+/// The fill fraction `f = rho / rho_rest` of every cell from the splatted density `rho`:
+/// `rho_rest` is the seeding density times the share of the cell's kernel open to particles,
+/// 7/8 per axis along which the cell touches the wall layer (as in the volume correction) or,
+/// next to an obstacle, `share` ([`super::rest_share`], which takes off the wall layer too;
+/// 1 or NaN where not computed, far from the obstacles).
+pub fn fill_fraction(d: &GridDims, rho: &[f32], share: Option<&[f32]>, fill: &mut [f32]) {
     let n = d.n;
     let plane = n[0] * n[1];
     let rest = super::density::REST_DENSITY;
@@ -98,7 +101,13 @@ pub fn fill_fraction(d: &GridDims, rho: &[f32], fill: &mut [f32]) {
                     let at = [i, j, k];
                     let walls = (0..3).filter(|&a| at[a] == 1 || at[a] + 2 == n[a]).count();
                     let c = i + n[0] * j;
-                    out[c] = rp[c] / (rest * 0.875f32.powi(walls as i32));
+                    let mut open = 0.875f32.powi(walls as i32);
+                    if let Some(s) = share.map(|s| s[c + plane * k])
+                        && s < open
+                    {
+                        open = s;
+                    }
+                    out[c] = rp[c] / (rest * open);
                 }
             }
         });

@@ -40,6 +40,7 @@
 use super::cell_sort::SortedParticles;
 use super::friction::FrictionFaces;
 use super::mac_grid::{CellLabel, FaceKind, GridDims, SolidFaces};
+use super::rest_share::ShareCells;
 use crate::geometry::face_fractions::{FaceFractions, face_fractions_into};
 use crate::geometry::solid::{PosedSolid, Solid};
 use crate::geometry::transform::{Pose, RigidVelocity};
@@ -330,6 +331,16 @@ impl SolidState {
     /// valid in the fluid cells); `None` without obstacles. Static obstacles: each cell computed
     /// once, the first time it is fluid.
     pub fn kernel_share(&mut self, d: &GridDims, t: f64, labels: &[CellLabel]) -> Option<&[f32]> {
+        self.share_of(d, t, ShareCells::Fluid(labels))
+    }
+
+    /// [`Self::kernel_share`] valid in the fluid cells and their non-solid face neighbours:
+    /// the ghost-fluid surface's rest density ([`super::ghost_fluid::fill_fraction`]).
+    pub fn surface_share(&mut self, d: &GridDims, t: f64, labels: &[CellLabel]) -> Option<&[f32]> {
+        self.share_of(d, t, ShareCells::FluidAndNeighbours(labels))
+    }
+
+    fn share_of(&mut self, d: &GridDims, t: f64, only: ShareCells<'_>) -> Option<&[f32]> {
         if !self.active() {
             return None;
         }
@@ -349,7 +360,7 @@ impl SolidState {
             &self.cell_phi,
             &phi,
             8,
-            Some(labels),
+            only,
             !animated,
             &mut self.share,
         );
