@@ -318,9 +318,7 @@ impl Simulation {
         (fluid, ws.last_solve)
     }
 
-    /// Ghost-fluid surface only (else `None`): the last substep's grid size, each cell's
-    /// label as the projection saw it (after [`ghost_fluid::demote_surface_slivers`]) and fill
-    /// fraction. For tests.
+    /// Ghost fluid only: grid size, labels as the last projection saw them, fill fractions.
     #[doc(hidden)]
     pub fn ghost_surface(&self) -> Option<([usize; 3], &[CellLabel], &[f32])> {
         let ws = &self.ws;

@@ -148,6 +148,9 @@ pub struct SolidState {
     /// Each cell's kernel open share ([`super::rest_share`]) and the time it was computed for.
     share: Vec<f32>,
     share_time: Option<f64>,
+    /// Moving obstacles: the time of the last [`Self::surface_share`], whose cells include the
+    /// fluid cells of the density correction at that time (which then reuses it).
+    surface_share_time: Option<f64>,
 }
 
 impl SolidState {
@@ -183,6 +186,7 @@ impl SolidState {
             sealed_any: false,
             share: vec![1.0; cells],
             share_time: None,
+            surface_share_time: None,
         }
         .with_poses()
     }
@@ -345,6 +349,12 @@ impl SolidState {
             return None;
         }
         let animated = self.obstacles.animated();
+        let surface = matches!(only, ShareCells::FluidAndNeighbours(_));
+        if animated && !surface && self.surface_share_time == Some(t) {
+            // The ghost fluid's share at this time covers these fluid cells (same poses).
+            return Some(&self.share);
+        }
+        self.surface_share_time = (animated && surface).then_some(t);
         if self.share_time.is_none() {
             // Static obstacles: every cell unknown (NaN) until it first holds liquid.
             self.share.fill(f32::NAN);
