@@ -115,15 +115,22 @@ fn frames_after_the_first_do_not_allocate_in_substeps() {
             .scene
     };
     let obstacle_particles = surge::sources::seed_particles(&with_obstacles, &[]);
-    for threads in [1, 2] {
-        let counts = frame_allocations(&with_obstacles, &obstacle_particles, threads);
-        eprintln!("obstacles, {threads} thread(s): (substeps, allocations) per frame {counts:?}");
-        assert!(counts.iter().all(|&(n, _)| n == 12), "{counts:?}");
-        let least = counts.iter().map(|&(_, a)| a).min().unwrap();
-        assert_eq!(
-            least, threads,
-            "obstacles: no frame without allocations in its substeps: {counts:?}"
-        );
+    // Both free surfaces (the ghost fluid reads the obstacles' kernel share).
+    for surface in [FreeSurface::Staircase, FreeSurface::GhostFluid] {
+        let mut with_obstacles = with_obstacles.clone();
+        with_obstacles.solver.free_surface = surface;
+        for threads in [1, 2] {
+            let counts = frame_allocations(&with_obstacles, &obstacle_particles, threads);
+            eprintln!(
+                "obstacles, {surface:?}, {threads} thread(s): (substeps, allocations) per frame {counts:?}"
+            );
+            assert!(counts.iter().all(|&(n, _)| n == 12), "{counts:?}");
+            let least = counts.iter().map(|&(_, a)| a).min().unwrap();
+            assert_eq!(
+                least, threads,
+                "obstacles, {surface:?}: no frame without allocations in its substeps: {counts:?}"
+            );
+        }
     }
     for (pc, transfer, surface) in [
         (

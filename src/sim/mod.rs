@@ -318,6 +318,13 @@ impl Simulation {
         (fluid, ws.last_solve)
     }
 
+    /// Ghost fluid only: grid size, labels as the last projection saw them, fill fractions.
+    #[doc(hidden)]
+    pub fn ghost_surface(&self) -> Option<([usize; 3], &[CellLabel], &[f32])> {
+        let ws = &self.ws;
+        (!ws.pressure.fill.is_empty()).then(|| (ws.dims.n, &ws.labels[..], &ws.pressure.fill[..]))
+    }
+
     /// Fewest rows per block of the block-Jacobi MIC(0) preconditioner (for tests: a small
     /// value exercises the parallel blocks on small scenes).
     #[doc(hidden)]
@@ -474,8 +481,11 @@ fn substep(
     ws.solids.label_solid_cells(&d, time, &mut ws.labels);
     let ghost = !ws.pressure.fill.is_empty();
     if ghost {
+        // The obstacles' share of the density kernel, at the fluid cells and their neighbours.
+        let share = ws.solids.surface_share(&d, time, &ws.labels);
         let (fill, labels) = (&mut ws.pressure.fill, &mut ws.labels);
-        ghost_fluid::place_surface(&d, &ws.sorted, &mut ws.rho, fill, labels, &mut ws.sliver);
+        let (sp, rho, mark) = (&ws.sorted, &mut ws.rho, &mut ws.sliver);
+        ghost_fluid::place_surface(&d, sp, share, rho, fill, labels, mark);
     }
     forces::classify_faces(&d, &ws.labels, &mut ws.kinds);
     ws.solids.close_faces(&mut ws.kinds);

@@ -52,16 +52,48 @@ pub const SLIVER_SLACK: f32 = 0.5;
 /// density).
 pub const MIN_SHARE: f32 = 0.02;
 
+/// Which cells [`kernel_open_share`] computes (the others get 1, or keep their value when
+/// lazy).
+#[derive(Clone, Copy)]
+pub enum ShareCells<'a> {
+    /// The cells labelled fluid (the density correction's rows).
+    Fluid(&'a [CellLabel]),
+    /// The fluid cells and their face neighbours that are not solid (the ghost-fluid surface's
+    /// fill fractions, [`super::ghost_fluid`], are read on both sides of the surface).
+    FluidAndNeighbours(&'a [CellLabel]),
+}
+
+impl ShareCells<'_> {
+    fn wants(&self, d: &GridDims, c: usize) -> bool {
+        match *self {
+            ShareCells::Fluid(l) => l[c] == CellLabel::Fluid,
+            ShareCells::FluidAndNeighbours(l) => {
+                let n = d.n;
+                let plane = n[0] * n[1];
+                let (i, j, k) = (c % n[0], (c / n[0]) % n[1], c / plane);
+                let inner = i > 0 && j > 0 && k > 0;
+                let inner = inner && i + 1 < n[0] && j + 1 < n[1] && k + 1 < n[2];
+                l[c] == CellLabel::Fluid
+                    || (inner
+                        && l[c] != CellLabel::Solid
+                        && [1, n[0], plane]
+                            .iter()
+                            .any(|&s| l[c - s] == CellLabel::Fluid || l[c + s] == CellLabel::Fluid))
+            }
+        }
+    }
+}
+
 /// Fills `share` (one per cell) from the cell-centre distances `cell_phi` (m; a lower bound is
-/// enough) and the solids' distance `phi` at a point (m), with `samples` points per axis; with
-/// `only`, just the cells labelled fluid there (the others get 1, or keep their value when
-/// `lazy`); with `lazy`, only cells still holding NaN (not computed yet) are computed.
+/// enough) and the solids' distance `phi` at a point (m), with `samples` points per axis, in
+/// the cells `only` names (the others get 1, or keep their value when `lazy`); with `lazy`,
+/// only cells still holding NaN (not computed yet) are computed.
 pub fn kernel_open_share(
     d: &GridDims,
     cell_phi: &[f32],
     phi: &(dyn Fn([f64; 3]) -> f64 + Sync),
     samples: usize,
-    only: Option<&[CellLabel]>,
+    only: ShareCells<'_>,
     lazy: bool,
     share: &mut [f32],
 ) {
@@ -79,8 +111,7 @@ pub fn kernel_open_share(
         .for_each(|(row, (out, cp))| {
             let (j, k) = (row % n[1], row / n[1]);
             for (i, (o, &pc)) in out.iter_mut().zip(cp).enumerate() {
-                let skip = only.is_some_and(|l| l[i + n[0] * row] != CellLabel::Fluid)
-                    || (lazy && !o.is_nan());
+                let skip = !only.wants(d, i + n[0] * row) || (lazy && !o.is_nan());
                 // A cell whose centre is deeper in the solid than its half diagonal plus the
                 // push-out distance holds no particle: its share is never used.
                 if skip {

@@ -40,6 +40,7 @@
 use super::cell_sort::SortedParticles;
 use super::friction::FrictionFaces;
 use super::mac_grid::{CellLabel, FaceKind, GridDims, SolidFaces};
+use super::rest_share::ShareCells;
 use crate::geometry::face_fractions::{FaceFractions, face_fractions_into};
 use crate::geometry::solid::{PosedSolid, Solid};
 use crate::geometry::transform::{Pose, RigidVelocity};
@@ -147,6 +148,9 @@ pub struct SolidState {
     /// Each cell's kernel open share ([`super::rest_share`]) and the time it was computed for.
     share: Vec<f32>,
     share_time: Option<f64>,
+    /// Moving obstacles: the time of the last [`Self::surface_share`], whose cells include the
+    /// fluid cells of the density correction at that time (which then reuses it).
+    surface_share_time: Option<f64>,
 }
 
 impl SolidState {
@@ -182,6 +186,7 @@ impl SolidState {
             sealed_any: false,
             share: vec![1.0; cells],
             share_time: None,
+            surface_share_time: None,
         }
         .with_poses()
     }
@@ -330,10 +335,26 @@ impl SolidState {
     /// valid in the fluid cells); `None` without obstacles. Static obstacles: each cell computed
     /// once, the first time it is fluid.
     pub fn kernel_share(&mut self, d: &GridDims, t: f64, labels: &[CellLabel]) -> Option<&[f32]> {
+        self.share_of(d, t, ShareCells::Fluid(labels))
+    }
+
+    /// [`Self::kernel_share`] valid in the fluid cells and their non-solid face neighbours:
+    /// the ghost-fluid surface's rest density ([`super::ghost_fluid::fill_fraction`]).
+    pub fn surface_share(&mut self, d: &GridDims, t: f64, labels: &[CellLabel]) -> Option<&[f32]> {
+        self.share_of(d, t, ShareCells::FluidAndNeighbours(labels))
+    }
+
+    fn share_of(&mut self, d: &GridDims, t: f64, only: ShareCells<'_>) -> Option<&[f32]> {
         if !self.active() {
             return None;
         }
         let animated = self.obstacles.animated();
+        let surface = matches!(only, ShareCells::FluidAndNeighbours(_));
+        if animated && !surface && self.surface_share_time == Some(t) {
+            // The ghost fluid's share at this time covers these fluid cells (same poses).
+            return Some(&self.share);
+        }
+        self.surface_share_time = (animated && surface).then_some(t);
         if self.share_time.is_none() {
             // Static obstacles: every cell unknown (NaN) until it first holds liquid.
             self.share.fill(f32::NAN);
@@ -349,7 +370,7 @@ impl SolidState {
             &self.cell_phi,
             &phi,
             8,
-            Some(labels),
+            only,
             !animated,
             &mut self.share,
         );
