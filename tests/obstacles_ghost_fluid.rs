@@ -8,6 +8,7 @@
 
 mod common;
 
+use common::physics::rms_speed;
 use std::path::Path;
 use surge::scene::{LoadedScene, load_str};
 use surge::sim::Simulation;
@@ -78,13 +79,7 @@ fn at_rest(json: &str, top: f64) -> Vec<f64> {
     for f in 0..60 {
         sim.advance_frame();
         let p = sim.particles();
-        let sum: f64 = (0..p.len())
-            .map(|i| {
-                let v = p.velocity(i);
-                (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]) as f64
-            })
-            .sum();
-        rms_at.push((sum / p.len() as f64).sqrt());
+        rms_at.push(rms_speed(p));
         let (air, min_fill) = cells_at_obstacle(&l, &sim, top);
         worst = (worst.0.max(air), worst.1.min(min_fill));
         assert!(

@@ -41,13 +41,7 @@ fn ghost_fluid_tank_settles() {
     let mut rms_at = Vec::new();
     run(&mut sim, s.time.frames, |sim, _| {
         let p = sim.particles();
-        let sum: f64 = (0..p.len())
-            .map(|i| {
-                let v = p.velocity(i);
-                (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]) as f64
-            })
-            .sum();
-        let rms = (sum / p.len() as f64).sqrt();
+        let rms = rms_speed(p);
         assert!(rms < 1e-2, "frame {}: rms speed {rms:e} m/s", sim.frame());
         rms_at.push(rms);
     });

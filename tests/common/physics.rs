@@ -75,6 +75,17 @@ pub fn max_speed(p: &Particles) -> f64 {
     p.max_speed() as f64
 }
 
+/// Root-mean-square particle speed, m/s (a tank at rest: how far from rest the liquid is).
+pub fn rms_speed(p: &Particles) -> f64 {
+    let sum: f64 = (0..p.len())
+        .map(|i| {
+            let v = p.velocity(i);
+            (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]) as f64
+        })
+        .sum();
+    (sum / p.len() as f64).sqrt()
+}
+
 /// Runs `frames` frames, checking conservation after each (the count falls exactly by the
 /// particles the frame reports removed from crowded cells, `solver.max_particles_per_cell`);
 /// returns per-frame reports.
