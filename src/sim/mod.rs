@@ -112,11 +112,12 @@ struct Workspace {
     kinds: [Vec<FaceKind>; 3],
     vel: [Vec<f32>; 3],
     old: [Vec<f32>; 3],
-    /// Two floats per face, used by two stages that are never live at once: the splat's
+    /// Two floats per face, used by stages that are never live at once: the splat's
     /// accumulators `[sum w v, sum w]` per face, then (its first half) the density
-    /// correction's displacement, m, on the faces (one buffer: 12 bytes per cell less).
+    /// correction's displacement, m, on the faces, and (past `d.faces(0)` in the first
+    /// component) the cells' particle density ([`split_density`]; one buffer: 16 bytes per
+    /// cell less).
     disp: [Vec<f32>; 3],
-    rho: Vec<f32>,
     /// Ghost-fluid surface only: scratch of [`ghost_fluid::demote_surface_slivers`].
     sliver: Vec<bool>,
     density_correction: bool,
@@ -140,7 +141,6 @@ impl Workspace {
             vel: fgrid(),
             old: fgrid(),
             disp: std::array::from_fn(|a| vec![0.0; 2 * faces(a)]),
-            rho: vec![0.0; dims.cells()],
             sliver: Vec::new(),
             density_correction: true,
             pressure: PressureSolver::new(dims.cells()),
@@ -442,4 +442,20 @@ impl Simulation {
         self.frame += 1;
         report
     }
+}
+
+/// The shared face buffer `disp` ([`Workspace`]) split into the three face grids (the density
+/// correction's displacement) and the cells' particle density `rho`, which lives in the
+/// splat's half of the first component: it is splatted after the velocity splat is done with
+/// those accumulators and read until the correction has moved the particles.
+fn split_density<'a>(
+    d: &GridDims,
+    disp: &'a mut [Vec<f32>; 3],
+) -> ([&'a mut [f32]; 3], &'a mut [f32]) {
+    let [d0, d1, d2] = disp;
+    let (f0, tail) = d0.split_at_mut(d.faces(0));
+    (
+        [f0, d1.as_mut_slice(), d2.as_mut_slice()],
+        &mut tail[..d.cells()],
+    )
 }

@@ -47,7 +47,8 @@ pub(super) fn substep(
         // The obstacles' share of the density kernel, at the fluid cells and their neighbours.
         let share = ws.solids.surface_share(&d, time, &ws.labels);
         let (fill, labels) = (&mut ws.pressure.fill, &mut ws.labels);
-        let (sp, rho, mark) = (&ws.sorted, &mut ws.rho, &mut ws.sliver);
+        let rho = split_density(&d, &mut ws.disp).1;
+        let (sp, mark) = (&ws.sorted, &mut ws.sliver);
         ghost_fluid::place_surface(&d, sp, share, rho, fill, labels, mark);
     }
     forces::classify_faces(&d, &ws.labels, &mut ws.kinds);
@@ -104,15 +105,16 @@ pub(super) fn substep(
     if correct {
         // With the ghost fluid the density was splatted before the projection, at these
         // positions.
+        let (faces, rho) = split_density(&d, &mut ws.disp);
         if !ghost {
-            density::splat_density(&d, &ws.sorted, &mut ws.rho);
+            density::splat_density(&d, &ws.sorted, rho);
         }
         let st = ws.pressure.density_displacement(
             &d,
             &ws.kinds,
-            &ws.rho,
+            rho,
             ws.solids.kernel_share(&d, time, &ws.labels),
-            &mut ws.disp,
+            faces,
             density::TOLERANCE,
             density::MAX_ITERATIONS.min(scene.solver.pressure_max_iterations),
         );

@@ -260,7 +260,7 @@ impl PressureSolver {
                 .for_each(|(q, &c)| *q = warm[c as usize] as f64 * scale);
         }
         let stats = self.solve(tolerance, max_iterations, use_warm);
-        self.apply(d, kinds, vel);
+        self.apply(d, kinds, vel.each_mut().map(|v| v.as_mut_slice()));
         // Keep this pressure (per cell, zero outside the fluid) for the next substep's start.
         // Per chunk of cells: zeroes, then the rows whose cells lie in the chunk (the rows'
         // cells increase, so they are a range of rows, found by bisection): a fill and a
@@ -287,8 +287,8 @@ impl PressureSolver {
     /// `A q = e_c h` on the fluid cells (`e_c` the relative over-density, see
     /// [`super::density`]; `share`: each cell's kernel share open to particles next to
     /// obstacles, [`super::rest_share`]) and writes the displacement `-grad q` (m) to the fluid
-    /// faces of `disp` (zero elsewhere on the face grids; entries past `d.faces(a)`, the splat's
-    /// half of the shared buffer, are left alone). Moving the particles by it makes over-dense
+    /// faces of `disp` (zero elsewhere on the face grids; entries past `d.faces(a)`, if any, are
+    /// left alone). Moving the particles by it makes over-dense
     /// cells expand by their excess volume.
     #[allow(clippy::too_many_arguments)]
     pub fn density_displacement(
@@ -297,7 +297,7 @@ impl PressureSolver {
         kinds: &[Vec<FaceKind>; 3],
         rho: &[f32],
         share: Option<&[f32]>,
-        disp: &mut [Vec<f32>; 3],
+        mut disp: [&mut [f32]; 3],
         tolerance: f64,
         max_iterations: u32,
     ) -> SolveStats {
@@ -359,7 +359,7 @@ impl PressureSolver {
     /// `u_f -= q_c - q_{c - e_a}` on fluid faces (`q = 0` in air), visiting the fluid rows:
     /// each row updates its lower face along each axis (unless it is a wall face) and its upper
     /// face when the cell above is air, so every fluid face is updated exactly once.
-    fn apply(&self, d: &GridDims, kinds: &[Vec<FaceKind>; 3], vel: &mut [Vec<f32>; 3]) {
+    fn apply(&self, d: &GridDims, kinds: &[Vec<FaceKind>; 3], mut vel: [&mut [f32]; 3]) {
         let nf = self.sys.nf;
         let (q, nb, ijk_of) = (&self.q, &self.sys.nb, &self.sys.ijk_of[..nf]);
         // Ghost fluid: a face between a fluid row and air gets `(0 - q_c) / theta`. (A wall
