@@ -4,6 +4,7 @@
 //! Coarse grids keep each test to seconds.
 
 mod common;
+use common::physics::min_distance;
 
 use std::path::Path;
 use surge::scene::{LoadedScene, load_str};
@@ -12,24 +13,6 @@ use surge::sim::Simulation;
 fn load(json: &str) -> LoadedScene {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes");
     load_str(json, &dir.join("test.json"), &dir).expect("scene loads")
-}
-
-/// Smallest signed distance to any obstacle over all particles at time `t` (m), and the index.
-fn min_distance(l: &LoadedScene, sim: &Simulation, t: f64) -> (f64, usize) {
-    let p = sim.particles();
-    let solids = &l.scene.built_obstacles.solids;
-    let mut best = (f64::INFINITY, 0);
-    for i in 0..p.len() {
-        let q = p.position(i).map(|c| c as f64);
-        let d = solids
-            .iter()
-            .map(|s| s.signed_distance(q, t))
-            .fold(f64::INFINITY, f64::min);
-        if d < best.0 {
-            best = (d, i);
-        }
-    }
-    best
 }
 
 /// The glass of `inputs/glass.obj` (outer radius 8 cm, 1 cm wall, 15 cm tall) on a grid of

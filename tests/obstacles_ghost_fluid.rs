@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::physics::rms_speed;
+use common::physics::{min_distance, rms_speed};
 use std::path::Path;
 use surge::scene::{LoadedScene, load_str};
 use surge::sim::Simulation;
@@ -169,16 +169,11 @@ fn ghost_fluid_paddle_is_deterministic_and_never_entered() {
             let mut sim = Simulation::new(&l.scene, l.particles.clone(), 0).unwrap();
             for f in 1..=30u32 {
                 sim.advance_frame();
-                let t = l.scene.frame_time(f);
-                let p = sim.particles();
-                for i in 0..p.len() {
-                    let q = p.position(i).map(|c| c as f64);
-                    let d = l.scene.built_obstacles.solids[0].signed_distance(q, t);
-                    assert!(
-                        d >= -1e-6,
-                        "frame {f}: particle {i} is {d} m inside the paddle"
-                    );
-                }
+                let (d, i) = min_distance(&l, &sim, l.scene.frame_time(f));
+                assert!(
+                    d >= -1e-6,
+                    "frame {f}: particle {i} is {d} m inside the paddle"
+                );
             }
             sim.particles().clone()
         })
@@ -217,15 +212,9 @@ fn ghost_fluid_dam_break_around_obstacles_never_enters_them() {
         let mut fronts = Vec::new();
         for f in 1..=45u32 {
             sim.advance_frame();
-            let t = l.scene.frame_time(f);
+            let (d, i) = min_distance(&l, &sim, l.scene.frame_time(f));
+            assert!(d >= -1e-6, "{fs}, frame {f}: particle {i} is {d} m inside");
             let p = sim.particles();
-            for i in 0..p.len() {
-                let q = p.position(i).map(|c| c as f64);
-                let d = (l.scene.built_obstacles.solids.iter())
-                    .map(|s| s.signed_distance(q, t))
-                    .fold(f64::INFINITY, f64::min);
-                assert!(d >= -1e-6, "{fs}, frame {f}: particle {i} is {d} m inside");
-            }
             fronts.push(p.pos[0].iter().copied().fold(f32::MIN, f32::max));
         }
         eprintln!(

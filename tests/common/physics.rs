@@ -1,7 +1,7 @@
 //! Helpers of the physics tests (`tests/physics*.rs`): scenes built in code, seeding, and a
 //! frame loop that checks conservation and converged pressure solves after every frame.
 
-use surge::scene::{Domain, Scene, SolverSettings, Source, TimeSettings};
+use surge::scene::{Domain, LoadedScene, Scene, SolverSettings, Source, TimeSettings};
 use surge::sim::{FrameReport, Particles, SimSettings, Simulation};
 
 pub const G: f64 = surge::scene::STANDARD_GRAVITY;
@@ -135,4 +135,22 @@ pub fn dam_break_particles(s: &mut Scene, h: f64) -> Particles {
             velocity: [0.0; 3],
         }],
     )
+}
+
+/// Smallest signed distance to any obstacle over all particles at time `t` (m), and the index.
+pub fn min_distance(l: &LoadedScene, sim: &Simulation, t: f64) -> (f64, usize) {
+    let p = sim.particles();
+    let solids = &l.scene.built_obstacles.solids;
+    let mut best = (f64::INFINITY, 0);
+    for i in 0..p.len() {
+        let q = p.position(i).map(|c| c as f64);
+        let d = solids
+            .iter()
+            .map(|s| s.signed_distance(q, t))
+            .fold(f64::INFINITY, f64::min);
+        if d < best.0 {
+            best = (d, i);
+        }
+    }
+    best
 }
