@@ -59,6 +59,16 @@ use rayon::prelude::*;
 /// Rest density: particles per cell as seeded (2 x 2 x 2).
 pub const REST_DENSITY: f32 = 8.0;
 
+/// The share of a cell's density kernel open to particles next to the domain's wall layer:
+/// the kernel reaches 1/8 of its mass into an adjacent wall layer per axis, where no particle
+/// can be, so 7/8 per axis along which cell `ijk` of a grid of `n` cells touches it.
+pub fn wall_open_share(n: [usize; 3], ijk: [usize; 3]) -> f32 {
+    let walls = (0..3)
+        .filter(|&a| ijk[a] == 1 || ijk[a] + 2 == n[a])
+        .count();
+    0.875f32.powi(walls as i32)
+}
+
 /// Relative tolerance of the correction's Poisson solve.
 pub const TOLERANCE: f64 = 1e-3;
 

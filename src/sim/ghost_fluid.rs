@@ -107,10 +107,8 @@ pub fn fill_fraction(d: &GridDims, rho: &[f32], share: Option<&[f32]>, fill: &mu
         .for_each(|(k, (out, rp))| {
             for j in 0..n[1] {
                 for i in 0..n[0] {
-                    let at = [i, j, k];
-                    let walls = (0..3).filter(|&a| at[a] == 1 || at[a] + 2 == n[a]).count();
                     let c = i + n[0] * j;
-                    let mut open = 0.875f32.powi(walls as i32);
+                    let mut open = super::density::wall_open_share(n, [i, j, k]);
                     if let Some(s) = share.map(|s| s[c + plane * k])
                         && s < open
                     {

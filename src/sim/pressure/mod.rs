@@ -314,12 +314,7 @@ impl PressureSolver {
             .for_each(|(r, b)| {
                 let c = cell_of[r] as usize;
                 let ijk = ijk_of[r].map(|x| x as usize);
-                // The kernel reaches 1/8 of its mass into an adjacent wall layer per axis,
-                // where no particle can be.
-                let walls = (0..3)
-                    .filter(|&a| ijk[a] == 1 || ijk[a] + 2 == n[a])
-                    .count();
-                let rest = super::density::REST_DENSITY * 0.875f32.powi(walls as i32);
+                let rest = super::density::REST_DENSITY * super::density::wall_open_share(n, ijk);
                 let mut e = (rho[c] / rest - 1.0) as f64;
                 // A sliver next to an obstacle: its own rest density, with slack (see
                 // `super::density`).
