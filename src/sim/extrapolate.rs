@@ -17,7 +17,12 @@
 //! reach, and every face a particle interpolates from, is inside it; faces outside keep what
 //! the projection left (no particle reads them, and the next substep's splat overwrites every
 //! face). So a splash or a thin pool costs in proportion to the liquid, not to its bounding
-//! box, and the rows spread over the threads whatever the liquid's shape.
+//! box, and the rows spread over the threads whatever the liquid's shape. Within a band row a
+//! layer visits only the faces that can have a valid neighbour: the row's span of valid faces
+//! (kept per row and layer) grown by one, and its four neighbour rows' spans; the other faces
+//! of the row would find no valid neighbour, so skipping them gives the same bits (before,
+//! every layer visited whole band rows: on the 1M-particle dam break, mostly air far from the
+//! liquid in x, 80% of the stage's instructions).
 
 use super::mac_grid::{CellLabel, FaceKind, GridDims};
 use super::sync_ptr::SyncPtr;
@@ -33,7 +38,15 @@ pub struct Extrapolator {
     near_tmp: Vec<u8>,
     /// The band's face rows of the current component, `k m_y + j`.
     rows: Vec<u32>,
+    /// Per face row `k m_y + j` of the current component: the faces `lo..hi` (x indices)
+    /// outside which the row has no valid face (`[u32::MAX, 0]`: none), for the current
+    /// layer's mask and the next.
+    span: Vec<[u32; 2]>,
+    span_next: Vec<[u32; 2]>,
 }
+
+/// A row span holding no valid face.
+const NO_SPAN: [u32; 2] = [u32::MAX, 0];
 
 impl Extrapolator {
     /// Buffers for the grid `d`.
@@ -53,6 +66,8 @@ impl Extrapolator {
             near: vec![0; rows],
             near_tmp: vec![0; rows],
             rows: Vec::with_capacity(face_rows),
+            span: vec![NO_SPAN; face_rows],
+            span_next: vec![NO_SPAN; face_rows],
         }
     }
 
@@ -137,13 +152,22 @@ impl Extrapolator {
             }
             let fp = SyncPtr(valid.as_mut_ptr());
             let (vp, dp) = (SyncPtr(v.as_mut_ptr()), SyncPtr(dl.as_mut_ptr()));
+            let (mut scur, mut snxt) = (&mut self.span[..], &mut self.span_next[..]);
+            let sp = SyncPtr(scur.as_mut_ptr());
             // SAFETY (every pass below): each task writes only the faces of its own rows
-            // `row * mx .. row * mx + mx`, distinct rows of `rows`, all inside the grid.
+            // `row * mx .. row * mx + mx`, and the span of its own row, distinct rows of
+            // `rows`, all inside the grid (`span` holds a span per face row).
             rows.par_iter().with_min_len(16).for_each(|&row| {
                 let f0 = row as usize * mx;
+                let mut span = NO_SPAN;
                 for (f, &k) in kind.iter().enumerate().skip(f0).take(mx) {
+                    let fluid = k == FaceKind::Fluid;
+                    if fluid {
+                        let i = (f - f0) as u32;
+                        span = [span[0].min(i), i + 1];
+                    }
                     unsafe {
-                        *fp.get(f) = (k == FaceKind::Fluid) as u8;
+                        *fp.get(f) = fluid as u8;
                         if k == FaceKind::Free {
                             *vp.get(f) = 0.0;
                             *dp.get(f) = 0.0;
@@ -152,15 +176,23 @@ impl Extrapolator {
                         }
                     }
                 }
+                unsafe { *sp.get(row as usize) = span };
             });
             // Jacobi layers: each reads the mask `cur` and writes the next mask to `nxt` for
             // every band face; a face becoming valid gets its values written in place, which
             // is safe because no face reads an invalid neighbour's values (by `cur`) in the
-            // same layer. The masks then swap.
+            // same layer. The masks then swap, and so do the rows' spans of valid faces: a
+            // face can only become valid next to a valid one, so a row's layer visits only
+            // its own span grown by one face and its neighbour rows' spans (the rest of the
+            // row stays invalid and its next mask is cleared), which gives what visiting the
+            // whole row gives, bit for bit, at a fraction of the work (most band faces are
+            // far from the liquid in x).
             let (mut cur, mut nxt) = (valid, next);
             for _ in 0..layers {
                 let okr = &*cur;
+                let sc = &*scur;
                 let np = SyncPtr(nxt.as_mut_ptr());
+                let snp = SyncPtr(snxt.as_mut_ptr());
                 let any = rows
                     .par_iter()
                     .with_min_len(16)
@@ -177,9 +209,35 @@ impl Extrapolator {
                             k > 0 && in_band(j, k - 1),
                             k + 1 < m[2] && in_band(j, k + 1),
                         );
+                        let own = sc[row];
+                        // The faces that can have a valid neighbour: the own span grown by one,
+                        // and the neighbour rows' spans.
+                        let mut reach = if own[0] < own[1] {
+                            [own[0].saturating_sub(1), own[1] + 1]
+                        } else {
+                            NO_SPAN
+                        };
+                        for (near_row, n) in [(ym, row.wrapping_sub(1)), (yp, row + 1)]
+                            .into_iter()
+                            .chain([(zm, row.wrapping_sub(m[1])), (zp, row + m[1])])
+                        {
+                            if near_row {
+                                let s = sc[n];
+                                reach = [reach[0].min(s[0]), reach[1].max(s[1])];
+                            }
+                        }
+                        let hi = (reach[1] as usize).min(mx);
+                        let lo = (reach[0] as usize).min(hi);
                         let f0 = row * mx;
+                        // SAFETY: this task's row; outside `lo..hi` the row holds no valid
+                        // face in `cur` (its span lies inside), so the next mask is 0 there.
+                        unsafe {
+                            std::ptr::write_bytes(np.get(f0), 0, lo);
+                            std::ptr::write_bytes(np.get(f0 + hi), 0, mx - hi);
+                        }
+                        let mut span = own;
                         let mut any = false;
-                        for i in 0..mx {
+                        for i in lo..hi {
                             let f = f0 + i;
                             unsafe { *np.get(f) = okr[f] };
                             if okr[f] != 0 || kind[f] != FaceKind::Free {
@@ -223,13 +281,16 @@ impl Extrapolator {
                                     *dp.get(f) = sd * inv;
                                     *np.get(f) = 1;
                                 }
+                                span = [span[0].min(i as u32), span[1].max(i as u32 + 1)];
                                 any = true;
                             }
                         }
+                        unsafe { *snp.get(row) = span };
                         any
                     })
                     .reduce(|| false, |a, b| a || b);
                 std::mem::swap(&mut cur, &mut nxt);
+                std::mem::swap(&mut scur, &mut snxt);
                 if !any {
                     break;
                 }
