@@ -111,7 +111,16 @@ pub fn splat_density(d: &GridDims, sp: &SortedParticles, rho: &mut [f32]) {
     let pos = &sp.pos;
     rho.par_chunks_mut(plane)
         .for_each(|rp| rp.iter_mut().for_each(|x| *x = 0.0));
-    let len = rho.len();
+    // Every particle lies inside the wall layer, `g` (its position in cell-centre units) in
+    // `[0.5, n - 1.5]` per axis, so its lower stencil corner is at most cell n - 2 and all
+    // eight corners are in the grid; `g` is clamped to that range all the same (a no-op for
+    // such particles) so that no position can write out of bounds, checked once here rather
+    // than per write.
+    let top = d.n.map(|n| n as f32 - 1.5);
+    assert!(
+        d.n.iter().all(|&n| n >= 2) && rho.len() >= d.cells(),
+        "splat_density: density grid smaller than the cells"
+    );
     let out = SyncPtr(rho.as_mut_ptr());
     for colour in 0..3 {
         let planes = (nz + 2 - colour) / 3;
@@ -119,14 +128,22 @@ pub fn splat_density(d: &GridDims, sp: &SortedParticles, rho: &mut [f32]) {
             let c = colour + 3 * m;
             let s0 = sp.cell_start[d.cell(0, 0, c)] as usize;
             let s1 = sp.cell_start[d.cell(0, 0, c + 1)] as usize;
-            for s in s0..s1 {
-                let gz = (pos[2][s] - d.lower[2]) * inv - 0.5;
-                let gx = (pos[0][s] - d.lower[0]) * inv - 0.5;
-                let gy = (pos[1][s] - d.lower[1]) * inv - 0.5;
-                // Particles are inside the wall layer, so g >= 0.5: truncation is floor.
-                let (i0, j0, k0) = (gx as i32, gy as i32, gz as i32);
+            let (px, py, pz) = (&pos[0][s0..s1], &pos[1][s0..s1], &pos[2][s0..s1]);
+            for ((&x, &y), &z) in px.iter().zip(py).zip(pz) {
+                let g = |p: f32, a: usize| ((p - d.lower[a]) * inv - 0.5).max(0.0).min(top[a]);
+                let (gx, gy, gz) = (g(x, 0), g(y, 1), g(z, 2));
+                // SAFETY: each g is in [0, n - 1.5] (clamped; NaN became 0), so the truncation
+                // is exact and in range. Particles are inside the wall layer, so g >= 0.5:
+                // truncation is floor.
+                let (i0, j0, k0) = unsafe {
+                    (
+                        gx.to_int_unchecked::<u32>() as usize,
+                        gy.to_int_unchecked::<u32>() as usize,
+                        gz.to_int_unchecked::<u32>() as usize,
+                    )
+                };
                 let (fx, fy, fz) = (gx - i0 as f32, gy - j0 as f32, gz - k0 as f32);
-                let base = i0 as usize + nx * j0 as usize + plane * k0 as usize;
+                let base = i0 + nx * j0 + plane * k0;
                 let w = [
                     (1.0 - fx) * (1.0 - fy),
                     fx * (1.0 - fy),
@@ -136,12 +153,11 @@ pub fn splat_density(d: &GridDims, sp: &SortedParticles, rho: &mut [f32]) {
                 let offs = [0, 1, nx, nx + 1];
                 for (kz, wz) in [(0, 1.0 - fz), (plane, fz)] {
                     for q in 0..4 {
-                        let at = base + kz + offs[q];
-                        assert!(at < len);
-                        // SAFETY: in bounds (checked); a particle of cell plane c writes only
-                        // z-planes c - 1 ..= c + 1, and the planes of one colour are three
+                        // SAFETY: in bounds (the corner is at most n - 2 per axis, n >= 2, and the grid
+                        // holds d.cells(), checked above); a particle of cell plane c writes
+                        // only z-planes c - 1 ..= c + 1, and the planes of one colour are three
                         // apart, so no two tasks of a colour write the same cell.
-                        unsafe { *out.get(at) += wz * w[q] };
+                        unsafe { *out.get(base + kz + offs[q]) += wz * w[q] };
                     }
                 }
             }
