@@ -300,13 +300,19 @@ impl SortedParticles {
     fn counting_sort(&mut self) {
         let n = self.len();
         let cells = self.cell_start.len() - 1;
-        let group_cells = GROUP_CELLS.max(cells.div_ceil(MAX_GROUPS));
+        // A power of two, so that a key's group is a shift (a division per particle and pass
+        // cost more than the rest of the bucketing); a stable sort has one result whatever
+        // the grouping.
+        let group_cells = GROUP_CELLS
+            .max(cells.div_ceil(MAX_GROUPS))
+            .next_power_of_two();
+        let group_shift = group_cells.trailing_zeros();
         let groups = cells.div_ceil(group_cells).max(1);
         let chunks = n.div_ceil(CHUNK);
         self.hist.resize(chunks * groups, 0);
         self.group_start.resize(groups + 1, 0);
         let (keys, hist) = (&self.key[..n], &mut self.hist[..chunks * groups]);
-        let group_of = |k: u32| k as usize / group_cells;
+        let group_of = |k: u32| (k >> group_shift) as usize;
         // Pass 1: histograms per chunk.
         hist.par_chunks_mut(groups)
             .zip(keys.par_chunks(CHUNK))
@@ -397,7 +403,7 @@ impl SortedParticles {
 
 /// Slots per chunk of the sort's bucketing pass.
 const CHUNK: usize = 64 * 1024;
-/// Cells per group of the sort (at least), and most groups.
+/// Cells per group of the sort (at least; a power of two), and most groups.
 const GROUP_CELLS: usize = 1024;
 const MAX_GROUPS: usize = 1024;
 
