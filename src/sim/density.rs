@@ -105,9 +105,8 @@ pub fn correction_due(strength: f64, every: f64, ta: f64, tb: f64) -> bool {
 /// thread count.
 #[allow(clippy::needless_range_loop)]
 pub fn splat_density(d: &GridDims, sp: &SortedParticles, rho: &mut [f32]) {
-    let inv = 1.0 / d.h;
     let plane = d.n[0] * d.n[1];
-    let (nx, nz) = (d.n[0], d.n[2]);
+    let nz = d.n[2];
     let pos = &sp.pos;
     rho.par_chunks_mut(plane)
         .for_each(|rp| rp.iter_mut().for_each(|x| *x = 0.0));
@@ -122,46 +121,78 @@ pub fn splat_density(d: &GridDims, sp: &SortedParticles, rho: &mut [f32]) {
         "splat_density: density grid smaller than the cells"
     );
     let out = SyncPtr(rho.as_mut_ptr());
+    #[cfg(target_arch = "x86_64")]
+    let vector = std::is_x86_feature_detected!("avx2") && d.cells() < i32::MAX as usize;
     for colour in 0..3 {
         let planes = (nz + 2 - colour) / 3;
         (0..planes).into_par_iter().for_each(|m| {
             let c = colour + 3 * m;
             let s0 = sp.cell_start[d.cell(0, 0, c)] as usize;
             let s1 = sp.cell_start[d.cell(0, 0, c + 1)] as usize;
-            let (px, py, pz) = (&pos[0][s0..s1], &pos[1][s0..s1], &pos[2][s0..s1]);
-            for ((&x, &y), &z) in px.iter().zip(py).zip(pz) {
-                let g = |p: f32, a: usize| ((p - d.lower[a]) * inv - 0.5).max(0.0).min(top[a]);
-                let (gx, gy, gz) = (g(x, 0), g(y, 1), g(z, 2));
-                // SAFETY: each g is in [0, n - 1.5] (clamped; NaN became 0), so the truncation
-                // is exact and in range. Particles are inside the wall layer, so g >= 0.5:
-                // truncation is floor.
-                let (i0, j0, k0) = unsafe {
-                    (
-                        gx.to_int_unchecked::<u32>() as usize,
-                        gy.to_int_unchecked::<u32>() as usize,
-                        gz.to_int_unchecked::<u32>() as usize,
-                    )
-                };
-                let (fx, fy, fz) = (gx - i0 as f32, gy - j0 as f32, gz - k0 as f32);
-                let base = i0 + nx * j0 + plane * k0;
-                let w = [
-                    (1.0 - fx) * (1.0 - fy),
-                    fx * (1.0 - fy),
-                    (1.0 - fx) * fy,
-                    fx * fy,
-                ];
-                let offs = [0, 1, nx, nx + 1];
-                for (kz, wz) in [(0, 1.0 - fz), (plane, fz)] {
-                    for q in 0..4 {
-                        // SAFETY: in bounds (the corner is at most n - 2 per axis, n >= 2, and the grid
-                        // holds d.cells(), checked above); a particle of cell plane c writes
-                        // only z-planes c - 1 ..= c + 1, and the planes of one colour are three
-                        // apart, so no two tasks of a colour write the same cell.
-                        unsafe { *out.get(base + kz + offs[q]) += wz * w[q] };
-                    }
-                }
+            #[allow(unused_mut)]
+            let mut done = s0;
+            #[cfg(target_arch = "x86_64")]
+            if vector {
+                // SAFETY: the CPU has AVX2, the cell indices fit in i32 (both checked above);
+                // the writes as below.
+                done += unsafe { super::displace_avx2::splat_density8(d, pos, s0, s1, top, out) };
             }
+            // SAFETY: the grid holds d.cells() (checked above); a particle of cell plane c
+            // writes only z-planes c - 1 ..= c + 1, and the planes of one colour are three
+            // apart, so no two tasks of a colour write the same cell.
+            unsafe { splat_particles(d, pos, done, s1, top, out) };
         });
+    }
+}
+
+/// The density splat of the particles in slots `s0..s1` (the scalar loop): `g` (the position
+/// in cell-centre units) clamped to `[0, top]`, the eight cell centres around it each get
+/// their trilinear weight, in the order `(z, y, x)` corner by corner.
+///
+/// # Safety
+/// `out` holds the grid's cells, `top[a] <= n[a] - 1.5`, and no task running at the same time
+/// writes the cells these particles reach.
+#[inline(always)]
+pub(super) unsafe fn splat_particles(
+    d: &GridDims,
+    pos: &[Vec<f32>; 3],
+    s0: usize,
+    s1: usize,
+    top: [f32; 3],
+    out: SyncPtr<f32>,
+) {
+    let inv = 1.0 / d.h;
+    let (nx, plane) = (d.n[0], d.n[0] * d.n[1]);
+    let (px, py, pz) = (&pos[0][s0..s1], &pos[1][s0..s1], &pos[2][s0..s1]);
+    for ((&x, &y), &z) in px.iter().zip(py).zip(pz) {
+        let g = |p: f32, a: usize| ((p - d.lower[a]) * inv - 0.5).max(0.0).min(top[a]);
+        let (gx, gy, gz) = (g(x, 0), g(y, 1), g(z, 2));
+        // SAFETY: each g is in [0, n - 1.5] (clamped; NaN became 0), so the truncation is
+        // exact and in range. Particles are inside the wall layer, so g >= 0.5: truncation is
+        // floor.
+        let (i0, j0, k0) = unsafe {
+            (
+                gx.to_int_unchecked::<u32>() as usize,
+                gy.to_int_unchecked::<u32>() as usize,
+                gz.to_int_unchecked::<u32>() as usize,
+            )
+        };
+        let (fx, fy, fz) = (gx - i0 as f32, gy - j0 as f32, gz - k0 as f32);
+        let base = i0 + nx * j0 + plane * k0;
+        let w = [
+            (1.0 - fx) * (1.0 - fy),
+            fx * (1.0 - fy),
+            (1.0 - fx) * fy,
+            fx * fy,
+        ];
+        let offs = [0, 1, nx, nx + 1];
+        for (kz, wz) in [(0, 1.0 - fz), (plane, fz)] {
+            for q in 0..4 {
+                // SAFETY: in bounds (the corner is at most n - 2 per axis); exclusive (the
+                // caller's contract).
+                unsafe { *out.get(base + kz + offs[q]) += wz * w[q] };
+            }
+        }
     }
 }
 
