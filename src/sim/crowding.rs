@@ -64,6 +64,9 @@ pub struct Crowding {
     removed: u64,
 }
 
+/// Blocks of cells the search for crowded cells is split into.
+const BLOCKS: usize = 256;
+
 impl Crowding {
     /// Scratch for crowds of up to `cap` particles in a cell (grows beyond, rarely).
     pub fn with_capacity(cap: usize) -> Self {
@@ -108,20 +111,28 @@ impl Crowding {
         }
         sp.sort(d);
         self.sorted = true;
+        // Which blocks of cells hold a crowded cell (in parallel), so that the thinning's
+        // ascending walk visits only those blocks: no serial pass over every cell.
         let starts = &sp.cell_start;
-        let crowded = starts
-            .par_windows(2)
-            .with_min_len(1 << 14)
-            .any(|w| w[1] - w[0] > max);
-        if !crowded {
+        let cells = starts.len() - 1;
+        let block = cells.div_ceil(BLOCKS).max(1);
+        let mut crowded = [false; BLOCKS];
+        crowded.par_iter_mut().enumerate().for_each(|(b, f)| {
+            let c0 = (b * block).min(cells);
+            let c1 = (c0 + block).min(cells);
+            *f = starts[c0..=c1].windows(2).any(|w| w[1] - w[0] > max);
+        });
+        if !crowded.contains(&true) {
             return 0;
         }
         self.gaps.clear();
-        let cells = starts.len() - 1;
-        for c in 0..cells {
-            let (s0, s1) = (sp.cell_start[c], sp.cell_start[c + 1]);
-            if s1 - s0 > max {
-                self.thin_cell(sp, s0, s1, max, salt);
+        for b in (0..BLOCKS).filter(|&b| crowded[b]) {
+            let c0 = b * block;
+            for c in c0..(c0 + block).min(cells) {
+                let (s0, s1) = (sp.cell_start[c], sp.cell_start[c + 1]);
+                if s1 - s0 > max {
+                    self.thin_cell(sp, s0, s1, max, salt);
+                }
             }
         }
         sp.remove_slots(&self.gaps);

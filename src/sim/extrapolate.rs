@@ -84,30 +84,31 @@ impl Extrapolator {
                     *o = row.contains(&CellLabel::Fluid) as u8;
                 }
             });
-        // Dilate along y, then along z, each with a sliding window count (O(rows)).
-        let dilate = |src: &[u8], dst: &mut [u8], len: usize, stride: usize, lines: usize| {
-            for line in 0..lines {
-                let base = (line / stride) * stride * len + line % stride;
-                let at = |i: usize| base + i * stride;
-                let mut count = 0usize;
-                for i in 0..r.min(len) {
-                    count += src[at(i)] as usize;
+        // Dilate along y, then along z: a row is near when a row within r of it (in y, then
+        // in z) is; one task per z-plane of rows in each pass, O(rows r) in all (a few
+        // thousand rows), so no serial pass over the rows.
+        let (src, dst) = (&self.near_tmp, &mut self.near);
+        dst.par_chunks_mut(ny)
+            .zip(src.par_chunks(ny))
+            .with_min_len(4)
+            .for_each(|(out, row)| {
+                for (j, o) in out.iter_mut().enumerate() {
+                    let window = &row[j.saturating_sub(r)..(j + r + 1).min(ny)];
+                    *o = window.iter().any(|&x| x != 0) as u8;
                 }
-                for i in 0..len {
-                    if i + r < len {
-                        count += src[at(i + r)] as usize;
+            });
+        let (src, dst) = (&self.near, &mut self.near_tmp);
+        dst.par_chunks_mut(ny)
+            .enumerate()
+            .with_min_len(4)
+            .for_each(|(k, out)| {
+                out.fill(0);
+                for kk in k.saturating_sub(r)..(k + r + 1).min(nz) {
+                    for (o, &x) in out.iter_mut().zip(&src[kk * ny..kk * ny + ny]) {
+                        *o |= x;
                     }
-                    if i > r {
-                        count -= src[at(i - r - 1)] as usize;
-                    }
-                    dst[at(i)] = (count > 0) as u8;
                 }
-            }
-        };
-        // y: lines are the planes (stride 1 within a plane of ny rows).
-        dilate(&self.near_tmp, &mut self.near, ny, 1, nz);
-        // z: lines are the y indices (stride ny).
-        dilate(&self.near, &mut self.near_tmp, nz, ny, ny);
+            });
         std::mem::swap(&mut self.near, &mut self.near_tmp);
     }
 
