@@ -2,9 +2,9 @@
 //! define its operator, and the vectors of a V-cycle, all `f32` and allocated once.
 //!
 //! Layout: cells `(i, j, k)` of row `j + ny k`; the outermost layer of every level is solid,
-//! so a fluid cell's six neighbours always exist. The labels, the face weights and the
-//! residual `r` are stored naturally, at `i + nx (j + ny k)` as on the simulation grid; `u`,
-//! `b`, the diagonal and its inverse are stored **by colour** (red-black ordering: colour
+//! so a fluid cell's six neighbours always exist. The labels and the face weights are stored
+//! naturally, at `i + nx (j + ny k)` as on the simulation grid; `u`, `b`, the residual `r`,
+//! the diagonal and its inverse are stored **by colour** (red-black ordering: colour
 //! `(i + j + k) % 2`), each row of each colour compact: cell `(i, j, k)` at
 //! `colour * half + row * h + i / 2` ([`Level::split`]). A cell's six neighbours are of the
 //! other colour: along y and z at the same compact index in the rows `row +- 1`, `row +- ny`,
@@ -55,7 +55,8 @@ pub(super) struct Level {
     pub u: Vec<f32>,
     /// Right-hand side (on the finest level the scattered residual of CG; by colour).
     pub b: Vec<f32>,
-    /// Residual `b - A u` after pre-smoothing (natural layout).
+    /// Residual `b - A u` after pre-smoothing (by colour: a row's even and odd cells are its
+    /// two colours' compact rows, which the restriction reads as they are).
     pub r: Vec<f32>,
     /// `1 / diag` on fluid cells with a non-zero diagonal, 0 elsewhere, the padding included
     /// (the smoother's mask; by colour).
@@ -79,7 +80,6 @@ impl Level {
         let cells = n[0] * n[1] * n[2];
         let h = (n[0] / 2 + 1 + PAD).next_multiple_of(LANES);
         let half = h * n[1] * n[2];
-        let z = || vec![0.0f32; cells];
         // One spare row at the end: the prolongation reads whole chunks of the last rows.
         let zs = || vec![0.0f32; 2 * half + h];
         let zw = || vec![0.0f32; cells + 2 * PAD];
@@ -89,7 +89,7 @@ impl Level {
             half,
             u: zs(),
             b: zs(),
-            r: z(),
+            r: zs(),
             invd: zs(),
             diag: zs(),
             unit: false,
@@ -451,22 +451,24 @@ impl Level {
             });
     }
 
-    /// Zeroes `u` and `b` on the compact rows, and `r` on the natural rows, that hold a
-    /// non-empty current span: after it every cell holds 0 in all three (rows with an empty
-    /// span are never written), as a new system needs.
+    /// Zeroes `u`, `b` and `r` on the compact rows that hold a non-empty current span: after
+    /// it every cell holds 0 in all three (rows with an empty span are never written), as a
+    /// new system needs.
     fn clear_spans(&mut self) {
-        let (nx, h, half) = (self.n[0], self.h, self.half);
+        let (h, half) = (self.h, self.half);
         let per = self.rows_per_task(SETUP_CELLS);
         let (u0, u1) = self.u.split_at_mut(half);
         let (b0, b1) = self.b.split_at_mut(half);
+        let (r0, r1) = self.r.split_at_mut(half);
         u0.par_chunks_mut(h)
             .zip(u1.par_chunks_mut(h))
             .zip(b0.par_chunks_mut(h).zip(b1.par_chunks_mut(h)))
-            .zip(self.r.par_chunks_mut(nx).zip(self.spans.par_iter()))
+            .zip(r0.par_chunks_mut(h).zip(r1.par_chunks_mut(h)))
+            .zip(self.spans.par_iter())
             .with_min_len(per)
-            .for_each(|(((u0, u1), (b0, b1)), (r, &[lo, hi]))| {
+            .for_each(|((((u0, u1), (b0, b1)), (r0, r1)), &[lo, hi])| {
                 if lo < hi {
-                    for x in [u0, u1, b0, b1, r] {
+                    for x in [u0, u1, b0, b1, r0, r1] {
                         x.fill(0.0);
                     }
                 }
