@@ -225,53 +225,42 @@ impl Level {
             (fj >= 1 && fk >= 1 && fj <= f.n[1] && fk <= f.n[2])
                 .then(|| fnx * ((fj - 1) + f.n[1] * (fk - 1)))
         };
-        // Labels first (the weights need the neighbours' labels).
+        // Labels first (the weights need the neighbours' labels). An interior coarse row's
+        // four fine rows and an interior coarse cell's two fine cells per row (fine x `2i - 1`,
+        // `2i`) all lie in the fine grid; the border rows and cells are solid.
+        // Bit 0: a fluid child, bit 1: an air child.
+        let bits = |x: u8| -> u8 {
+            match x {
+                FLUID => 1,
+                AIR => 2,
+                _ => 0,
+            }
+        };
         self.label
             .par_chunks_mut(nx)
             .enumerate()
             .with_min_len(per)
             .for_each(|(row, out)| {
                 let (j, k) = (row % n[1], row / n[1]);
-                // Bit 0: a fluid child, bit 1: an air child.
-                let mut seen = [0u8; 1024];
-                let mut chunk0 = 0;
-                while chunk0 < nx {
-                    let chunk1 = (chunk0 + seen.len()).min(nx);
-                    let seen = &mut seen[..chunk1 - chunk0];
-                    seen.fill(0);
-                    for (dj, dk) in [(0, 0), (1, 0), (0, 1), (1, 1)] {
-                        let Some(fr) = fine_row(j, k, dj, dk) else {
-                            continue;
-                        };
-                        let fl = &f.label[fr..fr + fnx];
-                        for (t, s) in seen.iter_mut().enumerate() {
-                            let i = chunk0 + t;
-                            for fi in [2 * i, 2 * i + 1] {
-                                // Fine x index fi - 1.
-                                if fi >= 1 && fi <= fnx {
-                                    *s |= match fl[fi - 1] {
-                                        FLUID => 1,
-                                        AIR => 2,
-                                        _ => 0,
-                                    };
-                                }
-                            }
-                        }
-                    }
-                    let border = j == 0 || k == 0 || j + 1 == n[1] || k + 1 == n[2];
-                    for (t, s) in seen.iter().enumerate() {
-                        let i = chunk0 + t;
-                        out[i] = if border || i == 0 || i + 1 == nx {
-                            SOLID
-                        } else if s & 2 != 0 {
-                            AIR
-                        } else if s & 1 != 0 {
-                            FLUID
-                        } else {
-                            SOLID
-                        };
-                    }
-                    chunk0 = chunk1;
+                out.fill(SOLID);
+                if j == 0 || k == 0 || j + 1 == n[1] || k + 1 == n[2] {
+                    return;
+                }
+                let fl = [(0, 0), (1, 0), (0, 1), (1, 1)].map(|(dj, dk)| {
+                    let fr = fine_row(j, k, dj, dk).expect("an interior row's fine rows");
+                    &f.label[fr..fr + fnx]
+                });
+                for (i, o) in out.iter_mut().enumerate().take(nx - 1).skip(1) {
+                    let s = fl
+                        .iter()
+                        .fold(0, |s, l| s | bits(l[2 * i - 1]) | bits(l[2 * i]));
+                    *o = if s & 2 != 0 {
+                        AIR
+                    } else if s & 1 != 0 {
+                        FLUID
+                    } else {
+                        SOLID
+                    };
                 }
             });
         // Without fractional weights on the finest level, every level's open faces have weight
@@ -345,8 +334,6 @@ impl Level {
         self.finish_setup();
     }
 
-    /// The inverse diagonal and the diagonal (by colour, 0 on every entry of a compact row that
-    /// is not a fluid cell) and the fluid spans.
     /// Adds `extra[r]` to the diagonal of the fluid cell `cells[r]` (natural index; strictly
     /// increasing) and updates its inverse: the ghost-fluid surface's air terms
     /// ([`super::super::system::System::add_air_terms`]) on the finest level.
@@ -380,6 +367,8 @@ impl Level {
             });
     }
 
+    /// The inverse diagonal and the diagonal (by colour, 0 on every entry of a compact row that
+    /// is not a fluid cell) and the fluid spans.
     fn finish_setup(&mut self) {
         let n = self.n;
         let st = self.strides();
@@ -418,24 +407,9 @@ impl Level {
                     if l[i] != FLUID {
                         return 0.0;
                     }
+                    // The face weights (the unit case is below).
                     let c = o + i;
-                    if unit {
-                        // Every non-solid neighbour's face has weight 1.
-                        let open = |x: usize| (label[x] != SOLID) as u32;
-                        (open(c - 1)
-                            + open(c + 1)
-                            + open(c - st[1])
-                            + open(c + st[1])
-                            + open(c - st[2])
-                            + open(c + st[2])) as f32
-                    } else {
-                        w[0][c]
-                            + w[0][c + st[0]]
-                            + w[1][c]
-                            + w[1][c + st[1]]
-                            + w[2][c]
-                            + w[2][c + st[2]]
-                    }
+                    w[0][c] + w[0][c + st[0]] + w[1][c] + w[1][c + st[1]] + w[2][c] + w[2][c + st[2]]
                 };
                 // Natural cell i is at compact i / 2 of colour (i + q) % 2.
                 let (inv, dg) = if q == 0 {
@@ -443,6 +417,39 @@ impl Level {
                 } else {
                     ([i1, i0], [d1, d0])
                 };
+                if unit {
+                    // The open faces of the span's cells counted a line at a time over the
+                    // six neighbours' label rows (a loop the compiler vectorises), then
+                    // stored by colour with the inverses from a table (`1.0 / d`, the same
+                    // bits).
+                    const INV: [f32; 7] = [0.0, 1.0, 0.5, 1.0 / 3.0, 0.25, 0.2, 1.0 / 6.0];
+                    let mut cnt = [0u8; 256];
+                    let mut a = lo;
+                    while a < hi {
+                        let b = (a + cnt.len()).min(hi);
+                        let c = o + a;
+                        let len = b - a;
+                        let sl = |x: usize| &label[x..x + len];
+                        let nb = [
+                            sl(c - 1),
+                            sl(c + 1),
+                            sl(c - st[1]),
+                            sl(c + st[1]),
+                            sl(c - st[2]),
+                            sl(c + st[2]),
+                        ];
+                        for (t, (n, &own)) in cnt[..len].iter_mut().zip(sl(c)).enumerate() {
+                            let open = nb.iter().map(|l| (l[t] != SOLID) as u8).sum::<u8>();
+                            *n = if own == FLUID { open } else { 0 };
+                        }
+                        for (i, &n) in (a..b).zip(&cnt[..len]) {
+                            dg[i & 1][i >> 1] = n as f32;
+                            inv[i & 1][i >> 1] = INV[n as usize];
+                        }
+                        a = b;
+                    }
+                    return;
+                }
                 for i in lo..hi {
                     let d = diag(i);
                     dg[i & 1][i >> 1] = d;
