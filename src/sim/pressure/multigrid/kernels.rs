@@ -112,12 +112,14 @@ fn restrict_row(
         // Pairs t = 0 ..= i1 - i0 (the last coarse cell's taps reach pair i1 - 1 - i0 + 1).
         let pairs = (i1 - i0 + 1).next_multiple_of(L);
         let m0 = i0 - 1;
+        // The fine rows' compact entries m0 .. m0 + pairs: inside each row (its padding covers
+        // a chunk past the last cell, `Level::new`); bounds-checked here, once.
+        let rs = rows.map(|(e, o, w)| (&r[e + m0..e + m0 + pairs], &r[o + m0..o + m0 + pairs], w));
         for t in (0..pairs).step_by(L) {
             let (mut ae, mut ao) = ([0.0f32; L], [0.0f32; L]);
-            for &(e, o, w) in &rows {
-                // The fine rows' compact entries m0 + t .. + L: inside the row (its padding
-                // covers a chunk past the last cell, `Level::new`).
-                let (re, ro) = (&r[e + m0 + t..][..L], &r[o + m0 + t..][..L]);
+            for &(re, ro, w) in &rs {
+                // SAFETY: t + L <= pairs, the slices' length.
+                let (re, ro) = unsafe { (re.get_unchecked(t..t + L), ro.get_unchecked(t..t + L)) };
                 for l in 0..L {
                     ae[l] += w * re[l];
                     ao[l] += w * ro[l];
