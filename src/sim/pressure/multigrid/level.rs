@@ -409,7 +409,12 @@ impl Level {
                     }
                     // The face weights (the unit case is below).
                     let c = o + i;
-                    w[0][c] + w[0][c + st[0]] + w[1][c] + w[1][c + st[1]] + w[2][c] + w[2][c + st[2]]
+                    w[0][c]
+                        + w[0][c + st[0]]
+                        + w[1][c]
+                        + w[1][c + st[1]]
+                        + w[2][c]
+                        + w[2][c + st[2]]
                 };
                 // Natural cell i is at compact i / 2 of colour (i + q) % 2.
                 let (inv, dg) = if q == 0 {

@@ -568,7 +568,10 @@ fn setup_labels_and_unit_diagonal_follow_the_rules() {
             for k in 0..c.n[2] {
                 for j in 0..c.n[1] {
                     for i in 0..c.n[0] {
-                        let border = [i, j, k].iter().zip(c.n).any(|(&x, m)| x == 0 || x + 1 == m);
+                        let border = [i, j, k]
+                            .iter()
+                            .zip(c.n)
+                            .any(|(&x, m)| x == 0 || x + 1 == m);
                         let mut s = 0u8;
                         for d in 0..8 {
                             let fx = [2 * i + (d & 1), 2 * j + (d >> 1 & 1), 2 * k + (d >> 2)];
