@@ -23,6 +23,9 @@ use rayon::prelude::*;
 /// Fine compact cells per block of the prolongation's line buffer.
 const LINE: usize = 128;
 
+/// The prolongation's line buffer ([`Sweep::prolong_row`]).
+type ProlongLine = [f32; LINE + 4 + 2 * LANES];
+
 /// Whether the CPU has AVX2 (always false off x86_64).
 pub(super) fn has_avx2() -> bool {
     #[cfg(target_arch = "x86_64")]
@@ -293,7 +296,14 @@ impl<'a> Sweep<'a> {
     /// # Safety
     /// No other task writes this row's `u` meanwhile.
     #[inline(always)]
-    unsafe fn prolong_row<const AVX: bool>(&self, coarse: &Level, row: usize, j: usize, k: usize) {
+    unsafe fn prolong_row<const AVX: bool>(
+        &self,
+        coarse: &Level,
+        row: usize,
+        j: usize,
+        k: usize,
+        line: &mut ProlongLine,
+    ) {
         let [lo, hi] = self.spans[row];
         if lo >= hi {
             return;
@@ -315,7 +325,6 @@ impl<'a> Sweep<'a> {
             q * self.half + row * self.h,
             (1 - q) * self.half + row * self.h,
         );
-        let mut line = [0.0f32; LINE + 4 + 2 * LANES];
         let (mut m0, m1) = (lo >> 1, (hi + 1) >> 1);
         while m0 < m1 {
             let mb = (m0 + LINE).min(m1);
@@ -411,9 +420,11 @@ impl<'a> Sweep<'a> {
                 }
             }
             Stage::Prolong(coarse) => {
+                // The line buffer, once per plane (each row fills what it reads).
+                let mut line = [0.0f32; LINE + 4 + 2 * LANES];
                 for j in 0..ny {
                     // SAFETY: the caller's: this row of `u` is this task's alone.
-                    unsafe { self.prolong_row::<AVX>(coarse, j + ny * k, j, k) };
+                    unsafe { self.prolong_row::<AVX>(coarse, j + ny * k, j, k, &mut line) };
                 }
             }
         }
