@@ -1,4 +1,4 @@
-//! The V-cycle's grid transfers: restriction of the natural-layout residual to the coarse
+//! The V-cycle's grid transfers: restriction of the residual (stored by colour) to the coarse
 //! right-hand side (stored by colour), and the prolongation's taps (the red-black sweeps, the
 //! residual and the prolongation are in `wavefront.rs`); and, for the tests, the plain
 //! per-cell residual and prolongation that the wavefront's fused stages must match. Every loop
@@ -19,72 +19,127 @@ fn fine_taps(ci: usize, m: usize) -> [usize; 4] {
     [2 * ci - 2, 2 * ci - 1, 2 * ci, (2 * ci + 1).min(m - 1)]
 }
 const TAP: [f32; 4] = [0.25, 0.75, 0.75, 0.25];
-/// Coarse cells per chunk of a transfer's line buffer.
+/// Coarse cells per chunk of a transfer's line buffers.
 const LINE: usize = 128;
 
-/// `coarse.b = P^T fine.r / 2` on the coarse fluid cells (stored by colour), `P` the trilinear prolongation: the
-/// full-weighting average of the fine residual (weights sum to 1) times 4, since the
-/// integer-stencil operator of a grid of spacing `2h` is 4 times that of spacing `h`
+/// `coarse.b = P^T fine.r / 2` on the coarse fluid cells (stored by colour), `P` the trilinear
+/// prolongation: the full-weighting average of the fine residual (weights sum to 1) times 4,
+/// since the integer-stencil operator of a grid of spacing `2h` is 4 times that of spacing `h`
 /// (McAdams et al. 2010, sec. 4). Restriction is thus a constant times `P^T`, which keeps the
 /// V-cycle symmetric. Per coarse row, the 16 fine rows around it are first combined (y and z
-/// weights) into a line buffer, then the x weights are applied.
+/// weights) into two line buffers, the even and the odd fine cells (the fine `r` is stored by
+/// colour, so each is one compact row of the fine level as it is), then the x weights applied.
 pub(super) fn restrict(fine: &Level, coarse: &mut Level) {
     let n = coarse.n;
-    let fst = fine.strides();
-    let fnx = fine.n[0];
     let per = coarse.rows_per_task(TASK_CELLS / 8);
-    let (label, r) = (&coarse.label, &fine.r);
+    let label = &coarse.label;
     let (h, half) = (coarse.h, coarse.half);
     let (b0, b1) = coarse.b.split_at_mut(half);
+    let avx2 = super::wavefront::has_avx2();
     b0.par_chunks_mut(h)
         .zip(b1.par_chunks_mut(h))
         .zip(coarse.spans.par_iter())
         .enumerate()
         .with_min_len(per)
         .for_each(|(row, ((b0, b1), &[lo, hi]))| {
-            let (lo, hi) = (lo as usize, hi as usize);
             if lo >= hi {
                 return;
             }
             let (j, k) = (row % n[1], row / n[1]);
             // Natural cell i is at compact i / 2 of colour (i + j + k) % 2.
             let out = if (j + k) & 1 == 0 { [b0, b1] } else { [b1, b0] };
-            let (tj, tk) = (fine_taps(j, fine.n[1]), fine_taps(k, fine.n[2]));
-            let mut line = [0.0f32; 2 * LINE + 4];
-            let mut i0 = lo;
-            while i0 < hi {
-                let i1 = (i0 + LINE).min(hi);
-                // Fine x from 2 i0 - 2 to 2 i1 - 1 (clamped to the grid; beyond it r is 0).
-                let f0 = 2 * i0 - 2;
-                let f1 = (2 * i1).min(fnx);
-                let len = f1 - f0;
-                line[..len + 2].fill(0.0);
-                for (zk, wk) in tk.iter().zip(TAP) {
-                    for (yj, wj) in tj.iter().zip(TAP) {
-                        let wr = wj * wk;
-                        let src = &r[yj * fst[1] + zk * fst[2] + f0..][..len];
-                        for (l, x) in line[..len].iter_mut().zip(src) {
-                            *l += wr * x;
-                        }
-                    }
-                }
-                for i in i0..i1 {
-                    let t = 2 * (i - i0);
-                    // Weights sum to 8: P^T r / 2 = 4 * (mean).
-                    let v = 0.5
-                        * (TAP[0] * line[t]
-                            + TAP[1] * line[t + 1]
-                            + TAP[2] * line[t + 2]
-                            + TAP[3] * line[t + 3]);
-                    out[i & 1][i >> 1] = if label[n[0] * row + i] == FLUID {
-                        v
-                    } else {
-                        0.0
-                    };
-                }
-                i0 = i1;
+            let label = &label[n[0] * row..][..n[0]];
+            let span = (lo as usize, hi as usize);
+            #[cfg(target_arch = "x86_64")]
+            if avx2 {
+                // SAFETY: the CPU has AVX2.
+                unsafe { restrict_row_avx2(fine, j, k, span, label, out) };
+                return;
             }
+            let _ = avx2;
+            restrict_row(fine, j, k, span, label, out);
         });
+}
+
+/// [`restrict_row`] compiled for AVX2 (no fused multiply-adds: the same bits).
+///
+/// # Safety
+/// The CPU has AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn restrict_row_avx2(
+    fine: &Level,
+    j: usize,
+    k: usize,
+    span: (usize, usize),
+    label: &[u8],
+    out: [&mut [f32]; 2],
+) {
+    restrict_row(fine, j, k, span, label, out);
+}
+
+/// Coarse row `(j, k)` of [`restrict`] on its span `[lo, hi)`: `label` the row's coarse
+/// labels, `out` its compact rows of even and odd cells. Fine x `2 i0 - 2 + 2t` and
+/// `2 i0 - 1 + 2t` (the even and odd fine cells from coarse cell `i0`'s first tap) are the
+/// fine compact rows' entries `i0 - 1 + t`; those past the fine grid are the rows' padding,
+/// 0 as a wall's residual. Each line entry sums the 16 rows from 0 in the same order.
+#[inline(always)]
+fn restrict_row(
+    fine: &Level,
+    j: usize,
+    k: usize,
+    (lo, hi): (usize, usize),
+    label: &[u8],
+    out: [&mut [f32]; 2],
+) {
+    const L: usize = 8;
+    let (tj, tk) = (fine_taps(j, fine.n[1]), fine_taps(k, fine.n[2]));
+    // The 16 fine rows (z tap outer, y tap inner): their even cells' and odd cells' compact
+    // row starts, and weight.
+    let mut rows = [(0usize, 0usize, 0.0f32); 16];
+    for (a, (zk, wk)) in tk.iter().zip(TAP).enumerate() {
+        for (b, (yj, wj)) in tj.iter().zip(TAP).enumerate() {
+            let (fr, q) = (yj + fine.n[1] * zk, (yj + zk) & 1);
+            rows[4 * a + b] = (fine.crow(q, fr), fine.crow(1 - q, fr), wj * wk);
+        }
+    }
+    let r = &fine.r;
+    let mut ev = [0.0f32; LINE + 2 * L];
+    let mut od = [0.0f32; LINE + 2 * L];
+    let mut i0 = lo;
+    while i0 < hi {
+        let i1 = (i0 + LINE).min(hi);
+        // Pairs t = 0 ..= i1 - i0 (the last coarse cell's taps reach pair i1 - 1 - i0 + 1).
+        let pairs = (i1 - i0 + 1).next_multiple_of(L);
+        let m0 = i0 - 1;
+        // The fine rows' compact entries m0 .. m0 + pairs: inside each row (its padding covers
+        // a chunk past the last cell, `Level::new`); bounds-checked here, once.
+        let rs = rows.map(|(e, o, w)| (&r[e + m0..e + m0 + pairs], &r[o + m0..o + m0 + pairs], w));
+        for t in (0..pairs).step_by(L) {
+            let (mut ae, mut ao) = ([0.0f32; L], [0.0f32; L]);
+            for &(re, ro, w) in &rs {
+                // SAFETY: t + L <= pairs, the slices' length.
+                let (re, ro) = unsafe { (re.get_unchecked(t..t + L), ro.get_unchecked(t..t + L)) };
+                for l in 0..L {
+                    ae[l] += w * re[l];
+                    ao[l] += w * ro[l];
+                }
+            }
+            ev[t..t + L].copy_from_slice(&ae);
+            od[t..t + L].copy_from_slice(&ao);
+        }
+        let len = i1 - i0;
+        let mut v = [0.0f32; LINE];
+        let (e0, o0, e1, o1) = (&ev[..len], &od[..len], &ev[1..len + 1], &od[1..len + 1]);
+        for ((((v, e0), o0), e1), o1) in v[..len].iter_mut().zip(e0).zip(o0).zip(e1).zip(o1) {
+            // Weights sum to 8: P^T r / 2 = 4 * (mean).
+            *v = 0.5 * (TAP[0] * e0 + TAP[1] * o0 + TAP[2] * e1 + TAP[3] * o1);
+        }
+        for (i, &v) in (i0..i1).zip(&v[..len]) {
+            out[i & 1][i >> 1] = if label[i] == FLUID { v } else { 0.0 };
+        }
+        i0 = i1;
+    }
 }
 
 /// Per-axis coarse neighbours and weights of fine cell `i`: its parent `(i + 1) / 2` (weight
@@ -126,7 +181,7 @@ pub(super) fn residual(lv: &mut Level) {
             };
             let x = lv.split(i, j, k);
             let d = lv.diag[x];
-            lv.r[c] = if d != 0.0 {
+            lv.r[x] = if d != 0.0 {
                 lv.b[x] - d * lv.u[x] + s
             } else {
                 0.0

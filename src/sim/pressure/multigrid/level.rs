@@ -2,9 +2,9 @@
 //! define its operator, and the vectors of a V-cycle, all `f32` and allocated once.
 //!
 //! Layout: cells `(i, j, k)` of row `j + ny k`; the outermost layer of every level is solid,
-//! so a fluid cell's six neighbours always exist. The labels, the face weights and the
-//! residual `r` are stored naturally, at `i + nx (j + ny k)` as on the simulation grid; `u`,
-//! `b`, the diagonal and its inverse are stored **by colour** (red-black ordering: colour
+//! so a fluid cell's six neighbours always exist. The labels and the face weights are stored
+//! naturally, at `i + nx (j + ny k)` as on the simulation grid; `u`, `b`, the residual `r`,
+//! the diagonal and its inverse are stored **by colour** (red-black ordering: colour
 //! `(i + j + k) % 2`), each row of each colour compact: cell `(i, j, k)` at
 //! `colour * half + row * h + i / 2` ([`Level::split`]). A cell's six neighbours are of the
 //! other colour: along y and z at the same compact index in the rows `row +- 1`, `row +- ny`,
@@ -55,7 +55,8 @@ pub(super) struct Level {
     pub u: Vec<f32>,
     /// Right-hand side (on the finest level the scattered residual of CG; by colour).
     pub b: Vec<f32>,
-    /// Residual `b - A u` after pre-smoothing (natural layout).
+    /// Residual `b - A u` after pre-smoothing (by colour: a row's even and odd cells are its
+    /// two colours' compact rows, which the restriction reads as they are).
     pub r: Vec<f32>,
     /// `1 / diag` on fluid cells with a non-zero diagonal, 0 elsewhere, the padding included
     /// (the smoother's mask; by colour).
@@ -79,7 +80,6 @@ impl Level {
         let cells = n[0] * n[1] * n[2];
         let h = (n[0] / 2 + 1 + PAD).next_multiple_of(LANES);
         let half = h * n[1] * n[2];
-        let z = || vec![0.0f32; cells];
         // One spare row at the end: the prolongation reads whole chunks of the last rows.
         let zs = || vec![0.0f32; 2 * half + h];
         let zw = || vec![0.0f32; cells + 2 * PAD];
@@ -89,7 +89,7 @@ impl Level {
             half,
             u: zs(),
             b: zs(),
-            r: z(),
+            r: zs(),
             invd: zs(),
             diag: zs(),
             unit: false,
@@ -225,53 +225,42 @@ impl Level {
             (fj >= 1 && fk >= 1 && fj <= f.n[1] && fk <= f.n[2])
                 .then(|| fnx * ((fj - 1) + f.n[1] * (fk - 1)))
         };
-        // Labels first (the weights need the neighbours' labels).
+        // Labels first (the weights need the neighbours' labels). An interior coarse row's
+        // four fine rows and an interior coarse cell's two fine cells per row (fine x `2i - 1`,
+        // `2i`) all lie in the fine grid; the border rows and cells are solid.
+        // Bit 0: a fluid child, bit 1: an air child.
+        let bits = |x: u8| -> u8 {
+            match x {
+                FLUID => 1,
+                AIR => 2,
+                _ => 0,
+            }
+        };
         self.label
             .par_chunks_mut(nx)
             .enumerate()
             .with_min_len(per)
             .for_each(|(row, out)| {
                 let (j, k) = (row % n[1], row / n[1]);
-                // Bit 0: a fluid child, bit 1: an air child.
-                let mut seen = [0u8; 1024];
-                let mut chunk0 = 0;
-                while chunk0 < nx {
-                    let chunk1 = (chunk0 + seen.len()).min(nx);
-                    let seen = &mut seen[..chunk1 - chunk0];
-                    seen.fill(0);
-                    for (dj, dk) in [(0, 0), (1, 0), (0, 1), (1, 1)] {
-                        let Some(fr) = fine_row(j, k, dj, dk) else {
-                            continue;
-                        };
-                        let fl = &f.label[fr..fr + fnx];
-                        for (t, s) in seen.iter_mut().enumerate() {
-                            let i = chunk0 + t;
-                            for fi in [2 * i, 2 * i + 1] {
-                                // Fine x index fi - 1.
-                                if fi >= 1 && fi <= fnx {
-                                    *s |= match fl[fi - 1] {
-                                        FLUID => 1,
-                                        AIR => 2,
-                                        _ => 0,
-                                    };
-                                }
-                            }
-                        }
-                    }
-                    let border = j == 0 || k == 0 || j + 1 == n[1] || k + 1 == n[2];
-                    for (t, s) in seen.iter().enumerate() {
-                        let i = chunk0 + t;
-                        out[i] = if border || i == 0 || i + 1 == nx {
-                            SOLID
-                        } else if s & 2 != 0 {
-                            AIR
-                        } else if s & 1 != 0 {
-                            FLUID
-                        } else {
-                            SOLID
-                        };
-                    }
-                    chunk0 = chunk1;
+                out.fill(SOLID);
+                if j == 0 || k == 0 || j + 1 == n[1] || k + 1 == n[2] {
+                    return;
+                }
+                let fl = [(0, 0), (1, 0), (0, 1), (1, 1)].map(|(dj, dk)| {
+                    let fr = fine_row(j, k, dj, dk).expect("an interior row's fine rows");
+                    &f.label[fr..fr + fnx]
+                });
+                for (i, o) in out.iter_mut().enumerate().take(nx - 1).skip(1) {
+                    let s = fl
+                        .iter()
+                        .fold(0, |s, l| s | bits(l[2 * i - 1]) | bits(l[2 * i]));
+                    *o = if s & 2 != 0 {
+                        AIR
+                    } else if s & 1 != 0 {
+                        FLUID
+                    } else {
+                        SOLID
+                    };
                 }
             });
         // Without fractional weights on the finest level, every level's open faces have weight
@@ -345,8 +334,6 @@ impl Level {
         self.finish_setup();
     }
 
-    /// The inverse diagonal and the diagonal (by colour, 0 on every entry of a compact row that
-    /// is not a fluid cell) and the fluid spans.
     /// Adds `extra[r]` to the diagonal of the fluid cell `cells[r]` (natural index; strictly
     /// increasing) and updates its inverse: the ghost-fluid surface's air terms
     /// ([`super::super::system::System::add_air_terms`]) on the finest level.
@@ -380,6 +367,8 @@ impl Level {
             });
     }
 
+    /// The inverse diagonal and the diagonal (by colour, 0 on every entry of a compact row that
+    /// is not a fluid cell) and the fluid spans.
     fn finish_setup(&mut self) {
         let n = self.n;
         let st = self.strides();
@@ -418,24 +407,14 @@ impl Level {
                     if l[i] != FLUID {
                         return 0.0;
                     }
+                    // The face weights (the unit case is below).
                     let c = o + i;
-                    if unit {
-                        // Every non-solid neighbour's face has weight 1.
-                        let open = |x: usize| (label[x] != SOLID) as u32;
-                        (open(c - 1)
-                            + open(c + 1)
-                            + open(c - st[1])
-                            + open(c + st[1])
-                            + open(c - st[2])
-                            + open(c + st[2])) as f32
-                    } else {
-                        w[0][c]
-                            + w[0][c + st[0]]
-                            + w[1][c]
-                            + w[1][c + st[1]]
-                            + w[2][c]
-                            + w[2][c + st[2]]
-                    }
+                    w[0][c]
+                        + w[0][c + st[0]]
+                        + w[1][c]
+                        + w[1][c + st[1]]
+                        + w[2][c]
+                        + w[2][c + st[2]]
                 };
                 // Natural cell i is at compact i / 2 of colour (i + q) % 2.
                 let (inv, dg) = if q == 0 {
@@ -443,6 +422,39 @@ impl Level {
                 } else {
                     ([i1, i0], [d1, d0])
                 };
+                if unit {
+                    // The open faces of the span's cells counted a line at a time over the
+                    // six neighbours' label rows (a loop the compiler vectorises), then
+                    // stored by colour with the inverses from a table (`1.0 / d`, the same
+                    // bits).
+                    const INV: [f32; 7] = [0.0, 1.0, 0.5, 1.0 / 3.0, 0.25, 0.2, 1.0 / 6.0];
+                    let mut cnt = [0u8; 256];
+                    let mut a = lo;
+                    while a < hi {
+                        let b = (a + cnt.len()).min(hi);
+                        let c = o + a;
+                        let len = b - a;
+                        let sl = |x: usize| &label[x..x + len];
+                        let nb = [
+                            sl(c - 1),
+                            sl(c + 1),
+                            sl(c - st[1]),
+                            sl(c + st[1]),
+                            sl(c - st[2]),
+                            sl(c + st[2]),
+                        ];
+                        for (t, (n, &own)) in cnt[..len].iter_mut().zip(sl(c)).enumerate() {
+                            let open = nb.iter().map(|l| (l[t] != SOLID) as u8).sum::<u8>();
+                            *n = if own == FLUID { open } else { 0 };
+                        }
+                        for (i, &n) in (a..b).zip(&cnt[..len]) {
+                            dg[i & 1][i >> 1] = n as f32;
+                            inv[i & 1][i >> 1] = INV[n as usize];
+                        }
+                        a = b;
+                    }
+                    return;
+                }
                 for i in lo..hi {
                     let d = diag(i);
                     dg[i & 1][i >> 1] = d;
@@ -451,22 +463,24 @@ impl Level {
             });
     }
 
-    /// Zeroes `u` and `b` on the compact rows, and `r` on the natural rows, that hold a
-    /// non-empty current span: after it every cell holds 0 in all three (rows with an empty
-    /// span are never written), as a new system needs.
+    /// Zeroes `u`, `b` and `r` on the compact rows that hold a non-empty current span: after
+    /// it every cell holds 0 in all three (rows with an empty span are never written), as a
+    /// new system needs.
     fn clear_spans(&mut self) {
-        let (nx, h, half) = (self.n[0], self.h, self.half);
+        let (h, half) = (self.h, self.half);
         let per = self.rows_per_task(SETUP_CELLS);
         let (u0, u1) = self.u.split_at_mut(half);
         let (b0, b1) = self.b.split_at_mut(half);
+        let (r0, r1) = self.r.split_at_mut(half);
         u0.par_chunks_mut(h)
             .zip(u1.par_chunks_mut(h))
             .zip(b0.par_chunks_mut(h).zip(b1.par_chunks_mut(h)))
-            .zip(self.r.par_chunks_mut(nx).zip(self.spans.par_iter()))
+            .zip(r0.par_chunks_mut(h).zip(r1.par_chunks_mut(h)))
+            .zip(self.spans.par_iter())
             .with_min_len(per)
-            .for_each(|(((u0, u1), (b0, b1)), (r, &[lo, hi]))| {
+            .for_each(|((((u0, u1), (b0, b1)), (r0, r1)), &[lo, hi])| {
                 if lo < hi {
-                    for x in [u0, u1, b0, b1, r] {
+                    for x in [u0, u1, b0, b1, r0, r1] {
                         x.fill(0.0);
                     }
                 }

@@ -8,8 +8,8 @@
 //! The levels store `u`, `b` and the diagonals by colour (`level.rs`), so a half-sweep runs
 //! over its colour's compact rows in whole vector chunks with every lane a cell it updates
 //! (with the natural layout half of the lanes were computed and discarded); the residual is
-//! computed per colour and stored interleaved into the natural `r` that the restriction
-//! reads; the prolongation sums the coarse rows' two colours into a natural line and adds it
+//! computed and stored per colour (the restriction reads a row's even and odd cells as its
+//! two colours' compact rows); the prolongation sums the coarse rows' two colours into a natural line and adds it
 //! to the fine row's two colours. Where the CPU has AVX2 the unit-weight loops use its
 //! intrinsics (no fused multiply-adds: the same operations in the same order as the plain
 //! loops, so the same bits).
@@ -22,6 +22,9 @@ use rayon::prelude::*;
 
 /// Fine compact cells per block of the prolongation's line buffer.
 const LINE: usize = 128;
+
+/// The prolongation's line buffer ([`Sweep::prolong_row`]).
+type ProlongLine = [f32; LINE + 4 + 2 * LANES];
 
 /// Whether the CPU has AVX2 (always false off x86_64).
 pub(super) fn has_avx2() -> bool {
@@ -38,7 +41,7 @@ struct Sweep<'a> {
     h: usize,
     half: usize,
     up: SyncPtr<f32>,
-    /// The residual's output (`r`, natural layout).
+    /// The residual's output (`r`, by colour).
     rp: SyncPtr<f32>,
     b: &'a [f32],
     invd: &'a [f32],
@@ -218,9 +221,9 @@ impl<'a> Sweep<'a> {
     }
 
     /// `r = b - A u` on the span of row `row` (0 on its cells that are not fluid, and on the
-    /// one or two cells next to the span that the compact range covers): the same operations
-    /// in the same order as [`super::kernels::residual`], computed per colour on compact
-    /// chunks and stored interleaved into the natural row.
+    /// cells next to the span that the compact chunks cover): the same operations in the same
+    /// order as [`super::kernels::residual`], computed per colour on compact chunks and stored
+    /// by colour, as `u` is.
     ///
     /// # Safety
     /// No other task writes `u` in this row's or its four neighbour rows' reach, nor this
@@ -232,38 +235,36 @@ impl<'a> Sweep<'a> {
             return;
         }
         let (lo, hi) = (lo as usize, hi as usize);
-        let nx = self.n[0];
         let (mut m0, m1) = (lo >> 1, (hi + 1) >> 1);
-        let base = nx * row;
+        let base = self.n[0] * row;
+        // Compact row starts of the row's even and odd natural cells.
+        let q = (j + k) & 1;
+        let c = [q, 1 - q].map(|c| c * self.half + row * self.h);
         while m0 < m1 {
-            let mut res = [[0.0f32; LANES]; 2];
             #[cfg(target_arch = "x86_64")]
-            if AVX && 2 * m0 + 2 * LANES <= nx {
+            if AVX {
                 let nyh = self.n[1] * self.h;
-                let c = [(j + k) & 1, 1 - ((j + k) & 1)].map(|c| c * self.half + row * self.h + m0);
-                // SAFETY: as below; the CPU has AVX2 (`AVX`); natural cells 2 m0 .. 2 m0 +
-                // 2 LANES of the row are inside it and this task's alone.
+                // SAFETY: as below; the CPU has AVX2 (`AVX`).
                 unsafe {
                     avx::residual_chunk(
                         self.up.0,
                         self.b,
                         self.diag,
-                        c,
+                        c.map(|c| c + m0),
                         self.h,
                         nyh,
-                        self.rp.get(base + 2 * m0),
+                        self.rp.0,
                         self.avx_weights(base + 2 * m0),
                     );
                 }
                 m0 += LANES;
                 continue;
             }
-            for (e, res) in res.iter_mut().enumerate() {
-                let colour = (e + j + k) & 1;
-                let own = colour * self.half + row * self.h + m0;
-                let oth = (1 - colour) * self.half + row * self.h + m0;
+            for (e, &own) in c.iter().enumerate() {
+                let own = own + m0;
+                let oth = c[1 - e] + m0;
                 let mut s = [0.0f32; LANES];
-                // SAFETY: as in [`Self::row`].
+                // SAFETY: as in [`Self::row`]; the chunk of `r` is this task's alone.
                 unsafe {
                     let t = Taps {
                         o: oth,
@@ -274,26 +275,12 @@ impl<'a> Sweep<'a> {
                     let sl = |p: &[f32]| std::slice::from_raw_parts(p.as_ptr().add(own), LANES);
                     let (bb, dg) = (sl(self.b), sl(self.diag));
                     let uc = std::slice::from_raw_parts(self.up.0.add(own) as *const f32, LANES);
+                    let res = std::slice::from_raw_parts_mut(self.rp.get(own), LANES);
                     for t in 0..LANES {
                         // Computed on every cell, then selected (0 where the diagonal is 0).
                         let x = bb[t] - dg[t] * uc[t] + s[t];
                         res[t] = if dg[t] != 0.0 { x } else { 0.0 };
                     }
-                }
-            }
-            // Natural cells 2 m0 .. 2 m0 + 2 LANES of the row, those inside it.
-            let a = 2 * m0;
-            let len = (2 * LANES).min(nx - a);
-            // SAFETY: cells a .. a + len of this row, this task's alone (the caller's).
-            let out = unsafe { std::slice::from_raw_parts_mut(self.rp.get(base + a), len) };
-            if len == 2 * LANES {
-                for t in 0..LANES {
-                    out[2 * t] = res[0][t];
-                    out[2 * t + 1] = res[1][t];
-                }
-            } else {
-                for (x, o) in out.iter_mut().enumerate() {
-                    *o = res[x & 1][x >> 1];
                 }
             }
             m0 += LANES;
@@ -309,7 +296,14 @@ impl<'a> Sweep<'a> {
     /// # Safety
     /// No other task writes this row's `u` meanwhile.
     #[inline(always)]
-    unsafe fn prolong_row<const AVX: bool>(&self, coarse: &Level, row: usize, j: usize, k: usize) {
+    unsafe fn prolong_row<const AVX: bool>(
+        &self,
+        coarse: &Level,
+        row: usize,
+        j: usize,
+        k: usize,
+        line: &mut ProlongLine,
+    ) {
         let [lo, hi] = self.spans[row];
         if lo >= hi {
             return;
@@ -331,7 +325,6 @@ impl<'a> Sweep<'a> {
             q * self.half + row * self.h,
             (1 - q) * self.half + row * self.h,
         );
-        let mut line = [0.0f32; LINE + 4 + 2 * LANES];
         let (mut m0, m1) = (lo >> 1, (hi + 1) >> 1);
         while m0 < m1 {
             let mb = (m0 + LINE).min(m1);
@@ -427,9 +420,11 @@ impl<'a> Sweep<'a> {
                 }
             }
             Stage::Prolong(coarse) => {
+                // The line buffer, once per plane (each row fills what it reads).
+                let mut line = [0.0f32; LINE + 4 + 2 * LANES];
                 for j in 0..ny {
                     // SAFETY: the caller's: this row of `u` is this task's alone.
-                    unsafe { self.prolong_row::<AVX>(coarse, j + ny * k, j, k) };
+                    unsafe { self.prolong_row::<AVX>(coarse, j + ny * k, j, k, &mut line) };
                 }
             }
         }

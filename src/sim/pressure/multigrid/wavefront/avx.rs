@@ -132,11 +132,11 @@ pub(super) unsafe fn line_pairs(line: &mut [f32], a: &[f32], b: &[f32], w: f32) 
 
 /// The residual `b - diag u + s` (0 where the diagonal is 0) of one chunk of compact cells
 /// of both colours (`c[0]`: the colour of the row's even natural cells, `c[1]`: the odd
-/// ones; each colour's neighbours at the other's), stored interleaved into the natural
-/// row at `r`.
+/// ones; each colour's neighbours at the other's), stored by colour into `r` at the same
+/// compact entries.
 ///
 /// # Safety
-/// As [`sweep_chunk`]; `r .. r + 2 LANES` is this task's alone. `w.nat`: the row's
+/// As [`sweep_chunk`]; `r`'s chunks at `c` are this task's alone. `w.nat`: the row's
 /// natural cell `2 m0` (the chunk's even cells; the odd ones follow).
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
@@ -154,7 +154,6 @@ pub(super) unsafe fn residual_chunk(
     unsafe {
         let u = u as *const f32;
         for t in (0..LANES).step_by(8) {
-            let mut res = [_mm256_setzero_ps(); 2];
             for e in 0..2 {
                 let (own, oth) = (c[e] + t, c[1 - e] + t);
                 let w = w.map(|w| Weights {
@@ -167,12 +166,8 @@ pub(super) unsafe fn residual_chunk(
                 let uc = _mm256_loadu_ps(u.add(own));
                 let x = _mm256_add_ps(_mm256_sub_ps(bb, _mm256_mul_ps(dg, uc)), s);
                 let m = _mm256_cmp_ps::<_CMP_NEQ_UQ>(dg, _mm256_setzero_ps());
-                res[e] = _mm256_and_ps(m, x);
+                _mm256_storeu_ps(r.add(own), _mm256_and_ps(m, x));
             }
-            let lo = _mm256_unpacklo_ps(res[0], res[1]);
-            let hi = _mm256_unpackhi_ps(res[0], res[1]);
-            _mm256_storeu_ps(r.add(2 * t), _mm256_permute2f128_ps::<0x20>(lo, hi));
-            _mm256_storeu_ps(r.add(2 * t + 8), _mm256_permute2f128_ps::<0x31>(lo, hi));
         }
     }
 }
