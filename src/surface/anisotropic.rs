@@ -8,7 +8,7 @@
 //!    splash (frame 20) from 0.83 to 0.79 / 0.68 N s^3, left more particles outside, and did not
 //!    flatten a settled pool (RMS height 2.5 -> 2.8 / 2.9 mm at 0.05 m cells).
 //! 2. *Covariance*: `C_i = Σ w_ij (x_j - x^w_i)(x_j - x^w_i)^T / Σ w_ij` about the weighted mean
-//!    `x^w_i`; its eigen-decomposition (nalgebra's `SymmetricEigen`) gives the neighbourhood's
+//!    `x^w_i`; its eigen-decomposition (closed form, [`eigen`]) gives the neighbourhood's
 //!    principal axes and spreads `σ_1 >= σ_2 >= σ_3`: one small σ on a sheet or a calm surface,
 //!    two on a filament.
 //! 3. *Stretched kernels*: particle `i`'s kernel is the ellipsoid with radii
@@ -81,6 +81,7 @@ use rayon::prelude::*;
 
 mod cells;
 mod deep;
+mod eigen;
 mod kernel;
 mod splat;
 use cells::Cells;

@@ -4,12 +4,13 @@
 //! wall film where they apply.
 
 use super::cells::{Cells, has_neighbours};
+use super::eigen::sym_eigen;
 use super::{
     FLOOR_REACH, ISOLATED_SCALE, KERNEL_INTEGRAL, Kernel, MAX_RATIO, N_EPS, N_FULL, N_THIN,
     WALL_ACROSS, WALL_ALONG, WALL_CENTRE,
 };
 use crate::surface::level_set::Params;
-use nalgebra::{Matrix3, SymmetricEigen};
+use nalgebra::{Matrix3, Vector3};
 
 /// `Q diag(v) Q^T` as `[xx, yy, zz, xy, xz, yz]`.
 fn sym(q: &Matrix3<f32>, v: [f32; 3]) -> [f32; 6] {
@@ -151,14 +152,10 @@ fn kernel_of_any(xi: [f32; 3], cells: &Cells, k: &Consts, p: &Params) -> Option<
     let (q, rho) = if count >= N_FULL {
         (Matrix3::identity(), [big_r; 3])
     } else if count >= N_EPS {
-        let cm = Matrix3::new(c[0], c[3], c[4], c[3], c[1], c[5], c[4], c[5], c[2]);
-        let eig = SymmetricEigen::new(cm);
-        let mut idx = [0usize, 1, 2];
-        idx.sort_by(|&a, &b| eig.eigenvalues[b].total_cmp(&eig.eigenvalues[a]));
-        let sig = idx.map(|k| eig.eigenvalues[k].max(0.0).sqrt());
-        let q = Matrix3::from_columns(
-            &idx.map(|k| -> nalgebra::Vector3<f32> { eig.eigenvectors.column(k).into_owned() }),
-        );
+        // Closed form ([`sym_eigen`]), largest first.
+        let (values, vectors) = sym_eigen(c);
+        let sig = values.map(|v| (v as f32).max(0.0).sqrt());
+        let q = Matrix3::from_columns(&vectors.map(|v| Vector3::from(v.map(|x| x as f32))));
         if sig[0] > 0.0 {
             let s = sig.map(|v| v.max(sig[0] / MAX_RATIO));
             let g = (s[0] * s[1] * s[2]).cbrt();
