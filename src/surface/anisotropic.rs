@@ -237,9 +237,20 @@ pub fn build(pos: Points, vel: Points, p: &Params, mirrors: Option<MirrorOf>) ->
                     let hi = floor_i64((q[a] + reach_g) / B as f32);
                     (lo.max(bc[a] - 1), hi.min(bc[a] + 1))
                 });
-                *o = (r[2].0..=r[2].1).any(|z| {
-                    (r[1].0..=r[1].1).any(|y| (r[0].0..=r[0].1).any(|x| splatted([x, y, z])))
-                });
+                // Loops, not nested `any` (whose closure was not inlined: 2% of `surge mesh`'s
+                // instructions on the 1M frame 20).
+                *o = 'found: {
+                    for z in r[2].0..=r[2].1 {
+                        for y in r[1].0..=r[1].1 {
+                            for x in r[0].0..=r[0].1 {
+                                if splatted([x, y, z]) {
+                                    break 'found true;
+                                }
+                            }
+                        }
+                    }
+                    false
+                };
             }
         });
     let cells = Cells::new(pos, p.kernel_radius as f32);

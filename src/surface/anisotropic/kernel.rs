@@ -97,28 +97,50 @@ fn weighted_sums(cells: &Cells, xi: [f32; 3], inv_r: f32) -> (f32, [f32; 3], [f3
 }
 
 /// [`weighted_sums`] of [`L`] candidates `p`, one per lane; returns how many lie within R.
+///
+/// Written as one loop over the lanes per quantity (each a single vector operation): one loop
+/// over the lanes computing all ten sums was vectorised across the sums instead, with the
+/// accumulators taken apart and put back lane by lane in every call (measured: 4% of `surge
+/// mesh`'s instructions on the 1M frame 20, callgrind). The same operations per lane, so the
+/// same bits.
 #[inline(always)]
 fn lanes(acc: &mut [[f32; L]; 10], p: &[[f32; L]; 3], xi: [f32; 3], inv_r: f32) -> usize {
-    let mut n = 0u32;
+    let d: [[f32; L]; 3] = std::array::from_fn(|a| {
+        let mut d = [0f32; L];
+        for j in 0..L {
+            d[j] = p[a][j] - xi[a];
+        }
+        d
+    });
+    let mut w = [0f32; L];
+    let mut inside = [0u32; L];
     for j in 0..L {
-        let d = [p[0][j] - xi[0], p[1][j] - xi[1], p[2][j] - xi[2]];
-        let r2 = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]) * inv_r * inv_r;
-        let inside = r2 < 1.0;
-        let w = if inside { 1.0 - r2 * r2.sqrt() } else { 0.0 };
-        n += inside as u32;
-        let wd = [w * d[0], w * d[1], w * d[2]];
-        acc[0][j] += w;
-        acc[1][j] += wd[0];
-        acc[2][j] += wd[1];
-        acc[3][j] += wd[2];
-        acc[4][j] += wd[0] * d[0];
-        acc[5][j] += wd[1] * d[1];
-        acc[6][j] += wd[2] * d[2];
-        acc[7][j] += wd[0] * d[1];
-        acc[8][j] += wd[0] * d[2];
-        acc[9][j] += wd[1] * d[2];
+        let r2 = (d[0][j] * d[0][j] + d[1][j] * d[1][j] + d[2][j] * d[2][j]) * inv_r * inv_r;
+        inside[j] = (r2 < 1.0) as u32;
+        w[j] = if r2 < 1.0 { 1.0 - r2 * r2.sqrt() } else { 0.0 };
     }
-    n as usize
+    let mut wd = [[0f32; L]; 3];
+    for a in 0..3 {
+        for j in 0..L {
+            wd[a][j] = w[j] * d[a][j];
+        }
+    }
+    for j in 0..L {
+        acc[0][j] += w[j];
+    }
+    for a in 0..3 {
+        for j in 0..L {
+            acc[1 + a][j] += wd[a][j];
+        }
+    }
+    // xx, yy, zz, xy, xz, yz.
+    const PAIRS: [(usize, usize); 6] = [(0, 0), (1, 1), (2, 2), (0, 1), (0, 2), (1, 2)];
+    for (k, &(a, b)) in PAIRS.iter().enumerate() {
+        for j in 0..L {
+            acc[4 + k][j] += wd[a][j] * d[b][j];
+        }
+    }
+    inside.iter().sum::<u32>() as usize
 }
 
 #[inline(always)]
