@@ -137,11 +137,18 @@ impl Cells {
     }
 }
 
-/// Whether at least `n` particles lie within `sqrt(r2)` of `x` (stops counting there).
+/// Whether at least `n` particles lie within `sqrt(r2)` of `x` (stops counting there), among
+/// the rows `rows` ([`Cells::rows_near`] of `x`).
 #[inline(always)]
-pub(super) fn has_neighbours(cells: &Cells, x: [f32; 3], r2: f32, n: usize) -> bool {
+pub(super) fn has_neighbours(
+    cells: &Cells,
+    rows: &[std::ops::Range<usize>; 9],
+    x: [f32; 3],
+    r2: f32,
+    n: usize,
+) -> bool {
     let mut count = 0;
-    for r in cells.rows_near(x) {
+    for r in rows.iter().cloned() {
         let [rx, ry, rz] = cells.row(r);
         count += rx
             .iter()

@@ -52,41 +52,47 @@ pub(super) fn kernel_of(xi: [f32; 3], cells: &Cells, k: &Consts, p: &Params) -> 
         // SAFETY: the CPU supports AVX2 (checked just above).
         return unsafe { kernel_of_avx2(xi, cells, k, p) };
     }
-    kernel_of_any(xi, cells, k, p)
+    kernel_of_any::<false>(xi, cells, k, p)
 }
 
 /// [`kernel_of`] compiled for AVX2 (the same operations lane by lane: the same bits).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 unsafe fn kernel_of_avx2(xi: [f32; 3], cells: &Cells, k: &Consts, p: &Params) -> Option<Kernel> {
-    kernel_of_any(xi, cells, k, p)
+    kernel_of_any::<true>(xi, cells, k, p)
 }
 
 /// Lanes of the neighbour sums.
 const L: usize = 8;
 
-/// The kernel-weighted sums over the neighbours within R of `xi`: `Σ w`, `Σ w d`,
+/// The kernel-weighted sums over the neighbours within R of `xi` (in the rows `rows` of cells
+/// around it): `Σ w`, `Σ w d`,
 /// `Σ w d dᵀ` (`[xx, yy, zz, xy, xz, yz]`) with `d` the offset and `w = 1 - (|d| / R)^3`, and
 /// the neighbour count. Summed in [`L`] lanes (candidates `L` at a time, no branch), then the
 /// lanes in order: vectorised, and the same bits on any CPU.
 #[inline(always)]
-fn weighted_sums(cells: &Cells, xi: [f32; 3], inv_r: f32) -> (f32, [f32; 3], [f32; 6], usize) {
+fn weighted_sums<const AVX2: bool>(
+    cells: &Cells,
+    rows: &[std::ops::Range<usize>; 9],
+    xi: [f32; 3],
+    inv_r: f32,
+) -> (f32, [f32; 3], [f32; 6], usize) {
     let mut acc = [[0f32; L]; 10];
     let mut count = 0usize;
-    for r in cells.rows_near(xi) {
+    for r in rows.iter().cloned() {
         let [rx, ry, rz] = cells.row(r);
         let (cx, cy, cz) = (rx.chunks_exact(L), ry.chunks_exact(L), rz.chunks_exact(L));
         let (tx, ty, tz) = (cx.remainder(), cy.remainder(), cz.remainder());
         for ((x, y), z) in cx.zip(cy).zip(cz) {
             let p = [x, y, z].map(|v| -> [f32; L] { v.try_into().unwrap() });
-            count += lanes(&mut acc, &p, xi, inv_r);
+            count += lanes_of::<AVX2>(&mut acc, &p, xi, inv_r);
         }
         if !tx.is_empty() {
             // The tail, padded with points far outside R (weight 0).
             let p = [tx, ty, tz].map(|t| -> [f32; L] {
                 std::array::from_fn(|j| t.get(j).copied().unwrap_or(1e18))
             });
-            count += lanes(&mut acc, &p, xi, inv_r);
+            count += lanes_of::<AVX2>(&mut acc, &p, xi, inv_r);
         }
     }
     let sum = |a: &[f32; L]| a.iter().fold(0f32, |s, v| s + v);
@@ -97,54 +103,95 @@ fn weighted_sums(cells: &Cells, xi: [f32; 3], inv_r: f32) -> (f32, [f32; 3], [f3
 }
 
 /// [`weighted_sums`] of [`L`] candidates `p`, one per lane; returns how many lie within R.
-///
-/// Written as one loop over the lanes per quantity (each a single vector operation): one loop
-/// over the lanes computing all ten sums was vectorised across the sums instead, with the
-/// accumulators taken apart and put back lane by lane in every call (measured: 4% of `surge
-/// mesh`'s instructions on the 1M frame 20, callgrind). The same operations per lane, so the
-/// same bits.
 #[inline(always)]
 fn lanes(acc: &mut [[f32; L]; 10], p: &[[f32; L]; 3], xi: [f32; 3], inv_r: f32) -> usize {
-    let d: [[f32; L]; 3] = std::array::from_fn(|a| {
-        let mut d = [0f32; L];
-        for j in 0..L {
-            d[j] = p[a][j] - xi[a];
-        }
-        d
-    });
-    let mut w = [0f32; L];
-    let mut inside = [0u32; L];
+    let mut n = 0u32;
     for j in 0..L {
-        let r2 = (d[0][j] * d[0][j] + d[1][j] * d[1][j] + d[2][j] * d[2][j]) * inv_r * inv_r;
-        inside[j] = (r2 < 1.0) as u32;
-        w[j] = if r2 < 1.0 { 1.0 - r2 * r2.sqrt() } else { 0.0 };
+        let d = [p[0][j] - xi[0], p[1][j] - xi[1], p[2][j] - xi[2]];
+        let r2 = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]) * inv_r * inv_r;
+        let inside = r2 < 1.0;
+        let w = if inside { 1.0 - r2 * r2.sqrt() } else { 0.0 };
+        n += inside as u32;
+        let wd = [w * d[0], w * d[1], w * d[2]];
+        acc[0][j] += w;
+        acc[1][j] += wd[0];
+        acc[2][j] += wd[1];
+        acc[3][j] += wd[2];
+        acc[4][j] += wd[0] * d[0];
+        acc[5][j] += wd[1] * d[1];
+        acc[6][j] += wd[2] * d[2];
+        acc[7][j] += wd[0] * d[1];
+        acc[8][j] += wd[0] * d[2];
+        acc[9][j] += wd[1] * d[2];
     }
-    let mut wd = [[0f32; L]; 3];
-    for a in 0..3 {
-        for j in 0..L {
-            wd[a][j] = w[j] * d[a][j];
-        }
+    n as usize
+}
+
+/// [`lanes`], in AVX2 intrinsics where `AVX2` (the caller runs with AVX2 enabled).
+#[inline(always)]
+fn lanes_of<const AVX2: bool>(
+    acc: &mut [[f32; L]; 10],
+    p: &[[f32; L]; 3],
+    xi: [f32; 3],
+    inv_r: f32,
+) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    if AVX2 {
+        // SAFETY: `AVX2` is only set by `kernel_of_avx2`, which runs on a CPU with AVX2.
+        return unsafe { lanes_avx2(acc, p, xi, inv_r) };
     }
-    for j in 0..L {
-        acc[0][j] += w[j];
+    lanes(acc, p, xi, inv_r)
+}
+
+/// [`lanes`] in AVX2 intrinsics: the same operations lane by lane in the same order (IEEE
+/// `sqrt`, no fused multiply-add), so the same bits. Why: the compiler vectorised the plain
+/// loop across the ten sums instead of across the lanes, taking the accumulators apart and
+/// putting them back lane by lane on every call (measured with callgrind, `surge mesh` of the
+/// 1M frame 20 on one thread: the sums' instructions 400M -> 214M, of 6.6G in all).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+fn lanes_avx2(acc: &mut [[f32; L]; 10], p: &[[f32; L]; 3], xi: [f32; 3], inv_r: f32) -> usize {
+    use std::arch::x86_64::*;
+    // SAFETY (all loads and stores): `[f32; L]` is 8 contiguous f32, unaligned accesses.
+    let ld = |a: &[f32; L]| unsafe { _mm256_loadu_ps(a.as_ptr()) };
+    let d: [__m256; 3] = std::array::from_fn(|a| _mm256_sub_ps(ld(&p[a]), _mm256_set1_ps(xi[a])));
+    let sq = |v: __m256| _mm256_mul_ps(v, v);
+    let inv = _mm256_set1_ps(inv_r);
+    let r2 = _mm256_add_ps(_mm256_add_ps(sq(d[0]), sq(d[1])), sq(d[2]));
+    let r2 = _mm256_mul_ps(_mm256_mul_ps(r2, inv), inv);
+    let one = _mm256_set1_ps(1.0);
+    let inside = _mm256_cmp_ps::<_CMP_LT_OQ>(r2, one);
+    let w = _mm256_and_ps(
+        inside,
+        _mm256_sub_ps(one, _mm256_mul_ps(r2, _mm256_sqrt_ps(r2))),
+    );
+    let wd = d.map(|v| _mm256_mul_ps(w, v));
+    let terms = [
+        w,
+        wd[0],
+        wd[1],
+        wd[2],
+        _mm256_mul_ps(wd[0], d[0]),
+        _mm256_mul_ps(wd[1], d[1]),
+        _mm256_mul_ps(wd[2], d[2]),
+        _mm256_mul_ps(wd[0], d[1]),
+        _mm256_mul_ps(wd[0], d[2]),
+        _mm256_mul_ps(wd[1], d[2]),
+    ];
+    for (a, t) in acc.iter_mut().zip(terms) {
+        unsafe { _mm256_storeu_ps(a.as_mut_ptr(), _mm256_add_ps(ld(a), t)) };
     }
-    for a in 0..3 {
-        for j in 0..L {
-            acc[1 + a][j] += wd[a][j];
-        }
-    }
-    // xx, yy, zz, xy, xz, yz.
-    const PAIRS: [(usize, usize); 6] = [(0, 0), (1, 1), (2, 2), (0, 1), (0, 2), (1, 2)];
-    for (k, &(a, b)) in PAIRS.iter().enumerate() {
-        for j in 0..L {
-            acc[4 + k][j] += wd[a][j] * d[b][j];
-        }
-    }
-    inside.iter().sum::<u32>() as usize
+    (_mm256_movemask_ps(inside) as u32).count_ones() as usize
 }
 
 #[inline(always)]
-fn kernel_of_any(xi: [f32; 3], cells: &Cells, k: &Consts, p: &Params) -> Option<Kernel> {
+fn kernel_of_any<const AVX2: bool>(
+    xi: [f32; 3],
+    cells: &Cells,
+    k: &Consts,
+    p: &Params,
+) -> Option<Kernel> {
     let Consts {
         big_r,
         h,
@@ -153,13 +200,15 @@ fn kernel_of_any(xi: [f32; 3], cells: &Cells, k: &Consts, p: &Params) -> Option<
         inv_r,
     } = *k;
     // Within one cell of a wall: the wall film too (below).
-    if !near_wall(xi, h, p) && has_neighbours(cells, xi, big_r * big_r, N_FULL) {
+    // The rows of neighbour cells, once for both passes.
+    let rows = cells.rows_near(xi);
+    if !near_wall(xi, h, p) && has_neighbours(cells, &rows, xi, big_r * big_r, N_FULL) {
         return None;
     }
     // One pass: weighted sums of the offsets and of their outer products; the
     // covariance about the weighted mean is `S2 / Σw - mean meanᵀ` (offsets from x_i
     // are at most R, so f32 keeps its precision).
-    let (sw, mean, c, count) = weighted_sums(cells, xi, inv_r);
+    let (sw, mean, c, count) = weighted_sums::<AVX2>(cells, &rows, xi, inv_r);
     let mean = mean.map(|v| v / sw);
     let c = [
         c[0] / sw - mean[0] * mean[0],
