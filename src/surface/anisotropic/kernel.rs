@@ -89,9 +89,12 @@ fn weighted_sums<const AVX2: bool>(
         }
         if !tx.is_empty() {
             // The tail, padded with points far outside R (weight 0).
-            let p = [tx, ty, tz].map(|t| -> [f32; L] {
-                std::array::from_fn(|j| t.get(j).copied().unwrap_or(1e18))
-            });
+            // (Copies, not `array::map`: not inlined into the AVX2 code, 1.7% of `surge
+            // mesh`'s instructions on the 1M frame 20.)
+            let mut p = [[1e18f32; L]; 3];
+            for (d, t) in p.iter_mut().zip([tx, ty, tz]) {
+                d[..t.len()].copy_from_slice(t);
+            }
             count += lanes_of::<AVX2>(&mut acc, &p, xi, inv_r);
         }
     }
