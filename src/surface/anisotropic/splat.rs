@@ -269,6 +269,16 @@ fn clip_block(g: &SparseGrid, region: &[[f64; 3]; 2], bc: [i64; 3], phi: &mut [f
             (region[0][a] - w).max(w - region[1][a])
         })
     });
+    // Every point's clip value is at most the block's largest (the f64 maximum, rounding and
+    // `+ eps` are monotonic): at or below the block's smallest `phi`, no point changes.
+    let top = d
+        .iter()
+        .map(|a| a.iter().fold(f64::MIN, |m, &v| m.max(v)))
+        .fold(f64::MIN, f64::max) as f32
+        + eps;
+    if top <= phi.iter().fold(f32::MAX, |m, &v| m.min(v)) {
+        return;
+    }
     for (k, x) in phi.iter_mut().enumerate() {
         let l = [k % B, (k / B) % B, k / (B * B)];
         let wall = f64::MIN.max(d[0][l[0]]).max(d[1][l[1]]).max(d[2][l[2]]) as f32 + eps;
