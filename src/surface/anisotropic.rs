@@ -71,7 +71,7 @@
 //! row-major splat (per-row kernel lists, sums in registers: the splat is bound by the walk's
 //! scattered reads of velocities and ellipsoids, not by the accumulator stores; 0.875 -> 0.95
 //! s), and the velocities gathered once in binned order for the splat (the misses moved there).
-//! Session 10 (`surge mesh` of that frame, callgrind at one thread): 6.83G -> 6.30G
+//! Session 10 (`surge mesh` of that frame, callgrind at one thread): 6.83G -> 6.26G
 //! instructions (the closed-form eigen-solve, [`eigen`]; the neighbour sums in AVX2
 //! intrinsics; `array::map` calls that were not inlined into the AVX2 code; mesh bytes change
 //! at rounding level, fidelity figures unchanged); process CPU (user + system, ten rounds

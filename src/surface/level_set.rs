@@ -396,7 +396,8 @@ pub fn build(pos: &[Vec<f32>; 3], vel: &[Vec<f32>; 3], p: &Params) -> LevelSet {
 /// `ceil(v)` for `v >= 0` without a libm call.
 #[inline(always)]
 pub(super) fn ceil_pos(v: f32) -> usize {
-    let t = v as usize;
+    // Through i32: one instruction, the same value for `0 <= v < 2^31` (grid coordinates).
+    let t = v as i32 as usize;
     if (t as f32) < v { t + 1 } else { t }
 }
 

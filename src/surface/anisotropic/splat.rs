@@ -209,8 +209,11 @@ fn splat_block_any(
                     };
                     let lo: [usize; 3] =
                         std::array::from_fn(|a| ceil_pos((q[a] - k.ext[a]).max(bmin[a])));
-                    let hi: [usize; 3] =
-                        std::array::from_fn(|a| ((q[a] + k.ext[a]).min(bmax[a])) as usize);
+                    // Through i32 (`as usize` from f32 takes several instructions): the same
+                    // values (negatives and NaN give 0 either way; all below 2^31).
+                    let hi: [usize; 3] = std::array::from_fn(|a| {
+                        ((q[a] + k.ext[a]).min(bmax[a]).max(0.0) as i32) as usize
+                    });
                     if (0..3).any(|a| lo[a] > hi[a]) {
                         continue;
                     }
