@@ -8,7 +8,7 @@
 //!    splash (frame 20) from 0.83 to 0.79 / 0.68 N s^3, left more particles outside, and did not
 //!    flatten a settled pool (RMS height 2.5 -> 2.8 / 2.9 mm at 0.05 m cells).
 //! 2. *Covariance*: `C_i = Σ w_ij (x_j - x^w_i)(x_j - x^w_i)^T / Σ w_ij` about the weighted mean
-//!    `x^w_i`; its eigen-decomposition (nalgebra's `SymmetricEigen`) gives the neighbourhood's
+//!    `x^w_i`; its eigen-decomposition (closed form, [`eigen`]) gives the neighbourhood's
 //!    principal axes and spreads `σ_1 >= σ_2 >= σ_3`: one small σ on a sheet or a calm surface,
 //!    two on a filament.
 //! 3. *Stretched kernels*: particle `i`'s kernel is the ellipsoid with radii
@@ -71,6 +71,12 @@
 //! row-major splat (per-row kernel lists, sums in registers: the splat is bound by the walk's
 //! scattered reads of velocities and ellipsoids, not by the accumulator stores; 0.875 -> 0.95
 //! s), and the velocities gathered once in binned order for the splat (the misses moved there).
+//! Session 10 (`surge mesh` of that frame, callgrind at one thread): 6.83G -> 6.26G
+//! instructions (the closed-form eigen-solve, [`eigen`]; the neighbour sums in AVX2
+//! intrinsics; `array::map` calls that were not inlined into the AVX2 code; mesh bytes change
+//! at rounding level, fidelity figures unchanged); process CPU (user + system, ten rounds
+//! alternating with the session-9 binary, 2-core machine shared with other jobs, load ~7):
+//! median 0.80 -> 0.78 s at one thread, 0.86 -> 0.82 s at two.
 //!
 //! Splatting works as in [`super::level_set`]: per block, particles in a fixed order, so the
 //! bytes do not depend on the thread count.
@@ -81,6 +87,7 @@ use rayon::prelude::*;
 
 mod cells;
 mod deep;
+mod eigen;
 mod kernel;
 mod splat;
 use cells::Cells;
@@ -236,9 +243,20 @@ pub fn build(pos: Points, vel: Points, p: &Params, mirrors: Option<MirrorOf>) ->
                     let hi = floor_i64((q[a] + reach_g) / B as f32);
                     (lo.max(bc[a] - 1), hi.min(bc[a] + 1))
                 });
-                *o = (r[2].0..=r[2].1).any(|z| {
-                    (r[1].0..=r[1].1).any(|y| (r[0].0..=r[0].1).any(|x| splatted([x, y, z])))
-                });
+                // Loops, not nested `any` (whose closure was not inlined: 2% of `surge mesh`'s
+                // instructions on the 1M frame 20).
+                *o = 'found: {
+                    for z in r[2].0..=r[2].1 {
+                        for y in r[1].0..=r[1].1 {
+                            for x in r[0].0..=r[0].1 {
+                                if splatted([x, y, z]) {
+                                    break 'found true;
+                                }
+                            }
+                        }
+                    }
+                    false
+                };
             }
         });
     let cells = Cells::new(pos, p.kernel_radius as f32);

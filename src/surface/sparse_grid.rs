@@ -233,7 +233,9 @@ impl SparseGrid {
         let keys: Vec<u32> = (0..n)
             .into_par_iter()
             .map(|i| {
-                let p = pos.at(i).map(|v| v as f64);
+                // Not `array::map` (a call per particle: not inlined here).
+                let q = pos.at(i);
+                let p = [q[0] as f64, q[1] as f64, q[2] as f64];
                 let ok = (0..3)
                     .all(|a| p[a].is_finite() && p[a] >= lo[a] - reach && p[a] <= hi[a] + reach);
                 if !ok {

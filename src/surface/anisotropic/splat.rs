@@ -209,8 +209,11 @@ fn splat_block_any(
                     };
                     let lo: [usize; 3] =
                         std::array::from_fn(|a| ceil_pos((q[a] - k.ext[a]).max(bmin[a])));
-                    let hi: [usize; 3] =
-                        std::array::from_fn(|a| ((q[a] + k.ext[a]).min(bmax[a])) as usize);
+                    // Through i32 (`as usize` from f32 takes several instructions): the same
+                    // values (negatives and NaN give 0 either way; all below 2^31).
+                    let hi: [usize; 3] = std::array::from_fn(|a| {
+                        ((q[a] + k.ext[a]).min(bmax[a]).max(0.0) as i32) as usize
+                    });
                     if (0..3).any(|a| lo[a] > hi[a]) {
                         continue;
                     }
@@ -269,6 +272,16 @@ fn clip_block(g: &SparseGrid, region: &[[f64; 3]; 2], bc: [i64; 3], phi: &mut [f
             (region[0][a] - w).max(w - region[1][a])
         })
     });
+    // Every point's clip value is at most the block's largest (the f64 maximum, rounding and
+    // `+ eps` are monotonic): at or below the block's smallest `phi`, no point changes.
+    let top = d
+        .iter()
+        .map(|a| a.iter().fold(f64::MIN, |m, &v| m.max(v)))
+        .fold(f64::MIN, f64::max) as f32
+        + eps;
+    if top <= phi.iter().fold(f32::MAX, |m, &v| m.min(v)) {
+        return;
+    }
     for (k, x) in phi.iter_mut().enumerate() {
         let l = [k % B, (k / B) % B, k / (B * B)];
         let wall = f64::MIN.max(d[0][l[0]]).max(d[1][l[1]]).max(d[2][l[2]]) as f32 + eps;
