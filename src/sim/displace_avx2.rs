@@ -141,13 +141,8 @@ pub unsafe fn splat_density8(
 mod tests {
     use super::*;
 
-    /// The vector displacement gives the scalar loop's bits on random particles and fields.
-    #[test]
-    fn avx2_displace_matches_scalar_bits() {
-        if !std::is_x86_feature_detected!("avx2") {
-            eprintln!("no AVX2 on this CPU: nothing to compare");
-            return;
-        }
+    /// A small grid off the origin and a seeded pseudo-random number source in [0, 1).
+    fn grid_and_random(seed: u32) -> (GridDims, impl FnMut() -> f32) {
         let dom = crate::geometry::Domain {
             lower: [-0.3, 0.1, 0.0],
             cell_size: 0.05,
@@ -155,12 +150,22 @@ mod tests {
             boundaries: Default::default(),
             friction: 0.0,
         };
-        let d = GridDims::new(&dom);
-        let mut x = 12345u32;
-        let mut r = move || {
+        let mut x = seed;
+        let r = move || {
             x = x.wrapping_mul(1664525).wrapping_add(1013904223);
             (x >> 8) as f32 / (1 << 24) as f32
         };
+        (GridDims::new(&dom), r)
+    }
+
+    /// The vector displacement gives the scalar loop's bits on random particles and fields.
+    #[test]
+    fn avx2_displace_matches_scalar_bits() {
+        if !std::is_x86_feature_detected!("avx2") {
+            eprintln!("no AVX2 on this CPU: nothing to compare");
+            return;
+        }
+        let (d, mut r) = grid_and_random(12345);
         let disp: [Vec<f32>; 3] =
             std::array::from_fn(|a| (0..d.faces(a)).map(|_| 0.1 * (r() - 0.5)).collect());
         let (lo, hi) = d.interior_bounds(0.01 * d.h);
@@ -181,6 +186,7 @@ mod tests {
             }
         }
     }
+
     /// The vector density splat gives the scalar loop's bits: random particles inside the
     /// wall layer (and a few on its bounds) splatted by both into zeroed grids.
     #[test]
@@ -189,19 +195,7 @@ mod tests {
             eprintln!("no AVX2 on this CPU: nothing to compare");
             return;
         }
-        let dom = crate::geometry::Domain {
-            lower: [-0.3, 0.1, 0.0],
-            cell_size: 0.05,
-            resolution: [9, 7, 11],
-            boundaries: Default::default(),
-            friction: 0.0,
-        };
-        let d = GridDims::new(&dom);
-        let mut x = 777u32;
-        let mut r = move || {
-            x = x.wrapping_mul(1664525).wrapping_add(1013904223);
-            (x >> 8) as f32 / (1 << 24) as f32
-        };
+        let (d, mut r) = grid_and_random(777);
         let (lo, hi) = d.interior_bounds(0.01 * d.h);
         let n = 203;
         let mut pos: [Vec<f32>; 3] =
