@@ -35,7 +35,7 @@ pub(super) fn restrict(fine: &Level, coarse: &mut Level) {
     let label = &coarse.label;
     let (h, half) = (coarse.h, coarse.half);
     let (b0, b1) = coarse.b.split_at_mut(half);
-    let avx2 = super::wavefront::has_avx2();
+    let avx2 = super::level::has_avx2();
     b0.par_chunks_mut(h)
         .zip(b1.par_chunks_mut(h))
         .zip(coarse.spans.par_iter())

@@ -513,3 +513,11 @@ fn weight_rows(
         )
         .enumerate()
 }
+
+/// Whether the CPU has AVX2 (always false off x86_64).
+pub(super) fn has_avx2() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    return std::is_x86_feature_detected!("avx2");
+    #[cfg(not(target_arch = "x86_64"))]
+    false
+}

@@ -16,7 +16,7 @@
 
 use super::SyncPtr;
 use super::kernels::coarse_taps;
-use super::level::{LANES, Level};
+use super::level::{LANES, Level, has_avx2};
 use super::slabs::{Plan, slab_plan};
 use rayon::prelude::*;
 
@@ -25,14 +25,6 @@ const LINE: usize = 128;
 
 /// The prolongation's line buffer ([`Sweep::prolong_row`]).
 type ProlongLine = [f32; LINE + 4 + 2 * LANES];
-
-/// Whether the CPU has AVX2 (always false off x86_64).
-pub(super) fn has_avx2() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    return std::is_x86_feature_detected!("avx2");
-    #[cfg(not(target_arch = "x86_64"))]
-    false
-}
 
 /// What a Gauss-Seidel half-sweep reads and writes of one level.
 struct Sweep<'a> {
