@@ -4,6 +4,8 @@
 use super::*;
 use crate::sim::mac_grid::CellLabel::{Empty, Fluid, Solid};
 
+mod setup;
+
 /// Counter-based hash to [0, 1) (no shared RNG state).
 fn rnd(seed: u64, i: u64) -> f64 {
     let mut x = seed
@@ -530,74 +532,6 @@ fn slab_plan_balances_the_liquid() {
                 "{threads} threads: slab {s} costs {c} of {total} over {slabs}, {:?}",
                 &starts[..=slabs]
             );
-        }
-    }
-}
-
-/// The set-up's fast paths against the rules they implement. Every coarse level's labels:
-/// air if any of a cell's children (fine cells `2I - 1`, `2I` per axis, those in the fine
-/// grid) is air, else fluid if any is fluid, else solid, the border layer solid (McAdams et
-/// al. 2010, sec. 4), checked cell by cell. The finest level's unit-weight diagonal (the open
-/// faces counted over the neighbours' label rows) and its inverse: the bits of the weighted
-/// path's with every face weight 1 (`sum_f w_f`, `1 / d`). Exact comparisons: both sides are
-/// small integers and one correctly rounded division.
-#[test]
-fn setup_labels_and_unit_diagonal_follow_the_rules() {
-    use super::level::{AIR, FLUID, SOLID};
-    for seed in [5u64, 6] {
-        let p = Problem::random(seed, [27, 22, 19], false);
-        let ones: [Vec<f32>; 3] = std::array::from_fn(|a| {
-            let mut m = p.n;
-            m[a] += 1;
-            vec![1.0; m[0] * m[1] * m[2]]
-        });
-        let mut a = Multigrid::new(p.n, Settings::default());
-        a.setup(&p.labels, None);
-        let mut b = Multigrid::new(p.n, Settings::default());
-        b.setup(&p.labels, Some(&ones));
-        let (la, lb) = (&a.levels[0], &b.levels[0]);
-        assert!(la.unit && !lb.unit);
-        let same = |x: &[f32], y: &[f32]| x.iter().zip(y).all(|(x, y)| x.to_bits() == y.to_bits());
-        assert!(same(&la.diag, &lb.diag), "seed {seed}: diagonal");
-        assert!(same(&la.invd, &lb.invd), "seed {seed}: inverse diagonal");
-        assert!(la.diag.iter().any(|&d| d > 0.0 && d < 6.0));
-        assert!(a.levels() >= 3);
-        for l in 1..a.levels() {
-            let (f, c) = (&a.levels[l - 1], &a.levels[l]);
-            let mut fluid = 0;
-            for k in 0..c.n[2] {
-                for j in 0..c.n[1] {
-                    for i in 0..c.n[0] {
-                        let border = [i, j, k]
-                            .iter()
-                            .zip(c.n)
-                            .any(|(&x, m)| x == 0 || x + 1 == m);
-                        let mut s = 0u8;
-                        for d in 0..8 {
-                            let fx = [2 * i + (d & 1), 2 * j + (d >> 1 & 1), 2 * k + (d >> 2)];
-                            if fx.iter().zip(f.n).all(|(&x, m)| x >= 1 && x <= m) {
-                                let fc = fx[0] - 1 + f.n[0] * (fx[1] - 1 + f.n[1] * (fx[2] - 1));
-                                s |= match f.label[fc] {
-                                    FLUID => 1,
-                                    AIR => 2,
-                                    _ => 0,
-                                };
-                            }
-                        }
-                        let want = if border || s == 0 {
-                            SOLID
-                        } else if s & 2 != 0 {
-                            AIR
-                        } else {
-                            FLUID
-                        };
-                        let got = c.label[i + c.n[0] * (j + c.n[1] * k)];
-                        assert_eq!(got, want, "seed {seed}, level {l}, cell {i} {j} {k}");
-                        fluid += (got == FLUID) as usize;
-                    }
-                }
-            }
-            assert!(l > 1 || fluid > 0, "seed {seed}: no coarse liquid");
         }
     }
 }
