@@ -103,18 +103,21 @@ impl SortedParticles {
     /// After [`Self::load`] or [`Self::take`] of `n` particles: ids `0..n`, zero affine
     /// matrices where the particles had none, and the scratch sized.
     fn prepare(&mut self, n: usize, cells: usize) {
+        // Every array written in parallel (the frame's only passes over every particle
+        // outside the stages): the ids, and the scratch where its size changed (a first frame's
+        // 17 MB at 1M particles, which `resize` would write on one thread).
         self.ids.clear();
-        self.ids.extend(0..n as u32);
+        self.ids.par_extend((0..n as u32).into_par_iter());
         if self.affine {
             for c in self.aff.iter_mut() {
-                c.resize(n, 0.0);
+                sized(c, n, 0.0);
             }
         }
-        self.tmp.resize(n, 0.0);
-        self.key.resize(n, 0);
-        self.tmp_u.resize(n, 0);
-        self.cursor.resize(cells + 1, 0);
-        self.cell_start.resize(cells + 1, 0);
+        sized(&mut self.tmp, n, 0.0);
+        sized(&mut self.key, n, 0);
+        sized(&mut self.tmp_u, n, 0);
+        sized(&mut self.cursor, cells + 1, 0);
+        sized(&mut self.cell_start, cells + 1, 0);
     }
 
     /// Gives the particles back in creation order: every array is permuted in place (through
@@ -398,6 +401,15 @@ impl SortedParticles {
             });
         cs[cells] = n as u32;
         std::mem::swap(&mut self.key, &mut self.tmp_u);
+    }
+}
+
+/// `v` at length `n`: left as it is when it has that length, else refilled with `x` in
+/// parallel.
+fn sized<T: Copy + Send + Sync>(v: &mut Vec<T>, n: usize, x: T) {
+    if v.len() != n {
+        v.clear();
+        v.par_extend(rayon::iter::repeat_n(x, n));
     }
 }
 

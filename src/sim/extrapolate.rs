@@ -37,8 +37,11 @@ pub struct Extrapolator {
     /// Per x-row of cells `(j, k)` at `k ny + j`: holds fluid, then (after dilation) in the band.
     near: Vec<u8>,
     near_tmp: Vec<u8>,
-    /// The band's face rows of the current component, `k m_y + j`.
+    /// The band's face rows of the current component, `k m_y + j` (a prefix of it).
     rows: Vec<u32>,
+    /// Per face plane `k` of the current component: the index in `rows` of its first band
+    /// row (one more entry: the band's row count).
+    plane_rows: Vec<u32>,
     /// Per face row `k m_y + j` of the current component: the faces `lo..hi` (x indices)
     /// outside which the row has no valid face (`[u32::MAX, 0]`: none), for the current
     /// layer's mask and the next.
@@ -66,7 +69,8 @@ impl Extrapolator {
             next: vec![0; faces],
             near: vec![0; rows],
             near_tmp: vec![0; rows],
-            rows: Vec::with_capacity(face_rows),
+            rows: vec![0; face_rows],
+            plane_rows: vec![0; (0..3).map(|a| d.face_n(a)[2]).max().unwrap_or(0) + 1],
             span: vec![NO_SPAN; face_rows],
             span_next: vec![NO_SPAN; face_rows],
         }
@@ -140,15 +144,30 @@ impl Extrapolator {
             // axis; the band's margin covers the one-row difference.
             let near = &self.near;
             let in_band = |j: usize, k: usize| near[k.min(nz - 1) * ny + j.min(ny - 1)] != 0;
-            self.rows.clear();
-            for k in 0..m[2] {
-                for j in 0..m[1] {
-                    if in_band(j, k) {
-                        self.rows.push((k * m[1] + j) as u32);
-                    }
-                }
+            // The band's face rows in order (k, then j), listed in parallel: a count per face
+            // plane, the planes' offsets (one number per plane, in sequence), then each plane
+            // writes its rows at its offset.
+            let (my, mz) = (m[1], m[2]);
+            let at = &mut self.plane_rows[..mz + 1];
+            at[1..].par_iter_mut().enumerate().with_min_len(8).for_each(|(k, c)| {
+                *c = (0..my).filter(|&j| in_band(j, k)).count() as u32;
+            });
+            at[0] = 0;
+            for k in 0..mz {
+                at[k + 1] += at[k];
             }
-            let rows = &self.rows[..];
+            let at = &*at;
+            let rp = SyncPtr(self.rows.as_mut_ptr());
+            (0..mz).into_par_iter().with_min_len(8).for_each(|k| {
+                let mut r = at[k] as usize;
+                for j in (0..my).filter(|&j| in_band(j, k)) {
+                    // SAFETY: plane k's rows go to `at[k]..at[k + 1]`, its own, below the
+                    // number of face rows (`rows`' length).
+                    unsafe { *rp.get(r) = (k * my + j) as u32 };
+                    r += 1;
+                }
+            });
+            let rows = &self.rows[..at[mz] as usize];
             if rows.is_empty() {
                 continue;
             }
