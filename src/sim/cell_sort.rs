@@ -413,8 +413,10 @@ fn sized<T: Copy + Send + Sync>(v: &mut Vec<T>, n: usize, x: T) {
     }
 }
 
-/// Slots per chunk of the sort's bucketing pass.
-const CHUNK: usize = 64 * 1024;
+/// Slots per chunk of the sort's bucketing pass: 64 chunks at 1M particles, so that 16
+/// threads get four each and one slow thread does not hold up the pass (64k slots gave 16
+/// chunks, one per thread); the table of counts (chunks x groups) stays small (170 kB).
+const CHUNK: usize = 16 * 1024;
 /// Cells per group of the sort (at least; a power of two), and most groups.
 const GROUP_CELLS: usize = 1024;
 const MAX_GROUPS: usize = 1024;
