@@ -291,8 +291,9 @@ impl SortedParticles {
     ///
     /// 1. the particles, in [`CHUNK`]-slot chunks, are bucketed by cell *group* (runs of
     ///    `group_cells` consecutive cells): a histogram per chunk and group (in parallel), the
-    ///    exclusive scan over groups then chunks (sequential, `chunks x groups` numbers: no
-    ///    particle or cell term), then each chunk writes its slots and keys to its run of
+    ///    exclusive scan over groups then chunks (each group's total and its run over the
+    ///    chunks in parallel over the groups; only the groups' starts, at most [`MAX_GROUPS`]
+    ///    numbers, in sequence), then each chunk writes its slots and keys to its run of
     ///    each group, in slot order (in parallel; the runs are disjoint);
     /// 2. each group, in parallel, counts its particles per cell, writes its cells'
     ///    `cell_start`, and places its slots by cell, in bucket order (so in slot order: stable).

@@ -149,9 +149,13 @@ impl Extrapolator {
             // writes its rows at its offset.
             let (my, mz) = (m[1], m[2]);
             let at = &mut self.plane_rows[..mz + 1];
-            at[1..].par_iter_mut().enumerate().with_min_len(8).for_each(|(k, c)| {
-                *c = (0..my).filter(|&j| in_band(j, k)).count() as u32;
-            });
+            at[1..]
+                .par_iter_mut()
+                .enumerate()
+                .with_min_len(8)
+                .for_each(|(k, c)| {
+                    *c = (0..my).filter(|&j| in_band(j, k)).count() as u32;
+                });
             at[0] = 0;
             for k in 0..mz {
                 at[k + 1] += at[k];
@@ -159,12 +163,10 @@ impl Extrapolator {
             let at = &*at;
             let rp = SyncPtr(self.rows.as_mut_ptr());
             (0..mz).into_par_iter().with_min_len(8).for_each(|k| {
-                let mut r = at[k] as usize;
-                for j in (0..my).filter(|&j| in_band(j, k)) {
+                for (r, j) in (at[k] as usize..).zip((0..my).filter(|&j| in_band(j, k))) {
                     // SAFETY: plane k's rows go to `at[k]..at[k + 1]`, its own, below the
                     // number of face rows (`rows`' length).
                     unsafe { *rp.get(r) = (k * my + j) as u32 };
-                    r += 1;
                 }
             });
             let rows = &self.rows[..at[mz] as usize];
