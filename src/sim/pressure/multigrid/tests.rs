@@ -4,6 +4,7 @@
 use super::*;
 use crate::sim::mac_grid::CellLabel::{Empty, Fluid, Solid};
 
+mod direct;
 mod setup;
 
 /// Counter-based hash to [0, 1) (no shared RNG state).
