@@ -366,9 +366,8 @@ impl<'a> Sweep<'a> {
         }
     }
 
-    /// One stage of a wavefront on z-plane `k`: [`Self::stage_plain`], compiled for AVX2
-    /// (eight lanes instead of SSE's four) when the CPU has it. No fused multiply-adds either
-    /// way (Rust never contracts `a * b + c`), so the stored bits are the same.
+    /// One stage of a wavefront on z-plane `k`: [`Self::stage_plain`], compiled for AVX2 when
+    /// the CPU has it (no fused multiply-adds either way: the same bits).
     ///
     /// # Safety
     /// As [`Self::stage_plain`].
@@ -436,10 +435,8 @@ impl<'a> Sweep<'a> {
 }
 
 /// One Gauss-Seidel half-sweep over the cells of colour `colour` (`(i + j + k) % 2`):
-/// `u_c = (b_c + sum_f w_f u_nb) / diag_c` (0 on non-fluid cells, whose inverse diagonal is 0),
-/// row after row. `from_zero`: the other colour is taken as 0 (the first sweep of a V-cycle,
-/// which starts from `u = 0`; it thus never reads what the previous application left). The
-/// reference for [`rb_sweeps`], which fuses several of these.
+/// `u_c = (b_c + sum_f w_f u_nb) / diag_c` (0 on non-fluid cells), row after row;
+/// `from_zero`: the other colour taken as 0. The reference for [`rb_sweeps`].
 #[cfg(test)]
 pub(super) fn half_sweep(lv: &mut Level, colour: usize, from_zero: bool) {
     let (ny, rows) = (lv.n[1], lv.spans.len());
