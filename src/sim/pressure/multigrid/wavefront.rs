@@ -9,10 +9,9 @@
 //! over its colour's compact rows in whole vector chunks with every lane a cell it updates
 //! (with the natural layout half of the lanes were computed and discarded); the residual is
 //! computed and stored per colour (the restriction reads a row's even and odd cells as its
-//! two colours' compact rows); the prolongation sums the coarse rows' two colours into a natural line and adds it
-//! to the fine row's two colours. Where the CPU has AVX2 the unit-weight loops use its
-//! intrinsics (no fused multiply-adds: the same operations in the same order as the plain
-//! loops, so the same bits).
+//! two colours' compact rows); the prolongation sums the coarse rows' two colours into a
+//! natural line and adds it to the fine row's two colours. With AVX2 the unit-weight loops
+//! use its intrinsics (no fused multiply-adds: the plain loops' operations and bits).
 
 use super::SyncPtr;
 use super::kernels::coarse_taps;
@@ -20,10 +19,8 @@ use super::level::{LANES, Level, has_avx2};
 use super::slabs::{Plan, plan_spans, slab_plan, stage_groups};
 use rayon::prelude::*;
 
-/// Fine compact cells per block of the prolongation's line buffer.
+/// Fine compact cells per block of the prolongation's line buffer, and that buffer.
 const LINE: usize = 128;
-
-/// The prolongation's line buffer ([`Sweep::prolong_row`]).
 type ProlongLine = [f32; LINE + 4 + 2 * LANES];
 
 /// What a Gauss-Seidel half-sweep reads and writes of one level.
