@@ -24,6 +24,9 @@ fn full_tank(n: [usize; 3]) -> Vec<CellLabel> {
     labels
 }
 
+/// A test case: name, grid, labels, face weights (`None`: unit).
+type Case = (String, [usize; 3], Vec<CellLabel>, Option<[Vec<f32>; 3]>);
+
 /// `b - A u` of level `lv` (its `r`, by colour) through the reference residual.
 fn residual(lv: &mut Level, u: &[f32], b: &[f32]) -> Vec<f32> {
     lv.u.copy_from_slice(u);
@@ -44,7 +47,7 @@ fn residual(lv: &mut Level, u: &[f32], b: &[f32]) -> Vec<f32> {
 /// null pivot (its one constant null vector).
 #[test]
 fn direct_solve_inverts_the_level_operator() {
-    let mut cases: Vec<(String, [usize; 3], Vec<CellLabel>, Option<[Vec<f32>; 3]>)> = vec![];
+    let mut cases: Vec<Case> = vec![];
     for (seed, fractional) in [(1u64, false), (2, true), (7, false)] {
         let p = Problem::random(seed, [26, 21, 18], fractional);
         let w = fractional.then(|| p.weights.clone());
