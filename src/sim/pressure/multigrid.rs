@@ -454,24 +454,14 @@ impl Preconditioner for Multigrid {
             .zip(r[..nf].par_chunks_mut(T).zip(z[..nf].par_chunks(T)))
             .zip(sr.par_chunks(T))
             .map(|(((q, s), (r, z)), c)| {
-                // Per block of rows (in L1): the updates in a loop that vectorises, then the
-                // block's max |r| and scatter (the same values and max as one loop).
-                const B: usize = 1024;
                 let mut m = 0.0f64;
-                let blocks = q.chunks_mut(B).zip(s.chunks(B));
-                for ((q, s), ((r, z), c)) in
-                    blocks.zip(r.chunks_mut(B).zip(z.chunks(B)).zip(c.chunks(B)))
-                {
-                    for ((q, s), (r, z)) in q.iter_mut().zip(s).zip(r.iter_mut().zip(z)) {
-                        *q += alpha * s;
-                        *r -= alpha * z;
-                    }
-                    for (r, &c) in r.iter().zip(c) {
-                        m = m.max(r.abs());
-                        // SAFETY: the rows' split cells are distinct and in bounds
-                        // ([`Self::map_rows`]), each written by the task of its row.
-                        unsafe { *bp.get(c as usize) = *r as f32 };
-                    }
+                for ((q, s), ((r, z), &c)) in q.iter_mut().zip(s).zip(r.iter_mut().zip(z).zip(c)) {
+                    *q += alpha * s;
+                    *r -= alpha * z;
+                    m = m.max(r.abs());
+                    // SAFETY: the rows' split cells are distinct and in bounds
+                    // ([`Self::map_rows`]), each written by the task of its row.
+                    unsafe { *bp.get(c as usize) = *r as f32 };
                 }
                 m
             })
