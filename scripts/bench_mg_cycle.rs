@@ -9,7 +9,8 @@
 //! set-up of the levels and `MG_APPLICATIONS` (default 12, about one solve's) applications of
 //! the cycle to a fixed pseudo-random residual, `MG_REPS` times (default 5), with the default
 //! `Settings` but `MG_COARSE_CYCLES` (1: a V-cycle, 2: the default W-cycle) and
-//! `MG_PRE_SWEEPS` where set; prints the unknowns per level, the
+//! `MG_PRE_SWEEPS`, `MG_DIRECT` (0: no exact coarse solve) where set; prints the unknowns per level
+//! and the level solved exactly, the
 //! hierarchy's bytes ([`Multigrid::bytes`]), the fastest wall time and a hash of the last
 //! result's bits (the same hash means the same
 //! bits). Small and without the simulation, so that `valgrind --tool=callgrind` can count its
@@ -88,6 +89,7 @@ fn main() {
         let mut settings = Settings::default();
         settings.coarse_cycles = env("MG_COARSE_CYCLES", settings.coarse_cycles as usize) as u32;
         settings.pre_sweeps = env("MG_PRE_SWEEPS", settings.pre_sweeps as usize) as u32;
+        settings.direct = env("MG_DIRECT", settings.direct as usize) == 1;
         let mut mg = Multigrid::new(n, settings);
         let mut best = f64::INFINITY;
         for _ in 0..reps {
@@ -98,7 +100,11 @@ fn main() {
             }
             best = best.min(t.elapsed().as_secs_f64());
         }
-        println!("mg_cycle: unknowns per level {:?}", mg.unknowns());
+        println!(
+            "mg_cycle: unknowns per level {:?}, solved exactly (level, unknowns): {:?}",
+            mg.unknowns(),
+            mg.direct_level()
+        );
         let hash = z.iter().fold(0u64, |a, v| a.rotate_left(5) ^ v.to_bits());
         println!(
             "mg_cycle: {rows} fluid cells, grid {n:?}, levels {} ({:.1} MB, {:.1} bytes per grid cell): set-up + {apps} applications, fastest of {reps}: {:.2} ms ({threads} threads); result hash {hash:016x}",

@@ -369,42 +369,51 @@ impl PressureSolver {
                 1.0
             }
         };
+        // Every face below is a face of a fluid cell, which is interior (the outermost layer is
+        // never fluid; checked per row), so its upper faces lie inside each component's grid
+        // (`n + e_a` nodes): no per-face bounds tests.
+        for a in 0..3 {
+            assert!(vel[a].len() >= d.faces(a) && kinds[a].len() >= d.faces(a));
+        }
         let ptr: [SyncPtr<f32>; 3] = std::array::from_fn(|a| SyncPtr(vel[a].as_mut_ptr()));
-        let lens: [usize; 3] = std::array::from_fn(|a| vel[a].len());
         let [k0, k1, k2] = [&kinds[0][..], &kinds[1][..], &kinds[2][..]];
         let kinds = [k0, k1, k2];
-        let nx = d.n[0];
+        let n = d.n;
         // The step between a cell and its neighbour along each axis, in cells and on that
         // axis's face grid alike (component a's grid has n + e_a nodes).
-        let step = [1, nx, plane];
+        let step = [1, n[0], plane];
+        let q = &q[..nf + 1];
         ijk_of
-            .par_iter()
+            .par_chunks(SETUP_ROWS)
+            .zip(nb[..nf].par_chunks(SETUP_ROWS))
             .enumerate()
-            .with_min_len(SETUP_ROWS)
-            .for_each(|(r, ijk)| {
-                let [i, j, k] = ijk.map(|x| x as usize);
-                let c = d.cell(i, j, k);
-                // The lower face of the cell on each component's grid: `face_index` below.
-                let lower = face_index(d, c, j, k);
-                let (nbr, qr) = (&nb[r], q[r]);
-                for a in 0..3 {
-                    let (lower, upper) = (lower[a], lower[a] + step[a]);
-                    assert!(upper < lens[a] && upper < kinds[a].len());
-                    let (below, above) = (nbr[2 * a] as usize, nbr[2 * a + 1] as usize);
-                    // SAFETY: a fluid face is written only by the fluid row above it or, when that
-                    // cell is air, by the fluid row below it: one writer per face.
-                    unsafe {
-                        if kinds[a][lower] == FaceKind::Fluid {
-                            let g = if below == nf {
-                                air_scale(c, c - step[a])
-                            } else {
-                                1.0
-                            };
-                            *ptr[a].get(lower) -= ((qr - q[below]) * g) as f32;
-                        }
-                        if above == nf && kinds[a][upper] == FaceKind::Fluid {
-                            *ptr[a].get(upper) -=
-                                ((q[above] - qr) * air_scale(c, c + step[a])) as f32;
+            .for_each(|(t, (ijks, nbs))| {
+                for (l, (ijk, nbr)) in ijks.iter().zip(nbs).enumerate() {
+                    let [i, j, k] = ijk.map(|x| x as usize);
+                    assert!(i + 1 < n[0] && j + 1 < n[1] && k + 1 < n[2]);
+                    let c = i + n[0] * (j + n[1] * k);
+                    // The lower face of the cell on each component's grid: `face_index` below.
+                    let lower = face_index(d, c, j, k);
+                    let qr = q[t * SETUP_ROWS + l];
+                    for a in 0..3 {
+                        let (lower, upper) = (lower[a], lower[a] + step[a]);
+                        let (below, above) = (nbr[2 * a] as usize, nbr[2 * a + 1] as usize);
+                        // SAFETY: `lower` and `upper` are in bounds (above). A fluid face is
+                        // written only by the fluid row above it or, when that cell is air, by
+                        // the fluid row below it: one writer per face.
+                        unsafe {
+                            if *kinds[a].get_unchecked(lower) == FaceKind::Fluid {
+                                let g = if below == nf {
+                                    air_scale(c, c - step[a])
+                                } else {
+                                    1.0
+                                };
+                                *ptr[a].get(lower) -= ((qr - q[below]) * g) as f32;
+                            }
+                            if above == nf && *kinds[a].get_unchecked(upper) == FaceKind::Fluid {
+                                *ptr[a].get(upper) -=
+                                    ((q[above] - qr) * air_scale(c, c + step[a])) as f32;
+                            }
                         }
                     }
                 }

@@ -4,6 +4,7 @@
 use super::*;
 use crate::sim::mac_grid::CellLabel::{Empty, Fluid, Solid};
 
+mod direct;
 mod setup;
 
 /// Counter-based hash to [0, 1) (no shared RNG state).
@@ -350,12 +351,17 @@ fn preconditioner_is_thread_independent() {
 
 /// The fused red-black sweeps (plane wavefront, slabs in parallel) give exactly the bits of
 /// the separate half-sweeps one after the other, on every level of a problem big enough for several slabs, with
-/// 1, 2, 3, 5 and 16 threads (one wavefront; 4, 3 or 5 slabs; stage by stage: every plan of
-/// `wavefront::slab_plan`), from zero and from a non-zero `u`.
+/// 1, 2, 3, 5 and 16 threads (one wavefront; 4, 3 or 5 slabs; stage by stage; groups of stages
+/// as slabs: every plan of `slabs.rs`), from zero and from a non-zero `u`.
 #[test]
 fn fused_sweep_equals_two_half_sweeps() {
-    for fractional in [false, true] {
-        let p = Problem::random(11, [40, 30, 90], fractional);
+    // The flat grid's few planes of liquid run in groups of stages on 3 and 5 threads.
+    for (fractional, n) in [
+        (false, [40, 30, 90]),
+        (true, [40, 30, 90]),
+        (false, [120, 60, 40]),
+    ] {
+        let p = Problem::random(11, n, fractional);
         let mut mg = multigrid(&p, fractional);
         let r: Vec<f64> = (0..p.rows()).map(|i| rnd(11, i as u64) - 0.5).collect();
         let mut z = vec![0.0; p.rows()];
@@ -409,6 +415,14 @@ fn fused_sweep_equals_two_half_sweeps() {
             }
         }
     }
+    // The flat grid's finest level on 3 threads runs its sweeps in groups of stages.
+    let p = Problem::random(11, [120, 60, 40], false);
+    let lv = &multigrid(&p, false).levels[0];
+    let ny = lv.n[1];
+    let has = |k: &usize| (0..ny).any(|j| lv.spans[j + ny * k][0] < lv.spans[j + ny * k][1]);
+    let (k0, k1) = ((0..lv.n[2]).find(has), (0..lv.n[2]).rfind(has));
+    let (k0, k1) = (k0.unwrap(), k1.unwrap() + 1);
+    assert!(super::slabs::stage_groups(lv.n, &lv.spans, k0, k1, 6, 3).is_some());
 }
 
 /// The wavefront with the residual after the pre-smoothing, and with the prolongation before

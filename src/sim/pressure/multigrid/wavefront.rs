@@ -9,21 +9,18 @@
 //! over its colour's compact rows in whole vector chunks with every lane a cell it updates
 //! (with the natural layout half of the lanes were computed and discarded); the residual is
 //! computed and stored per colour (the restriction reads a row's even and odd cells as its
-//! two colours' compact rows); the prolongation sums the coarse rows' two colours into a natural line and adds it
-//! to the fine row's two colours. Where the CPU has AVX2 the unit-weight loops use its
-//! intrinsics (no fused multiply-adds: the same operations in the same order as the plain
-//! loops, so the same bits).
+//! two colours' compact rows); the prolongation sums the coarse rows' two colours into a
+//! natural line and adds it to the fine row's two colours. With AVX2 the unit-weight loops
+//! use its intrinsics (no fused multiply-adds: the plain loops' operations and bits).
 
 use super::SyncPtr;
 use super::kernels::coarse_taps;
 use super::level::{LANES, Level, has_avx2};
-use super::slabs::{Plan, slab_plan};
+use super::slabs::{Plan, plan_spans, slab_plan, stage_groups};
 use rayon::prelude::*;
 
-/// Fine compact cells per block of the prolongation's line buffer.
+/// Fine compact cells per block of the prolongation's line buffer, and that buffer.
 const LINE: usize = 128;
-
-/// The prolongation's line buffer ([`Sweep::prolong_row`]).
 type ProlongLine = [f32; LINE + 4 + 2 * LANES];
 
 /// What a Gauss-Seidel half-sweep reads and writes of one level.
@@ -366,9 +363,8 @@ impl<'a> Sweep<'a> {
         }
     }
 
-    /// One stage of a wavefront on z-plane `k`: [`Self::stage_plain`], compiled for AVX2
-    /// (eight lanes instead of SSE's four) when the CPU has it. No fused multiply-adds either
-    /// way (Rust never contracts `a * b + c`), so the stored bits are the same.
+    /// One stage of a wavefront on z-plane `k`: [`Self::stage_plain`], compiled for AVX2 when
+    /// the CPU has it (no fused multiply-adds either way: the same bits).
     ///
     /// # Safety
     /// As [`Self::stage_plain`].
@@ -436,10 +432,8 @@ impl<'a> Sweep<'a> {
 }
 
 /// One Gauss-Seidel half-sweep over the cells of colour `colour` (`(i + j + k) % 2`):
-/// `u_c = (b_c + sum_f w_f u_nb) / diag_c` (0 on non-fluid cells, whose inverse diagonal is 0),
-/// row after row. `from_zero`: the other colour is taken as 0 (the first sweep of a V-cycle,
-/// which starts from `u = 0`; it thus never reads what the previous application left). The
-/// reference for [`rb_sweeps`], which fuses several of these.
+/// `u_c = (b_c + sum_f w_f u_nb) / diag_c` (0 on non-fluid cells), row after row;
+/// `from_zero`: the other colour taken as 0. The reference for [`rb_sweeps`].
 #[cfg(test)]
 pub(super) fn half_sweep(lv: &mut Level, colour: usize, from_zero: bool) {
     let (ny, rows) = (lv.n[1], lv.spans.len());
@@ -461,9 +455,7 @@ pub(super) enum Extra<'a> {
     Prolong(&'a Level),
 }
 
-/// The unit-weight red-black update and residual of one chunk of [`LANES`] compact cells
-/// with AVX2 intrinsics: the same operations in the same order as the plain loops (no fused
-/// multiply-adds), so the same bits.
+/// AVX2 chunks of the unit-weight loops (the same bits as the plain loops).
 #[cfg(target_arch = "x86_64")]
 mod avx;
 
@@ -493,7 +485,8 @@ enum Stage<'a> {
 /// (stage `h` on planes `B - h ..= B + h`), stage by stage. Each half-sweep reads only the
 /// other colour, so every cell gets exactly what the stages one after the other give
 /// ([`half_sweep`], [`super::kernels::residual`], [`super::kernels::prolong_add`]), whatever
-/// the slabs: the bits do not depend on the thread count.
+/// the slabs: the bits do not depend on the thread count. Too few planes for a slab per
+/// thread: groups of stages, each such a wavefront ([`stage_groups`]), or stage by stage.
 pub(super) fn rb_sweeps(
     lv: &mut Level,
     sweeps: usize,
@@ -521,14 +514,43 @@ pub(super) fn rb_sweeps(
     let k1 = (0..nz).rev().find(|&k| has(k)).map_or(k0, |k| k + 1);
     let threads = rayon::current_num_threads();
     let (plan, starts) = slab_plan(lv, k0, k1, stages, threads);
+    let groups = match plan {
+        Plan::Stagewise(_) => stage_groups(lv.n, &lv.spans, k0, k1, stages, threads),
+        _ => None,
+    };
     let sw = Sweep::new(lv);
+    let Some(groups) = groups else {
+        run(&sw, &stage, (0, stages), (k0, k1), plan, &starts);
+        return;
+    };
+    // Groups of consecutive stages, sizes as even as possible.
+    let mut h0 = 0;
+    for g in 0..groups {
+        let size = stages / groups + (g < stages % groups) as usize;
+        let (plan, starts) = plan_spans(sw.n, sw.spans, k0, k1, size, threads);
+        run(&sw, &stage, (h0, size), (k0, k1), plan, &starts);
+        h0 += size;
+    }
+}
+
+/// Stages `h0 .. h0 + count` of a wavefront over planes `k0 .. k1` with the plan `plan`
+/// (`starts`: its slabs' first planes; [`slab_plan`]).
+fn run<'a>(
+    sw: &Sweep,
+    stage: &(impl Fn(usize) -> Stage<'a> + Sync),
+    (h0, stages): (usize, usize),
+    (k0, k1): (usize, usize),
+    plan: Plan,
+    starts: &[u32],
+) {
+    let stage = |h: usize| stage(h0 + h);
     // SAFETY (all the `stage` calls): in the first pass slab `[ka, kb)` writes planes
     // `ka + 1 .. kb` only and reads `ka ..= kb` (a prolongation also reads the coarse level,
     // which nothing writes here): no other slab writes a plane it reads. In the second pass
     // boundary `B` writes planes `B - (stages - 1) ..= B + stages - 1` and reads one more each
     // side: disjoint from the other boundaries', as slabs are at least `2 stages + 2` planes.
     // The order of the stages makes each read see the value the stages one after the other
-    // would.
+    // would (and each group of stages runs after the whole of the one before it).
     let slabs = match plan {
         Plan::Serial => {
             for t in k0..k1 + stages {
