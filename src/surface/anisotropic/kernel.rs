@@ -205,7 +205,7 @@ fn kernel_of_any<const AVX2: bool>(
     // Within one cell of a wall: the wall film too (below).
     // The rows of neighbour cells, once for both passes.
     let rows = cells.rows_near(xi);
-    if !near_wall(xi, h, p) && has_neighbours(cells, &rows, xi, big_r * big_r, N_FULL) {
+    if !near_wall(xi, h, p) && has_neighbours::<AVX2>(cells, &rows, xi, big_r * big_r, N_FULL) {
         return None;
     }
     // One pass: weighted sums of the offsets and of their outer products; the
