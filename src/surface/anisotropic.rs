@@ -82,7 +82,7 @@
 //! bytes do not depend on the thread count.
 
 use super::level_set::{LevelSet, Params};
-use super::sparse_grid::{B, BP, Points, SparseGrid};
+use super::sparse_grid::{B, BP, Points, SparseGrid, assume_init, uninit};
 use rayon::prelude::*;
 
 mod cells;
@@ -300,7 +300,8 @@ pub fn build(pos: Points, vel: Points, p: &Params, mirrors: Option<MirrorOf>) ->
         region: [p.region_lo, p.region_hi],
         vel,
     };
-    let mut phi = vec![0f32; nb * BP];
+    // Every block writes all its points (not zeroed first: see `uninit`).
+    let mut phi = uninit::<f32>(nb * BP);
     // Zeroed by the allocator: the blocks beyond a wall leave their pages untouched.
     let mut velo = vec![[0f32; 3]; nb * BP];
     phi.par_chunks_mut(BP)
@@ -311,6 +312,8 @@ pub fn build(pos: Points, vel: Points, p: &Params, mirrors: Option<MirrorOf>) ->
             let dense = grid.blocks[s];
             splat::splat_block(&grid, &ks, dense, radius, outside, skip[s], out)
         });
+    // SAFETY: `splat_block` writes every point of its block, and the blocks tile `phi`.
+    let phi = unsafe { assume_init(phi) };
     LevelSet {
         grid,
         phi,
@@ -403,27 +406,34 @@ fn kernels(
     let at = |i: usize| pos.at(i);
     // Per block (its binned particles are one range; the ranges tile `0..nk` in slot order):
     // tags (block-local ellipsoid indices, then offset) and ellipsoids (metres).
-    let mut tags = vec![NO_KERNEL; nk];
+    // Every particle's tag is written below (not filled first: a serial pass).
+    let mut tags = uninit::<u32>(nk);
     let per_block: Vec<Vec<Kernel>> = block_slices(grid, &mut tags)
         .into_par_iter()
         .enumerate()
         .map(|(s, t)| {
-            let mut e = Vec::new();
-            for (t, k) in t.iter_mut().zip(grid.particles_of(grid.blocks[s])) {
+            // At most one ellipsoid per wanted particle: no regrowth (its copies were 60 MB of
+            // the 19 MB kept).
+            let range = grid.particles_of(grid.blocks[s]);
+            let mut e =
+                Vec::with_capacity(range.clone().filter(|&k| want[k].load(Relaxed)).count());
+            for (t, k) in t.iter_mut().zip(range) {
                 let i = grid.order[k] as usize;
-                *t = if !want[k].load(Relaxed) || i >= originals {
+                *t = std::mem::MaybeUninit::new(if !want[k].load(Relaxed) || i >= originals {
                     NO_KERNEL
                 } else if let Some(kernel) = kernel_of(at(i), cells, consts, p) {
                     e.push(kernel);
                     e.len() as u32 - 1
                 } else {
                     SPHERE
-                };
+                });
             }
             e
         })
         .collect();
     drop(want);
+    // SAFETY: the blocks' particle ranges tile `0..nk`, and each block wrote all of its tags.
+    let mut tags = unsafe { assume_init(tags) };
     let bases = offset_tags(grid, &mut tags, &per_block);
     let Some(m) = mirrors else {
         let pieces: Vec<&[Kernel]> = per_block.iter().map(Vec::as_slice).collect();
@@ -543,22 +553,13 @@ fn running_starts(first: usize, lens: impl Iterator<Item = usize>) -> Vec<u32> {
     .collect()
 }
 
-/// `pieces` concatenated, each kernel mapped by `f`, copied in parallel.
+/// `pieces` concatenated, each kernel mapped by `f`, copied in parallel (into memory not
+/// initialised first: every element is written once).
 fn assemble(pieces: &[&[Kernel]], f: impl Fn(Kernel) -> Kernel + Sync) -> Vec<Kernel> {
-    const ZERO: Kernel = Kernel {
-        m: [0.0; 6],
-        amp: 0.0,
-        f: [0.0; 6],
-        fs: 0.0,
-        ext: [0.0; 3],
-        core_ext: [0.0; 3],
-        wall_axis: 3,
-        wall_offset: 0.0,
-    };
     let total = pieces.iter().map(|p| p.len()).sum();
-    let mut out: Vec<Kernel> = (0..total).into_par_iter().map(|_| ZERO).collect();
+    let mut out = uninit::<Kernel>(total);
     let mut rest = out.as_mut_slice();
-    let dst: Vec<&mut [Kernel]> = pieces
+    let dst: Vec<&mut [std::mem::MaybeUninit<Kernel>]> = pieces
         .iter()
         .map(|p| {
             let (head, tail) = std::mem::take(&mut rest).split_at_mut(p.len());
@@ -570,15 +571,17 @@ fn assemble(pieces: &[&[Kernel]], f: impl Fn(Kernel) -> Kernel + Sync) -> Vec<Ke
         .zip(pieces.par_iter())
         .for_each(|(d, s)| {
             for (d, s) in d.iter_mut().zip(s.iter()) {
-                *d = f(*s);
+                *d = std::mem::MaybeUninit::new(f(*s));
             }
         });
-    out
+    // SAFETY: the pieces' destinations tile `out`, each written in full.
+    unsafe { assume_init(out) }
 }
 
 /// One block's outputs.
 pub(super) struct Out<'a> {
-    phi: &'a mut [f32],
+    /// Written in full by the splat.
+    phi: &'a mut [std::mem::MaybeUninit<f32>],
     vel: &'a mut [[f32; 3]],
 }
 

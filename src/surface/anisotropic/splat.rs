@@ -13,6 +13,7 @@
 use super::super::level_set::ceil_pos;
 use super::super::sparse_grid::{B, BP, Points, SparseGrid};
 use super::{Kernel, NO_KERNEL, Out, SPHERE, Skip, WALL_ACROSS, WALL_ALONG, quad};
+use std::mem::MaybeUninit;
 
 /// The kernels of the binned particles (grid units): a tag per particle ([`NO_KERNEL`],
 /// [`SPHERE`] or an index into `ells`).
@@ -148,8 +149,9 @@ fn splat_block_any(
     if skip != Skip::No {
         // Deep: inside; beyond a wall: the wall clip makes it air whatever is splatted. (No
         // floor reaches these points: it would be `outside`, above both values.)
-        out.phi.fill(if skip == Skip::Deep { -radius } else { 0.0 });
-        clip_block(g, &ks.region, bc, out.phi);
+        let mut phi = [if skip == Skip::Deep { -radius } else { 0.0 }; BP];
+        clip_block(g, &ks.region, bc, &mut phi);
+        write(out.phi, &phi);
         // A deep block's points carry the mean velocity of its particles (mirrors included):
         // the wall caps of deep water run through such blocks, and their vertices read it.
         // Beyond a wall the velocity is zero, as `out.vel` comes (zeroed by the allocator, so
@@ -234,6 +236,7 @@ fn splat_block_any(
         wvs,
         floor,
     } = &s;
+    let mut phi = [0f32; BP];
     for k in 0..BP {
         let l = [k % B, (k / B) % B, k / (B * B)];
         let (r, x) = (k / R, k % R);
@@ -247,7 +250,7 @@ fn splat_block_any(
         };
         // The thin-feature floor (applied before the wall clip, as the other methods' blur
         // would come before it; this method has none).
-        out.phi[k] = zb.min(floor[r][x].min(outside));
+        phi[k] = zb.min(floor[r][x].min(outside));
         let ws = wvs[r][x];
         // No kernel reaches the point: no velocity (NaN, see `LevelSet::vel`).
         out.vel[k] = if ws > 0.0 {
@@ -256,7 +259,16 @@ fn splat_block_any(
             [f32::NAN; 3]
         };
     }
-    clip_block(g, &ks.region, bc, out.phi);
+    clip_block(g, &ks.region, bc, &mut phi);
+    write(out.phi, &phi);
+}
+
+/// Writes a block's `phi` into its (uninitialised) output.
+#[inline(always)]
+fn write(out: &mut [MaybeUninit<f32>], phi: &[f32; BP]) {
+    for (o, &v) in out.iter_mut().zip(phi) {
+        *o = MaybeUninit::new(v);
+    }
 }
 
 /// The wall clip `phi = max(phi, d_box + eps)` of [`super::super::level_set::LevelSet::clip_walls`]
