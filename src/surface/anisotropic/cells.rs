@@ -177,11 +177,12 @@ fn within(px: f32, py: f32, pz: f32, x: [f32; 3], r2: f32) -> bool {
 }
 
 /// [`has_neighbours`] eight candidates at a time: the scalar loop above ran one candidate per
-/// iteration (callgrind, `surge mesh` of frame 20 of the 1M dam break on one thread: about 470M
-/// of its 6.3G instructions, for the 580k particles whose full neighbourhood makes their kernel
-/// the sphere). The distance is the same expression, lane by lane (no fused multiply-add).
+/// iteration. A row's last candidates (fewer than eight) are one more chunk whose lanes past
+/// the row are masked off (they read the next row's, in bounds), one at a time only at the
+/// arrays' very end. The distance is the same expression, lane by lane (no fused
+/// multiply-add), so the count is the same.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
+#[target_feature(enable = "avx2,popcnt")]
 #[inline]
 fn has_neighbours_avx2(
     cells: &Cells,
@@ -197,34 +198,45 @@ fn has_neighbours_avx2(
         _mm256_set1_ps(x[2]),
     ];
     let r2v = _mm256_set1_ps(r2);
+    let [sx, sy, sz] = &cells.sorted;
+    let total = sx.len().min(sy.len()).min(sz.len());
+    // The lanes within `sqrt(r2)` of the 8 candidates from `j` on, as bits.
+    let chunk = |j: usize| -> u32 {
+        debug_assert!(j + 8 <= total);
+        // SAFETY: `j + 8 <= total` (checked by every caller), the length of each array:
+        // unaligned loads of 8 f32 in bounds.
+        let (px, py, pz) = unsafe {
+            (
+                _mm256_loadu_ps(sx.as_ptr().add(j)),
+                _mm256_loadu_ps(sy.as_ptr().add(j)),
+                _mm256_loadu_ps(sz.as_ptr().add(j)),
+            )
+        };
+        let dx = _mm256_sub_ps(px, xv[0]);
+        let dy = _mm256_sub_ps(py, xv[1]);
+        let dz = _mm256_sub_ps(pz, xv[2]);
+        let d2 = _mm256_add_ps(
+            _mm256_add_ps(_mm256_mul_ps(dx, dx), _mm256_mul_ps(dy, dy)),
+            _mm256_mul_ps(dz, dz),
+        );
+        _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_LT_OQ>(d2, r2v)) as u32
+    };
     let mut count = 0usize;
     for r in rows.iter().cloned() {
-        let [rx, ry, rz] = cells.row(r);
-        let len = rx.len().min(ry.len()).min(rz.len());
-        let mut j = 0;
+        let mut j = r.start;
         let mut c = 0u32;
-        while j + 8 <= len {
-            // SAFETY: `j + 8 <= len` of each slice: unaligned loads of 8 f32 in bounds.
-            let (px, py, pz) = unsafe {
-                (
-                    _mm256_loadu_ps(rx.as_ptr().add(j)),
-                    _mm256_loadu_ps(ry.as_ptr().add(j)),
-                    _mm256_loadu_ps(rz.as_ptr().add(j)),
-                )
-            };
-            let dx = _mm256_sub_ps(px, xv[0]);
-            let dy = _mm256_sub_ps(py, xv[1]);
-            let dz = _mm256_sub_ps(pz, xv[2]);
-            let d2 = _mm256_add_ps(
-                _mm256_add_ps(_mm256_mul_ps(dx, dx), _mm256_mul_ps(dy, dy)),
-                _mm256_mul_ps(dz, dz),
-            );
-            let inside = _mm256_cmp_ps::<_CMP_LT_OQ>(d2, r2v);
-            c += (_mm256_movemask_ps(inside) as u32).count_ones();
+        while j + 8 <= r.end {
+            c += chunk(j).count_ones();
             j += 8;
         }
-        for k in j..len {
-            c += within(rx[k], ry[k], rz[k], x, r2) as u32;
+        if j < r.end {
+            if j + 8 <= total {
+                c += (chunk(j) & ((1u32 << (r.end - j)) - 1)).count_ones();
+            } else {
+                for k in j..r.end {
+                    c += within(sx[k], sy[k], sz[k], x, r2) as u32;
+                }
+            }
         }
         count += c as usize;
         if count >= n {
