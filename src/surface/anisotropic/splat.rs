@@ -445,17 +445,23 @@ fn with_floor(
                     .filter(|&a| a != wa && a != 0)
                     .map(|a| (d[a - 1] / WALL_ALONG).powi(2))
                     .sum();
-                for j in 0..R {
-                    let e2 = if wa == 0 {
-                        ((dx[j] - o) / rr).powi(2) + along
-                    } else {
-                        let across = (d[wa - 1] - o) / rr;
-                        (dx[j] / WALL_ALONG).powi(2) + along + across * across
-                    };
-                    let fl = (e2.sqrt() - 1.0) * WALL_ACROSS * h;
-                    if inbox[j] {
-                        s.floor[r][j] = s.floor[r][j].min(fl);
+                // The axis test out of the lane loops, and a select for the box, so that the
+                // lanes vectorise (the same operations per lane).
+                let mut e2 = [0f32; R];
+                if wa == 0 {
+                    for j in 0..R {
+                        e2[j] = ((dx[j] - o) / rr).powi(2) + along;
                     }
+                } else {
+                    let across = (d[wa - 1] - o) / rr;
+                    for j in 0..R {
+                        e2[j] = (dx[j] / WALL_ALONG).powi(2) + along + across * across;
+                    }
+                }
+                for j in 0..R {
+                    let fl = (e2[j].sqrt() - 1.0) * WALL_ACROSS * h;
+                    let now = s.floor[r][j];
+                    s.floor[r][j] = if inbox[j] { now.min(fl) } else { now };
                 }
             }
         }
