@@ -269,8 +269,10 @@ impl SparseGrid {
                 }
                 let b: [usize; 3] = std::array::from_fn(|a| {
                     let g = p[a] * inv - origin[a] as f64;
-                    // `floor` for g >= 0 (negatives clamp to 0 either way) without libm.
-                    ((g / B as f64).max(0.0) as usize).min(dims[a] - 1)
+                    // `floor` for g >= 0 (negatives clamp to 0 either way) without libm,
+                    // through i64 (one instruction; `as usize` from f64 takes several): the
+                    // same value, as the clamp to the table follows.
+                    ((g / B as f64).max(0.0) as i64 as usize).min(dims[a] - 1)
                 });
                 (b[0] + dims[0] * (b[1] + dims[1] * b[2])) as u32
             })
