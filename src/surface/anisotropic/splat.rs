@@ -242,7 +242,7 @@ fn splat_block_any(
         floor,
     } = &s;
     let mut phi = [0f32; BP];
-    for k in 0..BP {
+    for (k, phi_k) in phi.iter_mut().enumerate() {
         let l = [k % B, (k / B) % B, k / (B * B)];
         let (r, x) = (k / R, k % R);
         let zb = if w[r][x] > 0.0 {
@@ -255,7 +255,7 @@ fn splat_block_any(
         };
         // The thin-feature floor (applied before the wall clip, as the other methods' blur
         // would come before it; this method has none).
-        phi[k] = zb.min(floor[r][x].min(outside));
+        *phi_k = zb.min(floor[r][x].min(outside));
         let ws = w[r][x] + fvs[r][x];
         // No kernel reaches the point: no velocity (NaN, see `LevelSet::vel`).
         out.vel[k] = if ws > 0.0 {
@@ -329,14 +329,14 @@ fn mean_velocity(g: &SparseGrid, ks: &Kernels, dense: u32) -> [f32; 3] {
 /// Adds weights `wk` (0 where nothing is added) to row `r`'s sums.
 #[inline(always)]
 fn add_row(s: &mut Sums, r: usize, wk: &[f32; R], q: [f32; 3], v: [f32; 3]) {
-    for j in 0..R {
-        s.w[r][j] += wk[j];
-        s.wx[0][r][j] += wk[j] * q[0];
-        s.wx[1][r][j] += wk[j] * q[1];
-        s.wx[2][r][j] += wk[j] * q[2];
-        s.wv[0][r][j] += wk[j] * v[0];
-        s.wv[1][r][j] += wk[j] * v[1];
-        s.wv[2][r][j] += wk[j] * v[2];
+    for (j, &wk) in wk.iter().enumerate() {
+        s.w[r][j] += wk;
+        s.wx[0][r][j] += wk * q[0];
+        s.wx[1][r][j] += wk * q[1];
+        s.wx[2][r][j] += wk * q[2];
+        s.wv[0][r][j] += wk * v[0];
+        s.wv[1][r][j] += wk * v[1];
+        s.wv[2][r][j] += wk * v[2];
     }
 }
 
