@@ -44,8 +44,9 @@
 //! **Cost** (a narrow band, as splashsurf's subdomains do; our own form): particles
 //! are binned into the blocks of the sparse grid first; blocks deep inside the liquid
 //! ([`is_deep`]: every 4³-cell density cube in and around the block at least [`DEEP_DENSITY`]
-//! full) get `phi = -r` and their particles' mean velocity without a splat, blocks a cell or more beyond a wall plane get air;
-//! kernels are only computed for particles next to a block that is splatted. The neighbour
+//! full) get `phi = -r` and their particles' mean velocity without a splat, blocks a cell or
+//! more beyond a wall plane get air; kernels are only computed for particles next to a block
+//! that is splatted. The neighbour
 //! search walks cells of size `R` over positions copied in cell order (struct of arrays, one
 //! contiguous slice per cell row); a first pass only counts neighbours and stops at
 //! [`N_FULL`] (most particles: a sphere kernel, no covariance, no eigen-solve). A wall mirror's
@@ -56,13 +57,11 @@
 //! farther ones), so most of a mirror's support is skipped. Measured on frame 20 of the 1M
 //! dam break (`cargo bench --bench surface`, 2 threads, machine otherwise idle): 2.40-2.54x
 //! faster than splashsurf at the end of session 6 (issue 14's target is 3x), process CPU
-//! 1.54 -> 0.95 s; session 7 (`surge mesh` of that frame under `/usr/bin/time`, 2 threads, ten
-//! runs each alternating with the session-6 binary on a shared machine): 0.95 -> 0.91 s (the
-//! particles needing a kernel decided per block, the mirrors read in place; same bytes);
-//! session 8 (ten rounds alternating the session-7 binary, this one and splashsurf, shared
-//! machine): median 0.915 -> 0.875 s and 0.97 -> 0.91 s in two series (the floor and the wall
-//! clip applied in the splat's own loop, velocities read in place, the counting sorts parallel;
-//! same bytes). A second splat pass for the velocities, over only the rows marching cubes reads
+//! 1.54 -> 0.95 s; session 7 (`surge mesh` of that frame, `/usr/bin/time`, 2 threads, ten runs
+//! alternating with the session-6 binary): 0.95 -> 0.91 s (kernels decided per block);
+//! session 8 (ten rounds alternating with the session-7 binary): median 0.915 -> 0.875 s (the
+//! floor and the wall clip in the splat's own loop, the counting sorts parallel; same bytes).
+//! A second splat pass for the velocities, over only the rows marching cubes reads
 //! (28% of the splatted rows), was tried and dropped: the first pass got 55 ms cheaper, but the
 //! second's walk over the 27 neighbour blocks' particles cost 130 ms. Session 9 (ten rounds
 //! alternating with the session-8 binary, 2 threads, shared 2-core machine): median 0.850 ->
@@ -76,7 +75,12 @@
 //! intrinsics; `array::map` calls that were not inlined into the AVX2 code; mesh bytes change
 //! at rounding level, fidelity figures unchanged); process CPU (user + system, ten rounds
 //! alternating with the session-9 binary, 2-core machine shared with other jobs, load ~7):
-//! median 0.80 -> 0.78 s at one thread, 0.86 -> 0.82 s at two.
+//! median 0.80 -> 0.78 s at one thread, 0.86 -> 0.82 s at two. Session 11 (same measures):
+//! 6.30G -> 5.53G instructions, median CPU 0.84 -> 0.78 s at two threads, 0.77 -> 0.69 s at
+//! one (the sphere's splat rows without cross terms, the floors' velocity weights in their own
+//! sum: seven sums per row, not eight; neighbour counts in AVX2 + POPCNT with masked tails;
+//! the wall film's lanes vectorised; arrays written in full not zeroed first; exact-length
+//! ellipsoid lists; positions, normals and faces byte-identical, velocities within 1e-6 m/s).
 //!
 //! Splatting works as in [`super::level_set`]: per block, particles in a fixed order, so the
 //! bytes do not depend on the thread count.
