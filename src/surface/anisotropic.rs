@@ -75,12 +75,12 @@
 //! intrinsics; `array::map` calls that were not inlined into the AVX2 code; mesh bytes change
 //! at rounding level, fidelity figures unchanged); process CPU (user + system, ten rounds
 //! alternating with the session-9 binary, 2-core machine shared with other jobs, load ~7):
-//! median 0.80 -> 0.78 s at one thread, 0.86 -> 0.82 s at two. Session 11 (same measures):
-//! 6.30G -> 5.53G instructions, median CPU 0.84 -> 0.78 s at two threads, 0.77 -> 0.69 s at
-//! one (the sphere's splat rows without cross terms, the floors' velocity weights in their own
-//! sum: seven sums per row, not eight; neighbour counts in AVX2 + POPCNT with masked tails;
-//! the wall film's lanes vectorised; arrays written in full not zeroed first; exact-length
-//! ellipsoid lists; positions, normals and faces byte-identical, velocities within 1e-6 m/s).
+//! median 0.80 -> 0.78 s at one thread, 0.86 -> 0.82 s at two. Session 11: 6.30G -> 5.50G
+//! instructions; ten rounds alternating with the session-10 binary, 2 threads: median wall
+//! 0.475 -> 0.385 s, CPU 0.83 -> 0.70 s (one thread 0.85 -> 0.69 s); `cargo bench --bench
+//! surface` alternating both: 2.74-3.05x -> 3.26-3.62x splashsurf's speed, five rounds
+//! (sphere rows without cross terms; seven sums a row, not eight; AVX2 + POPCNT neighbour
+//! counts; no zeroing of arrays written in full; same positions, normals, faces; see git log).
 //!
 //! Splatting works as in [`super::level_set`]: per block, particles in a fixed order, so the
 //! bytes do not depend on the thread count.
