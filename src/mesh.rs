@@ -189,11 +189,14 @@ fn signed_volume_term(t: [[f32; 3]; 3]) -> f64 {
         + a[2] * (b[0] * c[1] - b[1] * c[0])
 }
 
-/// A triangle's area (a term of [`TriMesh::area`]).
+/// A triangle's area (a term of [`TriMesh::area`]). The squares of the f32 components are
+/// exact in f64 (no overflow or underflow to guard against, which is what `hypot` is for), and
+/// the square root is one instruction where libm's `hypot`, twice per triangle, was 1.4% of
+/// `surge mesh`'s samples on frame 20 of the 1M dam break (perf, one thread).
 #[inline]
 fn area_term(t: [[f32; 3]; 3]) -> f64 {
-    let n = face_normal(t);
-    0.5 * (n[0] as f64).hypot(n[1] as f64).hypot(n[2] as f64)
+    let n = face_normal(t).map(|v| v as f64);
+    0.5 * (n[0] * n[0] + n[1] * n[1] + n[2] * n[2]).sqrt()
 }
 
 /// Unnormalised normal `(b - a) x (c - a)` of a triangle (length = twice its area).

@@ -44,8 +44,9 @@
 //! **Cost** (a narrow band, as splashsurf's subdomains do; our own form): particles
 //! are binned into the blocks of the sparse grid first; blocks deep inside the liquid
 //! ([`is_deep`]: every 4³-cell density cube in and around the block at least [`DEEP_DENSITY`]
-//! full) get `phi = -r` and their particles' mean velocity without a splat, blocks a cell or more beyond a wall plane get air;
-//! kernels are only computed for particles next to a block that is splatted. The neighbour
+//! full) get `phi = -r` and their particles' mean velocity without a splat, blocks a cell or
+//! more beyond a wall plane get air; kernels are only computed for particles next to a block
+//! that is splatted. The neighbour
 //! search walks cells of size `R` over positions copied in cell order (struct of arrays, one
 //! contiguous slice per cell row); a first pass only counts neighbours and stops at
 //! [`N_FULL`] (most particles: a sphere kernel, no covariance, no eigen-solve). A wall mirror's
@@ -56,13 +57,11 @@
 //! farther ones), so most of a mirror's support is skipped. Measured on frame 20 of the 1M
 //! dam break (`cargo bench --bench surface`, 2 threads, machine otherwise idle): 2.40-2.54x
 //! faster than splashsurf at the end of session 6 (issue 14's target is 3x), process CPU
-//! 1.54 -> 0.95 s; session 7 (`surge mesh` of that frame under `/usr/bin/time`, 2 threads, ten
-//! runs each alternating with the session-6 binary on a shared machine): 0.95 -> 0.91 s (the
-//! particles needing a kernel decided per block, the mirrors read in place; same bytes);
-//! session 8 (ten rounds alternating the session-7 binary, this one and splashsurf, shared
-//! machine): median 0.915 -> 0.875 s and 0.97 -> 0.91 s in two series (the floor and the wall
-//! clip applied in the splat's own loop, velocities read in place, the counting sorts parallel;
-//! same bytes). A second splat pass for the velocities, over only the rows marching cubes reads
+//! 1.54 -> 0.95 s; session 7 (`surge mesh` of that frame, `/usr/bin/time`, 2 threads, ten runs
+//! alternating with the session-6 binary): 0.95 -> 0.91 s (kernels decided per block);
+//! session 8 (ten rounds alternating with the session-7 binary): median 0.915 -> 0.875 s (the
+//! floor and the wall clip in the splat's own loop, the counting sorts parallel; same bytes).
+//! A second splat pass for the velocities, over only the rows marching cubes reads
 //! (28% of the splatted rows), was tried and dropped: the first pass got 55 ms cheaper, but the
 //! second's walk over the 27 neighbour blocks' particles cost 130 ms. Session 9 (ten rounds
 //! alternating with the session-8 binary, 2 threads, shared 2-core machine): median 0.850 ->
@@ -76,13 +75,18 @@
 //! intrinsics; `array::map` calls that were not inlined into the AVX2 code; mesh bytes change
 //! at rounding level, fidelity figures unchanged); process CPU (user + system, ten rounds
 //! alternating with the session-9 binary, 2-core machine shared with other jobs, load ~7):
-//! median 0.80 -> 0.78 s at one thread, 0.86 -> 0.82 s at two.
+//! median 0.80 -> 0.78 s at one thread, 0.86 -> 0.82 s at two. Session 11: 6.30G -> 5.50G
+//! instructions; ten rounds alternating with the session-10 binary, 2 threads: median wall
+//! 0.475 -> 0.385 s, CPU 0.83 -> 0.70 s (one thread 0.85 -> 0.69 s); `cargo bench --bench
+//! surface` alternating both: 2.74-3.05x -> 3.26-3.62x splashsurf's speed, five rounds
+//! (sphere rows without cross terms; seven sums a row, not eight; AVX2 + POPCNT neighbour
+//! counts; no zeroing of arrays written in full; same positions, normals, faces; see git log).
 //!
 //! Splatting works as in [`super::level_set`]: per block, particles in a fixed order, so the
 //! bytes do not depend on the thread count.
 
 use super::level_set::{LevelSet, Params};
-use super::sparse_grid::{B, BP, Points, SparseGrid};
+use super::sparse_grid::{B, BP, Points, SparseGrid, assume_init, uninit};
 use rayon::prelude::*;
 
 mod cells;
@@ -300,7 +304,8 @@ pub fn build(pos: Points, vel: Points, p: &Params, mirrors: Option<MirrorOf>) ->
         region: [p.region_lo, p.region_hi],
         vel,
     };
-    let mut phi = vec![0f32; nb * BP];
+    // Every block writes all its points (not zeroed first: see `uninit`).
+    let mut phi = uninit::<f32>(nb * BP);
     // Zeroed by the allocator: the blocks beyond a wall leave their pages untouched.
     let mut velo = vec![[0f32; 3]; nb * BP];
     phi.par_chunks_mut(BP)
@@ -311,6 +316,8 @@ pub fn build(pos: Points, vel: Points, p: &Params, mirrors: Option<MirrorOf>) ->
             let dense = grid.blocks[s];
             splat::splat_block(&grid, &ks, dense, radius, outside, skip[s], out)
         });
+    // SAFETY: `splat_block` writes every point of its block, and the blocks tile `phi`.
+    let phi = unsafe { assume_init(phi) };
     LevelSet {
         grid,
         phi,
@@ -403,27 +410,32 @@ fn kernels(
     let at = |i: usize| pos.at(i);
     // Per block (its binned particles are one range; the ranges tile `0..nk` in slot order):
     // tags (block-local ellipsoid indices, then offset) and ellipsoids (metres).
-    let mut tags = vec![NO_KERNEL; nk];
+    // Every particle's tag is written below (not filled first: a serial pass).
+    let mut tags = uninit::<u32>(nk);
     let per_block: Vec<Vec<Kernel>> = block_slices(grid, &mut tags)
         .into_par_iter()
         .enumerate()
-        .map(|(s, t)| {
-            let mut e = Vec::new();
+        // The ellipsoids go to a scratch list reused across blocks, then to one list of the
+        // exact length (growing each block's list was 60 MB of copies for the 19 MB kept).
+        .map_init(Vec::new, |e, (s, t)| {
+            e.clear();
             for (t, k) in t.iter_mut().zip(grid.particles_of(grid.blocks[s])) {
                 let i = grid.order[k] as usize;
-                *t = if !want[k].load(Relaxed) || i >= originals {
+                *t = std::mem::MaybeUninit::new(if !want[k].load(Relaxed) || i >= originals {
                     NO_KERNEL
                 } else if let Some(kernel) = kernel_of(at(i), cells, consts, p) {
                     e.push(kernel);
                     e.len() as u32 - 1
                 } else {
                     SPHERE
-                };
+                });
             }
-            e
+            e.to_vec()
         })
         .collect();
     drop(want);
+    // SAFETY: the blocks' particle ranges tile `0..nk`, and each block wrote all of its tags.
+    let mut tags = unsafe { assume_init(tags) };
     let bases = offset_tags(grid, &mut tags, &per_block);
     let Some(m) = mirrors else {
         let pieces: Vec<&[Kernel]> = per_block.iter().map(Vec::as_slice).collect();
@@ -543,22 +555,13 @@ fn running_starts(first: usize, lens: impl Iterator<Item = usize>) -> Vec<u32> {
     .collect()
 }
 
-/// `pieces` concatenated, each kernel mapped by `f`, copied in parallel.
+/// `pieces` concatenated, each kernel mapped by `f`, copied in parallel (into memory not
+/// initialised first: every element is written once).
 fn assemble(pieces: &[&[Kernel]], f: impl Fn(Kernel) -> Kernel + Sync) -> Vec<Kernel> {
-    const ZERO: Kernel = Kernel {
-        m: [0.0; 6],
-        amp: 0.0,
-        f: [0.0; 6],
-        fs: 0.0,
-        ext: [0.0; 3],
-        core_ext: [0.0; 3],
-        wall_axis: 3,
-        wall_offset: 0.0,
-    };
     let total = pieces.iter().map(|p| p.len()).sum();
-    let mut out: Vec<Kernel> = (0..total).into_par_iter().map(|_| ZERO).collect();
+    let mut out = uninit::<Kernel>(total);
     let mut rest = out.as_mut_slice();
-    let dst: Vec<&mut [Kernel]> = pieces
+    let dst: Vec<&mut [std::mem::MaybeUninit<Kernel>]> = pieces
         .iter()
         .map(|p| {
             let (head, tail) = std::mem::take(&mut rest).split_at_mut(p.len());
@@ -570,15 +573,17 @@ fn assemble(pieces: &[&[Kernel]], f: impl Fn(Kernel) -> Kernel + Sync) -> Vec<Ke
         .zip(pieces.par_iter())
         .for_each(|(d, s)| {
             for (d, s) in d.iter_mut().zip(s.iter()) {
-                *d = f(*s);
+                *d = std::mem::MaybeUninit::new(f(*s));
             }
         });
-    out
+    // SAFETY: the pieces' destinations tile `out`, each written in full.
+    unsafe { assume_init(out) }
 }
 
 /// One block's outputs.
 pub(super) struct Out<'a> {
-    phi: &'a mut [f32],
+    /// Written in full by the splat.
+    phi: &'a mut [std::mem::MaybeUninit<f32>],
     vel: &'a mut [[f32; 3]],
 }
 

@@ -40,6 +40,7 @@
 //! the previous positions only) over a neighbour list built in triangle order: deterministic for
 //! any thread count.
 
+use super::sparse_grid::counting_sort;
 use crate::mesh::{TriMesh, face_normal};
 use rayon::prelude::*;
 
@@ -97,31 +98,22 @@ pub fn smooth(
         return;
     }
     let n = mesh.positions.len();
-    // Neighbours: each directed edge a -> b of a closed, oriented mesh appears once.
-    let mut start = vec![0u32; n + 1];
-    for t in &mesh.triangles {
-        for k in 0..3 {
-            start[t[k] as usize + 1] += 1;
-        }
-    }
-    for i in 0..n {
-        start[i + 1] += start[i];
-    }
-    // Per vertex, in triangle order: the next vertex of each of its triangles, and the
-    // triangle (the sums over a vertex's triangles then add in triangle order, as a serial
-    // scatter over the triangles would: the same bits, in parallel).
-    let mut nbr = vec![0u32; start[n] as usize];
-    let mut tri = vec![0u32; start[n] as usize];
-    let mut fill = start.clone();
-    for (f, t) in mesh.triangles.iter().enumerate() {
-        for k in 0..3 {
-            let a = t[k] as usize;
-            nbr[fill[a] as usize] = t[(k + 1) % 3];
-            tri[fill[a] as usize] = f as u32;
-            fill[a] += 1;
-        }
-    }
-    drop(fill);
+    // Neighbours: each directed edge a -> b of a closed, oriented mesh appears once. Per
+    // vertex, in triangle order: the next vertex of each of its triangles, and the triangle
+    // (the sums over a vertex's triangles then add in triangle order, as a serial scatter over
+    // the triangles would: the same bits, in parallel). The corners `3 f + k` sorted by vertex
+    // with the stable parallel counting sort are exactly the serial fill's order (it was a
+    // serial pass over the triangles, twice).
+    let corners = mesh.triangles.as_flattened();
+    let (start, order) = counting_sort(corners, n);
+    let (nbr, tri): (Vec<u32>, Vec<u32>) = order
+        .par_iter()
+        .map(|&e| {
+            let (f, k) = (e as usize / 3, e as usize % 3);
+            (corners[3 * f + (k + 1) % 3], f as u32)
+        })
+        .unzip();
+    drop(order);
     let ring = Ring {
         start: &start,
         nbr: &nbr,

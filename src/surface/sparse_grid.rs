@@ -11,6 +11,7 @@
 //! which makes every per-block sum run in an order that does not depend on the thread count.
 
 use rayon::prelude::*;
+use std::mem::MaybeUninit;
 
 /// Points per block edge.
 pub const B: usize = 8;
@@ -73,7 +74,9 @@ impl<'a> Points<'a> {
 pub fn gather3(order: &[u32], f: impl Fn(usize) -> [f32; 3] + Sync) -> [Vec<f32>; 3] {
     const CHUNK: usize = 1 << 13;
     let n = order.len();
-    let mut out: [Vec<f32>; 3] = std::array::from_fn(|_| vec![0f32; n]);
+    // Not zeroed first (every index is written below): on memory the allocator reuses, the
+    // zeroing was a serial `memset` on the calling thread.
+    let mut out: [Vec<MaybeUninit<f32>>; 3] = std::array::from_fn(|_| uninit(n));
     let [x, y, z] = &mut out;
     order
         .par_chunks(CHUNK)
@@ -83,12 +86,33 @@ pub fn gather3(order: &[u32], f: impl Fn(usize) -> [f32; 3] + Sync) -> [Vec<f32>
         .for_each(|(((o, x), y), z)| {
             for (k, &i) in o.iter().enumerate() {
                 let v = f(i as usize);
-                x[k] = v[0];
-                y[k] = v[1];
-                z[k] = v[2];
+                x[k] = MaybeUninit::new(v[0]);
+                y[k] = MaybeUninit::new(v[1]);
+                z[k] = MaybeUninit::new(v[2]);
             }
         });
-    out
+    // SAFETY: the chunks above tile `0..n` and write every index of the three arrays.
+    out.map(|v| unsafe { assume_init(v) })
+}
+
+/// A vector of `n` uninitialised values, for a parallel pass that writes every index (the
+/// allocator's zeroing of a `vec![0; n]` is a serial `memset` where it reuses memory).
+pub(crate) fn uninit<T>(n: usize) -> Vec<MaybeUninit<T>> {
+    let mut v = Vec::with_capacity(n);
+    // SAFETY: `MaybeUninit` needs no initialisation, and the capacity is `n`.
+    unsafe { v.set_len(n) };
+    v
+}
+
+/// `v` as initialised values.
+///
+/// # Safety
+/// Every element of `v` must have been written.
+pub(crate) unsafe fn assume_init<T>(v: Vec<MaybeUninit<T>>) -> Vec<T> {
+    let mut v = std::mem::ManuallyDrop::new(v);
+    // SAFETY: `MaybeUninit<T>` has `T`'s layout; the caller guarantees every element is
+    // initialised; the buffer's ownership moves to the returned vector.
+    unsafe { Vec::from_raw_parts(v.as_mut_ptr().cast::<T>(), v.len(), v.capacity()) }
 }
 
 /// A stable counting sort of the indices of `keys` by key (`0..buckets`; [`NONE`]: left out):
@@ -156,8 +180,8 @@ pub fn counting_sort(keys: &[u32], buckets: usize) -> (Vec<u32>, Vec<u32>) {
                 }
             });
     }
-    let mut order = vec![0u32; start[buckets] as usize];
-    let out = SharedOut(order.as_mut_ptr());
+    let mut order = uninit::<u32>(start[buckets] as usize);
+    let out = SharedOut(order.as_mut_ptr().cast::<u32>());
     keys.par_chunks(len)
         .zip(hist.par_iter_mut())
         .enumerate()
@@ -173,7 +197,9 @@ pub fn counting_sort(keys: &[u32], buckets: usize) -> (Vec<u32>, Vec<u32>) {
                 }
             }
         });
-    (start, order)
+    // SAFETY: every kept key's index was written to its own slot, and the slots of the kept
+    // keys are exactly `0..start[buckets]`.
+    (start, unsafe { assume_init(order) })
 }
 
 /// `order`'s buffer, written at disjoint indices by the pieces of [`counting_sort`].
@@ -243,8 +269,10 @@ impl SparseGrid {
                 }
                 let b: [usize; 3] = std::array::from_fn(|a| {
                     let g = p[a] * inv - origin[a] as f64;
-                    // `floor` for g >= 0 (negatives clamp to 0 either way) without libm.
-                    ((g / B as f64).max(0.0) as usize).min(dims[a] - 1)
+                    // `floor` for g >= 0 (negatives clamp to 0 either way) without libm,
+                    // through i64 (one instruction; `as usize` from f64 takes several): the
+                    // same value, as the clamp to the table follows.
+                    ((g / B as f64).max(0.0) as i64 as usize).min(dims[a] - 1)
                 });
                 (b[0] + dims[0] * (b[1] + dims[1] * b[2])) as u32
             })

@@ -138,15 +138,21 @@ impl Cells {
 }
 
 /// Whether at least `n` particles lie within `sqrt(r2)` of `x` (stops counting there), among
-/// the rows `rows` ([`Cells::rows_near`] of `x`).
+/// the rows `rows` ([`Cells::rows_near`] of `x`). In AVX2 intrinsics where `AVX2` (the caller
+/// runs with AVX2 enabled): the same operations per candidate, so the same count.
 #[inline(always)]
-pub(super) fn has_neighbours(
+pub(super) fn has_neighbours<const AVX2: bool>(
     cells: &Cells,
     rows: &[std::ops::Range<usize>; 9],
     x: [f32; 3],
     r2: f32,
     n: usize,
 ) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if AVX2 {
+        // SAFETY: `AVX2` is only set by callers compiled for and running on AVX2.
+        return unsafe { has_neighbours_avx2(cells, rows, x, r2, n) };
+    }
     let mut count = 0;
     for r in rows.iter().cloned() {
         let [rx, ry, rz] = cells.row(r);
@@ -154,11 +160,85 @@ pub(super) fn has_neighbours(
             .iter()
             .zip(ry)
             .zip(rz)
-            .map(|((&px, &py), &pz)| {
-                let d = [px - x[0], py - x[1], pz - x[2]];
-                (d[0] * d[0] + d[1] * d[1] + d[2] * d[2] < r2) as u32
-            })
+            .map(|((&px, &py), &pz)| within(px, py, pz, x, r2) as u32)
             .sum::<u32>() as usize;
+        if count >= n {
+            return true;
+        }
+    }
+    false
+}
+
+/// Whether the candidate `(px, py, pz)` lies within `sqrt(r2)` of `x`.
+#[inline(always)]
+fn within(px: f32, py: f32, pz: f32, x: [f32; 3], r2: f32) -> bool {
+    let d = [px - x[0], py - x[1], pz - x[2]];
+    d[0] * d[0] + d[1] * d[1] + d[2] * d[2] < r2
+}
+
+/// [`has_neighbours`] eight candidates at a time: the scalar loop above ran one candidate per
+/// iteration. A row's last candidates (fewer than eight) are one more chunk whose lanes past
+/// the row are masked off (they read the next row's, in bounds), one at a time only at the
+/// arrays' very end. The distance is the same expression, lane by lane (no fused
+/// multiply-add), so the count is the same.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,popcnt")]
+#[inline]
+fn has_neighbours_avx2(
+    cells: &Cells,
+    rows: &[std::ops::Range<usize>; 9],
+    x: [f32; 3],
+    r2: f32,
+    n: usize,
+) -> bool {
+    use std::arch::x86_64::*;
+    let xv = [
+        _mm256_set1_ps(x[0]),
+        _mm256_set1_ps(x[1]),
+        _mm256_set1_ps(x[2]),
+    ];
+    let r2v = _mm256_set1_ps(r2);
+    let [sx, sy, sz] = &cells.sorted;
+    let total = sx.len().min(sy.len()).min(sz.len());
+    // The lanes within `sqrt(r2)` of the 8 candidates from `j` on, as bits.
+    let chunk = |j: usize| -> u32 {
+        debug_assert!(j + 8 <= total);
+        // SAFETY: `j + 8 <= total` (checked by every caller), the length of each array:
+        // unaligned loads of 8 f32 in bounds.
+        let (px, py, pz) = unsafe {
+            (
+                _mm256_loadu_ps(sx.as_ptr().add(j)),
+                _mm256_loadu_ps(sy.as_ptr().add(j)),
+                _mm256_loadu_ps(sz.as_ptr().add(j)),
+            )
+        };
+        let dx = _mm256_sub_ps(px, xv[0]);
+        let dy = _mm256_sub_ps(py, xv[1]);
+        let dz = _mm256_sub_ps(pz, xv[2]);
+        let d2 = _mm256_add_ps(
+            _mm256_add_ps(_mm256_mul_ps(dx, dx), _mm256_mul_ps(dy, dy)),
+            _mm256_mul_ps(dz, dz),
+        );
+        _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_LT_OQ>(d2, r2v)) as u32
+    };
+    let mut count = 0usize;
+    for r in rows.iter().cloned() {
+        let mut j = r.start;
+        let mut c = 0u32;
+        while j + 8 <= r.end {
+            c += chunk(j).count_ones();
+            j += 8;
+        }
+        if j < r.end {
+            if j + 8 <= total {
+                c += (chunk(j) & ((1u32 << (r.end - j)) - 1)).count_ones();
+            } else {
+                for k in j..r.end {
+                    c += within(sx[k], sy[k], sz[k], x, r2) as u32;
+                }
+            }
+        }
+        count += c as usize;
         if count >= n {
             return true;
         }

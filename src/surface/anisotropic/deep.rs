@@ -22,7 +22,9 @@ pub(super) fn cube_counts(g: &SparseGrid) -> Vec<[u16; CPB * CPB * CPB]> {
             for i in g.particles_of(dense) {
                 let l: [usize; 3] = std::array::from_fn(|a| {
                     let q = g.pos[a][i] - (bc[a] * B as i64) as f32;
-                    ((q.max(0.0) as usize) / CUBE).min(CPB - 1)
+                    // Through i32 (one instruction; `as usize` from f32 takes several): the
+                    // same value for `0 <= q < 2^31`, and larger ones clamp the same.
+                    ((q.max(0.0) as i32 as usize) / CUBE).min(CPB - 1)
                 });
                 let k = l[0] + CPB * (l[1] + CPB * l[2]);
                 c[k] = c[k].saturating_add(1);
@@ -47,16 +49,34 @@ pub(super) fn is_deep(
 ) -> bool {
     let bc = g.coords(dense);
     let c = CPB as i64;
-    for z in bc[2] * c - 1..=bc[2] * c + c {
-        for y in bc[1] * c - 1..=bc[1] * c + c {
-            for x in bc[0] * c - 1..=bc[0] * c + c {
-                let q = [x, y, z];
-                let slot = g.slot_at(q.map(|v| v.div_euclid(c)));
+    // The slots of the block and its 26 neighbours, looked up once (per cube, the lookup's
+    // Euclidean divisions were 1.3% of `surge mesh`'s instructions on frame 20 of the 1M dam
+    // break), and per cube coordinate `-1..=CPB` relative to the block: its block offset and
+    // its index in that block.
+    let slots: [u32; 27] = std::array::from_fn(|k| {
+        let o = [k % 3, k / 3 % 3, k / 9].map(|v| v as i64 - 1);
+        g.slot_at([bc[0] + o[0], bc[1] + o[1], bc[2] + o[2]])
+    });
+    let at = |p: i64| -> (usize, usize) {
+        if p < 0 {
+            (0, (p + c) as usize)
+        } else if p >= c {
+            (2, (p - c) as usize)
+        } else {
+            (1, p as usize)
+        }
+    };
+    for z in -1..=c {
+        let (oz, lz) = at(z);
+        for y in -1..=c {
+            let (oy, ly) = at(y);
+            for x in -1..=c {
+                let (ox, lx) = at(x);
+                let slot = slots[ox + 3 * (oy + 3 * oz)];
                 if slot == super::super::sparse_grid::NONE {
                     return false;
                 }
-                let l = q.map(|v| v.rem_euclid(c) as usize);
-                if (counts[slot as usize][l[0] + CPB * (l[1] + CPB * l[2])] as f32) < min {
+                if (counts[slot as usize][lx + CPB * (ly + CPB * lz)] as f32) < min {
                     return false;
                 }
             }

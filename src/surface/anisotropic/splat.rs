@@ -13,6 +13,7 @@
 use super::super::level_set::ceil_pos;
 use super::super::sparse_grid::{B, BP, Points, SparseGrid};
 use super::{Kernel, NO_KERNEL, Out, SPHERE, Skip, WALL_ACROSS, WALL_ALONG, quad};
+use std::mem::MaybeUninit;
 
 /// The kernels of the binned particles (grid units): a tag per particle ([`NO_KERNEL`],
 /// [`SPHERE`] or an index into `ells`).
@@ -95,8 +96,11 @@ struct Sums {
     w: [[f32; R]; ROWS],
     wx: [[[f32; R]; ROWS]; 3],
     wv: [[[f32; R]; ROWS]; 3],
-    /// Velocity weights: the kernel's, plus a tiny one where only a floor reaches.
-    wvs: [[f32; R]; ROWS],
+    /// The floors' tiny velocity weights (where only a floor reaches, the velocity is still
+    /// defined): the velocity weight is `w + fvs`. Kept apart from `w` so that the kernels
+    /// without a floor (most) add to seven sums, not eight; where no floor reaches, `fvs` is 0
+    /// and the velocity weight `w` has the bits of the single sum it replaced.
+    fvs: [[f32; R]; ROWS],
     floor: [[f32; R]; ROWS],
 }
 
@@ -148,8 +152,9 @@ fn splat_block_any(
     if skip != Skip::No {
         // Deep: inside; beyond a wall: the wall clip makes it air whatever is splatted. (No
         // floor reaches these points: it would be `outside`, above both values.)
-        out.phi.fill(if skip == Skip::Deep { -radius } else { 0.0 });
-        clip_block(g, &ks.region, bc, out.phi);
+        let mut phi = [if skip == Skip::Deep { -radius } else { 0.0 }; BP];
+        clip_block(g, &ks.region, bc, &mut phi);
+        write(out.phi, &phi);
         // A deep block's points carry the mean velocity of its particles (mirrors included):
         // the wall caps of deep water run through such blocks, and their vertices read it.
         // Beyond a wall the velocity is zero, as `out.vel` comes (zeroed by the allocator, so
@@ -168,7 +173,7 @@ fn splat_block_any(
         w: [[0.0; R]; ROWS],
         wx: [[[0.0; R]; ROWS]; 3],
         wv: [[[0.0; R]; ROWS]; 3],
-        wvs: [[0.0; R]; ROWS],
+        fvs: [[0.0; R]; ROWS],
         floor: [[f32::MAX; R]; ROWS],
     };
     let se = ks.sphere.ext;
@@ -218,7 +223,9 @@ fn splat_block_any(
                         continue;
                     }
                     let v = ks.velocity(g, i);
-                    if k.fs == 0.0 && k.wall_axis == 3 {
+                    if tag == SPHERE {
+                        sphere_only(&mut s, k, q, v, lo, hi);
+                    } else if k.fs == 0.0 && k.wall_axis == 3 {
                         kernel_only(&mut s, k, q, v, lo, hi);
                     } else {
                         with_floor(&mut s, k, q, v, lo, hi, h);
@@ -231,10 +238,11 @@ fn splat_block_any(
         w,
         wx,
         wv,
-        wvs,
+        fvs,
         floor,
     } = &s;
-    for k in 0..BP {
+    let mut phi = [0f32; BP];
+    for (k, phi_k) in phi.iter_mut().enumerate() {
         let l = [k % B, (k / B) % B, k / (B * B)];
         let (r, x) = (k / R, k % R);
         let zb = if w[r][x] > 0.0 {
@@ -247,8 +255,8 @@ fn splat_block_any(
         };
         // The thin-feature floor (applied before the wall clip, as the other methods' blur
         // would come before it; this method has none).
-        out.phi[k] = zb.min(floor[r][x].min(outside));
-        let ws = wvs[r][x];
+        *phi_k = zb.min(floor[r][x].min(outside));
+        let ws = w[r][x] + fvs[r][x];
         // No kernel reaches the point: no velocity (NaN, see `LevelSet::vel`).
         out.vel[k] = if ws > 0.0 {
             [wv[0][r][x] / ws, wv[1][r][x] / ws, wv[2][r][x] / ws]
@@ -256,7 +264,16 @@ fn splat_block_any(
             [f32::NAN; 3]
         };
     }
-    clip_block(g, &ks.region, bc, out.phi);
+    clip_block(g, &ks.region, bc, &mut phi);
+    write(out.phi, &phi);
+}
+
+/// Writes a block's `phi` into its (uninitialised) output.
+#[inline(always)]
+fn write(out: &mut [MaybeUninit<f32>], phi: &[f32; BP]) {
+    for (o, &v) in out.iter_mut().zip(phi) {
+        *o = MaybeUninit::new(v);
+    }
 }
 
 /// The wall clip `phi = max(phi, d_box + eps)` of [`super::super::level_set::LevelSet::clip_walls`]
@@ -311,16 +328,15 @@ fn mean_velocity(g: &SparseGrid, ks: &Kernels, dense: u32) -> [f32; 3] {
 
 /// Adds weights `wk` (0 where nothing is added) to row `r`'s sums.
 #[inline(always)]
-fn add_row(s: &mut Sums, r: usize, wk: &[f32; R], wv_k: &[f32; R], q: [f32; 3], v: [f32; 3]) {
-    for j in 0..R {
-        s.w[r][j] += wk[j];
-        s.wx[0][r][j] += wk[j] * q[0];
-        s.wx[1][r][j] += wk[j] * q[1];
-        s.wx[2][r][j] += wk[j] * q[2];
-        s.wvs[r][j] += wv_k[j];
-        s.wv[0][r][j] += wv_k[j] * v[0];
-        s.wv[1][r][j] += wv_k[j] * v[1];
-        s.wv[2][r][j] += wv_k[j] * v[2];
+fn add_row(s: &mut Sums, r: usize, wk: &[f32; R], q: [f32; 3], v: [f32; 3]) {
+    for (j, &wk) in wk.iter().enumerate() {
+        s.w[r][j] += wk;
+        s.wx[0][r][j] += wk * q[0];
+        s.wx[1][r][j] += wk * q[1];
+        s.wx[2][r][j] += wk * q[2];
+        s.wv[0][r][j] += wk * v[0];
+        s.wv[1][r][j] += wk * v[1];
+        s.wv[2][r][j] += wk * v[2];
     }
 }
 
@@ -346,7 +362,36 @@ fn kernel_only(s: &mut Sums, k: &Kernel, q: [f32; 3], v: [f32; 3], lo: [usize; 3
                 let t = (1.0 - q2).max(0.0);
                 wk[j] = k.amp * t * t * t;
             }
-            add_row(s, y + B * z, &wk, &wk, q, v);
+            add_row(s, y + B * z, &wk, q, v);
+        }
+    }
+}
+
+/// [`kernel_only`] for the sphere kernel (most particles), whose metric is diagonal with equal
+/// entries `m`: the cross terms are zero (`b = 0`: `m (x - q)²` plus the row's `c`, the same
+/// bits as the general form, whose zero terms add nothing), and a row is crossed where `c < 1`.
+#[inline(always)]
+fn sphere_only(s: &mut Sums, k: &Kernel, q: [f32; 3], v: [f32; 3], lo: [usize; 3], hi: [usize; 3]) {
+    let m = k.m[0];
+    let mdx2: [f32; R] = std::array::from_fn(|j| {
+        let dx = LANE_X[j] - q[0];
+        m * dx * dx
+    });
+    for z in lo[2]..=hi[2] {
+        let dz = z as f32 - q[2];
+        let cz = m * dz * dz;
+        for y in lo[1]..=hi[1] {
+            let dy = y as f32 - q[1];
+            let c = m * dy * dy + cz;
+            if c >= 1.0 {
+                continue;
+            }
+            let mut wk = [0f32; R];
+            for j in 0..R {
+                let t = (1.0 - (mdx2[j] + c)).max(0.0);
+                wk[j] = k.amp * t * t * t;
+            }
+            add_row(s, y + B * z, &wk, q, v);
         }
     }
 }
@@ -372,19 +417,22 @@ fn with_floor(
             let dy = y as f32 - q[1];
             let r = y + B * z;
             let mut wk = [0f32; R];
-            let mut wvk = [0f32; R];
             for j in 0..R {
                 let t = (1.0 - quad(m, [dx[j], dy, dz])).max(0.0);
                 wk[j] = k.amp * t * t * t * mask[j];
-                wvk[j] = wk[j];
             }
+            add_row(s, r, &wk, q, v);
             if k.fs > 0.0 {
                 for j in 0..R {
                     let fl = (quad(f, [dx[j], dy, dz]).sqrt() - 1.0) * k.fs;
                     if inbox[j] {
                         s.floor[r][j] = s.floor[r][j].min(fl);
                         // A small velocity weight where only the floor reaches.
-                        wvk[j] += 1e-6 * (1.0 - fl / (2.0 * k.fs)).max(0.0);
+                        let e = 1e-6 * (1.0 - fl / (2.0 * k.fs)).max(0.0);
+                        s.fvs[r][j] += e;
+                        for (wv, va) in s.wv.iter_mut().zip(v) {
+                            wv[r][j] += e * va;
+                        }
                     }
                 }
             }
@@ -397,20 +445,25 @@ fn with_floor(
                     .filter(|&a| a != wa && a != 0)
                     .map(|a| (d[a - 1] / WALL_ALONG).powi(2))
                     .sum();
-                for j in 0..R {
-                    let e2 = if wa == 0 {
-                        ((dx[j] - o) / rr).powi(2) + along
-                    } else {
-                        let across = (d[wa - 1] - o) / rr;
-                        (dx[j] / WALL_ALONG).powi(2) + along + across * across
-                    };
-                    let fl = (e2.sqrt() - 1.0) * WALL_ACROSS * h;
-                    if inbox[j] {
-                        s.floor[r][j] = s.floor[r][j].min(fl);
+                // The axis test out of the lane loops, and a select for the box, so that the
+                // lanes vectorise (the same operations per lane).
+                let mut e2 = [0f32; R];
+                if wa == 0 {
+                    for j in 0..R {
+                        e2[j] = ((dx[j] - o) / rr).powi(2) + along;
+                    }
+                } else {
+                    let across = (d[wa - 1] - o) / rr;
+                    for j in 0..R {
+                        e2[j] = (dx[j] / WALL_ALONG).powi(2) + along + across * across;
                     }
                 }
+                for j in 0..R {
+                    let fl = (e2[j].sqrt() - 1.0) * WALL_ACROSS * h;
+                    let now = s.floor[r][j];
+                    s.floor[r][j] = if inbox[j] { now.min(fl) } else { now };
+                }
             }
-            add_row(s, r, &wk, &wvk, q, v);
         }
     }
 }
