@@ -60,7 +60,8 @@ Settings, surge -> Mantaflow (nearest equivalent, and why):
   [8, 16]. surge keeps every seeded particle for the whole shot. This is Mantaflow's design
   (what users run), so it is kept; `--band N` changes the band. Particle counts are therefore
   not equal; the table prints both.
-- Time steps: surge CFL 3, 1..64 substeps per frame, dt = 3 h / (u_max + sqrt(5 h |g|)).
+- Time steps: surge CFL 3, 1..64 substeps per frame, the largest dt with
+  (u_max + |g| dt) dt <= 3 h, at most 0.32 sqrt(h / |g|) (`solver.surface_wave_step`).
   Mantaflow: `use_adaptive_timesteps` on, `cfl_condition` 3, `timesteps_min` 1,
   `timesteps_max` 64. Its defaults are CFL 2 but at most 4 steps per frame, a cap that lets a
   fast frame break the CFL bound; with surge's CFL number and cap both solvers are limited by
@@ -69,10 +70,10 @@ Settings, surge -> Mantaflow (nearest equivalent, and why):
 - FLIP ratio: both 0.95 (Mantaflow's default is 0.97).
 - Pressure: surge multigrid-preconditioned CG (MIC(0) until session 8) to relative residual 1e-6 (cap 1000); Mantaflow PCG with MIC
   preconditioner at its built-in accuracy 1e-3 (not exposed in Blender). surge also does a
-  second Poisson solve per frame (density correction).
+  second Poisson solve per substep (the density correction).
 - Advection: surge RK2 particles; Mantaflow RK4 particles plus semi-Lagrangian grid advection.
-- Mesh: surge Zhu-Bridson level set on a grid of half the cell size, marching cubes, Taubin
-  smoothing, binary PLY with normals and per-vertex velocities. Mantaflow: its default
+- Mesh: surge anisotropic-kernel level set (Yu and Turk 2013; its default `surface.method`) on a
+  grid of half the cell size, marching cubes, Taubin smoothing, binary PLY with normals and per-vertex velocities. Mantaflow: its default
   particle level set (`mesh_generator` IMPROVED, default smoothing) at `mesh_scale` 2 (also
   half the cell size), `use_speed_vectors` on (per-vertex velocities), `.bobj.gz` cache.
 - Outputs: surge writes particle frames, meshes, previews (PNG) and checkpoints. Mantaflow's
