@@ -391,7 +391,7 @@ impl PressureSolver {
                 for (l, (ijk, nbr)) in ijks.iter().zip(nbs).enumerate() {
                     let [i, j, k] = ijk.map(|x| x as usize);
                     assert!(i + 1 < n[0] && j + 1 < n[1] && k + 1 < n[2]);
-                    let c = i + n[0] * (j + n[1] * k);
+                    let c = d.cell(i, j, k);
                     // The lower face of the cell on each component's grid: `face_index` below.
                     let lower = face_index(d, c, j, k);
                     let qr = q[t * SETUP_ROWS + l];

@@ -145,37 +145,34 @@ fn vector_in_plane(a: [f64; 6], w: [f64; 3], l: f64) -> [f64; 3] {
         ]
     };
     let (au, av) = (mul(u), mul(v));
-    let (mut m00, mut m01, mut m11) = (dot(u, au) - l, dot(u, av), dot(v, av) - l);
+    let (m00, m01, m11) = (dot(u, au) - l, dot(u, av), dot(v, av) - l);
     let (abs00, abs01, abs11) = (m00.abs(), m01.abs(), m11.abs());
-    let combine = |s: f64, t: f64| std::array::from_fn(|k| s * u[k] - t * v[k]);
-    if abs00 >= abs11 {
-        if abs00.max(abs01) == 0.0 {
-            return u;
-        }
-        if abs00 >= abs01 {
-            m01 /= m00;
-            m00 = 1.0 / (1.0 + m01 * m01).sqrt();
-            m01 *= m00;
-        } else {
-            m00 /= m01;
-            m01 = 1.0 / (1.0 + m00 * m00).sqrt();
-            m00 *= m01;
-        }
-        combine(m01, m00)
+    // The row with the larger diagonal entry (the first on a tie) gives the null vector up to
+    // scale: `m01 u - m00 v` from `(m00, m01)`, `m11 u - m01 v` from `(m01, m11)`; the pair
+    // `(m, m01)` is normalised without overflow by dividing by its larger entry first.
+    let first_row = abs00 >= abs11;
+    let (mut m, abs_m) = if first_row {
+        (m00, abs00)
     } else {
-        if abs11.max(abs01) == 0.0 {
-            return u;
-        }
-        if abs11 >= abs01 {
-            m01 /= m11;
-            m11 = 1.0 / (1.0 + m01 * m01).sqrt();
-            m01 *= m11;
-        } else {
-            m11 /= m01;
-            m01 = 1.0 / (1.0 + m11 * m11).sqrt();
-            m11 *= m01;
-        }
-        combine(m11, m01)
+        (m11, abs11)
+    };
+    if abs_m.max(abs01) == 0.0 {
+        return u;
+    }
+    let mut m01 = m01;
+    if abs_m >= abs01 {
+        m01 /= m;
+        m = 1.0 / (1.0 + m01 * m01).sqrt();
+        m01 *= m;
+    } else {
+        m /= m01;
+        m01 = 1.0 / (1.0 + m * m).sqrt();
+        m *= m01;
+    }
+    if first_row {
+        std::array::from_fn(|k| m01 * u[k] - m * v[k])
+    } else {
+        std::array::from_fn(|k| m * u[k] - m01 * v[k])
     }
 }
 
