@@ -44,7 +44,6 @@ pub mod cg;
 pub mod mic0;
 pub mod multigrid;
 pub mod preconditioner;
-pub mod stencil;
 pub mod system;
 
 pub use mic0::{BLOCK_ROWS, BLOCKS, Mic0};

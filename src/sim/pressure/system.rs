@@ -42,13 +42,6 @@ pub struct System {
     pub nb: Vec<[u32; 6]>,
     /// Non-solid neighbours of each row (the diagonal of `A`), + dummy.
     pub diag: Vec<f64>,
-    /// The staircase rows in compact form for the CG's product ([`super::stencil`]): each row's
-    /// `[-y, +y, -z, +z]` neighbour rows (as in `nb`, at most `nf`) ...
-    pub yz: Vec<[u32; 4]>,
-    /// ... and one byte: the count of non-solid neighbours (bits 0-2; the diagonal before any
-    /// weights or air terms), whether the `-x` neighbour is fluid (bit 3, then it is row
-    /// `r - 1`) and whether the `+x` one is (bit 4, row `r + 1`).
-    pub code: Vec<u8>,
     /// Number of fluid rows of the current system.
     pub nf: usize,
     /// Ghost-fluid air coefficients: the part of each row's diagonal beyond its count of
@@ -89,8 +82,6 @@ impl System {
             plane_rows: Vec::new(),
             nb: vec![[0; 6]; cells],
             diag: vec![0.0; cells + 1],
-            yz: vec![[0; 4]; cells],
-            code: vec![0; cells],
             nf: 0,
             air: vec![0.0; cells + 1],
             has_air: false,
@@ -130,8 +121,6 @@ impl System {
             self.cell_of.resize(nf, 0);
             self.ijk_of.resize(nf, [0; 3]);
             self.nb.resize(nf, [0; 6]);
-            self.yz.resize(nf, [0; 4]);
-            self.code.resize(nf, 0);
         }
         // Row of each cell and cell (and coordinates) of each row, plane by plane (each plane's
         // rows are a contiguous range).
@@ -185,19 +174,14 @@ impl System {
         self.nb[..nf]
             .par_iter_mut()
             .zip(self.diag[..nf].par_iter_mut())
-            .zip(self.yz[..nf].par_iter_mut().zip(self.code[..nf].par_iter_mut()))
             .zip(cell_of.par_iter())
             .with_min_len(SETUP_ROWS)
-            .for_each(|(((nbr, dg), (yz, code)), &c)| {
+            .for_each(|((nbr, dg), &c)| {
                 let c = c as usize;
                 // Fluid cells are interior: all six neighbours exist.
                 let m = [c - 1, c + 1, c - n[0], c + n[0], c - plane, c + plane];
                 *nbr = m.map(row);
-                let count = m.iter().filter(|&&x| labels[x] != CellLabel::Solid).count();
-                *dg = count as f64;
-                *yz = [nbr[2], nbr[3], nbr[4], nbr[5]];
-                let fluid = |k: usize| ((nbr[k] != dummy) as u8) << (3 + k);
-                *code = count as u8 | fluid(0) | fluid(1);
+                *dg = m.iter().filter(|&&x| labels[x] != CellLabel::Solid).count() as f64;
             });
         // The dummy row holds zeros.
         self.diag[nf] = 0.0;
@@ -355,9 +339,6 @@ impl System {
 
     /// `out = A s` and `out . s` (see [`Self::apply_a_dot`]), weighted when `fractional`.
     pub fn mul_dot(&self, s: &[f64], out: &mut [f64], partials: &mut [f64]) -> f64 {
-        if !self.fractional && !self.has_air {
-            return super::stencil::apply_a_dot(self, s, out, partials);
-        }
         if !self.fractional {
             return self.apply_a_dot(s, out, partials);
         }
