@@ -377,7 +377,10 @@ impl PressureSolver {
             assert!(vel[a].len() >= d.faces(a) && kinds[a].len() >= d.faces(a));
         }
         // Every row's cell is interior: checked by the system's build on this grid.
-        assert_eq!(self.sys.dims, d.n, "pressure: the system was built on another grid");
+        assert_eq!(
+            self.sys.dims, d.n,
+            "pressure: the system was built on another grid"
+        );
         let ptr: [SyncPtr<f32>; 3] = std::array::from_fn(|a| SyncPtr(vel[a].as_mut_ptr()));
         let [k0, k1, k2] = [&kinds[0][..], &kinds[1][..], &kinds[2][..]];
         let kinds = [k0, k1, k2];
