@@ -13,32 +13,33 @@ use rayon::prelude::*;
 
 impl PressureSolver {
     /// (Bridson fig. 5.5.)
-    /// Preconditioned CG on `A q = rhs`, from `q = 0` or (`warm`) from the `q` already set.
-    pub(super) fn solve(&mut self, tol: f64, max_iter: u32, warm: bool) -> SolveStats {
+    /// Preconditioned CG on `A q = b`, with `b` in `r` on entry (written there by the caller,
+    /// `bmax = max |b|`), from `q = 0` or (`warm`) from the `q` already set.
+    ///
+    /// Every vector pass is needed: `z` and `s` are written whole before they are read (the
+    /// first application writes the search direction directly), so neither is cleared, and a
+    /// warm start forms `r = b - A q` and its maximum in one pass.
+    pub(super) fn solve(&mut self, bmax: f64, tol: f64, max_iter: u32, warm: bool) -> SolveStats {
         let sys = &self.sys;
         let nf = sys.nf;
         let n1 = nf + 1;
         let precon = self.preconditioner.get();
         precon.begin_solve(n1);
-        for v in [&mut self.z, &mut self.s] {
-            v[..n1]
-                .par_iter_mut()
-                .with_min_len(reduce::MIN_TASK)
-                .for_each(|x| *x = 0.0);
+        // The dummy row holds 0 in every vector (the products read it).
+        for v in [&mut self.z, &mut self.s, &mut self.r, &mut self.q] {
+            v[nf] = 0.0;
         }
         if !warm {
-            self.q[..n1]
+            self.q[..nf]
                 .par_iter_mut()
                 .with_min_len(reduce::MIN_TASK)
                 .for_each(|x| *x = 0.0);
         }
-        self.q[nf] = 0.0;
         let mut stats = SolveStats {
             unknowns: nf as u32,
+            rhs_max: bmax,
             ..Default::default()
         };
-        let bmax = reduce::max_abs(&self.rhs[..nf]);
-        stats.rhs_max = bmax;
         if bmax == 0.0 {
             return stats;
         }
@@ -49,28 +50,17 @@ impl PressureSolver {
             &mut self.s[..n1],
         );
         let partials = &mut self.partials;
-        r.copy_from_slice(&self.rhs[..n1]);
         let mut rmax = bmax;
         if warm {
             // r = b - A q0.
-            sys.mul(q, z);
-            r[..nf]
-                .par_iter_mut()
-                .zip(z[..nf].par_iter())
-                .with_min_len(reduce::MIN_TASK)
-                .for_each(|(r, z)| *r -= z);
-            z[..nf]
-                .par_iter_mut()
-                .with_min_len(reduce::MIN_TASK)
-                .for_each(|x| *x = 0.0);
-            rmax = reduce::max_abs(&r[..nf]);
+            rmax = sys.residual(q, r);
             if rmax <= tol * bmax {
                 stats.residual = rmax / bmax;
                 return stats;
             }
         }
-        let mut sigma = precon.apply(sys, r, z, partials);
-        s.copy_from_slice(z);
+        // The first search direction is the preconditioned residual itself.
+        let mut sigma = precon.apply(sys, r, s, partials);
         while stats.iterations < max_iter {
             let zs = sys.mul_dot(s, z, partials);
             if zs == 0.0 {

@@ -118,7 +118,7 @@ pub struct PressureSolver {
     sys: System,
     /// The scaled pressure `q = p dt / (rho h)` of the last solve, per row (+ dummy).
     q: Vec<f64>,
-    rhs: Vec<f64>,
+    /// The residual (the right-hand side `b` before a solve).
     r: Vec<f64>,
     z: Vec<f64>,
     s: Vec<f64>,
@@ -143,7 +143,6 @@ impl PressureSolver {
         Self {
             sys: System::new(cells),
             q: v(),
-            rhs: v(),
             r: v(),
             z: v(),
             s: v(),
@@ -192,13 +191,7 @@ impl PressureSolver {
             self.sys.add_air_terms(d, labels, &self.fill);
         }
         let nf = self.sys.nf;
-        for v in [
-            &mut self.q,
-            &mut self.rhs,
-            &mut self.r,
-            &mut self.z,
-            &mut self.s,
-        ] {
+        for v in [&mut self.q, &mut self.r, &mut self.z, &mut self.s] {
             if v.len() < nf + 1 {
                 v.resize(nf + 1, 0.0);
             }
@@ -232,24 +225,30 @@ impl PressureSolver {
             0.0
         };
         let nf = self.sys.nf;
-        let (ijk_of, rhs) = (&self.sys.ijk_of[..nf], &mut self.rhs[..nf]);
-        if self.sys.fractional {
+        // The right-hand side into the residual vector (the solve starts from it) and its
+        // largest magnitude, in one pass (maxima are exact in any order).
+        let (ijk_of, rhs) = (&self.sys.ijk_of[..nf], &mut self.r[..nf]);
+        let bmax = if self.sys.fractional {
             let (w, sv) = (&self.sys.w[..nf], solid.and_then(|s| s.velocity));
             rhs.par_iter_mut()
                 .zip(ijk_of.par_iter().zip(w.par_iter()))
                 .with_min_len(SETUP_ROWS)
-                .for_each(|(b, (ijk, w))| {
+                .map(|(b, (ijk, w))| {
                     *b = -system::flux_divergence(d, vel, sv, ijk.map(|x| x as usize), w);
-                });
+                    b.abs()
+                })
+                .reduce(|| 0.0, f64::max)
         } else {
             rhs.par_iter_mut()
                 .zip(ijk_of.par_iter())
                 .with_min_len(SETUP_ROWS)
-                .for_each(|(b, &[i, j, k])| {
+                .map(|(b, &[i, j, k])| {
                     let (i, j, k) = (i as usize, j as usize, k as usize);
                     *b = -divergence_fast(d, vel, d.cell(i, j, k), j, k);
-                });
-        }
+                    b.abs()
+                })
+                .reduce(|| 0.0, f64::max)
+        };
         let open = solid.map(|s| s.open);
         self.preconditioner.get().setup(&self.sys, labels, open);
         if use_warm {
@@ -259,7 +258,7 @@ impl PressureSolver {
                 .with_min_len(SETUP_ROWS)
                 .for_each(|(q, &c)| *q = warm[c as usize] as f64 * scale);
         }
-        let stats = self.solve(tolerance, max_iterations, use_warm);
+        let stats = self.solve(bmax, tolerance, max_iterations, use_warm);
         self.apply(d, kinds, vel.each_mut().map(|v| v.as_mut_slice()));
         // Keep this pressure (per cell, zero outside the fluid) for the next substep's start.
         // Per chunk of cells: zeroes, then the rows whose cells lie in the chunk (the rows'
@@ -307,11 +306,11 @@ impl PressureSolver {
         let sys = &self.sys;
         let (cell_of, ijk_of, nb, diag) = (&sys.cell_of, &sys.ijk_of, &sys.nb, &sys.diag);
         let (fractional, fw) = (sys.fractional, &sys.w);
-        self.rhs[..nf]
+        let bmax = self.r[..nf]
             .par_iter_mut()
             .enumerate()
             .with_min_len(reduce::MIN_ROWS)
-            .for_each(|(r, b)| {
+            .map(|(r, b)| {
                 let c = cell_of[r] as usize;
                 let ijk = ijk_of[r].map(|x| x as usize);
                 let rest = super::density::REST_DENSITY * super::density::wall_open_share(n, ijk);
@@ -339,8 +338,10 @@ impl PressureSolver {
                     fluid_nb as f64 == diag[r] - sys.air[r]
                 };
                 *b = if interior { e } else { e.max(0.0) } * h;
-            });
-        let stats = self.solve(tolerance, max_iterations, false);
+                b.abs()
+            })
+            .reduce(|| 0.0, f64::max);
+        let stats = self.solve(bmax, tolerance, max_iterations, false);
         for (a, v) in disp.iter_mut().enumerate() {
             v[..d.faces(a)]
                 .par_iter_mut()
@@ -375,6 +376,11 @@ impl PressureSolver {
         for a in 0..3 {
             assert!(vel[a].len() >= d.faces(a) && kinds[a].len() >= d.faces(a));
         }
+        // Every row's cell is interior: checked by the system's build on this grid.
+        assert_eq!(
+            self.sys.dims, d.n,
+            "pressure: the system was built on another grid"
+        );
         let ptr: [SyncPtr<f32>; 3] = std::array::from_fn(|a| SyncPtr(vel[a].as_mut_ptr()));
         let [k0, k1, k2] = [&kinds[0][..], &kinds[1][..], &kinds[2][..]];
         let kinds = [k0, k1, k2];
@@ -390,7 +396,6 @@ impl PressureSolver {
             .for_each(|(t, (ijks, nbs))| {
                 for (l, (ijk, nbr)) in ijks.iter().zip(nbs).enumerate() {
                     let [i, j, k] = ijk.map(|x| x as usize);
-                    assert!(i + 1 < n[0] && j + 1 < n[1] && k + 1 < n[2]);
                     let c = d.cell(i, j, k);
                     // The lower face of the cell on each component's grid: `face_index` below.
                     let lower = face_index(d, c, j, k);

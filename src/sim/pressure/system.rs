@@ -36,6 +36,9 @@ pub struct System {
     /// Fluid cells per z-plane of the grid, then their prefix sums (plane start rows).
     pub plane_rows: Vec<u32>,
     /// Neighbour rows `[-x, +x, -y, +y, -z, +z]` of each row (dummy `nf` when not fluid).
+    /// Invariant (written by [`Self::build`] only): every entry of `nb[..nf]` is at most `nf`;
+    /// the products here and MIC(0)'s sweeps read vectors of `nf + 1` entries at them
+    /// without bounds checks.
     pub nb: Vec<[u32; 6]>,
     /// Non-solid neighbours of each row (the diagonal of `A`), + dummy.
     pub diag: Vec<f64>,
@@ -58,6 +61,9 @@ pub struct System {
     pub cut: Vec<u64>,
     /// Whether the rows carry face weights (the scene has obstacles).
     pub fractional: bool,
+    /// Cells per axis of the grid of the last [`Self::build`], whose every fluid cell it checked
+    /// to be interior (not in the outermost layer): the velocity update relies on it.
+    pub dims: [usize; 3],
 }
 
 /// Whether row `r` is marked in the bitset `cut` (see [`System::cut`]).
@@ -82,6 +88,7 @@ impl System {
             w: Vec::new(),
             cut: Vec::new(),
             fractional: false,
+            dims: [0; 3],
         }
     }
 
@@ -126,6 +133,16 @@ impl System {
             .with_min_len(planes_per_task)
             .enumerate()
             .for_each(|(k, (rp, lp))| {
+                // Fluid cells are interior (the outermost layer is never fluid): the
+                // neighbour indices below and the velocity update rely on it.
+                let side = |l: usize| lp[l] == CellLabel::Fluid;
+                let last = n[0] * n[1].saturating_sub(1);
+                let bad = starts[k + 1] > starts[k]
+                    && (k == 0
+                        || k + 1 == n[2]
+                        || (0..n[0]).any(|i| side(i) || side(last + i))
+                        || (0..n[1]).any(|j| side(n[0] * j) || side(n[0] * j + n[0] - 1)));
+                assert!(!bad, "pressure: a fluid cell in the grid's outermost layer");
                 let mut r = starts[k];
                 for j in 0..n[1] {
                     for i in 0..n[0] {
@@ -145,6 +162,7 @@ impl System {
                     }
                 }
             });
+        self.dims = n;
         // Cells, neighbours and diagonal of each row.
         let row_of = &self.row_of;
         let dummy = nf as u32;
@@ -269,43 +287,72 @@ impl System {
 
     /// `out = A s` on the fluid rows (weighted when `fractional`).
     pub fn mul(&self, s: &[f64], out: &mut [f64]) {
-        if self.fractional {
-            let (nb, diag, w, cut) = (&self.nb, &self.diag, &self.w, &self.cut);
-            // 64 rows per word of `cut`: a clear word (no row along an obstacle, most of
-            // them) runs the unweighted loop without testing each row.
-            out[..self.nf]
-                .par_chunks_mut(64)
-                .enumerate()
-                .with_min_len(reduce::MIN_ROWS / 64)
-                .for_each(|(i, oc)| {
-                    let (r0, bits) = (64 * i, cut[i]);
-                    for (l, o) in oc.iter_mut().enumerate() {
-                        let r = r0 + l;
-                        *o = if cut_bit(bits, l) {
+        let (s, out) = (&s[..self.nf + 1], &mut out[..self.nf]);
+        self.rows_map(out, s, |o, a| *o = a);
+    }
+
+    /// `r -= A q` on the fluid rows and `max |r|` (the residual of a warm start, in one pass).
+    pub fn residual(&self, q: &[f64], r: &mut [f64]) -> f64 {
+        let (q, r) = (&q[..self.nf + 1], &mut r[..self.nf]);
+        self.rows_map(r, q, |r, a| *r -= a)
+            .into_iter()
+            .fold(0.0, f64::max)
+    }
+
+    /// `f(out_r, (A s)_r)` on every fluid row (weighted when `fractional`), and `max |out_r|`
+    /// after it, per task (maxima are exact in any order). `s` has `nf + 1` entries.
+    fn rows_map(
+        &self,
+        out: &mut [f64],
+        s: &[f64],
+        f: impl Fn(&mut f64, f64) + Sync,
+    ) -> Option<f64> {
+        let (nb, diag, w, cut, nf) = (&self.nb, &self.diag, &self.w, &self.cut, self.nf);
+        assert!(s.len() > nf && nb.len() >= nf && diag.len() >= nf);
+        // 64 rows per word of `cut`: a clear word (no row along an obstacle, most of them)
+        // runs the unweighted loop without testing each row.
+        out[..nf]
+            .par_chunks_mut(64)
+            .enumerate()
+            .with_min_len(reduce::MIN_ROWS / 64)
+            .map(|(i, oc)| {
+                let (r0, bits) = (64 * i, if self.fractional { cut[i] } else { 0 });
+                let mut m = 0.0f64;
+                for (l, o) in oc.iter_mut().enumerate() {
+                    let r = r0 + l;
+                    // SAFETY: `nb`'s entries are rows or the dummy (`System::nb`), `s` has
+                    // `nf + 1` entries, `r < nf` (asserted above).
+                    let a = unsafe {
+                        if cut_bit(bits, l) {
                             a_row_weighted(r, nb, diag, w, s)
                         } else {
                             a_row(r, nb, diag, s)
-                        };
-                    }
-                });
-        } else {
-            Self::apply_a(self.nf, &self.nb, &self.diag, s, out);
-        }
+                        }
+                    };
+                    f(o, a);
+                    m = m.max(o.abs());
+                }
+                m
+            })
+            .reduce_with(f64::max)
     }
 
     /// `out = A s` and `out . s` (see [`Self::apply_a_dot`]), weighted when `fractional`.
     pub fn mul_dot(&self, s: &[f64], out: &mut [f64], partials: &mut [f64]) -> f64 {
         if !self.fractional {
-            return Self::apply_a_dot(self.nf, &self.nb, &self.diag, s, out, partials);
+            return self.apply_a_dot(s, out, partials);
         }
-        let (nb, diag, w, cut) = (&self.nb, &self.diag, &self.w, &self.cut);
+        let (nb, diag, w, cut, nf) = (&self.nb, &self.diag, &self.w, &self.cut, self.nf);
+        let s = &s[..nf + 1];
+        assert!(nb.len() >= nf && diag.len() >= nf);
         rows_dot(
-            self.nf,
+            nf,
             s,
             out,
             partials,
             |word| cut[word],
-            |r, weighted| {
+            // SAFETY: as in `rows_map` (`rows_dot` calls it for `r < nf`).
+            |r, weighted| unsafe {
                 if weighted {
                     a_row_weighted(r, nb, diag, w, s)
                 } else {
@@ -315,31 +362,14 @@ impl System {
         )
     }
 
-    /// `out = A s` on the fluid rows.
-    pub fn apply_a(nf: usize, nb: &[[u32; 6]], diag: &[f64], s: &[f64], out: &mut [f64]) {
-        out[..nf]
-            .par_iter_mut()
-            .enumerate()
-            .with_min_len(reduce::MIN_ROWS)
-            .for_each(|(r, o)| {
-                *o = a_row(r, nb, diag, s);
-            });
-    }
-
     /// `out = A s` on the fluid rows and, in the same pass, `out . s` (fixed chunks of
     /// [`reduce::CHUNK`], as [`reduce::dot`] sums them). Vectors have `nf + 1` entries.
-    pub fn apply_a_dot(
-        nf: usize,
-        nb: &[[u32; 6]],
-        diag: &[f64],
-        s: &[f64],
-        out: &mut [f64],
-        partials: &mut [f64],
-    ) -> f64 {
+    fn apply_a_dot(&self, s: &[f64], out: &mut [f64], partials: &mut [f64]) -> f64 {
         // The operations and order of [`rows_dot`] with [`a_row`], in a loop without the
         // per-row tests of the weighted path (fewer instructions per row, the same bits).
+        let nf = self.nf;
         let s = &s[..nf + 1];
-        let (nb, diag) = (&nb[..nf], &diag[..nf]);
+        let (nb, diag) = (&self.nb[..nf], &self.diag[..nf]);
         out[..nf + 1]
             .par_chunks_mut(reduce::CHUNK)
             .zip(partials.par_iter_mut())
@@ -356,13 +386,10 @@ impl System {
                     .zip(nb[range.clone()].iter().zip(&diag[range.clone()]))
                     .zip(&s[range])
                 {
-                    *o = d * sr
-                        - (s[m[0] as usize]
-                            + s[m[1] as usize]
-                            + s[m[2] as usize]
-                            + s[m[3] as usize]
-                            + s[m[4] as usize]
-                            + s[m[5] as usize]);
+                    // SAFETY: `nb`'s entries are rows or the dummy (`System::nb`), and `s` has
+                    // `nf + 1` entries.
+                    let g = |k: usize| unsafe { *s.get_unchecked(m[k] as usize) };
+                    *o = d * sr - (g(0) + g(1) + g(2) + g(3) + g(4) + g(5));
                     acc += *o * sr;
                 }
                 // The dummy row (s = 0 there), as `rows_dot` adds it.
@@ -420,27 +447,41 @@ fn cut_bit(bits: u64, l: usize) -> bool {
 
 /// Row `r` of `A s`: `diag_r s_r - sum of the six neighbours' s` (non-fluid neighbours point
 /// at the dummy row, which holds 0).
+///
+/// # Safety
+/// `r < nf` with `nb` and `diag` of at least `nf` rows, every entry of `nb[r]` at most `nf`
+/// ([`System::nb`]), and `s` of `nf + 1` entries.
 #[inline(always)]
-pub fn a_row(r: usize, nb: &[[u32; 6]], diag: &[f64], s: &[f64]) -> f64 {
-    let m = nb[r];
-    diag[r] * s[r]
-        - (s[m[0] as usize]
-            + s[m[1] as usize]
-            + s[m[2] as usize]
-            + s[m[3] as usize]
-            + s[m[4] as usize]
-            + s[m[5] as usize])
+unsafe fn a_row(r: usize, nb: &[[u32; 6]], diag: &[f64], s: &[f64]) -> f64 {
+    // SAFETY: the caller's.
+    unsafe {
+        let m = nb.get_unchecked(r);
+        let g = |k: usize| *s.get_unchecked(m[k] as usize);
+        diag.get_unchecked(r) * s.get_unchecked(r) - (g(0) + g(1) + g(2) + g(3) + g(4) + g(5))
+    }
 }
 
 /// Row `r` of `A s` with face weights: `diag_r s_r - sum_k w_k s_{nb_k}`.
+///
+/// # Safety
+/// As [`a_row`], and `w` has at least `r + 1` rows.
 #[inline(always)]
-pub fn a_row_weighted(r: usize, nb: &[[u32; 6]], diag: &[f64], w: &[[f32; 6]], s: &[f64]) -> f64 {
-    let (m, w) = (nb[r], w[r]);
-    let mut acc = 0.0;
-    for k in 0..6 {
-        acc += w[k] as f64 * s[m[k] as usize];
+unsafe fn a_row_weighted(
+    r: usize,
+    nb: &[[u32; 6]],
+    diag: &[f64],
+    w: &[[f32; 6]],
+    s: &[f64],
+) -> f64 {
+    // SAFETY: the caller's.
+    unsafe {
+        let (m, w) = (nb.get_unchecked(r), &w[r]);
+        let mut acc = 0.0;
+        for k in 0..6 {
+            acc += w[k] as f64 * *s.get_unchecked(m[k] as usize);
+        }
+        diag.get_unchecked(r) * s.get_unchecked(r) - acc
     }
-    diag[r] * s[r] - acc
 }
 
 /// The weighted flux divergence of cell `ijk` (Batty 2007): `sum_a (F_a+ - F_a-)` with
