@@ -22,6 +22,8 @@
 //! 20 bytes per particle less). The ids go with the last odd array, or alone, into the keys'
 //! array.
 
+mod removal;
+
 use super::mac_grid::GridDims;
 use super::permute::{bits_f32, bits_u32, gather1, gather2, scatter};
 use super::sync_ptr::SyncPtr;
@@ -270,11 +272,9 @@ impl SortedParticles {
     pub fn sort(&mut self, d: &GridDims) {
         let n = self.len();
         // The scratch follows the particle count (emission and removal change it).
-        if self.key.len() != n {
-            self.key.resize(n, 0);
-            self.tmp.resize(n, 0.0);
-            self.tmp_u.resize(n, 0);
-        }
+        self.key.resize(n, 0);
+        self.tmp.resize(n, 0.0);
+        self.tmp_u.resize(n, 0);
         let (px, py, pz) = (&self.pos[0], &self.pos[1], &self.pos[2]);
         self.key
             .par_chunks_mut(4096)
@@ -284,11 +284,23 @@ impl SortedParticles {
                 cell_keys(d, &px[r.clone()], &py[r.clone()], &pz[r], k)
             });
         self.counting_sort();
-        // Every array gathered in parallel from its source slot `tmp_u[..n]`, two arrays per
-        // pass (the source slots read once for both) into two scratch arrays: `tmp` and the
-        // keys' array, dead after the counting sort (as `f32` bits). The ids go with the last
-        // odd array or alone, into the keys' array, which then holds the old ids.
-        let src = &self.tmp_u[..n];
+        // SAFETY: the counting sort leaves a permutation of 0..n in `tmp_u`.
+        unsafe { self.permute() };
+    }
+
+    /// Every array gathered in parallel from its source slot `tmp_u` (whose length `m` the
+    /// arrays take), two arrays per pass (the source slots read once for both) into two
+    /// scratch arrays: `tmp` and the keys' array, dead after the counting sort (as `f32`
+    /// bits). The ids go with the last odd array or alone, into the keys' array, which then
+    /// holds the old ids.
+    ///
+    /// # Safety
+    /// Every entry of `tmp_u` is below the particle count.
+    unsafe fn permute(&mut self) {
+        let m = self.tmp_u.len();
+        self.tmp.resize(m, 0.0);
+        self.key.resize(m, 0);
+        let src = &self.tmp_u[..];
         let mut b = bits_f32(std::mem::take(&mut self.key));
         let aff = if self.affine {
             &mut self.aff[..]
@@ -302,12 +314,17 @@ impl SortedParticles {
                 single = Some(x);
                 break;
             };
-            // SAFETY: `src` is the counting sort's permutation of 0..n.
+            // The scratch is the previous pair's old arrays: `m` long where the count shrinks.
+            self.tmp.truncate(m);
+            b.truncate(m);
+            // SAFETY: `src`'s entries are below the arrays' length (the caller's contract).
             unsafe { gather2(src, (&mut self.tmp, &mut b), (&x[..], &y[..])) };
             std::mem::swap(x, &mut self.tmp);
             std::mem::swap(y, &mut b);
         }
         let mut b = bits_u32(b);
+        self.tmp.truncate(m);
+        b.truncate(m);
         match single {
             Some(x) => {
                 // SAFETY: as above.

@@ -16,16 +16,14 @@ const CHUNK: usize = 16 * 1024;
 /// `out[s] = v[src[s]]` for every slot `s` of `src`, in parallel.
 ///
 /// # Safety
-/// Every entry of `src` is below `src.len()` (the counting sort's permutation).
+/// Every entry of `src` is below `v.len()`.
 pub(super) unsafe fn gather1<T: Copy + Send + Sync>(src: &[u32], out: &mut [T], v: &[T]) {
-    let n = src.len();
-    assert!(out.len() == n && v.len() == n, "gather: lengths differ");
+    assert_eq!(out.len(), src.len(), "gather: lengths differ");
     out.par_chunks_mut(CHUNK)
         .zip(src.par_chunks(CHUNK))
         .for_each(|(o, s)| {
             for (o, &s) in o.iter_mut().zip(s) {
-                // SAFETY: `src`'s entries are below n (the caller's contract), and `v` holds n
-                // values (asserted above).
+                // SAFETY: `src`'s entries are below `v.len()` (the caller's contract).
                 *o = unsafe { *v.get_unchecked(s as usize) };
             }
         });
@@ -34,17 +32,14 @@ pub(super) unsafe fn gather1<T: Copy + Send + Sync>(src: &[u32], out: &mut [T], 
 /// [`gather1`] of two arrays in one pass over `src`: `oa[s] = va[src[s]]`, `ob[s] = vb[src[s]]`.
 ///
 /// # Safety
-/// As for [`gather1`].
+/// Every entry of `src` is below `va.len()` and `vb.len()`.
 pub(super) unsafe fn gather2<A: Copy + Send + Sync, B: Copy + Send + Sync>(
     src: &[u32],
     (oa, ob): (&mut [A], &mut [B]),
     (va, vb): (&[A], &[B]),
 ) {
     let n = src.len();
-    assert!(
-        oa.len() == n && ob.len() == n && va.len() == n && vb.len() == n,
-        "gather: lengths differ"
-    );
+    assert!(oa.len() == n && ob.len() == n, "gather: lengths differ");
     oa.par_chunks_mut(CHUNK)
         .zip(ob.par_chunks_mut(CHUNK))
         .zip(src.par_chunks(CHUNK))
