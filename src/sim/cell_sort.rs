@@ -16,11 +16,16 @@
 //! `ids[s]` is the creation index of the particle in sorted slot `s`; the frame ends by
 //! scattering the particles back to creation order. Every particle array (positions,
 //! velocities and, with APIC transfers (`affine` set), the nine affine arrays) is permuted
-//! through one shared scratch array: gathered into it, swapped in, and the old array becomes
-//! the scratch of the next (one array of scratch, not one per array: 20 bytes per particle
-//! less, the same passes). The ids are gathered into the cell keys' array, dead by then.
+//! two at a time ([`super::permute`]) through two scratch arrays, the shared `tmp` and the
+//! cell keys' array (dead after the counting sort): gathered into them, swapped in, and the
+//! old arrays become the scratch of the next pair (two arrays of scratch, not one per array:
+//! 20 bytes per particle less). The ids go with the last odd array, or alone, into the keys'
+//! array.
+
+mod removal;
 
 use super::mac_grid::GridDims;
+use super::permute::{bits_f32, bits_u32, gather1, gather2, scatter};
 use super::sync_ptr::SyncPtr;
 use rayon::prelude::*;
 
@@ -121,35 +126,60 @@ impl SortedParticles {
     }
 
     /// Gives the particles back in creation order: every array is permuted in place (through
-    /// the shared scratch) so that slot `s` goes to `rank[ids[s]]` (`rank`: `None` for the
+    /// the scratch, two arrays per pass) so that slot `s` goes to `rank[ids[s]]` (`rank`: `None` for the
     /// identity, when no particle was removed), then moved into `out`, leaving this empty until
     /// the next [`Self::take`]. `rank` must map the ids to a permutation of `0..len`.
     pub fn store_into(&mut self, out: &mut super::Particles, rank: Option<&[u32]>) {
         let n = self.len();
         self.tmp.resize(n, 0.0);
-        let ids = &self.ids;
-        let dest = |id: u32| rank.map_or(id, |r| r[id as usize]) as usize;
+        self.key.resize(n, 0);
+        // Each slot's destination, looked up once (not once per array: a random read of
+        // `rank` per slot and array), into `tmp_u` (free at the frame's end).
+        let dest: &[u32] = match rank {
+            Some(r) => {
+                self.tmp_u.resize(n, 0);
+                let ids = &self.ids;
+                self.tmp_u
+                    .par_iter_mut()
+                    .zip(ids.par_iter())
+                    .with_min_len(8192)
+                    .for_each(|(t, &id)| *t = r[id as usize]);
+                &self.tmp_u
+            }
+            None => &self.ids,
+        };
         assert!(
-            ids.par_iter().with_min_len(8192).all(|&id| dest(id) < n),
+            dest.par_iter()
+                .with_min_len(8192)
+                .all(|&t| (t as usize) < n),
             "store_into: a destination past the particle count"
         );
+        // Two arrays per pass (the destinations read once for both), through `tmp` and the
+        // keys' array (dead at the frame's end) as the second scratch.
+        let mut b = bits_f32(std::mem::take(&mut self.key));
         let aff = if self.affine {
             &mut self.aff[..]
         } else {
             &mut []
         };
-        for c in self.pos.iter_mut().chain(self.vel.iter_mut()).chain(aff) {
-            let tp = SyncPtr(self.tmp.as_mut_ptr());
-            c.par_iter()
-                .zip(ids.par_iter())
-                .with_min_len(8192)
-                .for_each(|(&v, &id)| {
+        let mut arrays = self.pos.iter_mut().chain(self.vel.iter_mut()).chain(aff);
+        while let Some(x) = arrays.next() {
+            match arrays.next() {
+                Some(y) => {
                     // SAFETY: the destinations are a permutation of 0..n (distinct ids, and
                     // `rank` maps them one to one), checked in bounds above.
-                    unsafe { *tp.get(dest(id)) = v };
-                });
-            std::mem::swap(c, &mut self.tmp);
+                    unsafe { scatter(dest, [&x[..], &y[..]], [&mut self.tmp, &mut b]) };
+                    std::mem::swap(x, &mut self.tmp);
+                    std::mem::swap(y, &mut b);
+                }
+                None => {
+                    // SAFETY: as above.
+                    unsafe { scatter(dest, [&x[..]], [&mut self.tmp]) };
+                    std::mem::swap(x, &mut self.tmp);
+                }
+            }
         }
+        self.key = bits_u32(b);
         for a in 0..3 {
             out.pos[a] = std::mem::take(&mut self.pos[a]);
             out.vel[a] = std::mem::take(&mut self.vel[a]);
@@ -242,11 +272,9 @@ impl SortedParticles {
     pub fn sort(&mut self, d: &GridDims) {
         let n = self.len();
         // The scratch follows the particle count (emission and removal change it).
-        if self.key.len() != n {
-            self.key.resize(n, 0);
-            self.tmp.resize(n, 0.0);
-            self.tmp_u.resize(n, 0);
-        }
+        self.key.resize(n, 0);
+        self.tmp.resize(n, 0.0);
+        self.tmp_u.resize(n, 0);
         let (px, py, pz) = (&self.pos[0], &self.pos[1], &self.pos[2]);
         self.key
             .par_chunks_mut(4096)
@@ -256,31 +284,57 @@ impl SortedParticles {
                 cell_keys(d, &px[r.clone()], &py[r.clone()], &pz[r], k)
             });
         self.counting_sort();
-        // Every array gathered in parallel from its source slot `tmp_u[..n]`.
-        let src = &self.tmp_u[..n];
-        let gather = |out: &mut [f32], v: &[f32]| {
-            out.par_iter_mut()
-                .zip(src.par_iter())
-                .with_min_len(8192)
-                .for_each(|(o, &s)| *o = v[s as usize]);
-        };
+        // SAFETY: the counting sort leaves a permutation of 0..n in `tmp_u`.
+        unsafe { self.permute() };
+    }
+
+    /// Every array gathered in parallel from its source slot `tmp_u` (whose length `m` the
+    /// arrays take), two arrays per pass (the source slots read once for both) into two
+    /// scratch arrays: `tmp` and the keys' array, dead after the counting sort (as `f32`
+    /// bits). The ids go with the last odd array or alone, into the keys' array, which then
+    /// holds the old ids.
+    ///
+    /// # Safety
+    /// Every entry of `tmp_u` is below the particle count.
+    unsafe fn permute(&mut self) {
+        let m = self.tmp_u.len();
+        self.tmp.resize(m, 0.0);
+        self.key.resize(m, 0);
+        let src = &self.tmp_u[..];
+        let mut b = bits_f32(std::mem::take(&mut self.key));
         let aff = if self.affine {
             &mut self.aff[..]
         } else {
             &mut []
         };
-        for c in self.pos.iter_mut().chain(self.vel.iter_mut()).chain(aff) {
-            gather(&mut self.tmp, c);
-            std::mem::swap(c, &mut self.tmp);
+        let mut arrays = self.pos.iter_mut().chain(self.vel.iter_mut()).chain(aff);
+        let mut single = None;
+        while let Some(x) = arrays.next() {
+            let Some(y) = arrays.next() else {
+                single = Some(x);
+                break;
+            };
+            // The scratch is the previous pair's old arrays: `m` long where the count shrinks.
+            self.tmp.truncate(m);
+            b.truncate(m);
+            // SAFETY: `src`'s entries are below the arrays' length (the caller's contract).
+            unsafe { gather2(src, (&mut self.tmp, &mut b), (&x[..], &y[..])) };
+            std::mem::swap(x, &mut self.tmp);
+            std::mem::swap(y, &mut b);
         }
-        // The keys are dead after the counting sort: their array takes the ids.
-        let ids = &self.ids;
-        self.key
-            .par_iter_mut()
-            .zip(src.par_iter())
-            .with_min_len(8192)
-            .for_each(|(o, &s)| *o = ids[s as usize]);
-        std::mem::swap(&mut self.ids, &mut self.key);
+        let mut b = bits_u32(b);
+        self.tmp.truncate(m);
+        b.truncate(m);
+        match single {
+            Some(x) => {
+                // SAFETY: as above.
+                unsafe { gather2(src, (&mut self.tmp, &mut b), (&x[..], &self.ids[..])) };
+                std::mem::swap(x, &mut self.tmp);
+            }
+            // SAFETY: as above.
+            None => unsafe { gather1(src, &mut b, &self.ids) },
+        }
+        self.key = std::mem::replace(&mut self.ids, b);
     }
 
     /// The stable counting sort of the keys, in parallel: fills `cell_start` and the source

@@ -125,7 +125,10 @@ pub fn splat_density(d: &GridDims, sp: &SortedParticles, rho: &mut [f32]) {
     let vector = std::is_x86_feature_detected!("avx2") && d.cells() < i32::MAX as usize;
     for colour in 0..3 {
         let planes = (nz + 2 - colour) / 3;
-        (0..planes).into_par_iter().for_each(|m| {
+        // One task per plane, so that a free thread takes the next plane: the planes' counts
+        // differ widely (the liquid's bottom against its sparse top), and the default split
+        // into one half per thread left one thread waiting at every colour.
+        (0..planes).into_par_iter().with_max_len(1).for_each(|m| {
             let c = colour + 3 * m;
             let s0 = sp.cell_start[d.cell(0, 0, c)] as usize;
             let s1 = sp.cell_start[d.cell(0, 0, c + 1)] as usize;

@@ -78,6 +78,7 @@ pub mod friction;
 mod gather_avx2;
 pub mod ghost_fluid;
 pub mod mac_grid;
+mod permute;
 pub mod pressure;
 pub mod reduce;
 mod report;

@@ -5,6 +5,11 @@ use super::Emission;
 use crate::particles::Particles;
 use crate::sim::cell_sort::SortedParticles;
 use crate::sim::mac_grid::{CellLabel, GridDims};
+use crate::sim::sync_ptr::SyncPtr;
+use rayon::prelude::*;
+
+/// Blocks of creation indices the frame end's rank scan is split into (at most).
+const RANK_BLOCKS: usize = 256;
 
 impl Emission {
     /// Labels the boundary cell layer of every open face air (pressure 0), except cells also
@@ -112,19 +117,50 @@ impl Emission {
             sp.store_into(out, None);
             return;
         }
-        // rank[id] = position of creation index `id` among the survivors.
+        // rank[id] = position of creation index `id` among the survivors (u32::MAX for the
+        // removed): a mark per id, then an exclusive scan over blocks of ids, every pass in
+        // parallel (one thread's passes over a 1M-particle frame's ids were the serial tail of
+        // every frame in which a crowded cell was thinned).
+        let ids = &sp.ids;
+        assert!(
+            ids.par_iter()
+                .with_min_len(8192)
+                .all(|&id| (id as usize) < ids_total),
+            "store: a creation index past the frame's count"
+        );
         self.rank.clear();
-        self.rank.resize(ids_total, u32::MAX);
-        for &id in &sp.ids {
-            self.rank[id as usize] = 0;
+        self.rank.par_extend(rayon::iter::repeat_n(0u32, ids_total));
+        let marks = SyncPtr(self.rank.as_mut_ptr());
+        ids.par_iter().with_min_len(8192).for_each(|&id| {
+            // SAFETY: in bounds (checked above); the ids are distinct (creation indices), so
+            // no two tasks write one entry.
+            unsafe { *marks.get(id as usize) = 1 };
+        });
+        let block = ids_total.div_ceil(RANK_BLOCKS).max(4096);
+        let mut base = [0u32; RANK_BLOCKS];
+        let blocks = ids_total.div_ceil(block);
+        base[..blocks]
+            .par_iter_mut()
+            .zip(self.rank.par_chunks(block))
+            .for_each(|(b, r)| *b = r.iter().sum());
+        let mut at = 0;
+        for b in &mut base[..blocks] {
+            (*b, at) = (at, at + *b);
         }
-        let mut r = 0u32;
-        for x in self.rank.iter_mut() {
-            if *x == 0 {
-                *x = r;
-                r += 1;
-            }
-        }
+        self.rank
+            .par_chunks_mut(block)
+            .zip(base[..blocks].par_iter())
+            .for_each(|(r, &b)| {
+                let mut at = b;
+                for x in r {
+                    *x = if *x != 0 {
+                        at += 1;
+                        at - 1
+                    } else {
+                        u32::MAX
+                    };
+                }
+            });
         sp.store_into(out, Some(&self.rank));
     }
 }
