@@ -450,9 +450,20 @@ impl Level {
                             let open = nb.iter().map(|l| (l[t] != SOLID) as u8).sum::<u8>();
                             *n = if own == FLUID { open } else { 0 };
                         }
-                        for (i, &n) in (a..b).zip(&cnt[..len]) {
-                            dg[i & 1][i >> 1] = n as f32;
-                            inv[i & 1][i >> 1] = INV[n as usize];
+                        // Natural cell i at compact i / 2 of parity i % 2: each parity's
+                        // cells are every other count, stored contiguously.
+                        for e in 0..2 {
+                            let (dg, inv) = (&mut *dg[e], &mut *inv[e]);
+                            let first = a + (e + 2 - a % 2) % 2;
+                            if first >= b {
+                                continue;
+                            }
+                            let m0 = first >> 1;
+                            let src = cnt[first - a..len].iter().step_by(2);
+                            for ((d, v), &n) in dg[m0..].iter_mut().zip(&mut inv[m0..]).zip(src) {
+                                *d = n as f32;
+                                *v = INV[n.min(6) as usize];
+                            }
                         }
                         a = b;
                     }
