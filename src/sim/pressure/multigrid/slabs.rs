@@ -1,6 +1,10 @@
 //! How a wavefront of [`super::wavefront::rb_sweeps`] is spread over the threads: slabs of
 //! z-planes balanced by the liquid they hold, or stage by stage when a level is too shallow
-//! for a slab per thread. The plan never changes a bit of the result.
+//! for a slab per thread, or groups of stages (each a wavefront of its own) when a slab of all
+//! the stages would be too thick to share the liquid out (a thin layer of it at the bottom of
+//! the tank: [`stage_groups`]). The plan never changes a bit of the result (McAdams, Sifakis
+//! and Teran 2010 parallelise each smoothing pass over the grid; the temporal blocking of the
+//! wavefront is this project's).
 
 use super::level::Level;
 
