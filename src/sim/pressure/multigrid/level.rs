@@ -73,6 +73,10 @@ pub(super) struct Level {
     pub label: Vec<u8>,
     /// Per row `j + ny k`: `[lo, hi)` of its fluid cells along x (`lo == hi`: none).
     pub spans: Vec<[u32; 2]>,
+    /// The wavefronts' groups of stages decided since the last set-up, as `(stages, threads,
+    /// groups)` (`groups` 0: one wavefront; `stages` 0: an empty entry): see
+    /// [`Self::groups_memo`].
+    groups: [(u32, u32, u32); 4],
 }
 
 impl Level {
@@ -98,6 +102,7 @@ impl Level {
             w: [zw(), zw(), zw()],
             label: vec![SOLID; cells],
             spans: vec![[0, 0]; n[1] * n[2]],
+            groups: [(0, 0, 0); 4],
         }
     }
 
@@ -373,6 +378,7 @@ impl Level {
     /// The inverse diagonal and the diagonal (by colour, 0 on every entry of a compact row that
     /// is not a fluid cell) and the fluid spans.
     fn finish_setup(&mut self) {
+        self.groups = [(0, 0, 0); 4];
         let n = self.n;
         let st = self.strides();
         let per = self.rows_per_task(SETUP_CELLS);
@@ -475,6 +481,27 @@ impl Level {
                     inv[i & 1][i >> 1] = if d > 0.0 { 1.0 / d } else { 0.0 };
                 }
             });
+    }
+
+    /// The groups of stages of a wavefront of `stages` stages on `threads` threads over this
+    /// level's liquid (`super::slabs::stage_groups`, computed by `decide` the first time after
+    /// each set-up: it visits every row several times, serially, more than a coarse level's
+    /// smoothing costs if repeated at every visit).
+    pub fn groups_memo(
+        &mut self,
+        stages: usize,
+        threads: usize,
+        decide: impl FnOnce(&Self) -> Option<usize>,
+    ) -> Option<usize> {
+        let key = (stages as u32, threads as u32);
+        if let Some(&(_, _, g)) = self.groups.iter().find(|e| (e.0, e.1) == key) {
+            return (g > 0).then_some(g as usize);
+        }
+        let g = decide(self);
+        if let Some(e) = self.groups.iter_mut().find(|e| e.0 == 0) {
+            *e = (key.0, key.1, g.unwrap_or(0) as u32);
+        }
+        g
     }
 
     /// Zeroes `u`, `b` and `r` on the compact rows that hold a non-empty current span: after

@@ -515,7 +515,10 @@ pub(super) fn rb_sweeps(
     let k1 = (0..nz).rev().find(|&k| has(k)).map_or(k0, |k| k + 1);
     let threads = rayon::current_num_threads();
     let (plan, starts) = slab_plan(lv, k0, k1, stages, threads);
-    let groups = stage_groups(lv.n, &lv.spans, (k0, k1), stages, threads, plan);
+    // Decided once per set-up for each (stages, threads): the spans do not change meanwhile.
+    let groups = lv.groups_memo(stages, threads, |lv| {
+        stage_groups(lv.n, &lv.spans, (k0, k1), stages, threads, plan)
+    });
     let sw = Sweep::new(lv);
     let Some(groups) = groups else {
         run(&sw, &stage, (0, stages), (k0, k1), plan, &starts);
