@@ -104,6 +104,7 @@ fn restrict_row(
         }
     }
     let r = &fine.r;
+    let reach = rows.iter().map(|&(e, o, _)| e.max(o)).max().unwrap_or(0);
     let mut ev = [0.0f32; LINE + 2 * L];
     let mut od = [0.0f32; LINE + 2 * L];
     let mut i0 = lo;
@@ -113,13 +114,17 @@ fn restrict_row(
         let pairs = (i1 - i0 + 1).next_multiple_of(L);
         let m0 = i0 - 1;
         // The fine rows' compact entries m0 .. m0 + pairs: inside each row (its padding covers
-        // a chunk past the last cell, `Level::new`); bounds-checked here, once.
-        let rs = rows.map(|(e, o, w)| (&r[e + m0..e + m0 + pairs], &r[o + m0..o + m0 + pairs], w));
+        // a chunk past the last cell, `Level::new`); bounds-checked here, once per block for
+        // all 16 rows (slices made per block cost more than the block's sums on short rows).
+        assert!(reach + m0 + pairs <= r.len());
         for t in (0..pairs).step_by(L) {
             let (mut ae, mut ao) = ([0.0f32; L], [0.0f32; L]);
-            for &(re, ro, w) in &rs {
-                // SAFETY: t + L <= pairs, the slices' length.
-                let (re, ro) = unsafe { (re.get_unchecked(t..t + L), ro.get_unchecked(t..t + L)) };
+            for &(e, o, w) in &rows {
+                // SAFETY: e, o <= reach and t + L <= pairs: in bounds (asserted above).
+                let (re, ro) = unsafe {
+                    let at = |x: usize| std::slice::from_raw_parts(r.as_ptr().add(x + m0 + t), L);
+                    (at(e), at(o))
+                };
                 for l in 0..L {
                     ae[l] += w * re[l];
                     ao[l] += w * ro[l];

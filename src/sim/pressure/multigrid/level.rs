@@ -73,6 +73,10 @@ pub(super) struct Level {
     pub label: Vec<u8>,
     /// Per row `j + ny k`: `[lo, hi)` of its fluid cells along x (`lo == hi`: none).
     pub spans: Vec<[u32; 2]>,
+    /// The wavefronts' groups of stages decided since the last set-up, as `(stages, threads,
+    /// groups)` (`groups` 0: one wavefront; `stages` 0: an empty entry): see
+    /// [`Self::groups_memo`].
+    groups: [(u32, u32, u32); 4],
 }
 
 impl Level {
@@ -98,6 +102,7 @@ impl Level {
             w: [zw(), zw(), zw()],
             label: vec![SOLID; cells],
             spans: vec![[0, 0]; n[1] * n[2]],
+            groups: [(0, 0, 0); 4],
         }
     }
 
@@ -228,14 +233,12 @@ impl Level {
         // Labels first (the weights need the neighbours' labels). An interior coarse row's
         // four fine rows and an interior coarse cell's two fine cells per row (fine x `2i - 1`,
         // `2i`) all lie in the fine grid; the border rows and cells are solid.
-        // Bit 0: a fluid child, bit 1: an air child.
-        let bits = |x: u8| -> u8 {
-            match x {
-                FLUID => 1,
-                AIR => 2,
-                _ => 0,
-            }
-        };
+        // Bit 0: a fluid child, bit 1: an air child: `2 - x` for the labels' values (AIR 0,
+        // FLUID 1, SOLID 2), OR-ed over the four fine rows a line at a time, then over each
+        // coarse cell's two fine cells; the label is `2 - min(bits, 2)` (AIR if an air child,
+        // else FLUID if a fluid child, else SOLID). Loops the compiler vectorises.
+        const _: () = assert!(AIR == 0 && FLUID == 1 && SOLID == 2);
+        const BLOCK: usize = 128;
         self.label
             .par_chunks_mut(nx)
             .enumerate()
@@ -250,17 +253,22 @@ impl Level {
                     let fr = fine_row(j, k, dj, dk).expect("an interior row's fine rows");
                     &f.label[fr..fr + fnx]
                 });
-                for (i, o) in out.iter_mut().enumerate().take(nx - 1).skip(1) {
-                    let s = fl
-                        .iter()
-                        .fold(0, |s, l| s | bits(l[2 * i - 1]) | bits(l[2 * i]));
-                    *o = if s & 2 != 0 {
-                        AIR
-                    } else if s & 1 != 0 {
-                        FLUID
-                    } else {
-                        SOLID
-                    };
+                // Coarse cells i0 .. i1 cover fine cells 2 i0 - 1 .. 2 i1 - 1.
+                let mut i0 = 1;
+                while i0 < nx - 1 {
+                    let i1 = (i0 + BLOCK).min(nx - 1);
+                    let (a, b) = (2 * i0 - 1, 2 * i1 - 1);
+                    let mut t = [0u8; 2 * BLOCK];
+                    let t = &mut t[..b - a];
+                    for l in &fl {
+                        for (t, &x) in t.iter_mut().zip(&l[a..b]) {
+                            *t |= 2 - x;
+                        }
+                    }
+                    for (o, p) in out[i0..i1].iter_mut().zip(t.chunks_exact(2)) {
+                        *o = 2 - (p[0] | p[1]).min(2);
+                    }
+                    i0 = i1;
                 }
             });
         // Without fractional weights on the finest level, every level's open faces have weight
@@ -370,6 +378,7 @@ impl Level {
     /// The inverse diagonal and the diagonal (by colour, 0 on every entry of a compact row that
     /// is not a fluid cell) and the fluid spans.
     fn finish_setup(&mut self) {
+        self.groups = [(0, 0, 0); 4];
         let n = self.n;
         let st = self.strides();
         let per = self.rows_per_task(SETUP_CELLS);
@@ -447,9 +456,20 @@ impl Level {
                             let open = nb.iter().map(|l| (l[t] != SOLID) as u8).sum::<u8>();
                             *n = if own == FLUID { open } else { 0 };
                         }
-                        for (i, &n) in (a..b).zip(&cnt[..len]) {
-                            dg[i & 1][i >> 1] = n as f32;
-                            inv[i & 1][i >> 1] = INV[n as usize];
+                        // Natural cell i at compact i / 2 of parity i % 2: each parity's
+                        // cells are every other count, stored contiguously.
+                        for e in 0..2 {
+                            let (dg, inv) = (&mut *dg[e], &mut *inv[e]);
+                            let first = a + (e + 2 - a % 2) % 2;
+                            if first >= b {
+                                continue;
+                            }
+                            let m0 = first >> 1;
+                            let src = cnt[first - a..len].iter().step_by(2);
+                            for ((d, v), &n) in dg[m0..].iter_mut().zip(&mut inv[m0..]).zip(src) {
+                                *d = n as f32;
+                                *v = INV[n.min(6) as usize];
+                            }
                         }
                         a = b;
                     }
@@ -461,6 +481,27 @@ impl Level {
                     inv[i & 1][i >> 1] = if d > 0.0 { 1.0 / d } else { 0.0 };
                 }
             });
+    }
+
+    /// The groups of stages of a wavefront of `stages` stages on `threads` threads over this
+    /// level's liquid (`super::slabs::stage_groups`, computed by `decide` the first time after
+    /// each set-up: it visits every row several times, serially, more than a coarse level's
+    /// smoothing costs if repeated at every visit).
+    pub fn groups_memo(
+        &mut self,
+        stages: usize,
+        threads: usize,
+        decide: impl FnOnce(&Self) -> Option<usize>,
+    ) -> Option<usize> {
+        let key = (stages as u32, threads as u32);
+        if let Some(&(_, _, g)) = self.groups.iter().find(|e| (e.0, e.1) == key) {
+            return (g > 0).then_some(g as usize);
+        }
+        let g = decide(self);
+        if let Some(e) = self.groups.iter_mut().find(|e| e.0 == 0) {
+            *e = (key.0, key.1, g.unwrap_or(0) as u32);
+        }
+        g
     }
 
     /// Zeroes `u`, `b` and `r` on the compact rows that hold a non-empty current span: after

@@ -1,6 +1,10 @@
 //! How a wavefront of [`super::wavefront::rb_sweeps`] is spread over the threads: slabs of
 //! z-planes balanced by the liquid they hold, or stage by stage when a level is too shallow
-//! for a slab per thread. The plan never changes a bit of the result.
+//! for a slab per thread, or groups of stages (each a wavefront of its own) when a slab of all
+//! the stages would be too thick to share the liquid out (a thin layer of it at the bottom of
+//! the tank: [`stage_groups`]). The plan never changes a bit of the result (McAdams, Sifakis
+//! and Teran 2010 parallelise each smoothing pass over the grid; the temporal blocking of the
+//! wavefront is this project's).
 
 use super::level::Level;
 
@@ -42,25 +46,89 @@ pub(super) fn slab_plan(
     plan_spans(lv.n, &lv.spans, k0, k1, stages, threads)
 }
 
-/// The size of the groups of consecutive stages that a wavefront of `stages` stages runs as
-/// one after the other when its plan is [`Plan::Stagewise`] (too few planes for a slab of all
-/// the stages per thread): the fewest groups whose every group (sizes as even as possible) has
-/// a slab per thread, if groups of at least 2 stages allow that. Each group is then a slab
-/// wavefront of its own ([`plan_spans`] of its size): a pass over the level and two hand-offs
-/// per group instead of one pass and one hand-off per stage (on the 1M dam break's second level,
-/// 26 planes of liquid on 2 threads: seven stages in groups of 4 and 3). Each group reads only
-/// what the groups before it wrote, so the bits are those of the stages one after the other.
+/// The number of groups of consecutive stages (sizes as even as possible) that a wavefront
+/// of `stages` stages runs one after the other, each a slab wavefront of its own ([`plan_spans`]
+/// of its size), or `None` for one wavefront of all the stages with `plan` (the plan of all
+/// of them, [`slab_plan`]). Each group reads only what the groups before it wrote, so the bits
+/// are those of the stages one after the other.
+///
+/// - [`Plan::Stagewise`] (too few planes for a slab of all the stages per thread): the fewest
+///   groups whose every group has a slab per thread, if groups of at least 2 stages allow that:
+///   a pass over the level and two hand-offs per group instead of one pass and one hand-off per
+///   stage (on the 1M dam break's second level, 26 planes of liquid on 2 threads: seven stages
+///   in groups of 4 and 3).
+/// - [`Plan::Slabs`] whose costliest slab is more than a thread's share (the liquid in a few
+///   planes: a slab needs `2 stages + 2` of them, so one slab may hold most of it): the number
+///   of groups with the least estimated time, `sum over groups of size * max(costliest slab,
+///   total / threads)`, plus a stage's share per group after the first (its extra pass and
+///   hand-off); the second level of the 1M dam break after 20 frames has 79% of its liquid in
+///   its first slab of 16 planes: groups of 4 and 3 stages have slabs of 10 planes, the
+///   costliest with about half of it.
 pub(super) fn stage_groups(
     n: [usize; 3],
     spans: &[[u32; 2]],
-    k0: usize,
-    k1: usize,
+    (k0, k1): (usize, usize),
     stages: usize,
     threads: usize,
+    plan: Plan,
 ) -> Option<usize> {
-    let fits = |g: usize| matches!(plan_spans(n, spans, k0, k1, g, threads).0, Plan::Slabs(_));
-    let g = (2..stages).rev().find(|&g| fits(g))?;
-    Some(stages.div_ceil(g))
+    let plan_of = |g: usize| plan_spans(n, spans, k0, k1, g, threads);
+    match plan {
+        Plan::Stagewise(_) => {
+            let fits = |g: usize| matches!(plan_of(g).0, Plan::Slabs(_));
+            let g = (2..stages).rev().find(|&g| fits(g))?;
+            Some(stages.div_ceil(g))
+        }
+        Plan::Slabs(_) => {
+            // Estimated time of `groups` groups (None: a group without a slab per thread).
+            let estimate = |groups: usize| -> Option<u64> {
+                let mut t = 0;
+                for g in 0..groups {
+                    let size = stages / groups + (g < stages % groups) as usize;
+                    let (p, starts) = plan_of(size);
+                    let Plan::Slabs(slabs) = p else {
+                        return None;
+                    };
+                    let (most, total) = slab_costs(n, spans, &starts[..=slabs]);
+                    let share = total / threads as u64;
+                    t += size as u64 * most.max(share) + if g > 0 { share } else { 0 };
+                }
+                Some(t)
+            };
+            let one = estimate(1)?;
+            let (best, t) = (2..=stages / 2)
+                .filter_map(|g| estimate(g).map(|t| (g, t)))
+                .min_by_key(|&(_, t)| t)?;
+            (t < one).then_some(best)
+        }
+        Plan::Serial => None,
+    }
+}
+
+/// The costliest slab's cost and the total cost of the slabs starting at `starts` (the last
+/// entry: the end of the last slab), as [`plan_spans`] counts them.
+fn slab_costs(n: [usize; 3], spans: &[[u32; 2]], starts: &[u32]) -> (u64, u64) {
+    let mut most = 0;
+    let mut total = 0;
+    for w in starts.windows(2) {
+        let c: u64 = (w[0] as usize..w[1] as usize)
+            .map(|k| plane_cost(n, spans, k))
+            .sum();
+        most = most.max(c);
+        total += c;
+    }
+    (most, total)
+}
+
+/// Cost of plane `k`: its fluid cells and a few cells' worth per row visited.
+fn plane_cost(n: [usize; 3], spans: &[[u32; 2]], k: usize) -> u64 {
+    let ny = n[1];
+    (0..ny)
+        .map(|j| {
+            let [a, b] = spans[j + ny * k];
+            if a < b { (b - a) as u64 + 8 } else { 0 }
+        })
+        .sum()
 }
 
 /// [`slab_plan`] from the level's dimensions and row spans.
@@ -92,16 +160,7 @@ pub(super) fn plan_spans(
     } else {
         possible - possible % threads
     };
-    // Cost of plane k: its fluid cells and a few cells' worth per row visited.
-    let ny = n[1];
-    let cost = |k: usize| -> u64 {
-        (0..ny)
-            .map(|j| {
-                let [a, b] = spans[j + ny * k];
-                if a < b { (b - a) as u64 + 8 } else { 0 }
-            })
-            .sum()
-    };
+    let cost = |k: usize| plane_cost(n, spans, k);
     let total: u64 = (k0..k1).map(cost).sum();
     starts[0] = k0 as u32;
     let (mut k, mut acc) = (k0, 0u64);

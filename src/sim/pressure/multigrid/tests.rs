@@ -422,7 +422,8 @@ fn fused_sweep_equals_two_half_sweeps() {
     let has = |k: &usize| (0..ny).any(|j| lv.spans[j + ny * k][0] < lv.spans[j + ny * k][1]);
     let (k0, k1) = ((0..lv.n[2]).find(has), (0..lv.n[2]).rfind(has));
     let (k0, k1) = (k0.unwrap(), k1.unwrap() + 1);
-    assert!(super::slabs::stage_groups(lv.n, &lv.spans, k0, k1, 6, 3).is_some());
+    let (plan, _) = super::slabs::slab_plan(lv, k0, k1, 6, 3);
+    assert!(super::slabs::stage_groups(lv.n, &lv.spans, (k0, k1), 6, 3, plan).is_some());
 }
 
 /// The wavefront with the residual after the pre-smoothing, and with the prolongation before
@@ -547,5 +548,28 @@ fn slab_plan_balances_the_liquid() {
                 &starts[..=slabs]
             );
         }
+    }
+}
+
+/// A wavefront whose first slab must hold most of the liquid (86% of it in 14 planes, a slab
+/// of 7 stages needs 16) runs in groups of stages (of 4 and 3, slabs of 10 and 8 planes, the
+/// first with 60% and 48% of the liquid); the same level with the liquid spread evenly over its
+/// planes runs as one wavefront (two slabs of half of it).
+#[test]
+fn stage_groups_split_a_slab_holding_most_of_the_liquid() {
+    use super::slabs::{Plan, slab_plan, stage_groups};
+    let n = [130, 60, 60];
+    let mut lv = super::level::Level::new(n);
+    for (deep, want_groups) in [(true, true), (false, false)] {
+        for k in 1..50 {
+            for j in 1..n[1] - 1 {
+                let len = if !deep || k < 15 { 128 } else { 2 };
+                lv.spans[j + n[1] * k] = [1, 1 + len];
+            }
+        }
+        let (plan, _) = slab_plan(&lv, 1, 50, 7, 2);
+        assert!(matches!(plan, Plan::Slabs(_)), "{plan:?}");
+        let groups = stage_groups(lv.n, &lv.spans, (1, 50), 7, 2, plan);
+        assert_eq!(groups.is_some(), want_groups, "deep {deep}: {groups:?}");
     }
 }

@@ -486,7 +486,8 @@ enum Stage<'a> {
 /// other colour, so every cell gets exactly what the stages one after the other give
 /// ([`half_sweep`], [`super::kernels::residual`], [`super::kernels::prolong_add`]), whatever
 /// the slabs: the bits do not depend on the thread count. Too few planes for a slab per
-/// thread: groups of stages, each such a wavefront ([`stage_groups`]), or stage by stage.
+/// thread, or one slab with most of the liquid: groups of stages, each such a wavefront
+/// ([`stage_groups`]), or stage by stage.
 pub(super) fn rb_sweeps(
     lv: &mut Level,
     sweeps: usize,
@@ -514,10 +515,10 @@ pub(super) fn rb_sweeps(
     let k1 = (0..nz).rev().find(|&k| has(k)).map_or(k0, |k| k + 1);
     let threads = rayon::current_num_threads();
     let (plan, starts) = slab_plan(lv, k0, k1, stages, threads);
-    let groups = match plan {
-        Plan::Stagewise(_) => stage_groups(lv.n, &lv.spans, k0, k1, stages, threads),
-        _ => None,
-    };
+    // Decided once per set-up for each (stages, threads): the spans do not change meanwhile.
+    let groups = lv.groups_memo(stages, threads, |lv| {
+        stage_groups(lv.n, &lv.spans, (k0, k1), stages, threads, plan)
+    });
     let sw = Sweep::new(lv);
     let Some(groups) = groups else {
         run(&sw, &stage, (0, stages), (k0, k1), plan, &starts);
