@@ -2,13 +2,14 @@
 //! creation order, [`super::cell_sort`]): two arrays per pass, so that the permutation's index
 //! array is read once for both. A pass streams the index array and the destination arrays and
 //! reads (gather) or writes (scatter) the sources through the index: on 1M particles it is
-//! bound by memory traffic more than by instructions, so sharing the index array's read
-//! between two arrays (and reading the sources without bounds checks) cut the cell sort from
-//! 18.5 ms to 16.0 ms and the frame end's scatter from 9.6 ms to 8.1 ms (one thread, the best
-//! of five interleaved runs of the fastest of 30, on a 2-core machine shared with other jobs:
-//! this module's timing test, `T=1 cargo test --release --lib permute -- --ignored
-//! --nocapture`, on the code before and after, session 12). The second array's scratch is the
-//! sort's key array, free at that point, used as `f32` bits ([`bits_f32`]).
+//! bound by memory traffic more than by instructions. Sharing the index array's read between
+//! two arrays (and reading the sources without bounds checks) cut the cell sort's instructions
+//! by 27.5% (1,507M -> 1,092M) and the frame end's scatter by 37% (249M -> 157M) over the first
+//! three frames of the 1M-particle dam break (`RAYON_NUM_THREADS=1 BENCH_SKIP_TUTORIAL=1
+//! BENCH_DAM_PEER=0 BENCH_COMPARE_PRECONDITIONERS=0 BENCH_DAM_FRAMES=3 valgrind
+//! --tool=callgrind` on `bench_stepper`, session 12, against the code before). The second
+//! array's scratch is the sort's key array, free at that point, used as `f32` bits
+//! ([`bits_f32`]).
 
 use super::sync_ptr::SyncPtr;
 use rayon::prelude::*;
@@ -93,79 +94,4 @@ pub(super) fn bits_u32(v: Vec<f32>) -> Vec<u32> {
     let mut v = std::mem::ManuallyDrop::new(v);
     // SAFETY: as in `bits_f32`.
     unsafe { Vec::from_raw_parts(v.as_mut_ptr() as *mut u32, v.len(), v.capacity()) }
-}
-
-#[cfg(test)]
-mod tests {
-    use crate::sim::cell_sort::SortedParticles;
-    use crate::sim::mac_grid::GridDims;
-
-    /// Timing, not a check (ignored): the cell sort and the frame end's scatter of 1.02M
-    /// particles (8 per cell in a 160 x 40 x 20-cell pool of the 1M dam break's grid), sorted,
-    /// then each moved by up to 0.4 cell per axis (a substep's motion), the fastest of 30, on
-    /// `T` threads (default 1): `T=1 cargo test --release --lib permute -- --ignored
-    /// --nocapture`.
-    #[test]
-    #[ignore]
-    fn time_sort_and_store() {
-        let d = GridDims {
-            n: [162, 42, 98],
-            h: 0.0125,
-            lower: [0.0; 3],
-            open: [[false; 2]; 3],
-        };
-        let mut seed = 99u64;
-        let mut rnd = move || {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (seed >> 40) as f32 / (1u64 << 24) as f32
-        };
-        let mut p = crate::particles::Particles::default();
-        for k in 1..21 {
-            for j in 1..41 {
-                for i in 1..161 {
-                    for _ in 0..8 {
-                        let c = [i, j, k].map(|x| x as f32);
-                        p.push([0, 1, 2].map(|a| (c[a] + rnd()) * d.h), [rnd(); 3]);
-                    }
-                }
-            }
-        }
-        let mut sp = SortedParticles::default();
-        sp.load(&p, d.cells());
-        sp.sort(&d);
-        for a in 0..3 {
-            for x in sp.pos[a].iter_mut() {
-                *x += (rnd() - 0.5) * 0.8 * d.h;
-            }
-        }
-        let threads = std::env::var("T").ok().and_then(|s| s.parse().ok());
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads.unwrap_or(1))
-            .build()
-            .unwrap();
-        let (pos, vel, ids) = (sp.pos.clone(), sp.vel.clone(), sp.ids.clone());
-        let (mut sort, mut store) = (f64::MAX, f64::MAX);
-        let mut out = crate::particles::Particles::default();
-        for _ in 0..30 {
-            (sp.pos, sp.vel, sp.ids) = (pos.clone(), vel.clone(), ids.clone());
-            pool.install(|| {
-                let t = std::time::Instant::now();
-                sp.sort(&d);
-                sort = sort.min(t.elapsed().as_secs_f64());
-                let t = std::time::Instant::now();
-                sp.store_into(&mut out, None);
-                store = store.min(t.elapsed().as_secs_f64());
-            });
-        }
-        assert_eq!(out.pos[0].len(), pos[0].len());
-        eprintln!(
-            "{} particles, {} threads: sort {:.3} ms, store {:.3} ms",
-            out.pos[0].len(),
-            pool.current_num_threads(),
-            sort * 1e3,
-            store * 1e3
-        );
-    }
 }
