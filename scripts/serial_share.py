@@ -3,7 +3,8 @@
 
 Reads a callgrind profile of `cargo bench --bench bench_stepper` (any thread count; with
 `--separate-threads=yes`, give the output's prefix: every `PREFIX-NN` file is read) and counts
-the instructions the frame loop (`surge::sim::Simulation::advance_frame_in_pool`) runs outside
+the instructions the frame loop (`surge::sim::Simulation::advance_frame_in_pool`, or the closure of
+`advance_frame` it is inlined into) runs outside
 any rayon parallel region: everything below a function whose name mentions rayon (the
 iterator plumbing, `join`, `in_worker`; `rayon_core::scope`, which only runs the frame on a
 worker, excepted) is parallel, everything else serial. A function called from several places
@@ -35,7 +36,12 @@ import os
 import re
 import sys
 
-ROOT = "surge::sim::Simulation::advance_frame_in_pool"
+# The frame loop: its own function, or (where the compiler inlines it into the pool's job) the
+# closure `advance_frame` runs on the pool.
+ROOTS = (
+    "surge::sim::Simulation::advance_frame_in_pool",
+    "surge::sim::Simulation::advance_frame::{{closure}}::{{closure}}",
+)
 SUBSTEP = "surge::sim::substep::substep"
 
 
@@ -127,19 +133,20 @@ def main():
     loop = 0.0
     for p in paths:
         prof = Profile(p)
-        if ROOT not in prof.incl:
+        root = next((r for r in ROOTS if r in prof.incl), None)
+        if root is None:
             continue
-        loop += prof.incl[ROOT]
-        serial.update(prof.serial_below(ROOT))
+        loop += prof.incl[root]
+        serial.update(prof.serial_below(root))
         # The serial instructions under each call of the frame loop and of the substep.
-        for parent in (ROOT, SUBSTEP):
+        for parent in (root, SUBSTEP):
             for g, v in prof.edges[parent].items():
-                if g in (ROOT, SUBSTEP) or parallel(g) or not prof.incl.get(g):
+                if g in (root, SUBSTEP) or parallel(g) or not prof.incl.get(g):
                     continue
                 s = sum(prof.serial_below(g).values()) * v / prof.incl[g]
                 stage[g] += s
     if loop == 0:
-        sys.exit(f"no frame loop ({ROOT}) in {a.profile}")
+        sys.exit(f"no frame loop ({' or '.join(ROOTS)}) in {a.profile}")
     if len(paths) > 1 and a.work is None:
         sys.exit("several threads: give the work with --work (a 1-thread profile's frame loop)")
     work = a.work * 1e6 if a.work else loop
