@@ -371,12 +371,12 @@ impl PressureSolver {
             }
         };
         // Every face below is a face of a fluid cell, which is interior (the outermost layer is
-        // never fluid; checked per row), so its upper faces lie inside each component's grid
-        // (`n + e_a` nodes): no per-face bounds tests.
+        // never fluid: checked once by the system's build on this grid, asserted below), so its
+        // upper faces lie inside each component's grid (`n + e_a` nodes): no per-face bounds
+        // tests.
         for a in 0..3 {
             assert!(vel[a].len() >= d.faces(a) && kinds[a].len() >= d.faces(a));
         }
-        // Every row's cell is interior: checked by the system's build on this grid.
         assert_eq!(
             self.sys.dims, d.n,
             "pressure: the system was built on another grid"

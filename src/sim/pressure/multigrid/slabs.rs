@@ -84,7 +84,7 @@ pub(super) fn stage_groups(
             let estimate = |groups: usize| -> Option<u64> {
                 let mut t = 0;
                 for g in 0..groups {
-                    let size = stages / groups + (g < stages % groups) as usize;
+                    let size = group_size(stages, groups, g);
                     let (p, starts) = plan_of(size);
                     let Plan::Slabs(slabs) = p else {
                         return None;
@@ -103,6 +103,12 @@ pub(super) fn stage_groups(
         }
         Plan::Serial => None,
     }
+}
+
+/// Stages in group `g` of `groups` groups of consecutive stages, sizes as even as possible (the
+/// first `stages % groups` groups one more).
+pub(super) fn group_size(stages: usize, groups: usize, g: usize) -> usize {
+    stages / groups + (g < stages % groups) as usize
 }
 
 /// The costliest slab's cost and the total cost of the slabs starting at `starts` (the last

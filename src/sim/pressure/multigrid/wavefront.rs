@@ -16,7 +16,7 @@
 use super::SyncPtr;
 use super::kernels::coarse_taps;
 use super::level::{LANES, Level, has_avx2};
-use super::slabs::{Plan, plan_spans, slab_plan, stage_groups};
+use super::slabs::{Plan, group_size, plan_spans, slab_plan, stage_groups};
 use rayon::prelude::*;
 
 /// Fine compact cells per block of the prolongation's line buffer, and that buffer.
@@ -524,10 +524,9 @@ pub(super) fn rb_sweeps(
         run(&sw, &stage, (0, stages), (k0, k1), plan, &starts);
         return;
     };
-    // Groups of consecutive stages, sizes as even as possible.
     let mut h0 = 0;
     for g in 0..groups {
-        let size = stages / groups + (g < stages % groups) as usize;
+        let size = group_size(stages, groups, g);
         let (plan, starts) = plan_spans(sw.n, sw.spans, k0, k1, size, threads);
         run(&sw, &stage, (h0, size), (k0, k1), plan, &starts);
         h0 += size;
