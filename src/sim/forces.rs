@@ -85,3 +85,37 @@ pub fn apply_forces(
             });
     }
 }
+
+/// [`apply_forces`] fused with the splat's normalisation ([`super::transfer::splat`]): reads
+/// the splat's sums `[sum w v, sum w]` per face (`sums`, from
+/// [`super::transfer::splat_sums`]) and writes the splatted velocity to `old` and the forced
+/// one to `vel` in one pass per component, the same values as `splat` then `apply_forces`
+/// (one pass over the face grids less: the splatted velocity is not written and read back).
+pub fn apply_forces_from_sums(
+    sums: &[Vec<f32>; 3],
+    vel: &mut [Vec<f32>; 3],
+    old: &mut [Vec<f32>; 3],
+    kinds: &[Vec<FaceKind>; 3],
+    g: [f32; 3],
+    dt: f32,
+) {
+    for a in 0..3 {
+        let dv = g[a] * dt;
+        let acc = sums[a].as_chunks::<2>().0;
+        let n = vel[a].len();
+        assert!(
+            old[a].len() == n && kinds[a].len() == n && acc.len() >= n,
+            "apply_forces_from_sums: grids of different sizes"
+        );
+        vel[a]
+            .par_iter_mut()
+            .zip(old[a].par_iter_mut())
+            .zip(kinds[a].par_iter().zip(acc[..n].par_iter()))
+            .with_min_len(4096)
+            .for_each(|((v, o), (k, &[wv, w]))| {
+                let u = super::transfer::normalised(wv, w);
+                *o = u;
+                *v = if *k == FaceKind::Wall { 0.0 } else { u + dv };
+            });
+    }
+}

@@ -35,14 +35,21 @@ pub(super) fn substep(
     ws.crowding.sort(&d, &mut ws.sorted);
     secs.sort += t.elapsed().as_secs_f64();
 
+    // Without the ghost fluid (which splats the density into the splat's scratch before the
+    // forces) the splat's normalisation runs in the forces' pass, which reads the sums: one
+    // pass over the face grids less, the same values (`forces::apply_forces_from_sums`).
+    let ghost = !ws.pressure.fill.is_empty();
     let t = Instant::now();
-    transfer::splat(&d, &ws.sorted, &mut ws.vel, &mut ws.disp);
+    if ghost {
+        transfer::splat(&d, &ws.sorted, &mut ws.vel, &mut ws.disp);
+    } else {
+        transfer::splat_sums(&d, &ws.sorted, &mut ws.disp);
+    }
     secs.splat += t.elapsed().as_secs_f64();
     let t = Instant::now();
     transfer::label_cells(&d, &ws.sorted, &mut ws.labels);
     ws.emission.open_faces(&d, &mut ws.labels);
     ws.solids.label_solid_cells(&d, time, &mut ws.labels);
-    let ghost = !ws.pressure.fill.is_empty();
     if ghost {
         // The obstacles' share of the density kernel, at the fluid cells and their neighbours.
         let share = ws.solids.surface_share(&d, time, &ws.labels);
@@ -56,7 +63,11 @@ pub(super) fn substep(
     ws.solids
         .seal_thin_walls(&d, &ws.sorted, &ws.labels, &mut ws.kinds);
     let g = scene.gravity.map(|x| x as f32);
-    forces::apply_forces(&mut ws.vel, &mut ws.old, &ws.kinds, g, kick);
+    if ghost {
+        forces::apply_forces(&mut ws.vel, &mut ws.old, &ws.kinds, g, kick);
+    } else {
+        forces::apply_forces_from_sums(&ws.disp, &mut ws.vel, &mut ws.old, &ws.kinds, g, kick);
+    }
     ws.solids.wall_velocities(&d, time, &ws.kinds, &mut ws.vel);
     // The emitters' velocity enters the projection (and is imposed again after it).
     ws.emission
@@ -102,6 +113,11 @@ pub(super) fn substep(
     let mut density_iterations = 0;
     // How far the density correction moved any particle (bounds the containment's work).
     let mut moved = Some(0.0);
+    // Without obstacles (nothing to remember or hold the particles against) and APIC, the
+    // displacement runs chunk by chunk inside the FLIP transfer's pass over the particles: one
+    // pass less, the same bits (the stages between touch only the grids).
+    let fuse_displacement = !ws.solids.active() && !ws.sorted.affine;
+    let mut displace_later = None;
     if correct {
         // With the ghost fluid the density was splatted before the projection, at these
         // positions.
@@ -120,9 +136,14 @@ pub(super) fn substep(
         );
         density_iterations = st.iterations;
         moved = ws.solids.move_bound(&d, &ws.disp, strength as f64);
-        ws.solids.remember(&d, &ws.sorted, moved.map(|m| (0.0, m)));
-        advect::displace(&d, &mut ws.sorted, &ws.disp, strength);
-        ws.solids.hold(&d, time, &mut ws.sorted, false);
+        if fuse_displacement {
+            // Moved in the grid-to-particle pass below (nothing reads the particles between).
+            displace_later = Some(strength);
+        } else {
+            ws.solids.remember(&d, &ws.sorted, moved.map(|m| (0.0, m)));
+            advect::displace(&d, &mut ws.sorted, &ws.disp, strength);
+            ws.solids.hold(&d, time, &mut ws.sorted, false);
+        }
     }
     secs.density += t.elapsed().as_secs_f64();
 
@@ -146,7 +167,8 @@ pub(super) fn substep(
     if ws.sorted.affine {
         apic::gather_and_advect(&d, &mut ws.sorted, &ws.vel, dt);
     } else {
-        transfer::gather_and_advect(&d, &mut ws.sorted, &ws.vel, &ws.old, flip, dt);
+        let first = displace_later.map(|s| advect::Displacement::new(&d, &ws.disp, s));
+        transfer::gather_and_advect(&d, &mut ws.sorted, &ws.vel, &ws.old, flip, dt, first);
     }
     ws.solids.hold(&d, end, &mut ws.sorted, true);
     secs.transfer += t.elapsed().as_secs_f64();

@@ -29,13 +29,34 @@ use rayon::prelude::*;
 
 /// Splats particle velocities onto the three face grids (`vel`); `scratch` (at least two
 /// floats per face, its contents ignored) holds the sums `[sum w v, sum w]` per face
-/// (interleaved, so one cache line serves both).
+/// (interleaved, so one cache line serves both). [`splat_sums`] then the normalisation
+/// `u = sum w v / sum w` (0 where no particle reaches), which the substep fuses into the
+/// forces' pass instead ([`super::forces::apply_forces_from_sums`]).
 pub fn splat(
     d: &GridDims,
     sp: &SortedParticles,
     vel: &mut [Vec<f32>; 3],
     scratch: &mut [Vec<f32>; 3],
 ) {
+    splat_sums(d, sp, scratch);
+    for a in 0..3 {
+        vel[a]
+            .par_iter_mut()
+            .zip(scratch[a].as_chunks::<2>().0.par_iter())
+            .with_min_len(4096)
+            .for_each(|(v, &[wv, w])| *v = normalised(wv, w));
+    }
+}
+
+/// A face's splatted velocity from its sums `[wv, w]`: `wv / w`, 0 where no particle reaches.
+#[inline(always)]
+pub fn normalised(wv: f32, w: f32) -> f32 {
+    if w > 0.0 { wv / w } else { 0.0 }
+}
+
+/// The splat's sums `[sum w v, sum w]` per face of each component into `scratch` (at least two
+/// floats per face, its contents ignored), without the normalisation (see [`splat`]).
+pub fn splat_sums(d: &GridDims, sp: &SortedParticles, scratch: &mut [Vec<f32>; 3]) {
     let [s0, s1, s2] = scratch;
     let mut acc: [&mut [[f32; 2]]; 3] = [s0, s1, s2].map(|v| v.as_chunks_mut::<2>().0);
     for a in acc.iter_mut() {
@@ -86,13 +107,6 @@ pub fn splat(
             // SAFETY: blocks of one colour run at the same time (see above).
             unsafe { block.run() };
         });
-    }
-    for a in 0..3 {
-        vel[a]
-            .par_iter_mut()
-            .zip(acc[a].par_iter())
-            .with_min_len(4096)
-            .for_each(|(v, &[wv, w])| *v = if w > 0.0 { wv / w } else { 0.0 });
     }
 }
 
@@ -226,7 +240,9 @@ pub fn label_cells(d: &GridDims, sp: &SortedParticles, labels: &mut [CellLabel])
 
 /// Grid to particle and advection in one pass: the PIC/FLIP blend with FLIP share `flip`, then
 /// the particle moves by one RK2 (midpoint) step of `dt` through `vel_new`, whose first stage
-/// is the `v_new(x_p)` the blend already interpolated (see [`super::advect`]).
+/// is the `v_new(x_p)` the blend already interpolated (see [`super::advect`]). With `first`,
+/// each chunk of particles is moved by it before (the density correction's displacement,
+/// [`super::advect::displace`], in the same pass: the same bits as a pass of its own before).
 pub fn gather_and_advect(
     d: &GridDims,
     sp: &mut SortedParticles,
@@ -234,6 +250,7 @@ pub fn gather_and_advect(
     delta: &[Vec<f32>; 3],
     flip: f32,
     dt: f32,
+    first: Option<super::advect::Displacement<'_>>,
 ) {
     let (lo, hi) = d.interior_bounds(super::advect::WALL_MARGIN * d.h);
     let chunk = &GatherChunk {
@@ -263,6 +280,9 @@ pub fn gather_and_advect(
         )
         .with_min_len(2)
         .for_each(|(((x, y), z), ((vx, vy), vz))| {
+            if let Some(m) = &first {
+                m.apply([&mut *x, &mut *y, &mut *z]);
+            }
             #[cfg(target_arch = "x86_64")]
             if vector {
                 // SAFETY: the CPU has AVX2 and the grids fit (checked above).
