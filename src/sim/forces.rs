@@ -107,15 +107,21 @@ pub fn apply_forces_from_sums(
             old[a].len() == n && kinds[a].len() == n && acc.len() >= n,
             "apply_forces_from_sums: grids of different sizes"
         );
+        // Chunks of slices with a plain loop inside, which the compiler vectorises.
+        const CHUNK: usize = 8192;
         vel[a]
-            .par_iter_mut()
-            .zip(old[a].par_iter_mut())
-            .zip(kinds[a].par_iter().zip(acc[..n].par_iter()))
-            .with_min_len(4096)
-            .for_each(|((v, o), (k, &[wv, w]))| {
-                let u = super::transfer::normalised(wv, w);
-                *o = u;
-                *v = if *k == FaceKind::Wall { 0.0 } else { u + dv };
+            .par_chunks_mut(CHUNK)
+            .zip(old[a].par_chunks_mut(CHUNK))
+            .zip(kinds[a].par_chunks(CHUNK).zip(acc[..n].par_chunks(CHUNK)))
+            .for_each(|((v, o), (k, s))| {
+                let m = v.len();
+                let (o, k, s) = (&mut o[..m], &k[..m], &s[..m]);
+                for i in 0..m {
+                    let u = super::transfer::normalised(s[i][0], s[i][1]);
+                    o[i] = u;
+                    let f = u + dv;
+                    v[i] = if k[i] == FaceKind::Wall { 0.0 } else { f };
+                }
             });
     }
 }

@@ -51,7 +51,10 @@ pub fn splat(
 /// A face's splatted velocity from its sums `[wv, w]`: `wv / w`, 0 where no particle reaches.
 #[inline(always)]
 pub fn normalised(wv: f32, w: f32) -> f32 {
-    if w > 0.0 { wv / w } else { 0.0 }
+    // The quotient formed unconditionally and then selected: the form the compiler
+    // vectorises (the same value wherever `w > 0`).
+    let q = wv / w;
+    if w > 0.0 { q } else { 0.0 }
 }
 
 /// The splat's sums `[sum w v, sum w]` per face of each component into `scratch` (at least two
