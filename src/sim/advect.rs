@@ -49,75 +49,31 @@ pub fn clamp_inside(d: &GridDims, sp: &mut SortedParticles) {
 
 /// Moves every particle by `scale` times the displacement field `disp` (m, on the faces),
 /// clamped inside; eight particles at a time with AVX2 where the CPU has it (bit-identical,
-/// [`super::displace_avx2`]). Without obstacles the substep runs this inside the
-/// grid-to-particle pass instead, chunk by chunk ([`Displacement`]): one pass over the
-/// particles less, the same bits.
+/// [`super::displace_avx2`]).
 pub fn displace(d: &GridDims, sp: &mut SortedParticles, disp: &[Vec<f32>; 3], scale: f32) {
-    let m = Displacement::new(d, disp, scale);
+    let (lo, hi) = d.interior_bounds(WALL_MARGIN * d.h);
+    #[cfg(target_arch = "x86_64")]
+    let vector = std::is_x86_feature_detected!("avx2") && super::gather_avx2::fits(d, [disp, disp]);
     const CHUNK: usize = 512;
     let [px, py, pz] = &mut sp.pos;
     px.par_chunks_mut(CHUNK)
         .zip(py.par_chunks_mut(CHUNK))
         .zip(pz.par_chunks_mut(CHUNK))
         .with_min_len(2)
-        .for_each(|((x, y), z)| m.apply([x, y, z]));
-}
-
-/// The density correction's move of a run of particles: `scale` times the displacement `disp`
-/// interpolated at each, clamped inside the interior box ([`displace`]).
-#[derive(Clone, Copy)]
-pub struct Displacement<'a> {
-    d: &'a GridDims,
-    disp: &'a [Vec<f32>; 3],
-    scale: f32,
-    lo: [f32; 3],
-    hi: [f32; 3],
-    vector: bool,
-}
-
-impl<'a> Displacement<'a> {
-    /// The move by `scale` times `disp` on grid `d`.
-    pub fn new(d: &'a GridDims, disp: &'a [Vec<f32>; 3], scale: f32) -> Self {
-        let (lo, hi) = d.interior_bounds(WALL_MARGIN * d.h);
-        #[cfg(target_arch = "x86_64")]
-        let vector =
-            std::is_x86_feature_detected!("avx2") && super::gather_avx2::fits(d, [disp, disp]);
-        #[cfg(not(target_arch = "x86_64"))]
-        let vector = false;
-        Self {
-            d,
-            disp,
-            scale,
-            lo,
-            hi,
-            vector,
-        }
-    }
-
-    /// Moves the particles whose coordinates are `x`, `y`, `z` (equal lengths).
-    pub fn apply(&self, [x, y, z]: [&mut [f32]; 3]) {
-        let Self {
-            d,
-            disp,
-            scale,
-            lo,
-            hi,
-            ..
-        } = *self;
-        let mut done = 0;
-        #[cfg(target_arch = "x86_64")]
-        if self.vector {
-            // SAFETY: the CPU has AVX2 and the grids fit (checked in `new`).
-            done = unsafe {
-                super::displace_avx2::displace8(d, disp, scale, lo, hi, [&mut *x, &mut *y, &mut *z])
-            };
-        }
-        for i in done..x.len() {
-            let p = [x[i], y[i], z[i]];
-            let u = d.sample_velocity(disp, p).map(|c| c * scale);
-            x[i] = (p[0] + u[0]).clamp(lo[0], hi[0]);
-            y[i] = (p[1] + u[1]).clamp(lo[1], hi[1]);
-            z[i] = (p[2] + u[2]).clamp(lo[2], hi[2]);
-        }
-    }
+        .for_each(|((x, y), z)| {
+            let mut done = 0;
+            #[cfg(target_arch = "x86_64")]
+            if vector {
+                // SAFETY: the CPU has AVX2 and the grids fit (checked above).
+                done =
+                    unsafe { super::displace_avx2::displace8(d, disp, scale, lo, hi, [x, y, z]) };
+            }
+            for i in done..x.len() {
+                let p = [x[i], y[i], z[i]];
+                let u = d.sample_velocity(disp, p).map(|c| c * scale);
+                x[i] = (p[0] + u[0]).clamp(lo[0], hi[0]);
+                y[i] = (p[1] + u[1]).clamp(lo[1], hi[1]);
+                z[i] = (p[2] + u[2]).clamp(lo[2], hi[2]);
+            }
+        });
 }

@@ -113,11 +113,6 @@ pub(super) fn substep(
     let mut density_iterations = 0;
     // How far the density correction moved any particle (bounds the containment's work).
     let mut moved = Some(0.0);
-    // Without obstacles (nothing to remember or hold the particles against) and APIC, the
-    // displacement runs chunk by chunk inside the FLIP transfer's pass over the particles: one
-    // pass less, the same bits (the stages between touch only the grids).
-    let fuse_displacement = !ws.solids.active() && !ws.sorted.affine;
-    let mut displace_later = None;
     if correct {
         // With the ghost fluid the density was splatted before the projection, at these
         // positions.
@@ -136,14 +131,9 @@ pub(super) fn substep(
         );
         density_iterations = st.iterations;
         moved = ws.solids.move_bound(&d, &ws.disp, strength as f64);
-        if fuse_displacement {
-            // Moved in the grid-to-particle pass below (nothing reads the particles between).
-            displace_later = Some(strength);
-        } else {
-            ws.solids.remember(&d, &ws.sorted, moved.map(|m| (0.0, m)));
-            advect::displace(&d, &mut ws.sorted, &ws.disp, strength);
-            ws.solids.hold(&d, time, &mut ws.sorted, false);
-        }
+        ws.solids.remember(&d, &ws.sorted, moved.map(|m| (0.0, m)));
+        advect::displace(&d, &mut ws.sorted, &ws.disp, strength);
+        ws.solids.hold(&d, time, &mut ws.sorted, false);
     }
     secs.density += t.elapsed().as_secs_f64();
 
@@ -167,8 +157,7 @@ pub(super) fn substep(
     if ws.sorted.affine {
         apic::gather_and_advect(&d, &mut ws.sorted, &ws.vel, dt);
     } else {
-        let first = displace_later.map(|s| advect::Displacement::new(&d, &ws.disp, s));
-        transfer::gather_and_advect(&d, &mut ws.sorted, &ws.vel, &ws.old, flip, dt, first);
+        transfer::gather_and_advect(&d, &mut ws.sorted, &ws.vel, &ws.old, flip, dt);
     }
     ws.solids.hold(&d, end, &mut ws.sorted, true);
     secs.transfer += t.elapsed().as_secs_f64();

@@ -243,9 +243,7 @@ pub fn label_cells(d: &GridDims, sp: &SortedParticles, labels: &mut [CellLabel])
 
 /// Grid to particle and advection in one pass: the PIC/FLIP blend with FLIP share `flip`, then
 /// the particle moves by one RK2 (midpoint) step of `dt` through `vel_new`, whose first stage
-/// is the `v_new(x_p)` the blend already interpolated (see [`super::advect`]). With `first`,
-/// each chunk of particles is moved by it before (the density correction's displacement,
-/// [`super::advect::displace`], in the same pass: the same bits as a pass of its own before).
+/// is the `v_new(x_p)` the blend already interpolated (see [`super::advect`]).
 pub fn gather_and_advect(
     d: &GridDims,
     sp: &mut SortedParticles,
@@ -253,7 +251,6 @@ pub fn gather_and_advect(
     delta: &[Vec<f32>; 3],
     flip: f32,
     dt: f32,
-    first: Option<super::advect::Displacement<'_>>,
 ) {
     let (lo, hi) = d.interior_bounds(super::advect::WALL_MARGIN * d.h);
     let chunk = &GatherChunk {
@@ -283,9 +280,6 @@ pub fn gather_and_advect(
         )
         .with_min_len(2)
         .for_each(|(((x, y), z), ((vx, vy), vz))| {
-            if let Some(m) = &first {
-                m.apply([&mut *x, &mut *y, &mut *z]);
-            }
             #[cfg(target_arch = "x86_64")]
             if vector {
                 // SAFETY: the CPU has AVX2 and the grids fit (checked above).
