@@ -162,9 +162,8 @@ mod tests {
     fn kinds_between_matches_the_table() {
         use CellLabel::{Empty, Fluid, Solid};
         let all = [Empty, Fluid, Solid];
-        let pairs: Vec<(CellLabel, CellLabel)> = (0..100)
-            .map(|i| (all[i % 3], all[(i / 3) % 3]))
-            .collect();
+        let pairs: Vec<(CellLabel, CellLabel)> =
+            (0..100).map(|i| (all[i % 3], all[(i / 3) % 3])).collect();
         let (a, b): (Vec<_>, Vec<_>) = pairs.iter().copied().unzip();
         let mut out = vec![FaceKind::Free; pairs.len()];
         kinds_between(&a, &b, &mut out);
