@@ -7,11 +7,10 @@
 //! order within every substep depends only on the frame's input, never on the thread count.
 //! The sorted order lets the particle-to-grid splat run over blocks of cell rows with a fixed
 //! summation order (see [`super::transfer`]), gives the cell labels for free, and keeps memory
-//! access coherent in every particle stage. The cell keys are computed in parallel (in a form
-//! the compiler vectorises), the stable counting sort is a two-pass parallel radix sort (by
-//! group of cells, then by cell within each group; see [`SortedParticles::counting_sort`]:
-//! no sequential pass over the particles or the cells), and the permutation itself is a
-//! parallel gather.
+//! access coherent in every particle stage. The stable counting sort is a two-pass parallel
+//! radix sort (by group of cells, then by cell within each group, the cell keys computed
+//! vectorised in the first pass; see [`SortedParticles::counting_sort`]: no sequential pass
+//! over the particles or the cells), and the permutation itself is a parallel gather.
 //!
 //! `ids[s]` is the creation index of the particle in sorted slot `s`; the frame ends by
 //! scattering the particles back to creation order. Every particle array (positions,
@@ -275,15 +274,7 @@ impl SortedParticles {
         self.key.resize(n, 0);
         self.tmp.resize(n, 0.0);
         self.tmp_u.resize(n, 0);
-        let (px, py, pz) = (&self.pos[0], &self.pos[1], &self.pos[2]);
-        self.key
-            .par_chunks_mut(4096)
-            .enumerate()
-            .for_each(|(c, k)| {
-                let r = c * 4096..c * 4096 + k.len();
-                cell_keys(d, &px[r.clone()], &py[r.clone()], &pz[r], k)
-            });
-        self.counting_sort();
+        self.counting_sort(Some(d));
         // SAFETY: the counting sort leaves a permutation of 0..n in `tmp_u`.
         unsafe { self.permute() };
     }
@@ -337,8 +328,10 @@ impl SortedParticles {
         self.key = std::mem::replace(&mut self.ids, b);
     }
 
-    /// The stable counting sort of the keys, in parallel: fills `cell_start` and the source
-    /// slot of each destination, `tmp_u[..n]`. A stable sort by key has one result, so it is
+    /// The stable counting sort of the keys (`key`, or with `keys_of` the cell keys of the
+    /// positions on that grid, which the first pass computes into `key` chunk by chunk: one
+    /// pass over the keys less), in parallel: fills `cell_start` and the source slot of each
+    /// destination, `tmp_u[..n]`. A stable sort by key has one result, so it is
     /// the same for any thread count and any chunking (checked against the sequential
     /// [`counting_sort_serial`] by a test). Two passes of a most-significant-digit radix
     /// sort:
@@ -355,7 +348,7 @@ impl SortedParticles {
     /// The bucketed keys live in `tmp` (free until the gathers, as `u32` bits) and the slots in
     /// `tmp_u`; the placed slots go to `key` (read only in pass 1), which then swaps with
     /// `tmp_u`.
-    fn counting_sort(&mut self) {
+    fn counting_sort(&mut self, keys_of: Option<&GridDims>) {
         let n = self.len();
         let cells = self.cell_start.len() - 1;
         // A power of two, so that a key's group is a shift (a division per particle and pass
@@ -369,17 +362,26 @@ impl SortedParticles {
         let chunks = n.div_ceil(CHUNK);
         self.hist.resize(chunks * groups, 0);
         self.group_start.resize(groups + 1, 0);
-        let (keys, hist) = (&self.key[..n], &mut self.hist[..chunks * groups]);
         let group_of = |k: u32| (k >> group_shift) as usize;
-        // Pass 1: histograms per chunk.
-        hist.par_chunks_mut(groups)
-            .zip(keys.par_chunks(CHUNK))
-            .for_each(|(h, ks)| {
+        // Pass 1: histograms per chunk, each chunk's cell keys computed first (from the
+        // positions, with `keys_of`; vectorised) while they are in cache.
+        let pos = &self.pos;
+        self.hist[..chunks * groups]
+            .par_chunks_mut(groups)
+            .zip(self.key[..n].par_chunks_mut(CHUNK))
+            .enumerate()
+            .for_each(|(c, (h, ks))| {
+                if let Some(d) = keys_of {
+                    let r = c * CHUNK..c * CHUNK + ks.len();
+                    let [px, py, pz] = pos.each_ref().map(|p| &p[r.clone()]);
+                    cell_keys(d, px, py, pz, ks);
+                }
                 h.fill(0);
-                for &k in ks {
+                for &k in ks.iter() {
                     h[group_of(k)] += 1;
                 }
             });
+        let (keys, hist) = (&self.key[..n], &mut self.hist[..chunks * groups]);
         // Exclusive scan, group-major: hist[c][g] becomes the first bucket slot of chunk c's
         // particles of group g. The groups' totals and their runs over the chunks in parallel
         // over the groups, the groups' starts (at most MAX_GROUPS) in sequence.
@@ -561,7 +563,7 @@ mod tests {
                 sp.key = keys.clone();
                 sp.cursor = vec![0; cells + 1];
                 sp.cell_start = vec![0; cells + 1];
-                pool.install(|| sp.counting_sort());
+                pool.install(|| sp.counting_sort(None));
                 assert_eq!(
                     sp.cell_start, cs,
                     "{cells} cells, {n} keys, {threads} threads"

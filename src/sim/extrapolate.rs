@@ -182,23 +182,29 @@ impl Extrapolator {
             // `rows`, all inside the grid (`span` holds a span per face row).
             rows.par_iter().with_min_len(16).for_each(|&row| {
                 let f0 = row as usize * mx;
-                let mut span = NO_SPAN;
-                for (f, &k) in kind.iter().enumerate().skip(f0).take(mx) {
-                    let fluid = k == FaceKind::Fluid;
-                    if fluid {
-                        let i = (f - f0) as u32;
-                        span = [span[0].min(i), i + 1];
-                    }
-                    unsafe {
-                        *fp.get(f) = fluid as u8;
-                        if k == FaceKind::Free {
-                            *vp.get(f) = 0.0;
-                            *dp.get(f) = 0.0;
-                        } else {
-                            *dp.get(f) = *vp.get(f) - *dp.get(f);
-                        }
-                    }
+                let kr = &kind[f0..f0 + mx];
+                let (fr, vr, dr) = unsafe {
+                    (
+                        std::slice::from_raw_parts_mut(fp.get(f0), mx),
+                        std::slice::from_raw_parts_mut(vp.get(f0), mx),
+                        std::slice::from_raw_parts_mut(dp.get(f0), mx),
+                    )
+                };
+                // Branch-free (the compiler vectorises it): free faces get 0, the others
+                // keep `v` and get `dv = v - v_old`.
+                for i in 0..mx {
+                    let (k, vi, di) = (kr[i], vr[i], dr[i]);
+                    fr[i] = (k == FaceKind::Fluid) as u8;
+                    let free = k == FaceKind::Free;
+                    let change = vi - di;
+                    vr[i] = if free { 0.0 } else { vi };
+                    dr[i] = if free { 0.0 } else { change };
                 }
+                let fluid = |k: &FaceKind| *k == FaceKind::Fluid;
+                let span = match (kr.iter().position(fluid), kr.iter().rposition(fluid)) {
+                    (Some(lo), Some(hi)) => [lo as u32, hi as u32 + 1],
+                    _ => NO_SPAN,
+                };
                 unsafe { *sp.get(row as usize) = span };
             });
             // Jacobi layers: each reads the mask `cur` and writes the next mask to `nxt` for

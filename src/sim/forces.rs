@@ -32,25 +32,51 @@ pub fn classify_faces(d: &GridDims, labels: &[CellLabel], kinds: &mut [Vec<FaceK
                         let cells = &labels[c0..c0 + n[0]];
                         row[0] = FaceKind::Free;
                         row[n[0]] = FaceKind::Free;
-                        for (out, pair) in row[1..n[0]].iter_mut().zip(cells.windows(2)) {
-                            *out = kind_between(pair[0], pair[1]);
-                        }
+                        kinds_between(&cells[..n[0] - 1], &cells[1..], &mut row[1..n[0]]);
                     } else {
                         let (below, here) = (
                             &labels[c0 - stride..c0 - stride + n[0]],
                             &labels[c0..c0 + n[0]],
                         );
-                        for ((out, &lb), &lh) in row.iter_mut().zip(below).zip(here) {
-                            *out = kind_between(lb, lh);
-                        }
+                        kinds_between(below, here, row);
                     }
                 }
             });
     }
 }
 
-/// Kind of the face between cells labelled `la` and `lb`.
+/// `out[i]` = the kind of the face between cells labelled `below[i]` and `here[i]`
+/// ([`kind_between`]), as byte arithmetic the compiler vectorises: a wall where exactly one
+/// side is solid, else fluid where either side is, else free.
 #[inline(always)]
+fn kinds_between(below: &[CellLabel], here: &[CellLabel], out: &mut [FaceKind]) {
+    let n = out.len();
+    assert!(below.len() >= n && here.len() >= n);
+    // SAFETY: both enums are `repr(u8)`, so their slices are byte slices of the same length;
+    // the bytes written are discriminants of `FaceKind` (0, 1 or 2).
+    let (a, b, o) = unsafe {
+        (
+            std::slice::from_raw_parts(below.as_ptr() as *const u8, n),
+            std::slice::from_raw_parts(here.as_ptr() as *const u8, n),
+            std::slice::from_raw_parts_mut(out.as_mut_ptr() as *mut u8, n),
+        )
+    };
+    let (solid, fluid) = (CellLabel::Solid as u8, CellLabel::Fluid as u8);
+    for i in 0..n {
+        let (x, y) = (a[i], b[i]);
+        let wall = (x == solid) != (y == solid);
+        let wet = (x == fluid) | (y == fluid);
+        let other = if wet {
+            FaceKind::Fluid as u8
+        } else {
+            FaceKind::Free as u8
+        };
+        o[i] = if wall { FaceKind::Wall as u8 } else { other };
+    }
+}
+
+/// Kind of the face between cells labelled `la` and `lb` (the reference of [`kinds_between`]).
+#[cfg(test)]
 fn kind_between(la: CellLabel, lb: CellLabel) -> FaceKind {
     use FaceKind::{Fluid, Free, Wall};
     // Indexed by the labels' discriminants (Empty 0, Fluid 1, Solid 2): one solid side is a
@@ -83,5 +109,66 @@ pub fn apply_forces(
                 *o = *v;
                 *v = if *k == FaceKind::Wall { 0.0 } else { *v + dv };
             });
+    }
+}
+
+/// [`apply_forces`] fused with the splat's normalisation ([`super::transfer::splat`]): reads
+/// the splat's sums `[sum w v, sum w]` per face (`sums`, from
+/// [`super::transfer::splat_sums`]) and writes the splatted velocity to `old` and the forced
+/// one to `vel` in one pass per component, the same values as `splat` then `apply_forces`
+/// (one pass over the face grids less: the splatted velocity is not written and read back).
+pub fn apply_forces_from_sums(
+    sums: &[Vec<f32>; 3],
+    vel: &mut [Vec<f32>; 3],
+    old: &mut [Vec<f32>; 3],
+    kinds: &[Vec<FaceKind>; 3],
+    g: [f32; 3],
+    dt: f32,
+) {
+    for a in 0..3 {
+        let dv = g[a] * dt;
+        let acc = sums[a].as_chunks::<2>().0;
+        let n = vel[a].len();
+        assert!(
+            old[a].len() == n && kinds[a].len() == n && acc.len() >= n,
+            "apply_forces_from_sums: grids of different sizes"
+        );
+        // Chunks of slices with a plain loop inside, which the compiler vectorises.
+        const CHUNK: usize = 8192;
+        vel[a]
+            .par_chunks_mut(CHUNK)
+            .zip(old[a].par_chunks_mut(CHUNK))
+            .zip(kinds[a].par_chunks(CHUNK).zip(acc[..n].par_chunks(CHUNK)))
+            .for_each(|((v, o), (k, s))| {
+                let m = v.len();
+                let (o, k, s) = (&mut o[..m], &k[..m], &s[..m]);
+                for i in 0..m {
+                    let u = super::transfer::normalised(s[i][0], s[i][1]);
+                    o[i] = u;
+                    let f = u + dv;
+                    v[i] = if k[i] == FaceKind::Wall { 0.0 } else { f };
+                }
+            });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The vectorised classification against the table, for every pair of labels (the nine
+    /// cases), in a run long enough for the vector loop and its tail.
+    #[test]
+    fn kinds_between_matches_the_table() {
+        use CellLabel::{Empty, Fluid, Solid};
+        let all = [Empty, Fluid, Solid];
+        let pairs: Vec<(CellLabel, CellLabel)> =
+            (0..100).map(|i| (all[i % 3], all[(i / 3) % 3])).collect();
+        let (a, b): (Vec<_>, Vec<_>) = pairs.iter().copied().unzip();
+        let mut out = vec![FaceKind::Free; pairs.len()];
+        kinds_between(&a, &b, &mut out);
+        for ((x, y), k) in pairs.iter().zip(&out) {
+            assert_eq!(*k, kind_between(*x, *y), "{x:?} | {y:?}");
+        }
     }
 }

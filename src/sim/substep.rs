@@ -35,14 +35,21 @@ pub(super) fn substep(
     ws.crowding.sort(&d, &mut ws.sorted);
     secs.sort += t.elapsed().as_secs_f64();
 
+    // Without the ghost fluid (which splats the density into the splat's scratch before the
+    // forces) the splat's normalisation runs in the forces' pass, which reads the sums: one
+    // pass over the face grids less, the same values (`forces::apply_forces_from_sums`).
+    let ghost = !ws.pressure.fill.is_empty();
     let t = Instant::now();
-    transfer::splat(&d, &ws.sorted, &mut ws.vel, &mut ws.disp);
+    if ghost {
+        transfer::splat(&d, &ws.sorted, &mut ws.vel, &mut ws.disp);
+    } else {
+        transfer::splat_sums(&d, &ws.sorted, &mut ws.disp);
+    }
     secs.splat += t.elapsed().as_secs_f64();
     let t = Instant::now();
     transfer::label_cells(&d, &ws.sorted, &mut ws.labels);
     ws.emission.open_faces(&d, &mut ws.labels);
     ws.solids.label_solid_cells(&d, time, &mut ws.labels);
-    let ghost = !ws.pressure.fill.is_empty();
     if ghost {
         // The obstacles' share of the density kernel, at the fluid cells and their neighbours.
         let share = ws.solids.surface_share(&d, time, &ws.labels);
@@ -56,7 +63,11 @@ pub(super) fn substep(
     ws.solids
         .seal_thin_walls(&d, &ws.sorted, &ws.labels, &mut ws.kinds);
     let g = scene.gravity.map(|x| x as f32);
-    forces::apply_forces(&mut ws.vel, &mut ws.old, &ws.kinds, g, kick);
+    if ghost {
+        forces::apply_forces(&mut ws.vel, &mut ws.old, &ws.kinds, g, kick);
+    } else {
+        forces::apply_forces_from_sums(&ws.disp, &mut ws.vel, &mut ws.old, &ws.kinds, g, kick);
+    }
     ws.solids.wall_velocities(&d, time, &ws.kinds, &mut ws.vel);
     // The emitters' velocity enters the projection (and is imposed again after it).
     ws.emission

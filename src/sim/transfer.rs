@@ -29,13 +29,37 @@ use rayon::prelude::*;
 
 /// Splats particle velocities onto the three face grids (`vel`); `scratch` (at least two
 /// floats per face, its contents ignored) holds the sums `[sum w v, sum w]` per face
-/// (interleaved, so one cache line serves both).
+/// (interleaved, so one cache line serves both). [`splat_sums`] then the normalisation
+/// `u = sum w v / sum w` (0 where no particle reaches), which the substep fuses into the
+/// forces' pass instead ([`super::forces::apply_forces_from_sums`]).
 pub fn splat(
     d: &GridDims,
     sp: &SortedParticles,
     vel: &mut [Vec<f32>; 3],
     scratch: &mut [Vec<f32>; 3],
 ) {
+    splat_sums(d, sp, scratch);
+    for a in 0..3 {
+        vel[a]
+            .par_iter_mut()
+            .zip(scratch[a].as_chunks::<2>().0.par_iter())
+            .with_min_len(4096)
+            .for_each(|(v, &[wv, w])| *v = normalised(wv, w));
+    }
+}
+
+/// A face's splatted velocity from its sums `[wv, w]`: `wv / w`, 0 where no particle reaches.
+#[inline(always)]
+pub fn normalised(wv: f32, w: f32) -> f32 {
+    // The quotient formed unconditionally and then selected: the form the compiler
+    // vectorises (the same value wherever `w > 0`).
+    let q = wv / w;
+    if w > 0.0 { q } else { 0.0 }
+}
+
+/// The splat's sums `[sum w v, sum w]` per face of each component into `scratch` (at least two
+/// floats per face, its contents ignored), without the normalisation (see [`splat`]).
+pub fn splat_sums(d: &GridDims, sp: &SortedParticles, scratch: &mut [Vec<f32>; 3]) {
     let [s0, s1, s2] = scratch;
     let mut acc: [&mut [[f32; 2]]; 3] = [s0, s1, s2].map(|v| v.as_chunks_mut::<2>().0);
     for a in acc.iter_mut() {
@@ -86,13 +110,6 @@ pub fn splat(
             // SAFETY: blocks of one colour run at the same time (see above).
             unsafe { block.run() };
         });
-    }
-    for a in 0..3 {
-        vel[a]
-            .par_iter_mut()
-            .zip(acc[a].par_iter())
-            .with_min_len(4096)
-            .for_each(|(v, &[wv, w])| *v = if w > 0.0 { wv / w } else { 0.0 });
     }
 }
 
