@@ -145,6 +145,8 @@ pub struct Multigrid {
     /// The team's plans of the levels since the last set-up, for `team_key` (threads, stages).
     team_plans: Vec<team::LevelPlan>,
     team_key: Option<(usize, usize)>,
+    /// Per phase of the team's cycle, its tasks claimed and done (`team.rs`).
+    team_phases: Vec<[std::sync::atomic::AtomicU32; 2]>,
     /// Smoothing settings (may be changed between solves).
     pub settings: Settings,
 }
@@ -179,6 +181,7 @@ impl Multigrid {
             direct: direct::Direct::new(),
             team_plans: Vec::new(),
             team_key: None,
+            team_phases: Vec::new(),
         }
     }
 

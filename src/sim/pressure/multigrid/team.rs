@@ -1,26 +1,28 @@
-//! The cycle on a team of threads: one rayon broadcast per application, spin barriers between
-//! its phases, a static share of each phase per thread.
+//! The cycle on a team of threads: one rayon broadcast per application, and between its
+//! phases counters instead of forks and joins.
 //!
 //! With a rayon parallel loop per phase, every phase of a cycle is a fork and a join: on the
-//! 1M dam break's replayed system at 2 threads 21 of them per application (7 slab and boundary
-//! passes of the finest and first coarse levels' smoothings, 3 restrictions, ...), at 16
-//! threads about 50 (the finest and first coarse levels there go stage by stage), each paying
-//! a worker's wake-up when the serial work between phases (the small levels, the exact solve)
-//! let the workers fall asleep. Here every thread of the pool runs the same cycle
-//! ([`Cycle::run`]) with the same plan, and takes its own share of each phase: slabs of a
-//! wavefront (`slabs.rs`: a contiguous block of the plan's slabs per thread, then a block of
-//! its boundaries), rows of a stage (a level too shallow for a slab per thread, or too thin
-//! in z for slabs at all: rows `(j, k)` cut where the liquid's cells fall evenly, so a flat
-//! layer of liquid shares out as well as a deep one), rows of a restriction; the small levels
-//! and the exact solve run on thread 0 alone. A sense-reversing spin barrier (falling back to
-//! yielding the core, for machines with more threads than free cores) separates two phases,
-//! except two in a row that thread 0 runs alone (the whole visit of a small level: none).
+//! 1M dam break's replayed system at 2 threads 21 of them per application (the slab and
+//! boundary passes of the finest and first coarse levels' smoothings, the restrictions, ...),
+//! at 16 threads about 50 (the finest and first coarse levels there go stage by stage), each
+//! paying a worker's wake-up where the serial work between phases (the small levels, the exact
+//! solve) let the workers fall asleep. Here every thread of the pool walks the same cycle
+//! ([`Cycle::run`]) with the same plan, phase by phase: each phase is a list of tasks that
+//! the threads claim from a counter (slabs of a wavefront, `slabs.rs`, then its boundaries;
+//! rows of a stage, for a level too shallow for a slab per thread or too thin in z for slabs
+//! at all: rows `(j, k)` cut where the liquid's cells fall evenly, so a flat layer of liquid
+//! shares out as well as a deep one; rows of a restriction; the small levels and the exact
+//! solve are one task). A task starts once every task of the phase before is done (a second
+//! counter; it spins, then yields the core, for machines with more threads than free cores);
+//! no thread waits for another to arrive, so one that comes late (woken late, or descheduled)
+//! holds nobody up, and a run of one-task phases (a small level's whole visit) runs on one
+//! thread with no wait at all.
 //!
 //! Every cell gets the same operations in the same order as on the rayon path (the same
-//! stages, each plane or row written by one thread between two barriers, reading what the
-//! stages before it wrote), so the bits do not depend on the schedule or the thread count
-//! (McAdams, Sifakis and Teran 2010 run each pass of the cycle as a parallel loop over the
-//! grid; the team and its barriers are this project's).
+//! stages, each plane or row written by one task of its phase, reading what the phases before
+//! it wrote), so the bits do not depend on the schedule or the thread count (McAdams, Sifakis
+//! and Teran 2010 run each pass of the cycle as a parallel loop over the grid; the team and its
+//! counters are this project's).
 
 use super::direct::Direct;
 use super::kernels::restrict_rows;
@@ -29,7 +31,7 @@ use super::slabs::{self, MAX_SLABS, Plan, group_size, plan_spans, slab_plan, sta
 use super::wavefront::{Extra, ProlongLine, Stage, Stages, Sweep, liquid_planes};
 use super::{Multigrid, Settings, SyncPtr};
 use std::cell::Cell;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU32, Ordering};
 
 /// Most threads of a team (more: the rayon path).
 pub(super) const MAX_THREADS: usize = 64;
@@ -181,60 +183,65 @@ fn partition(lv: &Level, cells: usize, threads: usize, out: &mut [u32; MAX_THREA
     active
 }
 
-/// A sense-reversing barrier of `threads` threads that spins, then yields the core.
-struct Barrier {
-    arrived: AtomicUsize,
-    generation: AtomicUsize,
-    threads: usize,
-}
-
-impl Barrier {
-    fn wait(&self) {
-        let g = self.generation.load(Ordering::Acquire);
-        if self.arrived.fetch_add(1, Ordering::AcqRel) + 1 == self.threads {
-            self.arrived.store(0, Ordering::Relaxed);
-            self.generation.store(g.wrapping_add(1), Ordering::Release);
-            return;
-        }
-        let mut spins = 0;
-        while self.generation.load(Ordering::Acquire) == g {
-            if spins < SPINS {
-                std::hint::spin_loop();
-                spins += 1;
-            } else {
-                std::thread::yield_now();
-            }
+/// Waits until `done` reaches `n` (spins, then yields the core between looks).
+fn wait_for(done: &AtomicU32, n: u32) {
+    let mut spins = 0;
+    while done.load(Ordering::Acquire) != n {
+        if spins < SPINS {
+            std::hint::spin_loop();
+            spins += 1;
+        } else {
+            std::thread::yield_now();
         }
     }
 }
 
-/// One thread of the team: its index, and what the last phase was (0: none yet, 1: thread 0
-/// alone, 2: every thread), which decides whether the next phase waits at the barrier.
+/// One thread of the team, walking the cycle's phases in order: `counters[p]` holds phase
+/// `p`'s tasks claimed and done (all threads'), `next` this thread's next phase, `prev` the
+/// previous phase's task count; `count_only`: only count the phases (the plan's dry run).
 struct Team<'a> {
-    me: usize,
-    barrier: &'a Barrier,
-    prev: Cell<u8>,
+    counters: &'a [[AtomicU32; 2]],
+    next: Cell<usize>,
+    prev: Cell<u32>,
+    count_only: bool,
 }
 
 impl Team<'_> {
-    /// A phase that every thread runs its share of.
-    fn all(&self, f: impl FnOnce(usize)) {
-        if self.prev.get() != 0 {
-            self.barrier.wait();
+    /// A phase of `tasks` tasks: this thread claims tasks until none is left and runs each
+    /// (`f(task)`), the first once every task of the phase before is done. A phase of no task
+    /// is no phase. A thread that comes late (asleep, or descheduled on a busy machine) finds
+    /// the phases before it claimed and goes on; none waits for another's arrival.
+    fn phase(&self, tasks: usize, f: impl Fn(usize)) {
+        if tasks == 0 {
+            return;
         }
-        f(self.me);
-        self.prev.set(2);
+        let p = self.next.get();
+        self.next.set(p + 1);
+        let prev = self.prev.replace(tasks as u32);
+        if self.count_only {
+            return;
+        }
+        let [claim, done] = &self.counters[p];
+        let mut ready = p == 0;
+        loop {
+            let t = claim.fetch_add(1, Ordering::Relaxed) as usize;
+            if t >= tasks {
+                return;
+            }
+            if !ready {
+                // Every task of phase p - 1 ran after all of p - 2's, and so on: all the
+                // earlier phases' writes and reads are done.
+                wait_for(&self.counters[p - 1][1], prev);
+                ready = true;
+            }
+            f(t);
+            done.fetch_add(1, Ordering::AcqRel);
+        }
     }
 
-    /// A phase that thread 0 runs alone.
-    fn solo(&self, f: impl FnOnce()) {
-        if self.prev.get() == 2 {
-            self.barrier.wait();
-        }
-        if self.me == 0 {
-            f();
-        }
-        self.prev.set(1);
+    /// A phase of one task.
+    fn solo(&self, f: impl Fn()) {
+        self.phase(1, |_| f());
     }
 }
 
@@ -249,7 +256,6 @@ struct Cycle<'a> {
     plans: &'a [LevelPlan],
     s: Settings,
     last: usize,
-    threads: usize,
 }
 
 impl Cycle<'_> {
@@ -303,7 +309,7 @@ impl Cycle<'_> {
         let p = &self.plans[l];
         let [u, _, r] = self.ptrs[l];
         let sw = Sweep::shared(&self.levels[l], u.0, r.0);
-        let (planes, n) = (p.planes, self.threads);
+        let planes = p.planes;
         // SAFETY (every stage call): as the rayon path's (`slabs::run`): between two barriers
         // each thread writes its own slabs' planes, boundaries' planes or rows, and reads only
         // what the phases before the barrier wrote (a stage by rows reads the other colour,
@@ -313,11 +319,9 @@ impl Cycle<'_> {
             Wave::Solo => t.solo(|| unsafe { slabs::serial(&sw, &|h| st.at(h), st.count, planes) }),
             Wave::Rows => {
                 for h in 0..st.count {
-                    t.all(|me| {
-                        if me < p.rows_active {
-                            let rows = p.rows[me] as usize..p.rows[me + 1] as usize;
-                            unsafe { sw.rows(st.at(h), rows) };
-                        }
+                    t.phase(p.rows_active, |i| {
+                        let rows = p.rows[i] as usize..p.rows[i + 1] as usize;
+                        unsafe { sw.rows(st.at(h), rows) };
                     });
                 }
             }
@@ -326,16 +330,12 @@ impl Cycle<'_> {
                 for g in &gs[..groups] {
                     let stage = |h: usize| st.at(h0 + h);
                     let start = |s: usize| g.starts[s] as usize;
-                    t.all(|me| {
-                        for s in me * g.slabs / n..(me + 1) * g.slabs / n {
-                            let slab = (start(s), start(s + 1));
-                            unsafe { slabs::trapezoid(&sw, &stage, g.size, slab) };
-                        }
+                    t.phase(g.slabs, |s| {
+                        let slab = (start(s), start(s + 1));
+                        unsafe { slabs::trapezoid(&sw, &stage, g.size, slab) };
                     });
-                    t.all(|me| {
-                        for s in me * (g.slabs + 1) / n..(me + 1) * (g.slabs + 1) / n {
-                            unsafe { slabs::boundary(&sw, &stage, g.size, start(s), planes) };
-                        }
+                    t.phase(g.slabs + 1, |s| unsafe {
+                        slabs::boundary(&sw, &stage, g.size, start(s), planes)
                     });
                     h0 += g.size;
                 }
@@ -347,20 +347,12 @@ impl Cycle<'_> {
     fn restrict(&self, t: &Team, l: usize) {
         let (fine, coarse, p) = (&self.levels[l], &self.levels[l + 1], &self.plans[l + 1]);
         let b = self.ptrs[l + 1][1].0;
-        let share = |me: usize| {
-            let rows = p.restrict[me] as usize..p.restrict[me + 1] as usize;
-            // SAFETY: each thread its own coarse rows, between barriers.
+        t.phase(p.restrict_active, |i| {
+            let rows = p.restrict[i] as usize..p.restrict[i + 1] as usize;
+            // SAFETY: each task its own coarse rows; the phase reads the fine residual,
+            // which the phases before it wrote.
             unsafe { restrict_rows(fine, coarse, b, rows) };
-        };
-        if p.restrict_active == 1 {
-            t.solo(|| share(0));
-        } else {
-            t.all(|me| {
-                if me < p.restrict_active {
-                    share(me)
-                }
-            });
-        }
+        });
     }
 }
 
@@ -440,6 +432,7 @@ impl Multigrid {
                 &mut self.team_plans,
             );
             self.team_key = Some((threads, stages));
+            self.team_phases.clear();
         }
         let mut ptrs = [[SyncPtr(std::ptr::null_mut::<f32>()); 3]; MAX_LEVELS];
         for (p, lv) in ptrs.iter_mut().zip(self.levels.iter_mut()) {
@@ -454,20 +447,24 @@ impl Multigrid {
             plans: &self.team_plans,
             s: *s,
             last,
-            threads,
         };
-        let barrier = Barrier {
-            arrived: AtomicUsize::new(0),
-            generation: AtomicUsize::new(0),
-            threads,
+        let team = |counters, count_only| Team {
+            counters,
+            next: Cell::new(0),
+            prev: Cell::new(0),
+            count_only,
         };
-        rayon::broadcast(|ctx| {
-            let team = Team {
-                me: ctx.index(),
-                barrier: &barrier,
-                prev: Cell::new(0),
-            };
-            cycle.run(&team, 0, true);
-        });
+        if self.team_phases.is_empty() {
+            // The dry run: as many counters as phases (once per set-up and thread count).
+            let t = team(&[], true);
+            cycle.run(&t, 0, true);
+            let phases = t.next.get();
+            self.team_phases.extend((0..phases).map(|_| [0, 0].map(AtomicU32::new)));
+        }
+        let counters = &self.team_phases[..];
+        for c in counters.iter().flatten() {
+            c.store(0, Ordering::Relaxed);
+        }
+        rayon::broadcast(|_| cycle.run(&team(counters, false), 0, true));
     }
 }
