@@ -53,6 +53,12 @@ struct Group {
     starts: [u32; MAX_SLABS + 1],
 }
 
+const EMPTY: Group = Group {
+    size: 0,
+    slabs: 0,
+    starts: [0; MAX_SLABS + 1],
+};
+
 /// How a level's smoothing runs on the team.
 #[derive(Clone, Copy)]
 enum Wave {
@@ -62,8 +68,8 @@ enum Wave {
     Solo,
     /// Stage by stage, each over the threads' rows.
     Rows,
-    /// Groups of stages, each a slab wavefront.
-    Slabs(usize, [Group; MAX_GROUPS]),
+    /// This many groups of stages ([`LevelPlan::groups`]), each a slab wavefront.
+    Slabs(usize),
 }
 
 /// The team's plan of one level, for one thread count (decided at the first application after
@@ -71,6 +77,7 @@ enum Wave {
 #[derive(Clone, Copy)]
 pub(super) struct LevelPlan {
     wave: Wave,
+    groups: [Group; MAX_GROUPS],
     planes: (usize, usize),
     /// Rows `rows[t] .. rows[t + 1]` for thread `t < rows_active` of a stage run by rows.
     rows: [u32; MAX_THREADS + 1],
@@ -93,6 +100,7 @@ fn plan(
     for (l, lv) in levels.iter_mut().enumerate() {
         let mut p = LevelPlan {
             wave: Wave::Empty,
+            groups: [EMPTY; MAX_GROUPS],
             planes: (0, 0),
             rows: [0; MAX_THREADS + 1],
             rows_active: 1,
@@ -124,12 +132,7 @@ fn wave(lv: &mut Level, stages: usize, threads: usize, p: &mut LevelPlan) -> Wav
     let groups = lv.groups_memo(stages, threads, |lv| {
         stage_groups(lv.n, &lv.spans, (k0, k1), stages, threads, plan)
     });
-    let empty = Group {
-        size: 0,
-        slabs: 0,
-        starts: [0; MAX_SLABS + 1],
-    };
-    let mut gs = [empty; MAX_GROUPS];
+    let gs = &mut p.groups;
     match (plan, groups) {
         (Plan::Slabs(slabs), None) => {
             gs[0] = Group {
@@ -137,7 +140,7 @@ fn wave(lv: &mut Level, stages: usize, threads: usize, p: &mut LevelPlan) -> Wav
                 slabs,
                 starts,
             };
-            Wave::Slabs(1, gs)
+            Wave::Slabs(1)
         }
         (_, Some(g)) if g <= MAX_GROUPS => {
             for (i, e) in gs[..g].iter_mut().enumerate() {
@@ -153,7 +156,7 @@ fn wave(lv: &mut Level, stages: usize, threads: usize, p: &mut LevelPlan) -> Wav
                     starts,
                 };
             }
-            Wave::Slabs(g, gs)
+            Wave::Slabs(g)
         }
         _ => rows,
     }
@@ -170,13 +173,13 @@ fn partition(lv: &Level, cells: usize, threads: usize, out: &mut [u32; MAX_THREA
     let total: u64 = (0..rows).map(cost).sum();
     let active = (total as usize / cells).clamp(1, threads);
     let (mut r, mut acc) = (0, 0u64);
-    for t in 1..active {
+    for (t, o) in out.iter_mut().enumerate().take(active).skip(1) {
         let target = total * t as u64 / active as u64;
         while r < rows && acc < target {
             acc += cost(r);
             r += 1;
         }
-        out[t] = r as u32;
+        *o = r as u32;
     }
     out[0] = 0;
     out[active] = rows as u32;
@@ -325,9 +328,9 @@ impl Cycle<'_> {
                     });
                 }
             }
-            Wave::Slabs(groups, gs) => {
+            Wave::Slabs(groups) => {
                 let mut h0 = 0;
-                for g in &gs[..groups] {
+                for g in &p.groups[..groups] {
                     let stage = |h: usize| st.at(h0 + h);
                     let start = |s: usize| g.starts[s] as usize;
                     t.phase(g.slabs, |s| {
@@ -459,7 +462,8 @@ impl Multigrid {
             let t = team(&[], true);
             cycle.run(&t, 0, true);
             let phases = t.next.get();
-            self.team_phases.extend((0..phases).map(|_| [0, 0].map(AtomicU32::new)));
+            self.team_phases
+                .extend((0..phases).map(|_| [0, 0].map(AtomicU32::new)));
         }
         let counters = &self.team_phases[..];
         for c in counters.iter().flatten() {
