@@ -12,7 +12,9 @@
 //! `MG_PRE_SWEEPS`, `MG_DIRECT` (0: no exact coarse solve), `MG_TEAM` (0: a rayon loop per phase
 //! instead of the team of threads, `multigrid/team.rs`) where set; `MG_COMPARE=1` runs the
 //! team and the rayon loops alternately in each repetition and prints both (same process, so
-//! that a shared machine's load falls on both alike); prints the unknowns per level
+//! that a shared machine's load falls on both alike); `MG_AWAKE=1` keeps the pool's other
+//! workers awake meanwhile, spinning between jobs as the stepper's do (`src/sim/awake.rs`);
+//! prints the unknowns per level
 //! and the level solved exactly, the
 //! hierarchy's bytes ([`Multigrid::bytes`]), the fastest wall time and a hash of the last
 //! result's bits (the same hash means the same
@@ -88,7 +90,7 @@ fn main() {
         .num_threads(threads)
         .build()
         .unwrap();
-    pool.install(|| {
+    pool.install(|| awake(env("MG_AWAKE", 0) == 1, || {
         let mut settings = Settings::default();
         settings.coarse_cycles = env("MG_COARSE_CYCLES", settings.coarse_cycles as usize) as u32;
         settings.pre_sweeps = env("MG_PRE_SWEEPS", settings.pre_sweeps as usize) as u32;
@@ -141,5 +143,42 @@ fn main() {
             mg.bytes() as f64 / labels.len() as f64,
             1e3 * best
         );
+    }));
+}
+
+/// Runs `work` on this worker while (`on`) the pool's other workers take its jobs and spin
+/// between them (the stepper's `with_workers_awake`, which the library keeps to itself).
+fn awake(on: bool, work: impl FnOnce() + Send) {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let helpers = rayon::current_num_threads() - 1;
+    if !on || helpers == 0 {
+        return work();
+    }
+    let done = AtomicBool::new(false);
+    let me = rayon::current_thread_index();
+    rayon::scope(|s| {
+        for _ in 0..helpers {
+            s.spawn(|_| {
+                if rayon::current_thread_index() == me {
+                    return;
+                }
+                let mut idle = 0u32;
+                while !done.load(Ordering::Acquire) {
+                    if rayon::yield_now() == Some(rayon::Yield::Executed) {
+                        idle = 0;
+                        continue;
+                    }
+                    for _ in 0..16 {
+                        std::hint::spin_loop();
+                    }
+                    idle += 1;
+                    if idle.is_multiple_of(64) {
+                        std::thread::yield_now();
+                    }
+                }
+            });
+        }
+        work();
+        done.store(true, Ordering::Release);
     });
 }
