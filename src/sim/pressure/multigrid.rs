@@ -68,7 +68,7 @@
 //! in parallel (rayon) and only each row's span of fluid cells; each cell's value is computed
 //! from values no other task writes in that loop, in a fixed order, so the result is the same
 //! for any number of threads. There are no reductions. On more than one thread each cycle runs
-//! on a team of the pool's threads (`team.rs`, [`Settings::team`]): one rayon broadcast per
+//! on a team of the pool's threads (`team.rs`, [`Settings::team`]): one fan-out of joins per
 //! application, its phases (slab passes, stages by rows, restrictions, the small levels) tasks
 //! claimed from counters, with no fork and join between them; the same bits.
 

@@ -1,4 +1,4 @@
-//! The cycle on a team of threads: one rayon broadcast per application, and between its
+//! The cycle on a team of threads: one fan-out of rayon joins per application, and between its
 //! phases counters instead of forks and joins.
 //!
 //! With a rayon parallel loop per phase, every phase of a cycle is a fork and a join: on the
@@ -6,7 +6,8 @@
 //! boundary passes of the finest and first coarse levels' smoothings, the restrictions, ...),
 //! at 16 threads about 50 (the finest and first coarse levels there go stage by stage), each
 //! paying a worker's wake-up where the serial work between phases (the small levels, the exact
-//! solve) let the workers fall asleep. Here every thread of the pool walks the same cycle
+//! solve) let the workers fall asleep. Here every thread of the pool (one member of the team
+//! each, handed out by a tree of `rayon::join`s at the start) walks the same cycle
 //! ([`Cycle::run`]) with the same plan, phase by phase: each phase is a list of tasks that
 //! the threads claim from a counter (slabs of a wavefront, `slabs.rs`, then its boundaries;
 //! rows of a stage, for a level too shallow for a slab per thread or too thin in z for slabs
@@ -469,6 +470,16 @@ impl Multigrid {
         for c in counters.iter().flatten() {
             c.store(0, Ordering::Relaxed);
         }
-        rayon::broadcast(|_| cycle.run(&team(counters, false), 0, true));
+        spread(threads, &|| cycle.run(&team(counters, false), 0, true));
     }
+}
+
+/// Runs `f` `n` times, as `rayon::join`s that idle workers steal (no heap allocation, unlike
+/// `rayon::broadcast`): each run is one member of the team, on whatever thread takes it. Two
+/// runs on one thread are harmless: the second finds every task claimed and passes through.
+fn spread(n: usize, f: &(impl Fn() + Sync)) {
+    if n <= 1 {
+        return f();
+    }
+    rayon::join(|| spread(n / 2, f), || spread(n - n / 2, f));
 }
