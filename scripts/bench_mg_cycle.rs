@@ -9,7 +9,12 @@
 //! set-up of the levels and `MG_APPLICATIONS` (default 12, about one solve's) applications of
 //! the cycle to a fixed pseudo-random residual, `MG_REPS` times (default 5), with the default
 //! `Settings` but `MG_COARSE_CYCLES` (1: a V-cycle, 2: the default W-cycle) and
-//! `MG_PRE_SWEEPS`, `MG_DIRECT` (0: no exact coarse solve) where set; prints the unknowns per level
+//! `MG_PRE_SWEEPS`, `MG_DIRECT` (0: no exact coarse solve), `MG_TEAM` (0: a rayon loop per phase
+//! instead of the team of threads, `multigrid/team.rs`) where set; `MG_COMPARE=1` runs the
+//! team and the rayon loops alternately in each repetition and prints both (same process, so
+//! that a shared machine's load falls on both alike); `MG_AWAKE=1` keeps the pool's other
+//! workers awake meanwhile, spinning between jobs as the stepper's do (`src/sim/awake.rs`);
+//! prints the unknowns per level
 //! and the level solved exactly, the
 //! hierarchy's bytes ([`Multigrid::bytes`]), the fastest wall time and a hash of the last
 //! result's bits (the same hash means the same
@@ -85,21 +90,46 @@ fn main() {
         .num_threads(threads)
         .build()
         .unwrap();
-    pool.install(|| {
+    pool.install(|| awake(env("MG_AWAKE", 0) == 1, || {
         let mut settings = Settings::default();
         settings.coarse_cycles = env("MG_COARSE_CYCLES", settings.coarse_cycles as usize) as u32;
         settings.pre_sweeps = env("MG_PRE_SWEEPS", settings.pre_sweeps as usize) as u32;
         settings.direct = env("MG_DIRECT", settings.direct as usize) == 1;
+        settings.team = env("MG_TEAM", settings.team as usize) == 1;
+        let compare = env("MG_COMPARE", 0) == 1;
         let mut mg = Multigrid::new(n, settings);
-        let mut best = f64::INFINITY;
-        for _ in 0..reps {
-            let t = Instant::now();
-            mg.setup(&labels, weights.as_ref());
-            for _ in 0..apps {
-                mg.apply(&cell_of, &r, &mut z);
+        // Fastest time and result hash of each variant (team off, on).
+        let mut best = [f64::INFINITY; 2];
+        let mut hashes = [0u64; 2];
+        for rep in 0..reps {
+            let variants: &[bool] = match (compare, rep % 2) {
+                (false, _) => &[settings.team],
+                (true, 0) => &[false, true],
+                (true, _) => &[true, false],
+            };
+            for &team in variants {
+                mg.settings.team = team;
+                let t = Instant::now();
+                mg.setup(&labels, weights.as_ref());
+                for _ in 0..apps {
+                    mg.apply(&cell_of, &r, &mut z);
+                }
+                let v = team as usize;
+                best[v] = best[v].min(t.elapsed().as_secs_f64());
+                hashes[v] = z.iter().fold(0u64, |a, v| a.rotate_left(5) ^ v.to_bits());
             }
-            best = best.min(t.elapsed().as_secs_f64());
         }
+        if compare {
+            println!(
+                "mg_cycle: rayon loops {:.2} ms (hash {:016x}), team {:.2} ms (hash {:016x}): {:.3}x ({threads} threads, fastest of {reps} alternating)",
+                1e3 * best[0],
+                hashes[0],
+                1e3 * best[1],
+                hashes[1],
+                best[0] / best[1]
+            );
+        }
+        let best = best[settings.team as usize].min(best[1 - settings.team as usize]);
         println!(
             "mg_cycle: unknowns per level {:?}, solved exactly (level, unknowns): {:?}",
             mg.unknowns(),
@@ -113,5 +143,42 @@ fn main() {
             mg.bytes() as f64 / labels.len() as f64,
             1e3 * best
         );
+    }));
+}
+
+/// Runs `work` on this worker while (`on`) the pool's other workers take its jobs and spin
+/// between them (the stepper's `with_workers_awake`, which the library keeps to itself).
+fn awake(on: bool, work: impl FnOnce() + Send) {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let helpers = rayon::current_num_threads() - 1;
+    if !on || helpers == 0 {
+        return work();
+    }
+    let done = AtomicBool::new(false);
+    let me = rayon::current_thread_index();
+    rayon::scope(|s| {
+        for _ in 0..helpers {
+            s.spawn(|_| {
+                if rayon::current_thread_index() == me {
+                    return;
+                }
+                let mut idle = 0u32;
+                while !done.load(Ordering::Acquire) {
+                    if rayon::yield_now() == Some(rayon::Yield::Executed) {
+                        idle = 0;
+                        continue;
+                    }
+                    for _ in 0..16 {
+                        std::hint::spin_loop();
+                    }
+                    idle += 1;
+                    if idle.is_multiple_of(64) {
+                        std::thread::yield_now();
+                    }
+                }
+            });
+        }
+        work();
+        done.store(true, Ordering::Release);
     });
 }

@@ -67,12 +67,16 @@
 //! result (through each row's index in the colour-split layout, computed once per system). Every loop visits the rows of a level
 //! in parallel (rayon) and only each row's span of fluid cells; each cell's value is computed
 //! from values no other task writes in that loop, in a fixed order, so the result is the same
-//! for any number of threads. There are no reductions.
+//! for any number of threads. There are no reductions. On more than one thread each cycle runs
+//! on a team of the pool's threads (`team.rs`, [`Settings::team`]): one fan-out of joins per
+//! application, its phases (slab passes, stages by rows, restrictions, the small levels) tasks
+//! claimed from counters, with no fork and join between them; the same bits.
 
 mod direct;
 mod kernels;
 mod level;
 mod slabs;
+mod team;
 #[cfg(test)]
 mod tests;
 mod wavefront;
@@ -106,6 +110,9 @@ pub struct Settings {
     /// Solve the finest coarse level that fits [`direct`]'s budgets exactly, ending the cycle
     /// there (else the coarsest level's sweeps end it).
     pub direct: bool,
+    /// On more than one thread, run each cycle on a team of the pool's threads with barriers
+    /// between its phases (`team.rs`) rather than a rayon loop per phase (the same bits).
+    pub team: bool,
 }
 
 impl Default for Settings {
@@ -122,6 +129,7 @@ impl Default for Settings {
             max_levels: 16,
             coarse_cycles: 2,
             direct: true,
+            team: true,
         }
     }
 }
@@ -137,6 +145,11 @@ pub struct Multigrid {
     /// The exact solve of the coarse level that ends the cycle, where one qualifies
     /// ([`direct`]).
     direct: direct::Direct,
+    /// The team's plans of the levels since the last set-up, for `team_key` (threads, stages).
+    team_plans: Vec<team::LevelPlan>,
+    team_key: Option<(usize, usize)>,
+    /// Per phase of the team's cycle, its tasks claimed and done (`team.rs`).
+    team_phases: Vec<[std::sync::atomic::AtomicU32; 2]>,
     /// Smoothing settings (may be changed between solves).
     pub settings: Settings,
 }
@@ -169,6 +182,9 @@ impl Multigrid {
             split_rows: Vec::new(),
             split_len: None,
             direct: direct::Direct::new(),
+            team_plans: Vec::new(),
+            team_key: None,
+            team_phases: Vec::new(),
         }
     }
 
@@ -211,6 +227,7 @@ impl Multigrid {
     /// between two non-solid cells).
     pub fn setup(&mut self, labels: &[CellLabel], weights: Option<&[Vec<f32>; 3]>) {
         self.split_len = None;
+        self.team_key = None;
         self.levels[0].setup_finest(labels, weights);
         for l in 1..self.levels.len() {
             let (f, c) = self.levels.split_at_mut(l);
@@ -354,7 +371,12 @@ impl Multigrid {
         s.pre_sweeps = s.pre_sweeps.max(1);
         s.coarsest_sweeps = s.coarsest_sweeps.max(1);
         s.coarse_cycles = s.coarse_cycles.max(1);
-        self.cycle(0, true, &s);
+        let threads = rayon::current_num_threads();
+        if self.team_fits(&s, threads) {
+            self.team_cycle(&s, threads);
+        } else {
+            self.cycle(0, true, &s);
+        }
     }
 
     /// The cycle on level `l` (its `b` set): from `u = 0` (`from_zero`) or from the `u` it

@@ -202,6 +202,16 @@ impl Direct {
 
     /// `u = A^-1 b` on the factored level (`u` at its unknowns; the other cells keep their 0).
     pub fn solve(&mut self, lv: &mut Level) {
+        let u = lv.u.as_mut_ptr();
+        // SAFETY: `u` is the level's own `u`, borrowed mutably here.
+        unsafe { self.solve_into(lv, u) }
+    }
+
+    /// [`Self::solve`] writing the level's `u` through `u` (the team's, `team.rs`).
+    ///
+    /// # Safety
+    /// `u` is `lv.u`'s buffer, and nothing else reads or writes it meanwhile.
+    pub unsafe fn solve_into(&mut self, lv: &Level, u: *mut f32) {
         let n = self.n;
         let x = &mut self.x[..n];
         for (x, &s) in x.iter_mut().zip(&self.split[..n]) {
@@ -237,8 +247,11 @@ impl Direct {
                 *xj -= lij * xi;
             }
         }
+        let len = lv.u.len();
         for (x, &s) in x.iter().zip(&self.split[..n]) {
-            lv.u[s as usize] = *x as f32;
+            assert!((s as usize) < len);
+            // SAFETY: in bounds (asserted); the caller's.
+            unsafe { *u.add(s as usize) = *x as f32 };
         }
     }
 }

@@ -41,24 +41,63 @@ pub(super) fn restrict(fine: &Level, coarse: &mut Level) {
         .zip(coarse.spans.par_iter())
         .enumerate()
         .with_min_len(per)
-        .for_each(|(row, ((b0, b1), &[lo, hi]))| {
-            if lo >= hi {
-                return;
-            }
-            let (j, k) = (row % n[1], row / n[1]);
-            // Natural cell i is at compact i / 2 of colour (i + j + k) % 2.
-            let out = if (j + k) & 1 == 0 { [b0, b1] } else { [b1, b0] };
-            let label = &label[n[0] * row..][..n[0]];
-            let span = (lo as usize, hi as usize);
-            #[cfg(target_arch = "x86_64")]
-            if avx2 {
-                // SAFETY: the CPU has AVX2.
-                unsafe { restrict_row_avx2(fine, j, k, span, label, out) };
-                return;
-            }
-            let _ = avx2;
-            restrict_row(fine, j, k, span, label, out);
+        .for_each(|(row, ((b0, b1), &span))| {
+            restrict_one(fine, n, label, row, span, [b0, b1], avx2);
         });
+}
+
+/// Coarse rows `rows` of [`restrict`] into the coarse right-hand side at `b` (the coarse
+/// level's `b`, by colour): one team thread's share (`team.rs`).
+///
+/// # Safety
+/// `b` is `coarse.b`'s buffer, and no other thread reads or writes these rows of it meanwhile.
+pub(super) unsafe fn restrict_rows(
+    fine: &Level,
+    coarse: &Level,
+    b: *mut f32,
+    rows: std::ops::Range<usize>,
+) {
+    let (h, half) = (coarse.h, coarse.half);
+    let avx2 = super::level::has_avx2();
+    assert!(rows.end <= coarse.spans.len() && coarse.b.len() >= 2 * half);
+    for row in rows {
+        // SAFETY: the row's compact rows are in the buffer (asserted) and this thread's.
+        let (b0, b1) = unsafe {
+            let at = |o: usize| std::slice::from_raw_parts_mut(b.add(o + row * h), h);
+            (at(0), at(half))
+        };
+        let span = coarse.spans[row];
+        restrict_one(fine, coarse.n, &coarse.label, row, span, [b0, b1], avx2);
+    }
+}
+
+/// Coarse row `row` (span `[lo, hi)`, compact rows `b` of colours 0 and 1) of [`restrict`].
+#[inline(always)]
+fn restrict_one(
+    fine: &Level,
+    n: [usize; 3],
+    label: &[u8],
+    row: usize,
+    [lo, hi]: [u32; 2],
+    [b0, b1]: [&mut [f32]; 2],
+    avx2: bool,
+) {
+    if lo >= hi {
+        return;
+    }
+    let (j, k) = (row % n[1], row / n[1]);
+    // Natural cell i is at compact i / 2 of colour (i + j + k) % 2.
+    let out = if (j + k) & 1 == 0 { [b0, b1] } else { [b1, b0] };
+    let label = &label[n[0] * row..][..n[0]];
+    let span = (lo as usize, hi as usize);
+    #[cfg(target_arch = "x86_64")]
+    if avx2 {
+        // SAFETY: the CPU has AVX2.
+        unsafe { restrict_row_avx2(fine, j, k, span, label, out) };
+        return;
+    }
+    let _ = avx2;
+    restrict_row(fine, j, k, span, label, out);
 }
 
 /// [`restrict_row`] compiled for AVX2 (no fused multiply-adds: the same bits).

@@ -6,6 +6,7 @@ use crate::sim::mac_grid::CellLabel::{Empty, Fluid, Solid};
 
 mod direct;
 mod setup;
+mod team;
 
 /// Counter-based hash to [0, 1) (no shared RNG state).
 fn rnd(seed: u64, i: u64) -> f64 {

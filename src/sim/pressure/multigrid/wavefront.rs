@@ -16,16 +16,15 @@
 use super::SyncPtr;
 use super::kernels::coarse_taps;
 use super::level::{LANES, Level, has_avx2};
-use super::slabs::{Plan, group_size, plan_spans, slab_plan, stage_groups};
-use rayon::prelude::*;
+use super::slabs::{group_size, plan_spans, run, slab_plan, stage_groups};
 
 /// Fine compact cells per block of the prolongation's line buffer, and that buffer.
 const LINE: usize = 128;
-type ProlongLine = [f32; LINE + 4 + 2 * LANES];
+pub(super) type ProlongLine = [f32; LINE + 4 + 2 * LANES];
 
 /// What a Gauss-Seidel half-sweep reads and writes of one level.
-struct Sweep<'a> {
-    n: [usize; 3],
+pub(super) struct Sweep<'a> {
+    pub(super) n: [usize; 3],
     /// Compact row length and colour offset ([`Level::h`], [`Level::half`]).
     h: usize,
     half: usize,
@@ -37,9 +36,9 @@ struct Sweep<'a> {
     diag: &'a [f32],
     w: &'a [Vec<f32>; 3],
     unit: bool,
-    spans: &'a [[u32; 2]],
+    pub(super) spans: &'a [[u32; 2]],
     /// The CPU has AVX2 ([`Self::stage`]).
-    avx2: bool,
+    pub(super) avx2: bool,
 }
 
 /// A cell's six neighbours (all of the other colour) and its face weights, for the compact
@@ -55,12 +54,19 @@ struct Taps {
 
 impl<'a> Sweep<'a> {
     fn new(lv: &'a mut Level) -> Self {
+        let (u, r) = (lv.u.as_mut_ptr(), lv.r.as_mut_ptr());
+        Self::shared(lv, u, r)
+    }
+
+    /// The sweep of `lv` writing its `u` and `r` through `u` and `r` (taken from its vectors
+    /// while the level was borrowed mutably: the team's, `team.rs`).
+    pub(super) fn shared(lv: &'a Level, u: *mut f32, r: *mut f32) -> Self {
         Self {
             n: lv.n,
             h: lv.h,
             half: lv.half,
-            up: SyncPtr(lv.u.as_mut_ptr()),
-            rp: SyncPtr(lv.r.as_mut_ptr()),
+            up: SyncPtr(u),
+            rp: SyncPtr(r),
             b: &lv.b,
             invd: &lv.invd,
             diag: &lv.diag,
@@ -132,7 +138,7 @@ impl<'a> Sweep<'a> {
     /// No other task writes this row's cells of `colour`, nor any cell of the other colour in
     /// the six neighbouring rows' reach, while this runs.
     #[inline(always)]
-    unsafe fn row<const AVX: bool>(
+    pub(super) unsafe fn row<const AVX: bool>(
         &self,
         row: usize,
         j: usize,
@@ -218,7 +224,7 @@ impl<'a> Sweep<'a> {
     /// No other task writes `u` in this row's or its four neighbour rows' reach, nor this
     /// row's `r`, while this runs.
     #[inline(always)]
-    unsafe fn residual_row<const AVX: bool>(&self, row: usize, j: usize, k: usize) {
+    pub(super) unsafe fn residual_row<const AVX: bool>(&self, row: usize, j: usize, k: usize) {
         let [lo, hi] = self.spans[row];
         if lo >= hi {
             return;
@@ -285,7 +291,7 @@ impl<'a> Sweep<'a> {
     /// # Safety
     /// No other task writes this row's `u` meanwhile.
     #[inline(always)]
-    unsafe fn prolong_row<const AVX: bool>(
+    pub(super) unsafe fn prolong_row<const AVX: bool>(
         &self,
         coarse: &Level,
         row: usize,
@@ -369,7 +375,7 @@ impl<'a> Sweep<'a> {
     /// # Safety
     /// As [`Self::stage_plain`].
     #[inline(always)]
-    unsafe fn stage(&self, stage: Stage, k: usize) {
+    pub(super) unsafe fn stage(&self, stage: Stage, k: usize) {
         #[cfg(target_arch = "x86_64")]
         if self.avx2 {
             // SAFETY: the CPU has AVX2 (checked in `new`); the caller's for the rest.
@@ -461,7 +467,7 @@ mod avx;
 
 /// One stage of a wavefront.
 #[derive(Clone, Copy)]
-enum Stage<'a> {
+pub(super) enum Stage<'a> {
     /// A half-sweep of a colour (`from_zero` or not).
     Colour(usize, bool),
     Residual,
@@ -495,24 +501,14 @@ pub(super) fn rb_sweeps(
     from_zero: bool,
     extra: Extra,
 ) {
-    let (ny, nz) = (lv.n[1], lv.n[2]);
-    let has = |k: usize| (0..ny).any(|j| lv.spans[j + ny * k][0] < lv.spans[j + ny * k][1]);
-    let Some(k0) = (0..nz).find(|&k| has(k)) else {
+    let Some((k0, k1)) = liquid_planes(lv) else {
         return;
     };
     if sweeps == 0 {
         return;
     }
-    let pre = matches!(extra, Extra::Prolong(_)) as usize;
-    let stages = 2 * sweeps + pre + matches!(extra, Extra::Residual) as usize;
-    let stage = |h: usize| -> Stage {
-        match extra {
-            Extra::Prolong(c) if h == 0 => Stage::Prolong(c),
-            Extra::Residual if h + 1 == stages => Stage::Residual,
-            _ => Stage::Colour((first + h - pre) % 2, from_zero && h == pre),
-        }
-    };
-    let k1 = (0..nz).rev().find(|&k| has(k)).map_or(k0, |k| k + 1);
+    let st = Stages::new(sweeps, first, from_zero, extra);
+    let (stage, stages) = (|h| st.at(h), st.count);
     let threads = rayon::current_num_threads();
     let (plan, starts) = slab_plan(lv, k0, k1, stages, threads);
     // Decided once per set-up for each (stages, threads): the spans do not change meanwhile.
@@ -533,67 +529,47 @@ pub(super) fn rb_sweeps(
     }
 }
 
-/// Stages `h0 .. h0 + count` of a wavefront over planes `k0 .. k1` with the plan `plan`
-/// (`starts`: its slabs' first planes; [`slab_plan`]).
-fn run<'a>(
-    sw: &Sweep,
-    stage: &(impl Fn(usize) -> Stage<'a> + Sync),
-    (h0, stages): (usize, usize),
-    (k0, k1): (usize, usize),
-    plan: Plan,
-    starts: &[u32],
-) {
-    let stage = |h: usize| stage(h0 + h);
-    // SAFETY (all the `stage` calls): in the first pass slab `[ka, kb)` writes planes
-    // `ka + 1 .. kb` only and reads `ka ..= kb` (a prolongation also reads the coarse level,
-    // which nothing writes here): no other slab writes a plane it reads. In the second pass
-    // boundary `B` writes planes `B - (stages - 1) ..= B + stages - 1` and reads one more each
-    // side: disjoint from the other boundaries', as slabs are at least `2 stages + 2` planes.
-    // The order of the stages makes each read see the value the stages one after the other
-    // would (and each group of stages runs after the whole of the one before it).
-    let slabs = match plan {
-        Plan::Serial => {
-            for t in k0..k1 + stages {
-                for h in 0..stages.min(t + 1) {
-                    let p = t - h;
-                    if (k0..k1).contains(&p) {
-                        unsafe { sw.stage(stage(h), p) };
-                    }
-                }
-            }
-            return;
+/// The z-planes `[k0, k1)` from the first to the last holding liquid (`None`: no liquid).
+pub(super) fn liquid_planes(lv: &Level) -> Option<(usize, usize)> {
+    let (ny, nz) = (lv.n[1], lv.n[2]);
+    let has = |k: usize| (0..ny).any(|j| lv.spans[j + ny * k][0] < lv.spans[j + ny * k][1]);
+    let k0 = (0..nz).find(|&k| has(k))?;
+    Some((k0, (0..nz).rev().find(|&k| has(k)).map_or(k0, |k| k + 1)))
+}
+
+/// The stages of [`rb_sweeps`]' wavefront: the prolongation, `2 sweeps` half-sweeps (colour
+/// `first + h` mod 2, the first `from_zero`), the residual, as `extra` asks.
+#[derive(Clone, Copy)]
+pub(super) struct Stages<'a> {
+    extra: Extra<'a>,
+    first: usize,
+    from_zero: bool,
+    pre: usize,
+    pub(super) count: usize,
+}
+
+impl<'a> Stages<'a> {
+    pub(super) fn new(sweeps: usize, first: usize, from_zero: bool, extra: Extra<'a>) -> Self {
+        let pre = matches!(extra, Extra::Prolong(_)) as usize;
+        let count = 2 * sweeps + pre + matches!(extra, Extra::Residual) as usize;
+        Self {
+            extra,
+            first,
+            from_zero,
+            pre,
+            count,
         }
-        Plan::Stagewise(min_planes) => {
-            // Each stage reads only what the stage before it wrote: one parallel loop per
-            // stage over the planes gives the bits of the stages one after the other.
-            for h in 0..stages {
-                (k0..k1)
-                    .into_par_iter()
-                    .with_min_len(min_planes)
-                    .for_each(|p| unsafe { sw.stage(stage(h), p) });
-            }
-            return;
+    }
+
+    /// Stage `h`.
+    pub(super) fn at(&self, h: usize) -> Stage<'a> {
+        match self.extra {
+            Extra::Prolong(c) if h == 0 => Stage::Prolong(c),
+            Extra::Residual if h + 1 == self.count => Stage::Residual,
+            _ => Stage::Colour(
+                (self.first + h - self.pre) % 2,
+                self.from_zero && h == self.pre,
+            ),
         }
-        Plan::Slabs(slabs) => slabs,
-    };
-    let start = |s: usize| starts[s] as usize;
-    (0..slabs).into_par_iter().for_each(|s| {
-        let (ka, kb) = (start(s), start(s + 1));
-        for t in ka..kb + stages {
-            for h in 0..stages.min(t + 1) {
-                let p = t - h;
-                if p > ka + h && p + h < kb {
-                    unsafe { sw.stage(stage(h), p) };
-                }
-            }
-        }
-    });
-    (0..=slabs).into_par_iter().for_each(|s| {
-        let b = start(s);
-        for h in 0..stages {
-            for p in b.saturating_sub(h).max(k0)..(b + h + 1).min(k1) {
-                unsafe { sw.stage(stage(h), p) };
-            }
-        }
-    });
+    }
 }

@@ -1,0 +1,485 @@
+//! The cycle on a team of threads: one fan-out of rayon joins per application, and between its
+//! phases counters instead of forks and joins.
+//!
+//! With a rayon parallel loop per phase, every phase of a cycle is a fork and a join: on the
+//! 1M dam break's replayed system at 2 threads 21 of them per application (the slab and
+//! boundary passes of the finest and first coarse levels' smoothings, the restrictions, ...),
+//! at 16 threads about 50 (the finest and first coarse levels there go stage by stage), each
+//! paying a worker's wake-up where the serial work between phases (the small levels, the exact
+//! solve) let the workers fall asleep. Here every thread of the pool (one member of the team
+//! each, handed out by a tree of `rayon::join`s at the start) walks the same cycle
+//! ([`Cycle::run`]) with the same plan, phase by phase: each phase is a list of tasks that
+//! the threads claim from a counter (slabs of a wavefront, `slabs.rs`, then its boundaries;
+//! rows of a stage, for a level too shallow for a slab per thread or too thin in z for slabs
+//! at all: rows `(j, k)` cut where the liquid's cells fall evenly, so a flat layer of liquid
+//! shares out as well as a deep one; rows of a restriction; the small levels and the exact
+//! solve are one task). A task starts once every task of the phase before is done (a second
+//! counter; it spins, then yields the core, for machines with more threads than free cores);
+//! no thread waits for another to arrive, so one that comes late (woken late, or descheduled)
+//! holds nobody up, and a run of one-task phases (a small level's whole visit) runs on one
+//! thread with no wait at all.
+//!
+//! Every cell gets the same operations in the same order as on the rayon path (the same
+//! stages, each plane or row written by one task of its phase, reading what the phases before
+//! it wrote), so the bits do not depend on the schedule or the thread count (McAdams, Sifakis
+//! and Teran 2010 run each pass of the cycle as a parallel loop over the grid; the team and its
+//! counters are this project's).
+
+use super::direct::Direct;
+use super::kernels::restrict_rows;
+use super::level::Level;
+use super::slabs::{self, MAX_SLABS, Plan, group_size, plan_spans, slab_plan, stage_groups};
+use super::wavefront::{Extra, ProlongLine, Stage, Stages, Sweep, liquid_planes};
+use super::{Multigrid, Settings, SyncPtr};
+use std::cell::Cell;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// Most threads of a team (more: the rayon path).
+pub(super) const MAX_THREADS: usize = 64;
+/// Most levels (more: the rayon path).
+pub(super) const MAX_LEVELS: usize = 16;
+/// Most groups of stages of a slab wavefront (more: rows).
+const MAX_GROUPS: usize = 4;
+/// Cells (and row costs) per thread at least of a stage run by rows, and of a restriction.
+const ROW_CELLS: usize = 4096;
+const RESTRICT_CELLS: usize = 1024;
+/// Spins of a barrier's wait before it yields the core between looks.
+const SPINS: u32 = 256;
+
+/// One slab wavefront of a group of stages: its size and slabs ([`slab_plan`]).
+#[derive(Clone, Copy)]
+struct Group {
+    size: usize,
+    slabs: usize,
+    starts: [u32; MAX_SLABS + 1],
+}
+
+const EMPTY: Group = Group {
+    size: 0,
+    slabs: 0,
+    starts: [0; MAX_SLABS + 1],
+};
+
+/// How a level's smoothing runs on the team.
+#[derive(Clone, Copy)]
+enum Wave {
+    /// No liquid.
+    Empty,
+    /// One wavefront on thread 0.
+    Solo,
+    /// Stage by stage, each over the threads' rows.
+    Rows,
+    /// This many groups of stages ([`LevelPlan::groups`]), each a slab wavefront.
+    Slabs(usize),
+}
+
+/// The team's plan of one level, for one thread count (decided at the first application after
+/// each set-up).
+#[derive(Clone, Copy)]
+pub(super) struct LevelPlan {
+    wave: Wave,
+    groups: [Group; MAX_GROUPS],
+    planes: (usize, usize),
+    /// Rows `rows[t] .. rows[t + 1]` for thread `t < rows_active` of a stage run by rows.
+    rows: [u32; MAX_THREADS + 1],
+    rows_active: usize,
+    /// The same for the restriction into this level (its rows).
+    restrict: [u32; MAX_THREADS + 1],
+    restrict_active: usize,
+}
+
+/// The plans of every level into `out` (its capacity kept from one set-up to the next):
+/// levels below `last` smooth with `stages` stages.
+fn plan(
+    levels: &mut [Level],
+    last: usize,
+    stages: usize,
+    threads: usize,
+    out: &mut Vec<LevelPlan>,
+) {
+    out.clear();
+    for (l, lv) in levels.iter_mut().enumerate() {
+        let mut p = LevelPlan {
+            wave: Wave::Empty,
+            groups: [EMPTY; MAX_GROUPS],
+            planes: (0, 0),
+            rows: [0; MAX_THREADS + 1],
+            rows_active: 1,
+            restrict: [0; MAX_THREADS + 1],
+            restrict_active: 1,
+        };
+        p.restrict_active = partition(lv, RESTRICT_CELLS, threads, &mut p.restrict);
+        if l < last {
+            p.rows_active = partition(lv, ROW_CELLS, threads, &mut p.rows);
+            p.wave = wave(lv, stages, threads, &mut p);
+        }
+        out.push(p);
+    }
+}
+
+/// The smoothing plan of `lv`: the rayon path's slab plan and groups where it has a slab per
+/// thread, else by rows where they give each of at least 2 threads [`ROW_CELLS`], else solo.
+fn wave(lv: &mut Level, stages: usize, threads: usize, p: &mut LevelPlan) -> Wave {
+    let Some((k0, k1)) = liquid_planes(lv) else {
+        return Wave::Empty;
+    };
+    p.planes = (k0, k1);
+    let rows = if p.rows_active > 1 {
+        Wave::Rows
+    } else {
+        Wave::Solo
+    };
+    let (plan, starts) = slab_plan(lv, k0, k1, stages, threads);
+    let groups = lv.groups_memo(stages, threads, |lv| {
+        stage_groups(lv.n, &lv.spans, (k0, k1), stages, threads, plan)
+    });
+    let gs = &mut p.groups;
+    match (plan, groups) {
+        (Plan::Slabs(slabs), None) => {
+            gs[0] = Group {
+                size: stages,
+                slabs,
+                starts,
+            };
+            Wave::Slabs(1)
+        }
+        (_, Some(g)) if g <= MAX_GROUPS => {
+            for (i, e) in gs[..g].iter_mut().enumerate() {
+                let size = group_size(stages, g, i);
+                let (Plan::Slabs(slabs), starts) =
+                    plan_spans(lv.n, &lv.spans, k0, k1, size, threads)
+                else {
+                    return rows;
+                };
+                *e = Group {
+                    size,
+                    slabs,
+                    starts,
+                };
+            }
+            Wave::Slabs(g)
+        }
+        _ => rows,
+    }
+}
+
+/// Cuts `lv`'s rows into `active` runs of about equal cost (a row's fluid span plus 8 cells),
+/// `active` the threads that get at least `cells` each (at least 1): `out[t] .. out[t + 1]`.
+fn partition(lv: &Level, cells: usize, threads: usize, out: &mut [u32; MAX_THREADS + 1]) -> usize {
+    let cost = |r: usize| {
+        let [a, b] = lv.spans[r];
+        if a < b { (b - a) as u64 + 8 } else { 0 }
+    };
+    let rows = lv.spans.len();
+    let total: u64 = (0..rows).map(cost).sum();
+    let active = (total as usize / cells).clamp(1, threads);
+    let (mut r, mut acc) = (0, 0u64);
+    for (t, o) in out.iter_mut().enumerate().take(active).skip(1) {
+        let target = total * t as u64 / active as u64;
+        while r < rows && acc < target {
+            acc += cost(r);
+            r += 1;
+        }
+        *o = r as u32;
+    }
+    out[0] = 0;
+    out[active] = rows as u32;
+    active
+}
+
+/// Waits until `done` reaches `n` (spins, then yields the core between looks).
+fn wait_for(done: &AtomicU32, n: u32) {
+    let mut spins = 0;
+    while done.load(Ordering::Acquire) != n {
+        if spins < SPINS {
+            std::hint::spin_loop();
+            spins += 1;
+        } else {
+            std::thread::yield_now();
+        }
+    }
+}
+
+/// One thread of the team, walking the cycle's phases in order: `counters[p]` holds phase
+/// `p`'s tasks claimed and done (all threads'), `next` this thread's next phase, `prev` the
+/// previous phase's task count; `count_only`: only count the phases (the plan's dry run).
+struct Team<'a> {
+    counters: &'a [[AtomicU32; 2]],
+    next: Cell<usize>,
+    prev: Cell<u32>,
+    count_only: bool,
+}
+
+impl Team<'_> {
+    /// A phase of `tasks` tasks: this thread claims tasks until none is left and runs each
+    /// (`f(task)`), the first once every task of the phase before is done. A phase of no task
+    /// is no phase. A thread that comes late (asleep, or descheduled on a busy machine) finds
+    /// the phases before it claimed and goes on; none waits for another's arrival.
+    fn phase(&self, tasks: usize, f: impl Fn(usize)) {
+        if tasks == 0 {
+            return;
+        }
+        let p = self.next.get();
+        self.next.set(p + 1);
+        let prev = self.prev.replace(tasks as u32);
+        if self.count_only {
+            return;
+        }
+        let [claim, done] = &self.counters[p];
+        let mut ready = p == 0;
+        loop {
+            let t = claim.fetch_add(1, Ordering::Relaxed) as usize;
+            if t >= tasks {
+                return;
+            }
+            if !ready {
+                // Every task of phase p - 1 ran after all of p - 2's, and so on: all the
+                // earlier phases' writes and reads are done.
+                wait_for(&self.counters[p - 1][1], prev);
+                ready = true;
+            }
+            f(t);
+            done.fetch_add(1, Ordering::AcqRel);
+        }
+    }
+
+    /// A phase of one task.
+    fn solo(&self, f: impl Fn()) {
+        self.phase(1, |_| f());
+    }
+}
+
+/// What every thread of the team reads: the levels, their `u`, `b`, `r` (written through
+/// these pointers only, each cell by one thread between two barriers), the exact solve (thread
+/// 0's alone) and the plans.
+struct Cycle<'a> {
+    levels: &'a [Level],
+    ptrs: [[SyncPtr<f32>; 3]; MAX_LEVELS],
+    direct: SyncPtr<Direct>,
+    direct_level: Option<usize>,
+    plans: &'a [LevelPlan],
+    s: Settings,
+    last: usize,
+}
+
+impl Cycle<'_> {
+    /// [`Multigrid::cycle`] on level `l`, every thread of the team.
+    fn run(&self, t: &Team, l: usize, from_zero: bool) {
+        let s = &self.s;
+        let lv = &self.levels[l];
+        let [u, _, r] = self.ptrs[l];
+        if l == self.last && self.direct_level.is_some() {
+            // SAFETY: thread 0 alone, between barriers: nothing else touches the solve or the
+            // level's `u`.
+            t.solo(|| unsafe { (*self.direct.0).solve_into(lv, u.0) });
+            return;
+        }
+        if l == self.last {
+            let sw = Sweep::shared(lv, u.0, r.0);
+            let planes = liquid_planes(lv);
+            t.solo(|| {
+                for (first, zero) in [(0, true), (1, false)] {
+                    let st = Stages::new(s.coarsest_sweeps as usize, first, zero, Extra::None);
+                    if let Some(planes) = planes {
+                        // SAFETY: thread 0 alone.
+                        unsafe { slabs::serial(&sw, &|h| st.at(h), st.count, planes) };
+                    }
+                }
+            });
+            return;
+        }
+        self.sweeps(
+            t,
+            l,
+            Stages::new(s.pre_sweeps as usize, 0, from_zero, Extra::Residual),
+        );
+        self.restrict(t, l);
+        self.run(t, l + 1, true);
+        if l + 1 < self.last {
+            for _ in 1..s.coarse_cycles {
+                self.run(t, l + 1, false);
+            }
+        }
+        let coarse = &self.levels[l + 1];
+        self.sweeps(
+            t,
+            l,
+            Stages::new(s.pre_sweeps as usize, 1, false, Extra::Prolong(coarse)),
+        );
+    }
+
+    /// A smoothing of level `l` (its wavefront's stages `st`).
+    fn sweeps(&self, t: &Team, l: usize, st: Stages) {
+        let p = &self.plans[l];
+        let [u, _, r] = self.ptrs[l];
+        let sw = Sweep::shared(&self.levels[l], u.0, r.0);
+        let planes = p.planes;
+        // SAFETY (every stage call): as the rayon path's (`slabs::run`): between two barriers
+        // each thread writes its own slabs' planes, boundaries' planes or rows, and reads only
+        // what the phases before the barrier wrote (a stage by rows reads the other colour,
+        // or `u` for the residual, or the coarse level, which no one writes in that phase).
+        match p.wave {
+            Wave::Empty => {}
+            Wave::Solo => t.solo(|| unsafe { slabs::serial(&sw, &|h| st.at(h), st.count, planes) }),
+            Wave::Rows => {
+                for h in 0..st.count {
+                    t.phase(p.rows_active, |i| {
+                        let rows = p.rows[i] as usize..p.rows[i + 1] as usize;
+                        unsafe { sw.rows(st.at(h), rows) };
+                    });
+                }
+            }
+            Wave::Slabs(groups) => {
+                let mut h0 = 0;
+                for g in &p.groups[..groups] {
+                    let stage = |h: usize| st.at(h0 + h);
+                    let start = |s: usize| g.starts[s] as usize;
+                    t.phase(g.slabs, |s| {
+                        let slab = (start(s), start(s + 1));
+                        unsafe { slabs::trapezoid(&sw, &stage, g.size, slab) };
+                    });
+                    t.phase(g.slabs + 1, |s| unsafe {
+                        slabs::boundary(&sw, &stage, g.size, start(s), planes)
+                    });
+                    h0 += g.size;
+                }
+            }
+        }
+    }
+
+    /// The restriction of level `l`'s residual into level `l + 1`'s `b`.
+    fn restrict(&self, t: &Team, l: usize) {
+        let (fine, coarse, p) = (&self.levels[l], &self.levels[l + 1], &self.plans[l + 1]);
+        let b = self.ptrs[l + 1][1].0;
+        t.phase(p.restrict_active, |i| {
+            let rows = p.restrict[i] as usize..p.restrict[i + 1] as usize;
+            // SAFETY: each task its own coarse rows; the phase reads the fine residual,
+            // which the phases before it wrote.
+            unsafe { restrict_rows(fine, coarse, b, rows) };
+        });
+    }
+}
+
+impl Sweep<'_> {
+    /// Stage `stage` on rows `rows` (row `j + ny k`), compiled for AVX2 where the CPU has it.
+    ///
+    /// # Safety
+    /// As [`Sweep::row`], [`Sweep::residual_row`] or [`Sweep::prolong_row`] for every row.
+    unsafe fn rows(&self, stage: Stage, rows: std::ops::Range<usize>) {
+        #[cfg(target_arch = "x86_64")]
+        if self.avx2 {
+            // SAFETY: the CPU has AVX2; the caller's.
+            return unsafe { self.rows_avx2(stage, rows) };
+        }
+        // SAFETY: the caller's.
+        unsafe { self.rows_plain::<false>(stage, rows) }
+    }
+
+    /// [`Self::rows`] with AVX2 enabled.
+    ///
+    /// # Safety
+    /// As [`Self::rows`], and the CPU has AVX2.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn rows_avx2(&self, stage: Stage, rows: std::ops::Range<usize>) {
+        // SAFETY: the caller's.
+        unsafe { self.rows_plain::<true>(stage, rows) }
+    }
+
+    #[inline(always)]
+    unsafe fn rows_plain<const AVX: bool>(&self, stage: Stage, rows: std::ops::Range<usize>) {
+        let ny = self.n[1];
+        let mut line: ProlongLine = [0.0; _];
+        for row in rows {
+            let (j, k) = (row % ny, row / ny);
+            // SAFETY: the caller's.
+            unsafe {
+                match stage {
+                    Stage::Colour(c, zero) => self.row::<AVX>(row, j, k, c, zero),
+                    Stage::Residual => self.residual_row::<AVX>(row, j, k),
+                    Stage::Prolong(coarse) => self.prolong_row::<AVX>(coarse, row, j, k, &mut line),
+                }
+            }
+        }
+    }
+}
+
+impl Multigrid {
+    /// The team's smoothing plan of each level (for the tests: which paths a problem takes).
+    #[cfg(test)]
+    pub(super) fn team_waves(&self) -> Vec<&'static str> {
+        let name = |p: &LevelPlan| match p.wave {
+            Wave::Empty => "empty",
+            Wave::Solo => "solo",
+            Wave::Rows => "rows",
+            Wave::Slabs(..) => "slabs",
+        };
+        self.team_plans.iter().map(name).collect()
+    }
+
+    /// Whether [`Self::vcycle`] runs on a team of `threads` threads.
+    pub(super) fn team_fits(&self, s: &Settings, threads: usize) -> bool {
+        s.team && (2..=MAX_THREADS).contains(&threads) && self.levels.len() <= MAX_LEVELS
+    }
+
+    /// One cycle ([`Self::cycle`] from level 0) on a team of all `threads` threads of the
+    /// current rayon pool ([`Self::team_fits`]).
+    pub(super) fn team_cycle(&mut self, s: &Settings, threads: usize) {
+        let last = self.direct.level.unwrap_or(self.levels.len() - 1);
+        let stages = 2 * s.pre_sweeps as usize + 1;
+        if self.team_key != Some((threads, stages)) {
+            plan(
+                &mut self.levels,
+                last,
+                stages,
+                threads,
+                &mut self.team_plans,
+            );
+            self.team_key = Some((threads, stages));
+            self.team_phases.clear();
+        }
+        let mut ptrs = [[SyncPtr(std::ptr::null_mut::<f32>()); 3]; MAX_LEVELS];
+        for (p, lv) in ptrs.iter_mut().zip(self.levels.iter_mut()) {
+            *p = [lv.u.as_mut_ptr(), lv.b.as_mut_ptr(), lv.r.as_mut_ptr()].map(SyncPtr);
+        }
+        let direct_level = self.direct.level;
+        let cycle = Cycle {
+            levels: &self.levels,
+            ptrs,
+            direct: SyncPtr(&mut self.direct as *mut Direct),
+            direct_level,
+            plans: &self.team_plans,
+            s: *s,
+            last,
+        };
+        let team = |counters, count_only| Team {
+            counters,
+            next: Cell::new(0),
+            prev: Cell::new(0),
+            count_only,
+        };
+        if self.team_phases.is_empty() {
+            // The dry run: as many counters as phases (once per set-up and thread count).
+            let t = team(&[], true);
+            cycle.run(&t, 0, true);
+            let phases = t.next.get();
+            self.team_phases
+                .extend((0..phases).map(|_| [0, 0].map(AtomicU32::new)));
+        }
+        let counters = &self.team_phases[..];
+        for c in counters.iter().flatten() {
+            c.store(0, Ordering::Relaxed);
+        }
+        spread(threads, &|| cycle.run(&team(counters, false), 0, true));
+    }
+}
+
+/// Runs `f` `n` times, as `rayon::join`s that idle workers steal (no heap allocation, unlike
+/// `rayon::broadcast`): each run is one member of the team, on whatever thread takes it. Two
+/// runs on one thread are harmless: the second finds every task claimed and passes through.
+fn spread(n: usize, f: &(impl Fn() + Sync)) {
+    if n <= 1 {
+        return f();
+    }
+    rayon::join(|| spread(n / 2, f), || spread(n - n / 2, f));
+}

@@ -1,0 +1,88 @@
+//! The team of threads (`team.rs`) against the rayon loops: the same bits.
+
+use super::*;
+
+/// Labels of an `n` grid (outer layer solid): fluid where `fluid(i, j, k)`, else air; and
+/// the fluid cells in order (the rows).
+fn grid(n: [usize; 3], fluid: impl Fn(usize, usize, usize) -> bool) -> (Vec<CellLabel>, Vec<u32>) {
+    let mut labels = vec![Empty; n[0] * n[1] * n[2]];
+    for k in 0..n[2] {
+        for j in 0..n[1] {
+            for i in 0..n[0] {
+                let c = i + n[0] * (j + n[1] * k);
+                let wall = [i, j, k].iter().zip(n).any(|(&x, m)| x == 0 || x + 1 == m);
+                labels[c] = if wall {
+                    Solid
+                } else if fluid(i, j, k) {
+                    Fluid
+                } else {
+                    Empty
+                };
+            }
+        }
+    }
+    let rows = (0..labels.len()).filter(|&c| labels[c] == Fluid);
+    let cell_of = rows.map(|c| c as u32).collect();
+    (labels, cell_of)
+}
+
+/// Every cycle the team runs (W- and V-cycle, with the exact coarse solve or the coarsest
+/// level's sweeps) gives the bits of the rayon loops on 1 thread, with 1, 2, 3, 5 and 16
+/// threads, over two applications, on: a thin layer of liquid (3 planes in z: too few for
+/// slabs, so its stages run by rows), a deep column (slab wavefronts, groups of stages), and
+/// the random free-surface problem with fractional weights. Bit equality, no tolerance: the
+/// team changes which thread computes a cell, never its operations. The plans are checked to
+/// take the rows, slabs and solo paths, so that each is compared.
+#[test]
+fn team_cycle_equals_rayon_loops() {
+    let thin = grid([120, 100, 12], |_, j, k| k <= 3 && j < 90);
+    let deep = grid([40, 30, 90], |i, _, k| i < 22 && k < 80);
+    let p = Problem::random(9, [70, 60, 40], true);
+    let random = (p.labels.clone(), p.cell_of.clone());
+    let mut paths = std::collections::BTreeSet::new();
+    for (name, (labels, cell_of), n, fractional) in [
+        ("thin", &thin, [120, 100, 12], false),
+        ("deep", &deep, [40, 30, 90], false),
+        ("random", &random, p.n, true),
+    ] {
+        let r: Vec<f64> = (0..cell_of.len()).map(|i| rnd(3, i as u64) - 0.5).collect();
+        for (coarse_cycles, direct) in [(2, true), (1, true), (2, false)] {
+            let run = |threads: usize, team: bool| {
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .unwrap();
+                pool.install(|| {
+                    let s = Settings {
+                        coarse_cycles,
+                        direct,
+                        team,
+                        ..Settings::default()
+                    };
+                    let mut mg = Multigrid::new(n, s);
+                    mg.setup(labels, fractional.then_some(&p.weights));
+                    let mut z = vec![0.0; cell_of.len()];
+                    let mut z2 = vec![0.0; cell_of.len()];
+                    mg.apply(cell_of, &r, &mut z);
+                    mg.apply(cell_of, &z, &mut z2);
+                    let bits = z.iter().chain(&z2).map(|x| x.to_bits()).collect::<Vec<_>>();
+                    (bits, mg.team_waves())
+                })
+            };
+            let (want, _) = run(1, false);
+            assert!(want.iter().any(|&x| f64::from_bits(x) != 0.0));
+            for threads in [1, 2, 3, 5, 16] {
+                let (got, waves) = run(threads, true);
+                let what = format!("{name}, {coarse_cycles} coarse cycles, direct {direct}");
+                assert!(got == want, "{what}: team on {threads} threads differs");
+                paths.extend(waves);
+            }
+        }
+    }
+    for path in ["rows", "slabs", "solo"] {
+        assert!(
+            paths.contains(path),
+            "no level took the team's {path} path: {paths:?}"
+        );
+    }
+}
