@@ -26,6 +26,7 @@ use std::time::Instant;
 use surge::sim::mac_grid::CellLabel;
 use surge::sim::pressure::Multigrid;
 use surge::sim::pressure::multigrid::Settings;
+use surge::sim::with_workers_awake;
 
 fn env(key: &str, default: usize) -> usize {
     std::env::var(key)
@@ -147,38 +148,7 @@ fn main() {
 }
 
 /// Runs `work` on this worker while (`on`) the pool's other workers take its jobs and spin
-/// between them (the stepper's `with_workers_awake`, which the library keeps to itself).
+/// between them (the stepper's [`with_workers_awake`]).
 fn awake(on: bool, work: impl FnOnce() + Send) {
-    use std::sync::atomic::{AtomicBool, Ordering};
-    let helpers = rayon::current_num_threads() - 1;
-    if !on || helpers == 0 {
-        return work();
-    }
-    let done = AtomicBool::new(false);
-    let me = rayon::current_thread_index();
-    rayon::scope(|s| {
-        for _ in 0..helpers {
-            s.spawn(|_| {
-                if rayon::current_thread_index() == me {
-                    return;
-                }
-                let mut idle = 0u32;
-                while !done.load(Ordering::Acquire) {
-                    if rayon::yield_now() == Some(rayon::Yield::Executed) {
-                        idle = 0;
-                        continue;
-                    }
-                    for _ in 0..16 {
-                        std::hint::spin_loop();
-                    }
-                    idle += 1;
-                    if idle.is_multiple_of(64) {
-                        std::thread::yield_now();
-                    }
-                }
-            });
-        }
-        work();
-        done.store(true, Ordering::Release);
-    });
+    if on { with_workers_awake(work) } else { work() }
 }

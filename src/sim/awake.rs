@@ -10,7 +10,7 @@
 /// So each other worker runs a helper that keeps taking the pool's jobs (`rayon::yield_now`)
 /// and spins between them until `work` returns. Results do not change (every parallel loop is
 /// thread-independent); the cost is that the other cores spin during serial stretches.
-pub(super) fn with_workers_awake<R: Send>(work: impl FnOnce() -> R + Send) -> R {
+pub fn with_workers_awake<R: Send>(work: impl FnOnce() -> R + Send) -> R {
     use std::sync::atomic::{AtomicBool, Ordering};
     let helpers = rayon::current_num_threads().saturating_sub(1);
     if helpers == 0 {

@@ -94,7 +94,9 @@ pub mod transfer;
 
 pub use crate::particles::{self, Particles};
 
-use awake::with_workers_awake;
+/// For benchmarks (`scripts/bench_mg_cycle.rs`: the cycle in the stepper's conditions).
+#[doc(hidden)]
+pub use awake::with_workers_awake;
 use cell_sort::SortedParticles;
 use extrapolate::Extrapolator;
 use mac_grid::{CellLabel, FaceKind, GridDims};
