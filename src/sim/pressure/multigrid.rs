@@ -28,7 +28,7 @@
 //! needed 22, for about the same time per solve (session 5; dropped in session 8, when the
 //! levels came to be stored by colour); three sweeps (the default) need 12; a red-black sweep
 //! runs both colours in one pass over the planes, all the sweeps of a smoothing in one pass,
-//! `wavefront::rb_sweeps`, with the residual or the prolongation in the same pass):
+//! `sweeps::rb_sweeps`, with the residual or the prolongation in the same pass):
 //!
 //! - down: from `u = 0`, [`Settings::pre_sweeps`] red-black sweeps (red first), the residual,
 //!   and its restriction `b_{l+1} = P^T r_l / 2` (full weighting times 4: the integer stencil of
@@ -76,6 +76,7 @@ mod direct;
 mod kernels;
 mod level;
 mod slabs;
+mod sweeps;
 mod team;
 #[cfg(test)]
 mod tests;
@@ -401,7 +402,7 @@ impl Multigrid {
         let lv = &mut self.levels[l];
         // The residual in the sweeps' pass.
         let x = wavefront::Extra::Residual;
-        wavefront::rb_sweeps(lv, s.pre_sweeps as usize, 0, from_zero, x);
+        sweeps::rb_sweeps(lv, s.pre_sweeps as usize, 0, from_zero, x);
         {
             let (f, c) = self.levels.split_at_mut(l + 1);
             kernels::restrict(&f[l], &mut c[0]);
@@ -415,7 +416,7 @@ impl Multigrid {
         let (f, c) = self.levels.split_at_mut(l + 1);
         // The prolongation in the sweeps' pass (black first: the adjoint order).
         let x = wavefront::Extra::Prolong(&c[0]);
-        wavefront::rb_sweeps(&mut f[l], s.pre_sweeps as usize, 1, false, x);
+        sweeps::rb_sweeps(&mut f[l], s.pre_sweeps as usize, 1, false, x);
     }
 }
 
@@ -500,8 +501,8 @@ impl Preconditioner for Multigrid {
 /// the coarse correction); otherwise red first, the first from `u = 0`.
 fn smooth(lv: &mut Level, sweeps: u32, mirrored: bool) {
     if mirrored {
-        wavefront::rb_sweeps(lv, sweeps as usize, 1, false, wavefront::Extra::None);
+        sweeps::rb_sweeps(lv, sweeps as usize, 1, false, wavefront::Extra::None);
     } else {
-        wavefront::rb_sweeps(lv, sweeps as usize, 0, true, wavefront::Extra::None);
+        sweeps::rb_sweeps(lv, sweeps as usize, 0, true, wavefront::Extra::None);
     }
 }

@@ -1,4 +1,4 @@
-//! How a wavefront of [`super::wavefront::rb_sweeps`] is spread over the threads: slabs of
+//! How a wavefront of `rb_sweeps` (`sweeps.rs`) is spread over the threads: slabs of
 //! z-planes balanced by the liquid they hold, or stage by stage when a level is too shallow
 //! for a slab per thread, or groups of stages (each a wavefront of its own) when a slab of all
 //! the stages would be too thick to share the liquid out (a thin layer of it at the bottom of
@@ -7,8 +7,6 @@
 //! wavefront is this project's).
 
 use super::level::Level;
-use super::wavefront::{Stage, Sweep};
-use rayon::prelude::*;
 
 /// Cells per rayon task (at least) of the wavefront's slabs.
 const TASK_CELLS: usize = 16 * 1024;
@@ -16,7 +14,7 @@ const TASK_CELLS: usize = 16 * 1024;
 /// Most slabs of a wavefront ([`slab_plan`]).
 pub(super) const MAX_SLABS: usize = 64;
 
-/// How [`super::wavefront::rb_sweeps`] spreads a wavefront over the threads.
+/// How `rb_sweeps` (`sweeps.rs`) spreads a wavefront over the threads.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(super) enum Plan {
     /// One wavefront over all the planes, on this thread.
@@ -37,7 +35,7 @@ pub(super) enum Plan {
 /// lower planes hold the spread water). Their number is a multiple of the thread count where
 /// possible (3 slabs on 2 threads leave one thread idle half the time), up to 4 per thread.
 /// With fewer possible slabs than threads the stages run one after the other, each over all
-/// the planes in parallel. None of this changes a bit of the result (see [`super::wavefront::rb_sweeps`]).
+/// the planes in parallel. None of this changes a bit of the result (see `rb_sweeps` (`sweeps.rs`)).
 pub(super) fn slab_plan(
     lv: &Level,
     k0: usize,
@@ -184,111 +182,4 @@ pub(super) fn plan_spans(
     }
     starts[slabs] = k1 as u32;
     (Plan::Slabs(slabs), starts)
-}
-
-/// Stages `h0 .. h0 + count` of a wavefront over planes `k0 .. k1` with the plan `plan`
-/// (`starts`: its slabs' first planes; [`slab_plan`]), on the rayon pool.
-pub(super) fn run<'a>(
-    sw: &Sweep,
-    stage: &(impl Fn(usize) -> Stage<'a> + Sync),
-    (h0, stages): (usize, usize),
-    (k0, k1): (usize, usize),
-    plan: Plan,
-    starts: &[u32],
-) {
-    let stage = |h: usize| stage(h0 + h);
-    // SAFETY (all the `stage` calls, and the team's, `team.rs`): in the first pass slab
-    // `[ka, kb)` writes planes `ka + 1 .. kb` only and reads `ka ..= kb` (a prolongation also
-    // reads the coarse level, which nothing writes here): no other slab writes a plane it
-    // reads. In the second pass boundary `B` writes planes `B - (stages - 1) ..= B + stages -
-    // 1` and reads one more each side: disjoint from the other boundaries', as slabs are at
-    // least `2 stages + 2` planes. The order of the stages makes each read see the value the
-    // stages one after the other would (and each group of stages runs after the whole of the
-    // one before it).
-    let slabs = match plan {
-        Plan::Serial => return unsafe { serial(sw, &stage, stages, (k0, k1)) },
-        Plan::Stagewise(min_planes) => {
-            // Each stage reads only what the stage before it wrote: one parallel loop per
-            // stage over the planes gives the bits of the stages one after the other.
-            for h in 0..stages {
-                (k0..k1)
-                    .into_par_iter()
-                    .with_min_len(min_planes)
-                    .for_each(|p| unsafe { sw.stage(stage(h), p) });
-            }
-            return;
-        }
-        Plan::Slabs(slabs) => slabs,
-    };
-    let start = |s: usize| starts[s] as usize;
-    (0..slabs)
-        .into_par_iter()
-        .for_each(|s| unsafe { trapezoid(sw, &stage, stages, (start(s), start(s + 1))) });
-    (0..=slabs)
-        .into_par_iter()
-        .for_each(|s| unsafe { boundary(sw, &stage, stages, start(s), (k0, k1)) });
-}
-
-/// The wavefront of `stages` stages over planes `k0 .. k1`, on this thread.
-///
-/// # Safety
-/// Nothing else reads or writes the planes' reach meanwhile.
-pub(super) unsafe fn serial<'a>(
-    sw: &Sweep,
-    stage: &impl Fn(usize) -> Stage<'a>,
-    stages: usize,
-    (k0, k1): (usize, usize),
-) {
-    for t in k0..k1 + stages {
-        for h in 0..stages.min(t + 1) {
-            let p = t - h;
-            if (k0..k1).contains(&p) {
-                // SAFETY: the caller's; one stage at a time in the wavefront's order.
-                unsafe { sw.stage(stage(h), p) };
-            }
-        }
-    }
-}
-
-/// The first pass of slab `[ka, kb)`: stage `h` on planes `ka + 1 + h ..= kb - 1 - h`.
-///
-/// # Safety
-/// As [`run`]'s first pass: no other task writes planes `ka ..= kb` meanwhile, nor reads
-/// `ka + 1 .. kb`.
-pub(super) unsafe fn trapezoid<'a>(
-    sw: &Sweep,
-    stage: &impl Fn(usize) -> Stage<'a>,
-    stages: usize,
-    (ka, kb): (usize, usize),
-) {
-    for t in ka..kb + stages {
-        for h in 0..stages.min(t + 1) {
-            let p = t - h;
-            if p > ka + h && p + h < kb {
-                // SAFETY: the caller's.
-                unsafe { sw.stage(stage(h), p) };
-            }
-        }
-    }
-}
-
-/// The second pass at slab boundary `b`: stage `h` on planes `b - h ..= b + h` (within
-/// `k0 .. k1`), stage by stage.
-///
-/// # Safety
-/// As [`run`]'s second pass: the first pass is done on both sides, and no other task writes
-/// or reads these planes' reach meanwhile.
-pub(super) unsafe fn boundary<'a>(
-    sw: &Sweep,
-    stage: &impl Fn(usize) -> Stage<'a>,
-    stages: usize,
-    b: usize,
-    (k0, k1): (usize, usize),
-) {
-    for h in 0..stages {
-        for p in b.saturating_sub(h).max(k0)..(b + h + 1).min(k1) {
-            // SAFETY: the caller's.
-            unsafe { sw.stage(stage(h), p) };
-        }
-    }
 }

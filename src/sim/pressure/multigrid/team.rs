@@ -28,7 +28,8 @@
 use super::direct::Direct;
 use super::kernels::restrict_rows;
 use super::level::Level;
-use super::slabs::{self, MAX_SLABS, Plan, group_size, plan_spans, slab_plan, stage_groups};
+use super::slabs::{MAX_SLABS, Plan, group_size, plan_spans, slab_plan, stage_groups};
+use super::sweeps;
 use super::wavefront::{Extra, ProlongLine, Stage, Stages, Sweep, liquid_planes};
 use super::{Multigrid, Settings, SyncPtr};
 use std::cell::Cell;
@@ -282,7 +283,7 @@ impl Cycle<'_> {
                     let st = Stages::new(s.coarsest_sweeps as usize, first, zero, Extra::None);
                     if let Some(planes) = planes {
                         // SAFETY: thread 0 alone.
-                        unsafe { slabs::serial(&sw, &|h| st.at(h), st.count, planes) };
+                        unsafe { sweeps::serial(&sw, &|h| st.at(h), st.count, planes) };
                     }
                 }
             });
@@ -314,13 +315,15 @@ impl Cycle<'_> {
         let [u, _, r] = self.ptrs[l];
         let sw = Sweep::shared(&self.levels[l], u.0, r.0);
         let planes = p.planes;
-        // SAFETY (every stage call): as the rayon path's (`slabs::run`): between two barriers
+        // SAFETY (every stage call): as the rayon path's (`sweeps::run`): between two barriers
         // each thread writes its own slabs' planes, boundaries' planes or rows, and reads only
         // what the phases before the barrier wrote (a stage by rows reads the other colour,
         // or `u` for the residual, or the coarse level, which no one writes in that phase).
         match p.wave {
             Wave::Empty => {}
-            Wave::Solo => t.solo(|| unsafe { slabs::serial(&sw, &|h| st.at(h), st.count, planes) }),
+            Wave::Solo => {
+                t.solo(|| unsafe { sweeps::serial(&sw, &|h| st.at(h), st.count, planes) })
+            }
             Wave::Rows => {
                 for h in 0..st.count {
                     t.phase(p.rows_active, |i| {
@@ -336,10 +339,10 @@ impl Cycle<'_> {
                     let start = |s: usize| g.starts[s] as usize;
                     t.phase(g.slabs, |s| {
                         let slab = (start(s), start(s + 1));
-                        unsafe { slabs::trapezoid(&sw, &stage, g.size, slab) };
+                        unsafe { sweeps::trapezoid(&sw, &stage, g.size, slab) };
                     });
                     t.phase(g.slabs + 1, |s| unsafe {
-                        slabs::boundary(&sw, &stage, g.size, start(s), planes)
+                        sweeps::boundary(&sw, &stage, g.size, start(s), planes)
                     });
                     h0 += g.size;
                 }

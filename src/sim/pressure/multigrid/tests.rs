@@ -393,7 +393,7 @@ fn fused_sweep_equals_two_half_sweeps() {
                         .build()
                         .unwrap();
                     pool.install(|| {
-                        wavefront::rb_sweeps(
+                        super::sweeps::rb_sweeps(
                             &mut a.levels[l],
                             sweeps,
                             first,
@@ -474,14 +474,14 @@ fn fused_residual_and_prolongation_equal_separate_passes() {
                         .unwrap();
                     let mut b = fresh();
                     let x = wavefront::Extra::Residual;
-                    pool.install(|| wavefront::rb_sweeps(&mut b.levels[l], sweeps, 0, true, x));
+                    pool.install(|| super::sweeps::rb_sweeps(&mut b.levels[l], sweeps, 0, true, x));
                     let what = format!("level {l}, {sweeps} sweeps, {threads} threads");
                     assert!(same(&b.levels[l].u, &a.levels[l].u), "pre u, {what}");
                     assert!(same(&b.levels[l].r, &a.levels[l].r), "residual, {what}");
                     let mut d = fresh();
                     let (f, co) = d.levels.split_at_mut(l + 1);
                     let x = wavefront::Extra::Prolong(&co[0]);
-                    pool.install(|| wavefront::rb_sweeps(&mut f[l], sweeps, 1, false, x));
+                    pool.install(|| super::sweeps::rb_sweeps(&mut f[l], sweeps, 1, false, x));
                     assert!(same(&f[l].u, &c.levels[l].u), "post u, {what}");
                 }
             }

@@ -16,7 +16,6 @@
 use super::SyncPtr;
 use super::kernels::coarse_taps;
 use super::level::{LANES, Level, has_avx2};
-use super::slabs::{group_size, plan_spans, run, slab_plan, stage_groups};
 
 /// Fine compact cells per block of the prolongation's line buffer, and that buffer.
 const LINE: usize = 128;
@@ -53,7 +52,7 @@ struct Taps {
 }
 
 impl<'a> Sweep<'a> {
-    fn new(lv: &'a mut Level) -> Self {
+    pub(super) fn new(lv: &'a mut Level) -> Self {
         let (u, r) = (lv.u.as_mut_ptr(), lv.r.as_mut_ptr());
         Self::shared(lv, u, r)
     }
@@ -439,7 +438,7 @@ impl<'a> Sweep<'a> {
 
 /// One Gauss-Seidel half-sweep over the cells of colour `colour` (`(i + j + k) % 2`):
 /// `u_c = (b_c + sum_f w_f u_nb) / diag_c` (0 on non-fluid cells), row after row;
-/// `from_zero`: the other colour taken as 0. The reference for [`rb_sweeps`].
+/// `from_zero`: the other colour taken as 0. The reference for `rb_sweeps` (`sweeps.rs`).
 #[cfg(test)]
 pub(super) fn half_sweep(lv: &mut Level, colour: usize, from_zero: bool) {
     let (ny, rows) = (lv.n[1], lv.spans.len());
@@ -474,61 +473,6 @@ pub(super) enum Stage<'a> {
     Prolong(&'a Level),
 }
 
-/// `sweeps` whole red-black Gauss-Seidel sweeps, colour `first` then the other, in one pass
-/// over the level (`from_zero`: the first half-sweep starts from `u = 0`), after the
-/// prolongation or followed by the residual (`extra`). The half-sweeps are stages (colour
-/// `first + h` mod 2), the prolongation a stage before them, the residual one after; stage `h`
-/// on plane `p` needs stage `h - 1` on planes `p - 1 ..= p + 1` and must come before stage
-/// `h + 1` there, so a wavefront does, at step `t`, stage `h` on plane `t - h` for every `h` in
-/// order: each plane is read from memory about once for all the stages, rather than once per
-/// stage (temporal blocking).
-///
-/// In parallel over slabs of at least `2 (stages + 1)` planes: first each slab `[ka, kb)`
-/// runs the wavefront on the planes whose dependencies lie inside it (stage `h` on its planes
-/// `ka + 1 + h ..= kb - 1 - h`, a trapezoid that leaves the slab's first plane alone, so that
-/// no two slabs touch a common plane: a slab reads planes `ka ..= kb` and writes
-/// `ka + 1 .. kb`), then, in parallel over the slab boundaries `B`, the stages left near each
-/// (stage `h` on planes `B - h ..= B + h`), stage by stage. Each half-sweep reads only the
-/// other colour, so every cell gets exactly what the stages one after the other give
-/// ([`half_sweep`], [`super::kernels::residual`], [`super::kernels::prolong_add`]), whatever
-/// the slabs: the bits do not depend on the thread count. Too few planes for a slab per
-/// thread, or one slab with most of the liquid: groups of stages, each such a wavefront
-/// ([`stage_groups`]), or stage by stage.
-pub(super) fn rb_sweeps(
-    lv: &mut Level,
-    sweeps: usize,
-    first: usize,
-    from_zero: bool,
-    extra: Extra,
-) {
-    let Some((k0, k1)) = liquid_planes(lv) else {
-        return;
-    };
-    if sweeps == 0 {
-        return;
-    }
-    let st = Stages::new(sweeps, first, from_zero, extra);
-    let (stage, stages) = (|h| st.at(h), st.count);
-    let threads = rayon::current_num_threads();
-    let (plan, starts) = slab_plan(lv, k0, k1, stages, threads);
-    // Decided once per set-up for each (stages, threads): the spans do not change meanwhile.
-    let groups = lv.groups_memo(stages, threads, |lv| {
-        stage_groups(lv.n, &lv.spans, (k0, k1), stages, threads, plan)
-    });
-    let sw = Sweep::new(lv);
-    let Some(groups) = groups else {
-        run(&sw, &stage, (0, stages), (k0, k1), plan, &starts);
-        return;
-    };
-    let mut h0 = 0;
-    for g in 0..groups {
-        let size = group_size(stages, groups, g);
-        let (plan, starts) = plan_spans(sw.n, sw.spans, k0, k1, size, threads);
-        run(&sw, &stage, (h0, size), (k0, k1), plan, &starts);
-        h0 += size;
-    }
-}
-
 /// The z-planes `[k0, k1)` from the first to the last holding liquid (`None`: no liquid).
 pub(super) fn liquid_planes(lv: &Level) -> Option<(usize, usize)> {
     let (ny, nz) = (lv.n[1], lv.n[2]);
@@ -537,7 +481,7 @@ pub(super) fn liquid_planes(lv: &Level) -> Option<(usize, usize)> {
     Some((k0, (0..nz).rev().find(|&k| has(k)).map_or(k0, |k| k + 1)))
 }
 
-/// The stages of [`rb_sweeps`]' wavefront: the prolongation, `2 sweeps` half-sweeps (colour
+/// The stages of `rb_sweeps`' wavefront (`sweeps.rs`): the prolongation, `2 sweeps` half-sweeps (colour
 /// `first + h` mod 2, the first `from_zero`), the residual, as `extra` asks.
 #[derive(Clone, Copy)]
 pub(super) struct Stages<'a> {
