@@ -481,8 +481,9 @@ pub(super) fn liquid_planes(lv: &Level) -> Option<(usize, usize)> {
     Some((k0, (0..nz).rev().find(|&k| has(k)).map_or(k0, |k| k + 1)))
 }
 
-/// The stages of `rb_sweeps`' wavefront (`sweeps.rs`): the prolongation, `2 sweeps` half-sweeps (colour
-/// `first + h` mod 2, the first `from_zero`), the residual, as `extra` asks.
+/// The stages of `rb_sweeps`' wavefront (`sweeps.rs`): the prolongation, `2 sweeps`
+/// half-sweeps (colour `first + h` mod 2, the first `from_zero`), the residual, as `extra`
+/// asks.
 #[derive(Clone, Copy)]
 pub(super) struct Stages<'a> {
     extra: Extra<'a>,
