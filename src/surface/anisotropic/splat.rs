@@ -190,45 +190,56 @@ fn splat_block_any(
                     -1 => n | 8 << a,
                     _ => n,
                 });
-                for i in g.particles_of(nd) {
-                    if ks.codes[i] & need != need {
-                        continue;
-                    }
-                    let tag = ks.tags[i];
-                    let q = [
-                        g.pos[0][i] - fo[0],
-                        g.pos[1][i] - fo[1],
-                        g.pos[2][i] - fo[2],
-                    ];
-                    let k = if tag == SPHERE {
-                        if (0..3).any(|a| q[a] + se[a] < bmin[a] || q[a] - se[a] > bmax[a]) {
+                // The particles whose code has every needed bit, in binned order, found 16
+                // codes at a time ([`reaching`]).
+                let range = g.particles_of(nd);
+                let mut base = range.start;
+                while base < range.end {
+                    let step = (range.end - base).min(CHUNK);
+                    let mut bits = reaching(&ks.codes[base..base + step], need);
+                    let first = base;
+                    base += step;
+                    while bits != 0 {
+                        let i = first + bits.trailing_zeros() as usize;
+                        bits &= bits - 1;
+                        let tag = ks.tags[i];
+                        let q = [
+                            g.pos[0][i] - fo[0],
+                            g.pos[1][i] - fo[1],
+                            g.pos[2][i] - fo[2],
+                        ];
+                        let k = if tag == SPHERE {
+                            if (0..3).any(|a| q[a] + se[a] < bmin[a] || q[a] - se[a] > bmax[a]) {
+                                continue;
+                            }
+                            &ks.sphere
+                        } else {
+                            let k = &ks.ells[tag as usize];
+                            if (0..3)
+                                .any(|a| q[a] + k.ext[a] < bmin[a] || q[a] - k.ext[a] > bmax[a])
+                            {
+                                continue;
+                            }
+                            k
+                        };
+                        let lo: [usize; 3] =
+                            std::array::from_fn(|a| ceil_pos((q[a] - k.ext[a]).max(bmin[a])));
+                        // Through i32 (`as usize` from f32 takes several instructions): the same
+                        // values (negatives and NaN give 0 either way; all below 2^31).
+                        let hi: [usize; 3] = std::array::from_fn(|a| {
+                            ((q[a] + k.ext[a]).min(bmax[a]).max(0.0) as i32) as usize
+                        });
+                        if (0..3).any(|a| lo[a] > hi[a]) {
                             continue;
                         }
-                        &ks.sphere
-                    } else {
-                        let k = &ks.ells[tag as usize];
-                        if (0..3).any(|a| q[a] + k.ext[a] < bmin[a] || q[a] - k.ext[a] > bmax[a]) {
-                            continue;
+                        let v = ks.velocity(g, i);
+                        if tag == SPHERE {
+                            sphere_only(&mut s, k, q, v, lo, hi);
+                        } else if k.fs == 0.0 && k.wall_axis == 3 {
+                            kernel_only(&mut s, k, q, v, lo, hi);
+                        } else {
+                            with_floor(&mut s, k, q, v, lo, hi, h);
                         }
-                        k
-                    };
-                    let lo: [usize; 3] =
-                        std::array::from_fn(|a| ceil_pos((q[a] - k.ext[a]).max(bmin[a])));
-                    // Through i32 (`as usize` from f32 takes several instructions): the same
-                    // values (negatives and NaN give 0 either way; all below 2^31).
-                    let hi: [usize; 3] = std::array::from_fn(|a| {
-                        ((q[a] + k.ext[a]).min(bmax[a]).max(0.0) as i32) as usize
-                    });
-                    if (0..3).any(|a| lo[a] > hi[a]) {
-                        continue;
-                    }
-                    let v = ks.velocity(g, i);
-                    if tag == SPHERE {
-                        sphere_only(&mut s, k, q, v, lo, hi);
-                    } else if k.fs == 0.0 && k.wall_axis == 3 {
-                        kernel_only(&mut s, k, q, v, lo, hi);
-                    } else {
-                        with_floor(&mut s, k, q, v, lo, hi, h);
                     }
                 }
             }
@@ -266,6 +277,32 @@ fn splat_block_any(
     }
     clip_block(g, &ks.region, bc, &mut phi);
     write(out.phi, &phi);
+}
+
+/// Codes per chunk of [`reaching`].
+const CHUNK: usize = 16;
+
+/// Bit `j` set where `codes[j]` has every bit of `need` (at most [`CHUNK`] codes): the walk
+/// over a neighbour block's particles skips most of them (all but the few whose kernel
+/// reaches this block) 16 at a time instead of one byte test and branch each (SSE2, part of
+/// x86-64's baseline; the same bits as the loop below).
+#[inline(always)]
+fn reaching(codes: &[u8], need: u8) -> u32 {
+    #[cfg(target_arch = "x86_64")]
+    if codes.len() == CHUNK {
+        use std::arch::x86_64::*;
+        // SAFETY: SSE2 is part of the x86-64 baseline; 16 bytes in bounds (the length just
+        // checked), an unaligned load.
+        return unsafe {
+            let v = _mm_loadu_si128(codes.as_ptr().cast());
+            let n = _mm_set1_epi8(need as i8);
+            _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_and_si128(v, n), n)) as u32
+        };
+    }
+    codes
+        .iter()
+        .enumerate()
+        .fold(0, |m, (j, &c)| m | ((c & need == need) as u32) << j)
 }
 
 /// Writes a block's `phi` into its (uninitialised) output.
@@ -347,9 +384,9 @@ fn add_row(s: &mut Sums, r: usize, wk: &[f32; R], q: [f32; 3], v: [f32; 3]) {
 fn kernel_only(s: &mut Sums, k: &Kernel, q: [f32; 3], v: [f32; 3], lo: [usize; 3], hi: [usize; 3]) {
     let m = &k.m;
     let dx: [f32; R] = std::array::from_fn(|j| LANE_X[j] - q[0]);
-    for z in lo[2]..=hi[2] {
+    for z in lo[2]..hi[2] + 1 {
         let dz = z as f32 - q[2];
-        for y in lo[1]..=hi[1] {
+        for y in lo[1]..hi[1] + 1 {
             let dy = y as f32 - q[1];
             let b = m[3] * dy + m[4] * dz;
             let c = m[1] * dy * dy + m[2] * dz * dz + 2.0 * m[5] * dy * dz;
@@ -377,10 +414,10 @@ fn sphere_only(s: &mut Sums, k: &Kernel, q: [f32; 3], v: [f32; 3], lo: [usize; 3
         let dx = LANE_X[j] - q[0];
         m * dx * dx
     });
-    for z in lo[2]..=hi[2] {
+    for z in lo[2]..hi[2] + 1 {
         let dz = z as f32 - q[2];
         let cz = m * dz * dz;
-        for y in lo[1]..=hi[1] {
+        for y in lo[1]..hi[1] + 1 {
             let dy = y as f32 - q[1];
             let c = m * dy * dy + cz;
             if c >= 1.0 {
@@ -411,9 +448,9 @@ fn with_floor(
     let inbox: [bool; R] = std::array::from_fn(|j| j >= lo[0] && j <= hi[0]);
     let mask: [f32; R] = inbox.map(|b| b as u32 as f32);
     let (m, f) = (&k.m, &k.f);
-    for z in lo[2]..=hi[2] {
+    for z in lo[2]..hi[2] + 1 {
         let dz = z as f32 - q[2];
-        for y in lo[1]..=hi[1] {
+        for y in lo[1]..hi[1] + 1 {
             let dy = y as f32 - q[1];
             let r = y + B * z;
             let mut wk = [0f32; R];
