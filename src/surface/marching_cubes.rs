@@ -266,20 +266,24 @@ fn block_vertices(ls: &LevelSet, s: usize) -> BlockOut {
             }
         }
     }
+    // Corner `k` of the cube at padded point `i` is `i + (k & 1) + P (k >> 1 & 1) + P² (k >> 2)`:
+    // the case's bits gathered axis by axis, whole rows at a time (vectorised).
+    let (n1, n2) = (P * P * P - 1, P * P * P - 1 - P);
+    let mut c = [0u8; P * P * P];
+    for i in 0..n1 {
+        c[i] = neg[i] | neg[i + 1] << 1;
+    }
+    for i in 0..n2 {
+        c[i] |= c[i + P] << 2;
+    }
+    for i in 0..n2 - P * P {
+        c[i] |= c[i + P * P] << 4;
+    }
     out.cases = vec![0u8; BP];
     for z in 0..B {
         for y in 0..B {
-            for x in 0..B {
-                let mut case = 0u8;
-                for k in 0..8 {
-                    case |= neg[pidx(
-                        x + 1 + (k & 1),
-                        y + 1 + ((k >> 1) & 1),
-                        z + 1 + ((k >> 2) & 1),
-                    )] << k;
-                }
-                out.cases[x + B * (y + B * z)] = case;
-            }
+            let row = pidx(1, y + 1, z + 1);
+            out.cases[B * (y + B * z)..][..B].copy_from_slice(&c[row..row + B]);
         }
     }
     out
