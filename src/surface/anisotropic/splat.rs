@@ -252,28 +252,38 @@ fn splat_block_any(
         fvs,
         floor,
     } = &s;
+    // Row by row, every lane computing both sides of each choice and selecting (vectorised;
+    // the selected values are the same operations, so the same bits).
     let mut phi = [0f32; BP];
-    for (k, phi_k) in phi.iter_mut().enumerate() {
-        let l = [k % B, (k / B) % B, k / (B * B)];
-        let (r, x) = (k / R, k % R);
-        let zb = if w[r][x] > 0.0 {
-            let d2: f32 = (0..3)
-                .map(|a| (l[a] as f32 - wx[a][r][x] / w[r][x]).powi(2))
-                .sum();
-            d2.sqrt() * h - radius
-        } else {
-            outside
-        };
-        // The thin-feature floor (applied before the wall clip, as the other methods' blur
-        // would come before it; this method has none).
-        *phi_k = zb.min(floor[r][x].min(outside));
-        let ws = w[r][x] + fvs[r][x];
-        // No kernel reaches the point: no velocity (NaN, see `LevelSet::vel`).
-        out.vel[k] = if ws > 0.0 {
-            [wv[0][r][x] / ws, wv[1][r][x] / ws, wv[2][r][x] / ws]
-        } else {
-            [f32::NAN; 3]
-        };
+    for r in 0..ROWS {
+        let (y, z) = ((r % B) as f32, (r / B) as f32);
+        let (mut ph, mut vel) = ([0f32; R], [[0f32; R]; 3]);
+        for x in 0..R {
+            let wr = w[r][x];
+            let d = [
+                LANE_X[x] - wx[0][r][x] / wr,
+                y - wx[1][r][x] / wr,
+                z - wx[2][r][x] / wr,
+            ];
+            let d2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
+            let zb = if wr > 0.0 {
+                d2.sqrt() * h - radius
+            } else {
+                outside
+            };
+            // The thin-feature floor (applied before the wall clip, as the other methods'
+            // blur would come before it; this method has none).
+            ph[x] = zb.min(floor[r][x].min(outside));
+            let ws = wr + fvs[r][x];
+            // No kernel reaches the point: no velocity (NaN, see `LevelSet::vel`).
+            for a in 0..3 {
+                vel[a][x] = if ws > 0.0 { wv[a][r][x] / ws } else { f32::NAN };
+            }
+        }
+        phi[r * R..][..R].copy_from_slice(&ph);
+        for (x, v) in out.vel[r * R..][..R].iter_mut().enumerate() {
+            *v = [vel[0][x], vel[1][x], vel[2][x]];
+        }
     }
     clip_block(g, &ks.region, bc, &mut phi);
     write(out.phi, &phi);
