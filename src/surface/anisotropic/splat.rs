@@ -505,10 +505,15 @@ fn with_floor(
                         e2[j] = (dx[j] / WALL_ALONG).powi(2) + along + across * across;
                     }
                 }
+                // The square roots in a loop of their own, the box as the float mask: so
+                // written, the lanes stay vectorised (the same operations per lane).
+                let mut fl = [0f32; R];
                 for j in 0..R {
-                    let fl = (e2[j].sqrt() - 1.0) * WALL_ACROSS * h;
+                    fl[j] = (e2[j].sqrt() - 1.0) * WALL_ACROSS * h;
+                }
+                for j in 0..R {
                     let now = s.floor[r][j];
-                    s.floor[r][j] = if inbox[j] { now.min(fl) } else { now };
+                    s.floor[r][j] = if mask[j] > 0.0 { now.min(fl[j]) } else { now };
                 }
             }
         }
