@@ -223,11 +223,11 @@ fn splat_block_any(
                             k
                         };
                         let lo: [usize; 3] =
-                            std::array::from_fn(|a| ceil_pos((q[a] - k.ext[a]).max(bmin[a])));
+                            std::array::from_fn(|a| ceil_pos(max(q[a] - k.ext[a], bmin[a])));
                         // Through i32 (`as usize` from f32 takes several instructions): the same
                         // values (negatives and NaN give 0 either way; all below 2^31).
                         let hi: [usize; 3] = std::array::from_fn(|a| {
-                            ((q[a] + k.ext[a]).min(bmax[a]).max(0.0) as i32) as usize
+                            (max(min(q[a] + k.ext[a], bmax[a]), 0.0) as i32) as usize
                         });
                         if (0..3).any(|a| lo[a] > hi[a]) {
                             continue;
@@ -287,6 +287,20 @@ fn splat_block_any(
     }
     clip_block(g, &ks.region, bc, &mut phi);
     write(out.phi, &phi);
+}
+
+/// `a.min(b)` as one compare and select (`f32::min` also orders NaN and the two zeros, which
+/// takes several instructions): the same value where it is used (bounds turned into lattice
+/// indices, where `-0` and `+0` give 0; a NaN `a` gives `b` either way).
+#[inline(always)]
+fn min(a: f32, b: f32) -> f32 {
+    if a < b { a } else { b }
+}
+
+/// `a.max(b)`, as [`min`].
+#[inline(always)]
+fn max(a: f32, b: f32) -> f32 {
+    if a > b { a } else { b }
 }
 
 /// Codes per chunk of [`reaching`].
