@@ -360,11 +360,12 @@ fn clip_block(g: &SparseGrid, region: &[[f64; 3]; 2], bc: [i64; 3], phi: &mut [f
     if top <= phi.iter().fold(f32::MAX, |m, &v| m.min(v)) {
         return;
     }
-    for (k, x) in phi.iter_mut().enumerate() {
-        let l = [k % B, (k / B) % B, k / (B * B)];
-        let wall = f64::MIN.max(d[0][l[0]]).max(d[1][l[1]]).max(d[2][l[2]]) as f32 + eps;
-        if wall > *x {
-            *x = wall;
+    // Row by row (the lanes vectorise), the same operations per point.
+    for (r, row) in phi.chunks_exact_mut(B).enumerate() {
+        let (y, z) = (r % B, r / B);
+        for (x, v) in row.iter_mut().enumerate() {
+            let wall = f64::MIN.max(d[0][x]).max(d[1][y]).max(d[2][z]) as f32 + eps;
+            *v = if wall > *v { wall } else { *v };
         }
     }
 }
