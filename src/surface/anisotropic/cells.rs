@@ -130,7 +130,13 @@ impl Cells {
                 continue;
             }
             let row = nx * (y + ny * z);
-            *o = self.start[row + x0] as usize..self.start[row + x1 + 1] as usize;
+            debug_assert!(row + x1 + 1 < self.start.len());
+            // SAFETY: `x0 <= x1 < nx`, `y < ny`, `z < nz`, so `row + x1 + 1 <= nx ny nz`, and
+            // `start` has `nx ny nz + 1` entries (the counting sort's bucket starts and end).
+            *o = unsafe {
+                *self.start.get_unchecked(row + x0) as usize
+                    ..*self.start.get_unchecked(row + x1 + 1) as usize
+            };
         }
         out
     }
