@@ -242,11 +242,13 @@ fn wall_mirrors(pos: &[Vec<f32>; 3], vel: &[Vec<f32>; 3], p: &Params) -> Vec<Mir
             };
             // The chunk's mirror count first (2^walls - 1 per particle): the arrays are
             // allocated once, not grown by pushes (`surge mesh` of frame 20 of the 1M dam
-            // break, callgrind: the process's `realloc` instructions 55M -> 40M).
-            let count: usize = range
+            // break, callgrind: the process's `realloc` instructions 55M -> 40M). The walls
+            // per particle are kept: the mirroring pass skips the particles near none.
+            let near: Vec<u8> = range
                 .clone()
-                .map(|i| (1usize << walls_of(i).iter().flatten().count()) - 1)
-                .sum();
+                .map(|i| walls_of(i).iter().flatten().count() as u8)
+                .collect();
+            let count: usize = near.iter().map(|&k| (1usize << k) - 1).sum();
             let vec = || Vec::with_capacity(count);
             let mut out = Mirrors {
                 pos: std::array::from_fn(|_| vec()),
@@ -254,15 +256,10 @@ fn wall_mirrors(pos: &[Vec<f32>; 3], vel: &[Vec<f32>; 3], p: &Params) -> Vec<Mir
                 source: Vec::with_capacity(count),
                 mask: Vec::with_capacity(count),
             };
-            for i in range {
+            for (i, _) in range.zip(&near).filter(|(_, k)| **k > 0) {
                 let walls = walls_of(i);
-                if walls.iter().all(Option::is_none) {
-                    continue;
-                }
-                for mask in 1..8usize {
-                    if (0..3).any(|a| mask >> a & 1 == 1 && walls[a].is_none()) {
-                        continue;
-                    }
+                let has = (0..3).fold(0, |m, a| m | (walls[a].is_some() as usize) << a);
+                for mask in (1..8usize).filter(|mask| mask & !has == 0) {
                     for a in 0..3 {
                         let (x, v) = (pos[a][i], vel[a][i]);
                         let (x, v) = match walls[a] {

@@ -84,8 +84,11 @@ impl Cells {
     pub(super) fn coord(&self, x: [f32; 3]) -> [usize; 3] {
         // Through i32 (one instruction; `as usize` from f32 takes several): the same values,
         // as the clamp below `dims < 2^31` follows (NaN: 0 either way).
+        // The clamp at 0 as one compare and select (`f32::max` also orders NaN and the zeros:
+        // several instructions; here NaN and -0 give 0 either way).
         let c = |a: usize| {
-            (((x[a] - self.lo[a]) * self.inv).max(0.0) as i32 as usize).min(self.dims[a] - 1)
+            let v = (x[a] - self.lo[a]) * self.inv;
+            ((if v > 0.0 { v } else { 0.0 }) as i32 as usize).min(self.dims[a] - 1)
         };
         [c(0), c(1), c(2)]
     }
@@ -118,14 +121,22 @@ impl Cells {
         let x0 = c[0].saturating_sub(1);
         let x1 = (c[0] + 1).min(self.dims[0] - 1);
         let mut out = [const { 0..0 }; 9];
+        let [nx, ny, nz] = self.dims;
         for (o, &(dy, dz)) in out.iter_mut().zip(ORDER.iter()) {
-            // Rows past the grid's edges stay empty.
-            let (y, z) = (c[1] + dy, c[2] + dz);
-            if y == 0 || z == 0 || y > self.dims[1] || z > self.dims[2] {
+            // Rows past the grid's edges stay empty: `y - 1` and `z - 1` (wrapping below 0)
+            // within the grid, one test for both.
+            let (y, z) = ((c[1] + dy).wrapping_sub(1), (c[2] + dz).wrapping_sub(1));
+            if (y >= ny) | (z >= nz) {
                 continue;
             }
-            let row = self.dims[0] * (y - 1 + self.dims[1] * (z - 1));
-            *o = self.start[row + x0] as usize..self.start[row + x1 + 1] as usize;
+            let row = nx * (y + ny * z);
+            debug_assert!(row + x1 + 1 < self.start.len());
+            // SAFETY: `x0 <= x1 < nx`, `y < ny`, `z < nz`, so `row + x1 + 1 <= nx ny nz`, and
+            // `start` has `nx ny nz + 1` entries (the counting sort's bucket starts and end).
+            *o = unsafe {
+                *self.start.get_unchecked(row + x0) as usize
+                    ..*self.start.get_unchecked(row + x1 + 1) as usize
+            };
         }
         out
     }
