@@ -111,8 +111,9 @@ pub struct Settings {
     /// Solve the finest coarse level that fits [`direct`]'s budgets exactly, ending the cycle
     /// there (else the coarsest level's sweeps end it).
     pub direct: bool,
-    /// On more than one thread, run each cycle on a team of the pool's threads with barriers
-    /// between its phases (`team.rs`) rather than a rayon loop per phase (the same bits).
+    /// On more than one thread, run each cycle on a team of the pool's threads, its phases
+    /// tasks claimed from counters (`team.rs`), rather than a rayon loop per phase (the same
+    /// bits).
     pub team: bool,
 }
 

@@ -118,11 +118,28 @@ pub(super) unsafe fn serial<'a>(
     stages: usize,
     (k0, k1): (usize, usize),
 ) {
-    for t in k0..k1 + stages {
+    // SAFETY: the caller's; one stage at a time in the wavefront's order.
+    unsafe { walk(sw, stage, stages, (k0, k1), |_, p| (k0..k1).contains(&p)) }
+}
+
+/// The wavefront's order over steps `t` in `t0 .. t1 + stages`: at step `t`, stage `h` on
+/// plane `t - h` for every `h` in order, where `keep(h, p)`.
+///
+/// # Safety
+/// As the callers' ([`serial`], [`trapezoid`]).
+#[inline(always)]
+unsafe fn walk<'a>(
+    sw: &Sweep,
+    stage: &impl Fn(usize) -> Stage<'a>,
+    stages: usize,
+    (t0, t1): (usize, usize),
+    keep: impl Fn(usize, usize) -> bool,
+) {
+    for t in t0..t1 + stages {
         for h in 0..stages.min(t + 1) {
             let p = t - h;
-            if (k0..k1).contains(&p) {
-                // SAFETY: the caller's; one stage at a time in the wavefront's order.
+            if keep(h, p) {
+                // SAFETY: the caller's.
                 unsafe { sw.stage(stage(h), p) };
             }
         }
@@ -140,15 +157,8 @@ pub(super) unsafe fn trapezoid<'a>(
     stages: usize,
     (ka, kb): (usize, usize),
 ) {
-    for t in ka..kb + stages {
-        for h in 0..stages.min(t + 1) {
-            let p = t - h;
-            if p > ka + h && p + h < kb {
-                // SAFETY: the caller's.
-                unsafe { sw.stage(stage(h), p) };
-            }
-        }
-    }
+    // SAFETY: the caller's.
+    unsafe { walk(sw, stage, stages, (ka, kb), |h, p| p > ka + h && p + h < kb) }
 }
 
 /// The second pass at slab boundary `b`: stage `h` on planes `b - h ..= b + h` (within

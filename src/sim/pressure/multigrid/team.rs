@@ -44,7 +44,7 @@ const MAX_GROUPS: usize = 4;
 /// Cells (and row costs) per thread at least of a stage run by rows, and of a restriction.
 const ROW_CELLS: usize = 4096;
 const RESTRICT_CELLS: usize = 1024;
-/// Spins of a barrier's wait before it yields the core between looks.
+/// Spins of a wait for a phase's done-counter before it yields the core between looks.
 const SPINS: u32 = 256;
 
 /// One slab wavefront of a group of stages: its size and slabs ([`slab_plan`]).
@@ -66,7 +66,7 @@ const EMPTY: Group = Group {
 enum Wave {
     /// No liquid.
     Empty,
-    /// One wavefront on thread 0.
+    /// One wavefront, one task (on whichever thread claims it).
     Solo,
     /// Stage by stage, each over the threads' rows.
     Rows,
@@ -251,8 +251,8 @@ impl Team<'_> {
 }
 
 /// What every thread of the team reads: the levels, their `u`, `b`, `r` (written through
-/// these pointers only, each cell by one thread between two barriers), the exact solve (thread
-/// 0's alone) and the plans.
+/// these pointers only, each cell by one task of a phase), the exact solve (one task's
+/// alone) and the plans.
 struct Cycle<'a> {
     levels: &'a [Level],
     ptrs: [[SyncPtr<f32>; 3]; MAX_LEVELS],
@@ -270,7 +270,7 @@ impl Cycle<'_> {
         let lv = &self.levels[l];
         let [u, _, r] = self.ptrs[l];
         if l == self.last && self.direct_level.is_some() {
-            // SAFETY: thread 0 alone, between barriers: nothing else touches the solve or the
+            // SAFETY: one task alone, its phase: nothing else touches the solve or the
             // level's `u`.
             t.solo(|| unsafe { (*self.direct.0).solve_into(lv, u.0) });
             return;
@@ -282,7 +282,7 @@ impl Cycle<'_> {
                 for (first, zero) in [(0, true), (1, false)] {
                     let st = Stages::new(s.coarsest_sweeps as usize, first, zero, Extra::None);
                     if let Some(planes) = planes {
-                        // SAFETY: thread 0 alone.
+                        // SAFETY: one task alone.
                         unsafe { sweeps::serial(&sw, &|h| st.at(h), st.count, planes) };
                     }
                 }
@@ -315,9 +315,9 @@ impl Cycle<'_> {
         let [u, _, r] = self.ptrs[l];
         let sw = Sweep::shared(&self.levels[l], u.0, r.0);
         let planes = p.planes;
-        // SAFETY (every stage call): as the rayon path's (`sweeps::run`): between two barriers
+        // SAFETY (every stage call): as the rayon path's (`sweeps::run`): between two phases
         // each thread writes its own slabs' planes, boundaries' planes or rows, and reads only
-        // what the phases before the barrier wrote (a stage by rows reads the other colour,
+        // what the phases before it wrote (a stage by rows reads the other colour,
         // or `u` for the residual, or the coarse level, which no one writes in that phase).
         match p.wave {
             Wave::Empty => {}
