@@ -95,6 +95,9 @@ pub struct Recorder {
     meta: Vec<Meta>,
     /// `[app]`: start, end.
     spans: Vec<[u64; 2]>,
+    /// `[member][app]`: when the member began its walk of the phases (the fan-out reached
+    /// it), when it ended it.
+    walks: Vec<[u64; 2]>,
 }
 
 static RECORDER: AtomicPtr<Recorder> = AtomicPtr::new(std::ptr::null_mut());
@@ -121,6 +124,7 @@ pub fn arm(members: usize, phases: usize, apps: usize) {
         slots: filled(members * apps * phases, unused),
         meta: filled(apps * phases, NO_META),
         spans: vec![[0; 2]; apps],
+        walks: filled(members * apps, [1, 1]),
     });
     drop(disarm());
     RECORDER.store(Box::into_raw(r), Ordering::Release);
@@ -185,7 +189,11 @@ impl App {
         }
         // SAFETY: the recorder lives until disarmed; `m < members` (the team's size).
         let r = unsafe { &*self.rec };
+        // SAFETY: this member's walk, written by this member alone.
+        let walk = unsafe { (r.walks.as_ptr() as *mut [u64; 2]).add(m * r.apps + self.app) };
+        unsafe { (*walk)[0] = now() };
         Probe {
+            walk,
             slots: unsafe {
                 (r.slots.as_ptr() as *mut Slot).add((m * r.apps + self.app) * r.phases)
             },
@@ -198,6 +206,7 @@ impl App {
 
 /// A member's pointers into one application's records (null: not recording).
 pub(super) struct Probe {
+    walk: *mut [u64; 2],
     slots: *mut Slot,
     meta: *mut Meta,
     phases: usize,
@@ -212,6 +221,7 @@ pub(super) struct Visit {
 
 impl Probe {
     pub(super) const OFF: Probe = Probe {
+        walk: std::ptr::null_mut(),
         slots: std::ptr::null_mut(),
         meta: std::ptr::null_mut(),
         phases: 0,
@@ -233,6 +243,14 @@ impl Probe {
                 filled: 0,
                 filler: self.member,
             },
+        }
+    }
+
+    /// The member has walked every phase.
+    pub(super) fn finish(&self) {
+        if !self.walk.is_null() {
+            // SAFETY: as in `App::member`.
+            unsafe { (*self.walk)[1] = now() };
         }
     }
 
@@ -463,6 +481,22 @@ pub fn report(rec: &Recorder, skip: usize, tick: f64, phases_of: bool) -> String
         .map(|&b| format!("{:.0}", us(b)))
         .collect();
     let _ = writeln!(o, "busy per member: {}", busy.join(" "));
+    for (i, what) in ["began", "ended"].iter().enumerate() {
+        let at: Vec<String> = (0..m)
+            .map(|k| {
+                let sum: u64 = (apps.iter())
+                    .filter(|&&a| rec.meta[a * np..(a + 1) * np].iter().all(|x| x.filled != 0))
+                    .map(|&a| rec.walks[k * rec.apps + a][i].saturating_sub(rec.spans[a][0]))
+                    .sum();
+                format!("{:.1}", us(sum as f64))
+            })
+            .collect();
+        let _ = writeln!(
+            o,
+            "member {what} its walk (after the start): {}",
+            at.join(" ")
+        );
+    }
     if phases_of && !walls.is_empty() {
         walls.sort();
         let (w, a) = walls[walls.len() / 2];

@@ -569,7 +569,9 @@ impl Multigrid {
             {
                 t.prof = app.member(_m);
             }
-            cycle.run(&t, 0, true)
+            cycle.run(&t, 0, true);
+            #[cfg(feature = "mg-profile")]
+            t.prof.finish();
         });
         #[cfg(feature = "mg-profile")]
         profile::end(app);
