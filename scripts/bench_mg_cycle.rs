@@ -328,6 +328,9 @@ fn profile(
         ticks as f64 / tick / 1e3 / (cycles as f64 / apps as f64),
         1e3 * (wall - setup) - ticks as f64 / tick / 1e3 / (cycles as f64 / apps as f64)
     );
+    if let Err(e) = rec.check() {
+        println!("mg_cycle profile [{name}]: the records are inconsistent: {e}");
+    }
     print!("{}", profile::report(&rec, apps, tick, level >= 2));
 }
 

@@ -298,6 +298,29 @@ impl Recorder {
         let used = self.used.load(Ordering::Relaxed).min(self.apps);
         (used, self.spans[..used].iter().map(|[a, b]| b - a).sum())
     }
+
+    /// Checks the records: every phase of every recorded application has its done-counter's
+    /// time, its members' tasks add up to its tasks, and each member's first task started
+    /// before its last ended. The phases checked, or what is wrong.
+    pub fn check(&self) -> Result<usize, String> {
+        let (used, np) = (
+            self.used.load(Ordering::Relaxed).min(self.apps),
+            self.phases,
+        );
+        for a in 0..used {
+            for (p, x) in self.meta[a * np..(a + 1) * np].iter().enumerate() {
+                let slots = (0..self.members).map(|m| self.slots[(m * self.apps + a) * np + p]);
+                let tasks: u32 = slots.clone().map(|s| s.tasks).sum();
+                if x.filled == 0 || tasks != x.tasks || slots.clone().any(|s| s.start > s.end) {
+                    return Err(format!(
+                        "application {a}, phase {p}: filled at {}, {tasks} of {} tasks",
+                        x.filled, x.tasks
+                    ));
+                }
+            }
+        }
+        Ok(used * np)
+    }
 }
 
 /// Sums of one (level, kind) row of the table, in ticks.

@@ -24,6 +24,10 @@
 //! it wrote), so the bits do not depend on the schedule or the thread count (McAdams, Sifakis
 //! and Teran 2010 run each pass of the cycle as a parallel loop over the grid; the team and its
 //! counters are this project's).
+//!
+//! How it shares the work out (cells per task, members per level, whole coarse visits as one
+//! task, the waits, the counters' spacing) are knobs (`team_knobs.rs`) for benchmarks to sweep;
+//! with `--features mg-profile` each phase's times are recorded (`profile.rs`).
 
 use super::direct::Direct;
 use super::kernels::restrict_rows;

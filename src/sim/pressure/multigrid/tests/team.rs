@@ -112,3 +112,42 @@ fn team_cycle_equals_rayon_loops() {
         );
     }
 }
+
+/// The profile (`--features mg-profile`) records every phase of every application of a team of
+/// 3 on the random problem: each phase's done-counter time, its members' tasks adding up to
+/// its tasks; nothing once disarmed, nor a team of another size.
+#[cfg(feature = "mg-profile")]
+#[test]
+fn profile_records_every_phase() {
+    use super::super::profile;
+    let p = Problem::random(9, [70, 60, 40], true);
+    let r: Vec<f64> = (0..p.cell_of.len())
+        .map(|i| rnd(3, i as u64) - 0.5)
+        .collect();
+    let mut z = vec![0.0; p.cell_of.len()];
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(3)
+        .build()
+        .unwrap();
+    pool.install(|| {
+        let mut mg = Multigrid::new(p.n, Settings::default());
+        mg.setup(&p.labels, Some(&p.weights));
+        mg.apply(&p.cell_of, &r, &mut z);
+        let phases = mg.team_phase_count();
+        assert!(phases > 3, "{phases} phases");
+        profile::arm(4, phases, 2);
+        mg.apply(&p.cell_of, &r, &mut z);
+        assert_eq!(
+            profile::disarm().unwrap().check(),
+            Ok(0),
+            "another team size"
+        );
+        profile::arm(3, phases, 2);
+        for _ in 0..3 {
+            mg.apply(&p.cell_of, &r, &mut z);
+        }
+        let rec = profile::disarm().unwrap();
+        assert_eq!(rec.check(), Ok(2 * phases));
+        assert_eq!(rec.cycles().0, 2);
+    });
+}
