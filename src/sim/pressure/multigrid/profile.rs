@@ -535,7 +535,7 @@ fn phase_list(o: &mut String, rec: &Recorder, a: usize, w: u64, tick: f64) {
     let meta = &rec.meta[a * np..(a + 1) * np];
     let _ = writeln!(
         o,
-        "phases of the median application ({:.1} µs): p lvl kind tasks | ready latency crit maxbusy (µs) | members (member:tasks)",
+        "phases of the median application ({:.1} µs): p lvl kind tasks | ready latency crit maxbusy (µs) | members (member:tasks/busy µs)",
         w as f64 / tick
     );
     for (p, x) in meta.iter().enumerate() {
@@ -548,7 +548,7 @@ fn phase_list(o: &mut String, rec: &Recorder, a: usize, w: u64, tick: f64) {
             if s.tasks > 0 {
                 first = first.min(s.start);
                 max_busy = max_busy.max(s.busy);
-                let _ = write!(who, " {i}:{}", s.tasks);
+                let _ = write!(who, " {i}:{}/{:.1}", s.tasks, s.busy as f64 / tick);
             }
         }
         let _ = writeln!(
