@@ -75,9 +75,12 @@
 mod direct;
 mod kernels;
 mod level;
+#[cfg(feature = "mg-profile")]
+pub mod profile;
 mod slabs;
 mod sweeps;
 mod team;
+mod team_knobs;
 #[cfg(test)]
 mod tests;
 mod wavefront;
@@ -88,6 +91,7 @@ use super::preconditioner::Preconditioner;
 use super::system::System;
 use level::Level;
 use rayon::prelude::*;
+pub use team_knobs::TeamKnobs;
 
 /// Coarsening stops at the first level with at most this many interior cells along every
 /// axis (an axis may reach 1 interior cell before that: thin, quasi-2D tanks).
@@ -115,6 +119,9 @@ pub struct Settings {
     /// tasks claimed from counters (`team.rs`), rather than a rayon loop per phase (the same
     /// bits).
     pub team: bool,
+    /// How the team shares out its work (for benchmarks; every value gives the same bits).
+    #[doc(hidden)]
+    pub team_knobs: TeamKnobs,
 }
 
 impl Default for Settings {
@@ -132,6 +139,7 @@ impl Default for Settings {
             coarse_cycles: 2,
             direct: true,
             team: true,
+            team_knobs: TeamKnobs::default(),
         }
     }
 }

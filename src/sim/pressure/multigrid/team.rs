@@ -24,12 +24,19 @@
 //! it wrote), so the bits do not depend on the schedule or the thread count (McAdams, Sifakis
 //! and Teran 2010 run each pass of the cycle as a parallel loop over the grid; the team and its
 //! counters are this project's).
+//!
+//! How it shares the work out (cells per task, members per level, whole coarse visits as one
+//! task, the waits, the counters' spacing) are knobs (`team_knobs.rs`) for benchmarks to sweep;
+//! with `--features mg-profile` each phase's times are recorded (`profile.rs`).
 
 use super::direct::Direct;
 use super::kernels::restrict_rows;
 use super::level::Level;
+#[cfg(feature = "mg-profile")]
+use super::profile;
 use super::slabs::{MAX_SLABS, Plan, group_size, plan_spans, slab_plan, stage_groups};
 use super::sweeps;
+use super::team_knobs::{Kind, TeamKnobs};
 use super::wavefront::{Extra, ProlongLine, Stage, Stages, Sweep, liquid_planes};
 use super::{Multigrid, Settings, SyncPtr};
 use std::cell::Cell;
@@ -41,11 +48,6 @@ pub(super) const MAX_THREADS: usize = 64;
 pub(super) const MAX_LEVELS: usize = 16;
 /// Most groups of stages of a slab wavefront (more: rows).
 const MAX_GROUPS: usize = 4;
-/// Cells (and row costs) per thread at least of a stage run by rows, and of a restriction.
-const ROW_CELLS: usize = 4096;
-const RESTRICT_CELLS: usize = 1024;
-/// Spins of a wait for a phase's done-counter before it yields the core between looks.
-const SPINS: u32 = 256;
 
 /// One slab wavefront of a group of stages: its size and slabs ([`slab_plan`]).
 #[derive(Clone, Copy)]
@@ -87,6 +89,10 @@ pub(super) struct LevelPlan {
     /// The same for the restriction into this level (its rows).
     restrict: [u32; MAX_THREADS + 1],
     restrict_active: usize,
+    /// Each visit of this level (the levels below included) is one task.
+    visit_solo: bool,
+    /// The knobs this plan was made with.
+    knobs: TeamKnobs,
 }
 
 /// The plans of every level into `out` (its capacity kept from one set-up to the next):
@@ -96,6 +102,7 @@ fn plan(
     last: usize,
     stages: usize,
     threads: usize,
+    knobs: TeamKnobs,
     out: &mut Vec<LevelPlan>,
 ) {
     out.clear();
@@ -108,10 +115,19 @@ fn plan(
             rows_active: 1,
             restrict: [0; MAX_THREADS + 1],
             restrict_active: 1,
+            visit_solo: false,
+            knobs,
         };
-        p.restrict_active = partition(lv, RESTRICT_CELLS, threads, &mut p.restrict);
+        let threads = knobs.members(l, threads);
+        let cells: usize = lv
+            .spans
+            .iter()
+            .map(|&[a, b]| b.saturating_sub(a) as usize)
+            .sum();
+        p.visit_solo = l > 0 && cells < knobs.solo_cells;
+        p.restrict_active = partition(lv, knobs.restrict_cells, threads, &mut p.restrict);
         if l < last {
-            p.rows_active = partition(lv, ROW_CELLS, threads, &mut p.rows);
+            p.rows_active = partition(lv, knobs.row_cells, threads, &mut p.rows);
             p.wave = wave(lv, stages, threads, &mut p);
         }
         out.push(p);
@@ -119,7 +135,8 @@ fn plan(
 }
 
 /// The smoothing plan of `lv`: the rayon path's slab plan and groups where it has a slab per
-/// thread, else by rows where they give each of at least 2 threads [`ROW_CELLS`], else solo.
+/// thread, else by rows where they give each of at least 2 threads [`TeamKnobs::row_cells`],
+/// else solo.
 fn wave(lv: &mut Level, stages: usize, threads: usize, p: &mut LevelPlan) -> Wave {
     let Some((k0, k1)) = liquid_planes(lv) else {
         return Wave::Empty;
@@ -173,7 +190,7 @@ fn partition(lv: &Level, cells: usize, threads: usize, out: &mut [u32; MAX_THREA
     };
     let rows = lv.spans.len();
     let total: u64 = (0..rows).map(cost).sum();
-    let active = (total as usize / cells).clamp(1, threads);
+    let active = (total as usize / cells.max(1)).clamp(1, threads);
     let (mut r, mut acc) = (0, 0u64);
     for (t, o) in out.iter_mut().enumerate().take(active).skip(1) {
         let target = total * t as u64 / active as u64;
@@ -188,11 +205,11 @@ fn partition(lv: &Level, cells: usize, threads: usize, out: &mut [u32; MAX_THREA
     active
 }
 
-/// Waits until `done` reaches `n` (spins, then yields the core between looks).
-fn wait_for(done: &AtomicU32, n: u32) {
+/// Waits until `done` reaches `n` (`spins` spins, then yields the core between looks).
+fn wait_for(done: &AtomicU32, n: u32, max_spins: u32) {
     let mut spins = 0;
     while done.load(Ordering::Acquire) != n {
-        if spins < SPINS {
+        if spins < max_spins {
             std::hint::spin_loop();
             spins += 1;
         } else {
@@ -201,52 +218,111 @@ fn wait_for(done: &AtomicU32, n: u32) {
     }
 }
 
-/// One thread of the team, walking the cycle's phases in order: `counters[p]` holds phase
-/// `p`'s tasks claimed and done (all threads'), `next` this thread's next phase, `prev` the
-/// previous phase's task count; `count_only`: only count the phases (the plan's dry run).
+/// How a [`Team`] takes its phases.
+#[derive(Clone, Copy, PartialEq)]
+enum Mode {
+    /// Only count them (the plan's dry run).
+    Count,
+    /// Claim tasks from the counters.
+    Run,
+    /// Run every task in order, on this thread (inside a task that holds a whole visit).
+    Inline,
+}
+
+/// One thread of the team, walking the cycle's phases in order: `counters` holds each phase's
+/// tasks claimed and done (all threads'; phase `p`'s pair at `p`, or with a `stride` its
+/// claimed at `2 p stride` and done at `(2 p + 1) stride`), `next` this thread's next phase,
+/// `prev` the previous phase's task count.
 struct Team<'a> {
     counters: &'a [[AtomicU32; 2]],
     next: Cell<usize>,
     prev: Cell<u32>,
-    count_only: bool,
+    mode: Mode,
+    stride: usize,
+    spins: u32,
+    peek: bool,
+    #[cfg(feature = "mg-profile")]
+    prof: profile::Probe,
 }
 
-impl Team<'_> {
-    /// A phase of `tasks` tasks: this thread claims tasks until none is left and runs each
-    /// (`f(task)`), the first once every task of the phase before is done. A phase of no task
-    /// is no phase. A thread that comes late (asleep, or descheduled on a busy machine) finds
-    /// the phases before it claimed and goes on; none waits for another's arrival.
-    fn phase(&self, tasks: usize, f: impl Fn(usize)) {
+impl<'a> Team<'a> {
+    fn new(counters: &'a [[AtomicU32; 2]], mode: Mode, k: &TeamKnobs) -> Self {
+        Team {
+            counters,
+            next: Cell::new(0),
+            prev: Cell::new(0),
+            mode,
+            stride: k.stride(),
+            spins: k.spins,
+            peek: k.peek,
+            #[cfg(feature = "mg-profile")]
+            prof: profile::Probe::OFF,
+        }
+    }
+
+    /// Phase `p`'s claimed and done counters.
+    #[inline(always)]
+    fn pair(&self, p: usize) -> (&AtomicU32, &AtomicU32) {
+        if self.stride == 0 {
+            let [c, d] = &self.counters[p];
+            (c, d)
+        } else {
+            let s = 2 * p * self.stride;
+            (&self.counters[s][0], &self.counters[s + self.stride][0])
+        }
+    }
+
+    /// A phase of `tasks` tasks (a `kind` of phase of level `level`): this thread claims tasks
+    /// until none is left and runs each (`f(task)`), the first once every task of the phase
+    /// before is done. A phase of no task is no phase. A thread that comes late (asleep, or
+    /// descheduled on a busy machine) finds the phases before it claimed and goes on; none
+    /// waits for another's arrival.
+    fn phase(&self, kind: Kind, level: usize, tasks: usize, f: impl Fn(usize)) {
         if tasks == 0 {
             return;
         }
         let p = self.next.get();
         self.next.set(p + 1);
         let prev = self.prev.replace(tasks as u32);
-        if self.count_only {
-            return;
+        match self.mode {
+            Mode::Count => return,
+            Mode::Inline => return (0..tasks).for_each(f),
+            Mode::Run => {}
         }
-        let [claim, done] = &self.counters[p];
+        let (claim, done) = self.pair(p);
+        #[cfg(feature = "mg-profile")]
+        let mut probe = self.prof.arrive(kind, level, tasks);
+        #[cfg(not(feature = "mg-profile"))]
+        let _ = (kind, level);
         let mut ready = p == 0;
         loop {
+            if self.peek && claim.load(Ordering::Relaxed) as usize >= tasks {
+                break;
+            }
             let t = claim.fetch_add(1, Ordering::Relaxed) as usize;
             if t >= tasks {
-                return;
+                break;
             }
             if !ready {
                 // Every task of phase p - 1 ran after all of p - 2's, and so on: all the
                 // earlier phases' writes and reads are done.
-                wait_for(&self.counters[p - 1][1], prev);
+                wait_for(self.pair(p - 1).1, prev, self.spins);
                 ready = true;
             }
+            #[cfg(feature = "mg-profile")]
+            let start = profile::now();
             f(t);
-            done.fetch_add(1, Ordering::AcqRel);
+            let _d = done.fetch_add(1, Ordering::AcqRel);
+            #[cfg(feature = "mg-profile")]
+            probe.task(start, _d + 1 == tasks as u32);
         }
+        #[cfg(feature = "mg-profile")]
+        self.prof.store(p, &probe);
     }
 
     /// A phase of one task.
-    fn solo(&self, f: impl Fn()) {
-        self.phase(1, |_| f());
+    fn solo(&self, kind: Kind, level: usize, f: impl Fn()) {
+        self.phase(kind, level, 1, |_| f());
     }
 }
 
@@ -269,16 +345,27 @@ impl Cycle<'_> {
         let s = &self.s;
         let lv = &self.levels[l];
         let [u, _, r] = self.ptrs[l];
+        if t.mode != Mode::Inline && self.plans[l].visit_solo {
+            // The whole visit on the member that claims it, each phase's tasks in order (the
+            // phases' order, so the same bits).
+            let k = &self.plans[l].knobs;
+            t.solo(Kind::Visit, l, || {
+                self.run(&Team::new(&[], Mode::Inline, k), l, from_zero)
+            });
+            return;
+        }
         if l == self.last && self.direct_level.is_some() {
             // SAFETY: one task alone, its phase: nothing else touches the solve or the
             // level's `u`.
-            t.solo(|| unsafe { (*self.direct.0).solve_into(lv, u.0) });
+            t.solo(Kind::Direct, l, || unsafe {
+                (*self.direct.0).solve_into(lv, u.0)
+            });
             return;
         }
         if l == self.last {
             let sw = Sweep::shared(lv, u.0, r.0);
             let planes = liquid_planes(lv);
-            t.solo(|| {
+            t.solo(Kind::Coarsest, l, || {
                 for (first, zero) in [(0, true), (1, false)] {
                     let st = Stages::new(s.coarsest_sweeps as usize, first, zero, Extra::None);
                     if let Some(planes) = planes {
@@ -321,12 +408,17 @@ impl Cycle<'_> {
         // or `u` for the residual, or the coarse level, which no one writes in that phase).
         match p.wave {
             Wave::Empty => {}
-            Wave::Solo => {
-                t.solo(|| unsafe { sweeps::serial(&sw, &|h| st.at(h), st.count, planes) })
-            }
+            Wave::Solo => t.solo(Kind::Solo, l, || unsafe {
+                sweeps::serial(&sw, &|h| st.at(h), st.count, planes)
+            }),
             Wave::Rows => {
                 for h in 0..st.count {
-                    t.phase(p.rows_active, |i| {
+                    let kind = match st.at(h) {
+                        Stage::Colour(..) => Kind::Rows,
+                        Stage::Residual => Kind::RowsResidual,
+                        Stage::Prolong(_) => Kind::RowsProlong,
+                    };
+                    t.phase(kind, l, p.rows_active, |i| {
                         let rows = p.rows[i] as usize..p.rows[i + 1] as usize;
                         unsafe { sw.rows(st.at(h), rows) };
                     });
@@ -337,11 +429,11 @@ impl Cycle<'_> {
                 for g in &p.groups[..groups] {
                     let stage = |h: usize| st.at(h0 + h);
                     let start = |s: usize| g.starts[s] as usize;
-                    t.phase(g.slabs, |s| {
+                    t.phase(Kind::Slabs, l, g.slabs, |s| {
                         let slab = (start(s), start(s + 1));
                         unsafe { sweeps::trapezoid(&sw, &stage, g.size, slab) };
                     });
-                    t.phase(g.slabs + 1, |s| unsafe {
+                    t.phase(Kind::Boundary, l, g.slabs + 1, |s| unsafe {
                         sweeps::boundary(&sw, &stage, g.size, start(s), planes)
                     });
                     h0 += g.size;
@@ -354,7 +446,7 @@ impl Cycle<'_> {
     fn restrict(&self, t: &Team, l: usize) {
         let (fine, coarse, p) = (&self.levels[l], &self.levels[l + 1], &self.plans[l + 1]);
         let b = self.ptrs[l + 1][1].0;
-        t.phase(p.restrict_active, |i| {
+        t.phase(Kind::Restrict, l + 1, p.restrict_active, |i| {
             let rows = p.restrict[i] as usize..p.restrict[i + 1] as usize;
             // SAFETY: each task its own coarse rows; the phase reads the fine residual,
             // which the phases before it wrote.
@@ -422,7 +514,8 @@ impl Multigrid {
 
     /// Whether [`Self::vcycle`] runs on a team of `threads` threads.
     pub(super) fn team_fits(&self, s: &Settings, threads: usize) -> bool {
-        s.team && (2..=MAX_THREADS).contains(&threads) && self.levels.len() <= MAX_LEVELS
+        let least = s.team_knobs.min_team.max(1);
+        s.team && (least..=MAX_THREADS).contains(&threads) && self.levels.len() <= MAX_LEVELS
     }
 
     /// One cycle ([`Self::cycle`] from level 0) on a team of all `threads` threads of the
@@ -430,12 +523,15 @@ impl Multigrid {
     pub(super) fn team_cycle(&mut self, s: &Settings, threads: usize) {
         let last = self.direct.level.unwrap_or(self.levels.len() - 1);
         let stages = 2 * s.pre_sweeps as usize + 1;
-        if self.team_key != Some((threads, stages)) {
+        let knobs = s.team_knobs;
+        let same_knobs = self.team_plans.first().is_some_and(|p| p.knobs == knobs);
+        if self.team_key != Some((threads, stages)) || !same_knobs {
             plan(
                 &mut self.levels,
                 last,
                 stages,
                 threads,
+                knobs,
                 &mut self.team_plans,
             );
             self.team_key = Some((threads, stages));
@@ -455,34 +551,54 @@ impl Multigrid {
             s: *s,
             last,
         };
-        let team = |counters, count_only| Team {
-            counters,
-            next: Cell::new(0),
-            prev: Cell::new(0),
-            count_only,
-        };
         if self.team_phases.is_empty() {
-            // The dry run: as many counters as phases (once per set-up and thread count).
-            let t = team(&[], true);
+            // The dry run: as many counters as phases (once per set-up, thread count and
+            // knobs), or `2 stride` pairs per phase.
+            let t = Team::new(&[], Mode::Count, &knobs);
             cycle.run(&t, 0, true);
-            let phases = t.next.get();
+            let pairs = t.next.get() * (2 * knobs.stride()).max(1);
             self.team_phases
-                .extend((0..phases).map(|_| [0, 0].map(AtomicU32::new)));
+                .extend((0..pairs).map(|_| [0, 0].map(AtomicU32::new)));
         }
         let counters = &self.team_phases[..];
         for c in counters.iter().flatten() {
             c.store(0, Ordering::Relaxed);
         }
-        spread(threads, &|| cycle.run(&team(counters, false), 0, true));
+        #[cfg(feature = "mg-profile")]
+        let app = profile::begin(threads, counters.len() / (2 * knobs.stride()).max(1));
+        spread(threads, 0, &|_m| {
+            #[allow(unused_mut)]
+            let mut t = Team::new(counters, Mode::Run, &knobs);
+            #[cfg(feature = "mg-profile")]
+            {
+                t.prof = app.member(_m);
+            }
+            cycle.run(&t, 0, true);
+            #[cfg(feature = "mg-profile")]
+            t.prof.finish();
+        });
+        #[cfg(feature = "mg-profile")]
+        profile::end(app);
+    }
+
+    /// Phases per application of the team's cycle as last planned (0: none yet).
+    #[cfg(feature = "mg-profile")]
+    pub fn team_phase_count(&self) -> usize {
+        let k = self
+            .team_plans
+            .first()
+            .map_or(1, |p| (2 * p.knobs.stride()).max(1));
+        self.team_phases.len() / k
     }
 }
 
-/// Runs `f` `n` times, as `rayon::join`s that idle workers steal (no heap allocation, unlike
-/// `rayon::broadcast`): each run is one member of the team, on whatever thread takes it. Two
-/// runs on one thread are harmless: the second finds every task claimed and passes through.
-fn spread(n: usize, f: &(impl Fn() + Sync)) {
+/// Runs `f(m)` for members `m` from `m0` to `m0 + n - 1`, as `rayon::join`s that idle workers
+/// steal (no heap allocation, unlike `rayon::broadcast`): each run is one member of the team,
+/// on whatever thread takes it. Two runs on one thread are harmless: the second finds every
+/// task claimed and passes through.
+fn spread(n: usize, m0: usize, f: &(impl Fn(usize) + Sync)) {
     if n <= 1 {
-        return f();
+        return f(m0);
     }
-    rayon::join(|| spread(n / 2, f), || spread(n - n / 2, f));
+    rayon::join(|| spread(n / 2, m0, f), || spread(n - n / 2, m0 + n / 2, f));
 }

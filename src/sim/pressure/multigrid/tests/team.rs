@@ -32,7 +32,11 @@ fn grid(n: [usize; 3], fluid: impl Fn(usize, usize, usize) -> bool) -> (Vec<Cell
 /// slabs, so its stages run by rows), a deep column (slab wavefronts, groups of stages), and
 /// the random free-surface problem with fractional weights. Bit equality, no tolerance: the
 /// team changes which thread computes a cell, never its operations. The plans are checked to
-/// take the rows, slabs and solo paths, so that each is compared.
+/// take the rows, slabs and solo paths, so that each is compared. The same with the team's
+/// knobs away from their defaults ([`TeamKnobs`]): tiny stages and restrictions by rows,
+/// padded counters, peeking, no spins, at most 2 members on the coarse levels or 1 on the
+/// finest, the coarse levels' visits as one task each (run by one member, phase by phase), and
+/// a team of one thread.
 #[test]
 fn team_cycle_equals_rayon_loops() {
     let thin = grid([120, 100, 12], |_, j, k| k <= 3 && j < 90);
@@ -46,8 +50,24 @@ fn team_cycle_equals_rayon_loops() {
         ("random", &random, p.n, true),
     ] {
         let r: Vec<f64> = (0..cell_of.len()).map(|i| rnd(3, i as u64) - 0.5).collect();
+        let odd = TeamKnobs {
+            row_cells: 64,
+            restrict_cells: 32,
+            spins: 0,
+            coarse_members: 2,
+            solo_cells: 2000,
+            pad: 128,
+            peek: true,
+            min_team: 1,
+            ..TeamKnobs::default()
+        };
+        let solo = TeamKnobs {
+            fine_members: 1,
+            solo_cells: usize::MAX,
+            ..TeamKnobs::default()
+        };
         for (coarse_cycles, direct) in [(2, true), (1, true), (2, false)] {
-            let run = |threads: usize, team: bool| {
+            let run = |threads: usize, team: bool, team_knobs: TeamKnobs| {
                 let pool = rayon::ThreadPoolBuilder::new()
                     .num_threads(threads)
                     .build()
@@ -57,6 +77,7 @@ fn team_cycle_equals_rayon_loops() {
                         coarse_cycles,
                         direct,
                         team,
+                        team_knobs,
                         ..Settings::default()
                     };
                     let mut mg = Multigrid::new(n, s);
@@ -69,13 +90,18 @@ fn team_cycle_equals_rayon_loops() {
                     (bits, mg.team_waves())
                 })
             };
-            let (want, _) = run(1, false);
+            let (want, _) = run(1, false, TeamKnobs::default());
             assert!(want.iter().any(|&x| f64::from_bits(x) != 0.0));
             for threads in [1, 2, 3, 5, 16] {
-                let (got, waves) = run(threads, true);
-                let what = format!("{name}, {coarse_cycles} coarse cycles, direct {direct}");
-                assert!(got == want, "{what}: team on {threads} threads differs");
-                paths.extend(waves);
+                for knobs in [TeamKnobs::default(), odd, solo] {
+                    let (got, waves) = run(threads, true, knobs);
+                    let what = format!("{name}, {coarse_cycles} coarse cycles, direct {direct}");
+                    assert!(
+                        got == want,
+                        "{what}: team on {threads} threads, {knobs:?} differs"
+                    );
+                    paths.extend(waves);
+                }
             }
         }
     }
@@ -85,4 +111,43 @@ fn team_cycle_equals_rayon_loops() {
             "no level took the team's {path} path: {paths:?}"
         );
     }
+}
+
+/// The profile (`--features mg-profile`) records every phase of every application of a team of
+/// 3 on the random problem: each phase's done-counter time, its members' tasks adding up to
+/// its tasks; nothing once disarmed, nor a team of another size.
+#[cfg(feature = "mg-profile")]
+#[test]
+fn profile_records_every_phase() {
+    use super::super::profile;
+    let p = Problem::random(9, [70, 60, 40], true);
+    let r: Vec<f64> = (0..p.cell_of.len())
+        .map(|i| rnd(3, i as u64) - 0.5)
+        .collect();
+    let mut z = vec![0.0; p.cell_of.len()];
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(3)
+        .build()
+        .unwrap();
+    pool.install(|| {
+        let mut mg = Multigrid::new(p.n, Settings::default());
+        mg.setup(&p.labels, Some(&p.weights));
+        mg.apply(&p.cell_of, &r, &mut z);
+        let phases = mg.team_phase_count();
+        assert!(phases > 3, "{phases} phases");
+        profile::arm(4, phases, 2);
+        mg.apply(&p.cell_of, &r, &mut z);
+        assert_eq!(
+            profile::disarm().unwrap().check(),
+            Ok(0),
+            "another team size"
+        );
+        profile::arm(3, phases, 2);
+        for _ in 0..3 {
+            mg.apply(&p.cell_of, &r, &mut z);
+        }
+        let rec = profile::disarm().unwrap();
+        assert_eq!(rec.check(), Ok(2 * phases));
+        assert_eq!(rec.cycles().0, 2);
+    });
 }

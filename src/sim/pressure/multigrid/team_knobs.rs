@@ -1,0 +1,92 @@
+//! The team's knobs ([`TeamKnobs`]: how `team.rs` shares the cycle's work out among its
+//! members, for benchmarks to sweep; every value gives the same bits) and the kinds of its
+//! phases ([`Kind`], for the profile, `profile.rs`).
+
+/// How the team shares out its work ([`super::Settings::team_knobs`], hidden: for `cargo bench
+/// --bench mg_cycle`'s sweeps). Every value gives the same bits (each only changes which
+/// member runs which task, how many tasks a phase has, or how a member waits); the defaults
+/// are today's.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TeamKnobs {
+    /// Cells (and row costs) per member at least of a stage run by rows.
+    pub row_cells: usize,
+    /// The same of a restriction.
+    pub restrict_cells: usize,
+    /// Spins of a wait for a phase's done-counter before it yields the core between looks.
+    pub spins: u32,
+    /// Most members taking the finest level's tasks (0: all), as if the team had this many.
+    pub fine_members: usize,
+    /// The same on the coarse levels (their smoothings and the restrictions into them).
+    pub coarse_members: usize,
+    /// A coarse level with fewer fluid cells than this runs each visit, the levels below it
+    /// included, as one task on one member (0: never).
+    pub solo_cells: usize,
+    /// Bytes from one counter to the next at least (0: a phase's claimed and done side by
+    /// side, 8 bytes a phase; 64 or 128: each counter on a cache line of its own).
+    pub pad: usize,
+    /// Read a phase's claimed-counter before claiming: no read-modify-write of a phase whose
+    /// tasks are all claimed.
+    pub peek: bool,
+    /// The fewest threads that run the cycle as a team (1: one thread too, walking the
+    /// team's phases alone, so that its profile shows the work without the waits).
+    pub min_team: usize,
+}
+
+impl Default for TeamKnobs {
+    fn default() -> Self {
+        Self {
+            row_cells: 4096,
+            restrict_cells: 1024,
+            spins: 256,
+            fine_members: 0,
+            coarse_members: 0,
+            solo_cells: 0,
+            pad: 0,
+            peek: false,
+            min_team: 2,
+        }
+    }
+}
+
+impl TeamKnobs {
+    /// Members that take level `l`'s tasks on a team of `threads`.
+    pub(super) fn members(&self, l: usize, threads: usize) -> usize {
+        let cap = if l == 0 {
+            self.fine_members
+        } else {
+            self.coarse_members
+        };
+        if cap == 0 { threads } else { cap.min(threads) }
+    }
+
+    /// Counters per phase (`[claimed, done]` pairs) and the stride between a phase's two
+    /// (0: side by side in one pair).
+    pub(super) fn stride(&self) -> usize {
+        self.pad.div_ceil(8)
+    }
+}
+
+/// What a phase is (for the profile, `profile.rs`; unused without the `mg-profile` feature).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) enum Kind {
+    /// The slabs of a slab wavefront.
+    Slabs,
+    /// Its boundaries.
+    Boundary,
+    /// A red-black half-sweep by rows.
+    Rows,
+    /// The residual by rows.
+    RowsResidual,
+    /// The prolongation (and correction) by rows.
+    RowsProlong,
+    /// A restriction into the level.
+    Restrict,
+    /// A whole smoothing as one task.
+    Solo,
+    /// The coarsest level's sweeps.
+    Coarsest,
+    /// The exact solve.
+    Direct,
+    /// A whole visit of the level, the levels below included ([`TeamKnobs::solo_cells`]).
+    Visit,
+}
