@@ -241,6 +241,9 @@ struct Team<'a> {
     stride: usize,
     spins: u32,
     peek: bool,
+    /// This member's pool thread and the team's size, with the knobs' affinity (else `None`).
+    owner: Option<(usize, usize)>,
+    patience: u32,
     #[cfg(feature = "mg-profile")]
     prof: profile::Probe,
 }
@@ -255,6 +258,8 @@ impl<'a> Team<'a> {
             stride: k.stride(),
             spins: k.spins,
             peek: k.peek,
+            owner: None,
+            patience: k.patience,
             #[cfg(feature = "mg-profile")]
             prof: profile::Probe::OFF,
         }
@@ -294,27 +299,69 @@ impl<'a> Team<'a> {
         let mut probe = self.prof.arrive(kind, level, tasks);
         #[cfg(not(feature = "mg-profile"))]
         let _ = (kind, level);
-        let mut ready = p == 0;
-        loop {
-            if self.peek && claim.load(Ordering::Relaxed) as usize >= tasks {
-                break;
-            }
-            let t = claim.fetch_add(1, Ordering::Relaxed) as usize;
-            if t >= tasks {
-                break;
-            }
-            if !ready {
+        let ready = Cell::new(p == 0);
+        let wait = || {
+            if !ready.get() {
                 // Every task of phase p - 1 ran after all of p - 2's, and so on: all the
                 // earlier phases' writes and reads are done.
                 wait_for(self.pair(p - 1).1, prev, self.spins);
-                ready = true;
+                ready.set(true);
             }
+        };
+        #[allow(unused_mut)]
+        let mut run = |t: usize| {
+            wait();
             #[cfg(feature = "mg-profile")]
             let start = profile::now();
             f(t);
             let _d = done.fetch_add(1, Ordering::AcqRel);
             #[cfg(feature = "mg-profile")]
             probe.task(start, _d + 1 == tasks as u32);
+        };
+        match self.owner {
+            Some((me, members)) if tasks <= 32 => {
+                // `claim` is the mask of the tasks claimed. Task `t < members` is member `t`'s:
+                // it takes it first; the tasks past the members' count go to whoever comes,
+                // and another's task to whoever finds it unclaimed `patience` spins after
+                // the phase is ready.
+                let full = u32::MAX >> (32 - tasks);
+                let unowned = full & !(u32::MAX >> (32 - tasks.min(members)));
+                if me < tasks && claim.fetch_or(1 << me, Ordering::Relaxed) & (1 << me) == 0 {
+                    run(me);
+                }
+                let mut spins = 0;
+                loop {
+                    let m = claim.load(Ordering::Relaxed);
+                    if m == full {
+                        break;
+                    }
+                    let free = !m & unowned;
+                    let t = if free != 0 {
+                        free.trailing_zeros()
+                    } else {
+                        wait();
+                        if spins < self.patience {
+                            std::hint::spin_loop();
+                            spins += 1;
+                            continue;
+                        }
+                        (!m).trailing_zeros()
+                    };
+                    if claim.fetch_or(1 << t, Ordering::Relaxed) & (1 << t) == 0 {
+                        run(t as usize);
+                    }
+                }
+            }
+            _ => loop {
+                if self.peek && claim.load(Ordering::Relaxed) as usize >= tasks {
+                    break;
+                }
+                let t = claim.fetch_add(1, Ordering::Relaxed) as usize;
+                if t >= tasks {
+                    break;
+                }
+                run(t);
+            },
         }
         #[cfg(feature = "mg-profile")]
         self.prof.store(p, &probe);
@@ -569,6 +616,10 @@ impl Multigrid {
         spread(threads, 0, &|_m| {
             #[allow(unused_mut)]
             let mut t = Team::new(counters, Mode::Run, &knobs);
+            if knobs.affinity {
+                let me = rayon::current_thread_index().unwrap_or(0) % threads;
+                t.owner = Some((me, threads));
+            }
             #[cfg(feature = "mg-profile")]
             {
                 t.prof = app.member(_m);

@@ -27,6 +27,16 @@ pub struct TeamKnobs {
     /// Read a phase's claimed-counter before claiming: no read-modify-write of a phase whose
     /// tasks are all claimed.
     pub peek: bool,
+    /// Tasks owned by members: task `t` of a phase of at most 32 tasks belongs to the member
+    /// on pool thread `t` (`t` below the thread count; the tasks past it are anyone's), which
+    /// takes it as soon as it comes to the phase, so that a thread keeps its rows, slabs or
+    /// small levels (in its own cache) from one phase and one application to the next; another
+    /// member takes a task its owner has not claimed `patience` spins after the phase is ready
+    /// (the owner late: asleep or descheduled). Off: every task goes to whichever member
+    /// claims it first.
+    pub affinity: bool,
+    /// Spins a member waits for a task's owner before it takes the task ([`Self::affinity`]).
+    pub patience: u32,
     /// The fewest threads that run the cycle as a team (1: one thread too, walking the
     /// team's phases alone, so that its profile shows the work without the waits).
     pub min_team: usize,
@@ -43,6 +53,8 @@ impl Default for TeamKnobs {
             solo_cells: 0,
             pad: 0,
             peek: false,
+            affinity: false,
+            patience: 100,
             min_team: 2,
         }
     }

@@ -58,12 +58,15 @@ fn team_cycle_equals_rayon_loops() {
             solo_cells: 2000,
             pad: 128,
             peek: true,
+            affinity: true,
+            patience: 0,
             min_team: 1,
             ..TeamKnobs::default()
         };
         let solo = TeamKnobs {
             fine_members: 1,
             solo_cells: usize::MAX,
+            affinity: true,
             ..TeamKnobs::default()
         };
         for (coarse_cycles, direct) in [(2, true), (1, true), (2, false)] {
