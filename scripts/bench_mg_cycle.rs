@@ -29,8 +29,8 @@
 //! the coarse levels' tasks), `MG_SOLO_CELLS` (0: off; a coarse level with fewer fluid cells
 //! runs each visit, the levels below included, as one task), `MG_PAD` (0: bytes between the
 //! team's counters at least; 128: each on a line of its own), `MG_PEEK` (0; 1: read a phase's
-//! claimed-counter before claiming), `MG_AFFINITY` (0; 1: a phase's task `t` first offered to
-//! the member on pool thread `t % threads`), `MG_PATIENCE` (100: spins before another member
+//! claimed-counter before claiming), `MG_AFFINITY` (1: a phase's task `t` first offered to the
+//! member on pool thread `t`, below the thread count; 0: to whoever claims it), `MG_PATIENCE` (300: spins before another member
 //! takes a task its owner has not claimed), `MG_MIN_TEAM` (2; 1: one thread runs the team's cycle too,
 //! for its profile). `MG_SWEEP="spins=64,pad=128;coarse_members=4;..."` (the same names,
 //! lower case without `MG_`; `;` between configurations) times the base configuration (the
