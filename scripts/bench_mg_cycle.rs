@@ -29,7 +29,9 @@
 //! the coarse levels' tasks), `MG_SOLO_CELLS` (0: off; a coarse level with fewer fluid cells
 //! runs each visit, the levels below included, as one task), `MG_PAD` (0: bytes between the
 //! team's counters at least; 128: each on a line of its own), `MG_PEEK` (0; 1: read a phase's
-//! claimed-counter before claiming), `MG_MIN_TEAM` (2; 1: one thread runs the team's cycle too,
+//! claimed-counter before claiming), `MG_AFFINITY` (1: a phase's task `t` first offered to the
+//! member on pool thread `t`, below the thread count; 0: to whoever claims it), `MG_PATIENCE` (300: spins before another member
+//! takes a task its owner has not claimed), `MG_MIN_TEAM` (2; 1: one thread runs the team's cycle too,
 //! for its profile). `MG_SWEEP="spins=64,pad=128;coarse_members=4;..."` (the same names,
 //! lower case without `MG_`; `;` between configurations) times the base configuration (the
 //! knobs above) and each of these, in turn in each repetition (the order rotating), and prints
@@ -194,7 +196,7 @@ fn knobs_from_env() -> TeamKnobs {
     k
 }
 
-const KNOBS: [&str; 9] = [
+const KNOBS: [&str; 11] = [
     "row_cells",
     "restrict_cells",
     "spins",
@@ -203,6 +205,8 @@ const KNOBS: [&str; 9] = [
     "solo_cells",
     "pad",
     "peek",
+    "affinity",
+    "patience",
     "min_team",
 ];
 
@@ -220,6 +224,8 @@ fn set_knob(k: &mut TeamKnobs, key: &str, v: &str) -> Result<(), String> {
         "solo_cells" => k.solo_cells = n,
         "pad" => k.pad = n,
         "peek" => k.peek = n == 1,
+        "affinity" => k.affinity = n == 1,
+        "patience" => k.patience = n as u32,
         "min_team" => k.min_team = n,
         other => return Err(format!("no knob {other:?} (knobs: {KNOBS:?})")),
     }

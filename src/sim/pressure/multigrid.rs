@@ -75,6 +75,7 @@
 mod direct;
 mod kernels;
 mod level;
+mod members;
 #[cfg(feature = "mg-profile")]
 pub mod profile;
 mod slabs;

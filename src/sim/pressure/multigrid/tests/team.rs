@@ -34,7 +34,8 @@ fn grid(n: [usize; 3], fluid: impl Fn(usize, usize, usize) -> bool) -> (Vec<Cell
 /// team changes which thread computes a cell, never its operations. The plans are checked to
 /// take the rows, slabs and solo paths, so that each is compared. The same with the team's
 /// knobs away from their defaults ([`TeamKnobs`]): tiny stages and restrictions by rows,
-/// padded counters, peeking, no spins, at most 2 members on the coarse levels or 1 on the
+/// padded counters, peeking, no spins, tasks owned by members stolen at once (no patience) or
+/// claimed by whoever comes (no affinity), at most 2 members on the coarse levels or 1 on the
 /// finest, the coarse levels' visits as one task each (run by one member, phase by phase), and
 /// a team of one thread.
 #[test]
@@ -58,12 +59,15 @@ fn team_cycle_equals_rayon_loops() {
             solo_cells: 2000,
             pad: 128,
             peek: true,
+            affinity: true,
+            patience: 0,
             min_team: 1,
             ..TeamKnobs::default()
         };
         let solo = TeamKnobs {
             fine_members: 1,
             solo_cells: usize::MAX,
+            affinity: false,
             ..TeamKnobs::default()
         };
         for (coarse_cycles, direct) in [(2, true), (1, true), (2, false)] {
