@@ -334,7 +334,7 @@ impl PressureSolver {
                         ((nb[r][k] as usize) < nf && fw[r][k] == 1.0) || (wall && fw[r][k] == 0.0)
                     })
                 } else {
-                    let fluid_nb = nb[r].iter().filter(|&&m| (m as usize) < nf).count();
+                    let fluid_nb: u32 = nb[r].iter().map(|&m| ((m as usize) < nf) as u32).sum();
                     let air = if sys.has_air { sys.air[r] } else { 0.0 };
                     fluid_nb as f64 == diag[r] - air
                 };
