@@ -29,7 +29,9 @@ pub const NONE: u32 = u32::MAX;
 /// The assembled system: row numbering, neighbours, diagonal.
 #[derive(Default)]
 pub struct System {
-    /// Row of each grid cell (`NONE` for non-fluid cells).
+    /// Row of each fluid cell of the current system. The entries of other cells are whatever
+    /// an earlier system left (`NONE` at first): [`Self::build`] reads them only at fluid cells
+    /// (a neighbour that is not fluid is the dummy row by its label).
     pub row_of: Vec<u32>,
     /// Grid cell of each row.
     pub cell_of: Vec<u32>,
