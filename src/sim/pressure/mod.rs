@@ -334,8 +334,9 @@ impl PressureSolver {
                         ((nb[r][k] as usize) < nf && fw[r][k] == 1.0) || (wall && fw[r][k] == 0.0)
                     })
                 } else {
-                    let fluid_nb = nb[r].iter().filter(|&&m| (m as usize) < nf).count();
-                    fluid_nb as f64 == diag[r] - sys.air[r]
+                    let fluid_nb: u32 = nb[r].iter().map(|&m| ((m as usize) < nf) as u32).sum();
+                    let air = if sys.has_air { sys.air[r] } else { 0.0 };
+                    fluid_nb as f64 == diag[r] - air
                 };
                 *b = if interior { e } else { e.max(0.0) } * h;
                 b.abs()
@@ -389,6 +390,9 @@ impl PressureSolver {
         // axis's face grid alike (component a's grid has n + e_a nodes).
         let step = [1, n[0], plane];
         let q = &q[..nf + 1];
+        if !ghost {
+            return apply_staircase(d, &kinds, ptr, q, &self.sys);
+        }
         ijk_of
             .par_chunks(SETUP_ROWS)
             .zip(nb[..nf].par_chunks(SETUP_ROWS))
@@ -423,6 +427,66 @@ impl PressureSolver {
                     }
                 }
             });
+    }
+}
+
+/// [`PressureSolver::apply`] with the staircase surface (no ghost-fluid scale): the same
+/// updates, with the lower face's kind test as a select (a face that is not a fluid face gets
+/// `u - 0`, which leaves every value as it is: the lower face of a fluid row's cell is written
+/// by that row only, fluid face or not) and the neighbours' `q` read without bounds checks.
+fn apply_staircase(
+    d: &GridDims,
+    kinds: &[&[FaceKind]; 3],
+    ptr: [SyncPtr<f32>; 3],
+    q: &[f64],
+    sys: &System,
+) {
+    let nf = sys.nf;
+    let (nb, ijk_of) = (&sys.nb[..nf], &sys.ijk_of[..nf]);
+    assert!(q.len() == nf + 1);
+    ijk_of
+        .par_chunks(SETUP_ROWS)
+        .zip(nb.par_chunks(SETUP_ROWS))
+        .zip(q[..nf].par_chunks(SETUP_ROWS))
+        // SAFETY: as `update_rows` asks.
+        .for_each(|((ijks, nbs), qs)| unsafe { update_rows(d, kinds, ptr, q, ijks, nbs, qs) });
+}
+
+/// The staircase velocity update of the rows with coordinates `ijks`, neighbours `nbs` and
+/// pressures `qs` (see [`apply_staircase`]).
+///
+/// # Safety
+/// The rows' cells are interior (their faces lie in the face grids that `ptr` and `kinds`
+/// hold), `nbs` has entries at most `nf = q.len() - 1`, and no other task writes these rows'
+/// faces at the same time.
+#[inline(never)]
+unsafe fn update_rows(
+    d: &GridDims,
+    kinds: &[&[FaceKind]; 3],
+    ptr: [SyncPtr<f32>; 3],
+    q: &[f64],
+    ijks: &[[u32; 3]],
+    nbs: &[[u32; 6]],
+    qs: &[f64],
+) {
+    let nf = q.len() - 1;
+    let step = [1, d.n[0], d.n[0] * d.n[1]];
+    for ((ijk, nbr), &qr) in ijks.iter().zip(nbs).zip(qs) {
+        let [i, j, k] = ijk.map(|x| x as usize);
+        let lower = face_index(d, d.cell(i, j, k), j, k);
+        for a in 0..3 {
+            let (lower, upper) = (lower[a], lower[a] + step[a]);
+            let (below, above) = (nbr[2 * a] as usize, nbr[2 * a + 1] as usize);
+            // SAFETY: the caller's; a fluid row's lower face is written by that row only.
+            unsafe {
+                let dq = (qr - *q.get_unchecked(below)) as f32;
+                let fluid = *kinds[a].get_unchecked(lower) == FaceKind::Fluid;
+                *ptr[a].get(lower) -= if fluid { dq } else { 0.0 };
+                if above == nf && *kinds[a].get_unchecked(upper) == FaceKind::Fluid {
+                    *ptr[a].get(upper) -= (*q.get_unchecked(above) - qr) as f32;
+                }
+            }
+        }
     }
 }
 

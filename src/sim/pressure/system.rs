@@ -17,9 +17,11 @@
 
 use super::super::mac_grid::{CellLabel, GridDims};
 use super::super::reduce;
-use super::super::sync_ptr::SyncPtr;
-use super::{SETUP_CELLS, SETUP_ROWS};
+use super::SETUP_ROWS;
 use rayon::prelude::*;
+
+mod build;
+pub use build::fluid_span;
 
 /// Row number meaning "not a fluid cell" in the per-cell row index (before the dummy is known).
 pub const NONE: u32 = u32::MAX;
@@ -27,7 +29,9 @@ pub const NONE: u32 = u32::MAX;
 /// The assembled system: row numbering, neighbours, diagonal.
 #[derive(Default)]
 pub struct System {
-    /// Row of each grid cell (`NONE` for non-fluid cells).
+    /// Row of each fluid cell of the current system. The entries of other cells are whatever
+    /// an earlier system left (`NONE` at first): [`Self::build`] reads them only at fluid cells
+    /// (a neighbour that is not fluid is the dummy row by its label).
     pub row_of: Vec<u32>,
     /// Grid cell of each row.
     pub cell_of: Vec<u32>,
@@ -46,7 +50,9 @@ pub struct System {
     pub nf: usize,
     /// Ghost-fluid air coefficients: the part of each row's diagonal beyond its count of
     /// non-solid neighbours, `sum over air neighbours (1 / theta - 1)` (all 0 with the
-    /// staircase surface; see [`System::add_air_terms`]).
+    /// staircase surface; see [`System::add_air_terms`]). Valid for the current system only
+    /// when [`Self::has_air`]; otherwise it holds whatever an earlier system left (readers
+    /// take 0 then).
     pub air: Vec<f64>,
     /// Whether [`Self::air`] was set by [`System::add_air_terms`] for this system.
     pub has_air: bool,
@@ -92,108 +98,6 @@ impl System {
         }
     }
 
-    /// Numbers the fluid cells, finds each row's neighbours and diagonal.
-    pub fn build(&mut self, d: &GridDims, labels: &[CellLabel]) {
-        self.fractional = false;
-        self.has_air = false;
-        let n = d.n;
-        let plane = n[0] * n[1];
-        let planes_per_task = (SETUP_CELLS / plane).max(1);
-        // Fluid cells per plane, then plane start rows (deterministic prefix sum).
-        self.plane_rows.resize(n[2] + 1, 0);
-        self.plane_rows[1..]
-            .par_iter_mut()
-            .zip(labels.par_chunks(plane))
-            .with_min_len(planes_per_task)
-            .for_each(|(cnt, lp)| {
-                *cnt = lp.iter().filter(|&&l| l == CellLabel::Fluid).count() as u32
-            });
-        self.plane_rows[0] = 0;
-        for k in 0..n[2] {
-            self.plane_rows[k + 1] += self.plane_rows[k];
-        }
-        let nf = self.plane_rows[n[2]] as usize;
-        self.nf = nf;
-        if self.diag.len() < nf + 1 {
-            self.diag.resize(nf + 1, 0.0);
-        }
-        if self.cell_of.len() < nf {
-            self.cell_of.resize(nf, 0);
-            self.ijk_of.resize(nf, [0; 3]);
-            self.nb.resize(nf, [0; 6]);
-        }
-        // Row of each cell and cell (and coordinates) of each row, plane by plane (each plane's
-        // rows are a contiguous range).
-        let starts = &self.plane_rows;
-        let cp = SyncPtr(self.cell_of.as_mut_ptr());
-        let ip = SyncPtr(self.ijk_of.as_mut_ptr());
-        self.row_of
-            .par_chunks_mut(plane)
-            .zip(labels.par_chunks(plane))
-            .with_min_len(planes_per_task)
-            .enumerate()
-            .for_each(|(k, (rp, lp))| {
-                // Fluid cells are interior (the outermost layer is never fluid): the
-                // neighbour indices below and the velocity update rely on it.
-                let side = |l: usize| lp[l] == CellLabel::Fluid;
-                let last = n[0] * n[1].saturating_sub(1);
-                let bad = starts[k + 1] > starts[k]
-                    && (k == 0
-                        || k + 1 == n[2]
-                        || (0..n[0]).any(|i| side(i) || side(last + i))
-                        || (0..n[1]).any(|j| side(n[0] * j) || side(n[0] * j + n[0] - 1)));
-                assert!(!bad, "pressure: a fluid cell in the grid's outermost layer");
-                let mut r = starts[k];
-                for j in 0..n[1] {
-                    for i in 0..n[0] {
-                        let l = i + n[0] * j;
-                        rp[l] = if lp[l] == CellLabel::Fluid {
-                            // SAFETY: rows of plane k are plane_rows[k]..plane_rows[k+1] < nf <=
-                            // cell_of.len() = ijk_of.len(), written by this plane's task only.
-                            unsafe {
-                                *cp.get(r as usize) = (k * plane + l) as u32;
-                                *ip.get(r as usize) = [i as u32, j as u32, k as u32];
-                            }
-                            r += 1;
-                            r - 1
-                        } else {
-                            NONE
-                        };
-                    }
-                }
-            });
-        self.dims = n;
-        // Cells, neighbours and diagonal of each row.
-        let row_of = &self.row_of;
-        let dummy = nf as u32;
-        let row = |c: usize| {
-            let r = row_of[c];
-            if r == NONE { dummy } else { r }
-        };
-        let cell_of = &self.cell_of[..nf];
-        self.nb[..nf]
-            .par_iter_mut()
-            .zip(self.diag[..nf].par_iter_mut())
-            .zip(cell_of.par_iter())
-            .with_min_len(SETUP_ROWS)
-            .for_each(|((nbr, dg), &c)| {
-                let c = c as usize;
-                // Fluid cells are interior: all six neighbours exist.
-                let m = [c - 1, c + 1, c - n[0], c + n[0], c - plane, c + plane];
-                *nbr = m.map(row);
-                *dg = m.iter().filter(|&&x| labels[x] != CellLabel::Solid).count() as f64;
-            });
-        // The dummy row holds zeros.
-        self.diag[nf] = 0.0;
-        if self.air.len() < nf + 1 {
-            self.air.resize(nf + 1, 0.0);
-        }
-        self.air[..nf + 1]
-            .par_iter_mut()
-            .with_min_len(SETUP_ROWS)
-            .for_each(|x| *x = 0.0);
-    }
-
     /// The ghost-fluid free surface (an addition to the staircase matrix, after [`Self::build`]):
     /// each fluid row gains `1 / theta - 1` on its diagonal per air neighbour, `theta` from the
     /// fill fractions `fill` of the row's cell and that neighbour ([`super::super::ghost_fluid`]),
@@ -203,6 +107,9 @@ impl System {
         let n = d.n;
         let plane = n[0] * n[1];
         self.has_air = true;
+        if self.air.len() < nf {
+            self.air.resize(nf, 0.0);
+        }
         self.air[..nf]
             .par_iter_mut()
             .zip(self.diag[..nf].par_iter_mut())

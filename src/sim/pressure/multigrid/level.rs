@@ -28,6 +28,7 @@
 
 use super::super::super::mac_grid::CellLabel;
 use super::super::super::sync_ptr::SyncPtr;
+use super::super::system::fluid_span;
 use rayon::prelude::*;
 
 pub(super) const AIR: u8 = CellLabel::Empty as u8;
@@ -405,11 +406,10 @@ impl Level {
                 }
                 let o = nx * row;
                 let l = &label[o..o + nx];
-                let Some(lo) = l.iter().position(|&x| x == FLUID) else {
+                let Some((lo, hi)) = fluid_span(l) else {
                     *span = [0, 0];
                     return;
                 };
-                let hi = nx - l.iter().rev().position(|&x| x == FLUID).unwrap_or(0);
                 *span = [lo as u32, hi as u32];
                 let q = (row % n[1] + row / n[1]) & 1;
                 let diag = |i: usize| -> f32 {
@@ -426,50 +426,50 @@ impl Level {
                         + w[2][c + st[2]]
                 };
                 // Natural cell i is at compact i / 2 of colour (i + q) % 2.
-                let (inv, dg) = if q == 0 {
+                let (mut inv, mut dg) = if q == 0 {
                     ([i0, i1], [d0, d1])
                 } else {
                     ([i1, i0], [d1, d0])
                 };
                 if unit {
                     // The open faces of the span's cells counted a line at a time over the
-                    // six neighbours' label rows (a loop the compiler vectorises), then
-                    // stored by colour with the inverses from a table (`1.0 / d`, the same
-                    // bits).
-                    const INV: [f32; 7] = [0.0, 1.0, 0.5, 1.0 / 3.0, 0.25, 0.2, 1.0 / 6.0];
+                    // six neighbours' label rows, then split by colour in pairs of cells, the
+                    // inverses as `1 / d` (loops the compiler vectorises). The line runs over
+                    // whole pairs (from an even cell to an even end: at most one cell past
+                    // the span at each end, which is not fluid and gets 0, its value anyway,
+                    // inside the compact range the next set-up clears).
                     let mut cnt = [0u8; 256];
-                    let mut a = lo;
-                    while a < hi {
-                        let b = (a + cnt.len()).min(hi);
+                    let (mut a, end) = (lo & !1, (hi + 1) & !1);
+                    while a < end {
+                        let b = (a + cnt.len()).min(end);
                         let c = o + a;
                         let len = b - a;
                         let sl = |x: usize| &label[x..x + len];
-                        let nb = [
-                            sl(c - 1),
-                            sl(c + 1),
-                            sl(c - st[1]),
-                            sl(c + st[1]),
-                            sl(c - st[2]),
-                            sl(c + st[2]),
-                        ];
-                        for (t, (n, &own)) in cnt[..len].iter_mut().zip(sl(c)).enumerate() {
-                            let open = nb.iter().map(|l| (l[t] != SOLID) as u8).sum::<u8>();
+                        // Zipped slices of one length (no bounds tests, byte lanes); a
+                        // label is open unless SOLID (2), so `1 - (x >> 1)` counts it.
+                        let it = cnt[..len]
+                            .iter_mut()
+                            .zip(sl(c))
+                            .zip(sl(c - 1).iter().zip(sl(c + 1)))
+                            .zip(sl(c - st[1]).iter().zip(sl(c + st[1])))
+                            .zip(sl(c - st[2]).iter().zip(sl(c + st[2])));
+                        for ((((n, &own), (&x0, &x1)), (&y0, &y1)), (&z0, &z1)) in it {
+                            let solid = (x0 >> 1) + (x1 >> 1) + (y0 >> 1) + (y1 >> 1);
+                            let open = 6 - (solid + (z0 >> 1) + (z1 >> 1));
                             *n = if own == FLUID { open } else { 0 };
                         }
-                        // Natural cell i at compact i / 2 of parity i % 2: each parity's
-                        // cells are every other count, stored contiguously.
-                        for e in 0..2 {
-                            let (dg, inv) = (&mut *dg[e], &mut *inv[e]);
-                            let first = a + (e + 2 - a % 2) % 2;
-                            if first >= b {
-                                continue;
-                            }
-                            let m0 = first >> 1;
-                            let src = cnt[first - a..len].iter().step_by(2);
-                            for ((d, v), &n) in dg[m0..].iter_mut().zip(&mut inv[m0..]).zip(src) {
-                                *d = n as f32;
-                                *v = INV[n.min(6) as usize];
-                            }
+                        // Natural cells 2m and 2m + 1 at compact m of parities 0 and 1.
+                        let r = a >> 1..b >> 1;
+                        let [d0, d1] = &mut dg;
+                        let [v0, v1] = &mut inv;
+                        let out = (d0[r.clone()].iter_mut().zip(&mut d1[r.clone()]))
+                            .zip(v0[r.clone()].iter_mut().zip(&mut v1[r]));
+                        for (p, ((d0, d1), (v0, v1))) in cnt[..len].chunks_exact(2).zip(out) {
+                            let (e0, e1) = (p[0] as f32, p[1] as f32);
+                            *d0 = e0;
+                            *d1 = e1;
+                            *v0 = if e0 > 0.0 { 1.0 / e0 } else { 0.0 };
+                            *v1 = if e1 > 0.0 { 1.0 / e1 } else { 0.0 };
                         }
                         a = b;
                     }
@@ -561,4 +561,35 @@ pub(super) fn has_avx2() -> bool {
     return std::is_x86_feature_detected!("avx2");
     #[cfg(not(target_arch = "x86_64"))]
     false
+}
+
+#[cfg(test)]
+mod tests {
+    /// `fluid_span` finds the first and last fluid cell as a plain search does, on rows of
+    /// every length up to 70 (blocks of 16, a short block at either end) with 0, 1 or more
+    /// fluid cells anywhere.
+    #[test]
+    fn fluid_span_matches_a_plain_search() {
+        let mut seed = 12345u64;
+        for len in 1..70 {
+            for _ in 0..40 {
+                let row: Vec<u8> = (0..len)
+                    .map(|_| {
+                        seed = seed
+                            .wrapping_mul(6364136223846793005)
+                            .wrapping_add(1442695040888963407);
+                        // Mostly air and solid, a few fluid cells.
+                        [0, 2, 0, 2, 0, 2, 1][(seed >> 33) as usize % 7]
+                    })
+                    .collect();
+                let plain = row.iter().position(|&x| x == super::FLUID).map(|lo| {
+                    (
+                        lo,
+                        len - row.iter().rev().position(|&x| x == super::FLUID).unwrap(),
+                    )
+                });
+                assert_eq!(super::fluid_span(&row), plain, "{row:?}");
+            }
+        }
+    }
 }
