@@ -43,6 +43,11 @@ impl System {
         if self.diag.len() < nf + 1 {
             self.diag.resize(nf + 1, 0.0);
         }
+        // Grown with the other rows' arrays (never cleared here: read only with `has_air`),
+        // so that the ghost fluid's air terms do not allocate in a later substep.
+        if self.air.len() < nf + 1 {
+            self.air.resize(nf + 1, 0.0);
+        }
         if self.cell_of.len() < nf {
             self.cell_of.resize(nf, 0);
             self.ijk_of.resize(nf, [0; 3]);
