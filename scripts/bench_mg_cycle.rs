@@ -23,8 +23,8 @@
 //! `valgrind --tool=callgrind target/release/deps/mg_cycle-*` on the built binary.
 //!
 //! The team's knobs (`TeamKnobs`, `multigrid/team_knobs.rs`; every value gives the same bits),
-//! default today's: `MG_ROW_CELLS` (4096: cells per member at least of a stage by rows),
-//! `MG_RESTRICT_CELLS` (1024: of a restriction), `MG_SPINS` (256: spins of a wait before it
+//! default today's: `MG_ROW_CELLS` (2048: cells per member at least of a stage by rows),
+//! `MG_RESTRICT_CELLS` (512: of a restriction), `MG_SPINS` (256: spins of a wait before it
 //! yields), `MG_FINE_MEMBERS`, `MG_COARSE_MEMBERS` (0: all; most members taking the finest,
 //! the coarse levels' tasks), `MG_SOLO_CELLS` (0: off; a coarse level with fewer fluid cells
 //! runs each visit, the levels below included, as one task), `MG_PAD` (0: bytes between the
