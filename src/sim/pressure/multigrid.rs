@@ -156,9 +156,10 @@ pub struct Multigrid {
     /// The exact solve of the coarse level that ends the cycle, where one qualifies
     /// ([`direct`]).
     direct: direct::Direct,
-    /// The team's plans of the levels since the last set-up, for `team_key` (threads, stages).
+    /// The team's plans of the levels since the last set-up, for `team_key` (threads, stages,
+    /// knobs).
     team_plans: Vec<team::LevelPlan>,
-    team_key: Option<(usize, usize)>,
+    team_key: Option<(usize, usize, TeamKnobs)>,
     /// Per phase of the team's cycle, its tasks claimed and done (`team.rs`).
     team_phases: Vec<[std::sync::atomic::AtomicU32; 2]>,
     /// Smoothing settings (may be changed between solves).

@@ -99,8 +99,6 @@ pub(super) struct LevelPlan {
     restrict_active: usize,
     /// Each visit of this level (the levels below included) is one task.
     visit_solo: bool,
-    /// The knobs this plan was made with.
-    knobs: TeamKnobs,
 }
 
 /// The plans of every level into `out` (its capacity kept from one set-up to the next):
@@ -124,7 +122,6 @@ fn plan(
             restrict: [0; MAX_THREADS + 1],
             restrict_active: 1,
             visit_solo: false,
-            knobs,
         };
         let threads = knobs.members(l, threads);
         let cells: usize = lv
@@ -235,7 +232,7 @@ impl Cycle<'_> {
         if t.mode != Mode::Inline && self.plans[l].visit_solo {
             // The whole visit on the member that claims it, each phase's tasks in order (the
             // phases' order, so the same bits).
-            let k = &self.plans[l].knobs;
+            let k = &self.s.team_knobs;
             t.solo(Kind::Visit, l, || {
                 self.run(&Team::new(&[], Mode::Inline, k), l, from_zero)
             });
@@ -411,8 +408,7 @@ impl Multigrid {
         let last = self.direct.level.unwrap_or(self.levels.len() - 1);
         let stages = 2 * s.pre_sweeps as usize + 1;
         let knobs = s.team_knobs;
-        let same_knobs = self.team_plans.first().is_some_and(|p| p.knobs == knobs);
-        if self.team_key != Some((threads, stages)) || !same_knobs {
+        if self.team_key != Some((threads, stages, knobs)) {
             plan(
                 &mut self.levels,
                 last,
@@ -421,7 +417,7 @@ impl Multigrid {
                 knobs,
                 &mut self.team_plans,
             );
-            self.team_key = Some((threads, stages));
+            self.team_key = Some((threads, stages, knobs));
             self.team_phases.clear();
         }
         let mut ptrs = [[SyncPtr(std::ptr::null_mut::<f32>()); 3]; MAX_LEVELS];
@@ -475,10 +471,7 @@ impl Multigrid {
     /// Phases per application of the team's cycle as last planned (0: none yet).
     #[cfg(feature = "mg-profile")]
     pub fn team_phase_count(&self) -> usize {
-        let k = self
-            .team_plans
-            .first()
-            .map_or(1, |p| (2 * p.knobs.stride()).max(1));
+        let k = self.team_key.map_or(1, |(.., k)| (2 * k.stride()).max(1));
         self.team_phases.len() / k
     }
 }

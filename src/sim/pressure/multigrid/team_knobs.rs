@@ -5,7 +5,7 @@
 /// How the team shares out its work ([`super::Settings::team_knobs`], hidden: for `cargo bench
 /// --bench mg_cycle`'s sweeps). Every value gives the same bits (each only changes which
 /// member runs which task, how many tasks a phase has, or how a member waits); the defaults
-/// are today's.
+/// are the fastest measured on the lent 16-CPU machine (README, "Session 14").
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct TeamKnobs {
     /// Cells (and row costs) per member at least of a stage run by rows. 2048 (4096 until
@@ -35,7 +35,7 @@ pub struct TeamKnobs {
     /// small levels (in its own cache) from one phase and one application to the next; another
     /// member takes a task its owner has not claimed `patience` spins after the phase is ready
     /// (the owner late: asleep or descheduled). Off: every task goes to whichever member
-    /// claims it first. On by default: on the lent 16-CPU Xeon (device run 3 of session 14)
+    /// claims it first. On by default: on the lent 16-CPU Xeon (device run 13, session 14)
     /// the 1M dam break's cycle ran 1.39-1.54x faster with it on 16 threads, 1.36-1.51x on
     /// 8, 1.29x on 4, 1.06x on 2 (`mg_cycle` with `MG_SWEEP`), the same bits.
     pub affinity: bool,
