@@ -32,7 +32,8 @@
 //! claimed-counter before claiming), `MG_AFFINITY` (1: a phase's task `t` first offered to the
 //! member on pool thread `t`, below the thread count; 0: to whoever claims it), `MG_PATIENCE` (300: spins before another member
 //! takes a task its owner has not claimed), `MG_MIN_TEAM` (2; 1: one thread runs the team's cycle too,
-//! for its profile). `MG_SWEEP="spins=64,pad=128;coarse_members=4;..."` (the same names,
+//! for its profile), `MG_LIQUID_CUTS` (0; 1: the wavefronts' slabs cut where the liquid falls
+//! evenly, as before session 15, rather than by the work of their first pass). `MG_SWEEP="spins=64,pad=128;coarse_members=4;..."` (the same names,
 //! lower case without `MG_`; `;` between configurations) times the base configuration (the
 //! knobs above) and each of these, in turn in each repetition (the order rotating), and prints
 //! each one's fastest and median time (and median set-up time) and result hash.
@@ -196,7 +197,7 @@ fn knobs_from_env() -> TeamKnobs {
     k
 }
 
-const KNOBS: [&str; 11] = [
+const KNOBS: [&str; 12] = [
     "row_cells",
     "restrict_cells",
     "spins",
@@ -208,6 +209,7 @@ const KNOBS: [&str; 11] = [
     "affinity",
     "patience",
     "min_team",
+    "liquid_cuts",
 ];
 
 fn set_knob(k: &mut TeamKnobs, key: &str, v: &str) -> Result<(), String> {
@@ -227,6 +229,7 @@ fn set_knob(k: &mut TeamKnobs, key: &str, v: &str) -> Result<(), String> {
         "affinity" => k.affinity = n == 1,
         "patience" => k.patience = n as u32,
         "min_team" => k.min_team = n,
+        "liquid_cuts" => k.liquid_cuts = n == 1,
         other => return Err(format!("no knob {other:?} (knobs: {KNOBS:?})")),
     }
     Ok(())

@@ -1,5 +1,5 @@
 //! How a wavefront of `rb_sweeps` (`sweeps.rs`) is spread over the threads: slabs of
-//! z-planes balanced by the liquid they hold, or stage by stage when a level is too shallow
+//! z-planes balanced by the work of their first pass on the liquid they hold, or stage by stage when a level is too shallow
 //! for a slab per thread, or groups of stages (each a wavefront of its own) when a slab of all
 //! the stages would be too thick to share the liquid out (a thin layer of it at the bottom of
 //! the tank: [`stage_groups`]). The plan never changes a bit of the result (McAdams, Sifakis
@@ -30,9 +30,10 @@ pub(super) enum Plan {
 /// threads, and the slabs' first planes (`starts[0] = k0`, `starts[slabs] = k1`).
 ///
 /// A slab needs at least `2 stages + 2` planes (and [`TASK_CELLS`] cells), which caps the
-/// slabs of a shallow level; the slabs are cut where the fluid cells (plus a row's cost) fall
-/// evenly, not the planes, since the liquid fills some planes more than others (a dam break's
-/// lower planes hold the spread water). Their number is a multiple of the thread count where
+/// slabs of a shallow level; the slabs are cut by the work of their first pass (their fluid
+/// cells plus a row's cost, per stage, without the corners the boundaries' pass does:
+/// [`Cuts`]), not the planes, since the liquid fills some planes more than others (a dam
+/// break's lower planes hold the spread water). Their number is a multiple of the thread count where
 /// possible (3 slabs on 2 threads leave one thread idle half the time), up to 4 per thread.
 /// With fewer possible slabs than threads the stages run one after the other, each over all
 /// the planes in parallel. None of this changes a bit of the result (see `rb_sweeps` (`sweeps.rs`)).
@@ -146,6 +147,19 @@ pub(super) fn plan_spans(
     stages: usize,
     threads: usize,
 ) -> (Plan, [u32; MAX_SLABS + 1]) {
+    plan_cuts(n, spans, (k0, k1), stages, threads, false)
+}
+
+/// [`plan_spans`], with the slabs cut where the liquid falls evenly (`by_liquid`, the cut
+/// before session 15, a benchmark knob: `TeamKnobs::liquid_cuts`) or by their first pass.
+pub(super) fn plan_cuts(
+    n: [usize; 3],
+    spans: &[[u32; 2]],
+    (k0, k1): (usize, usize),
+    stages: usize,
+    threads: usize,
+    by_liquid: bool,
+) -> (Plan, [u32; MAX_SLABS + 1]) {
     let mut starts = [0u32; MAX_SLABS + 1];
     let (planes, plane_cells) = (k1 - k0, n[0] * n[1]);
     let min_per = (2 * stages + 2).max(TASK_CELLS.div_ceil(plane_cells));
@@ -166,20 +180,109 @@ pub(super) fn plan_spans(
     } else {
         possible - possible % threads
     };
-    let cost = |k: usize| plane_cost(n, spans, k);
-    let total: u64 = (k0..k1).map(cost).sum();
     starts[0] = k0 as u32;
-    let (mut k, mut acc) = (k0, 0u64);
-    for s in 1..slabs {
-        let target = total * s as u64 / slabs as u64;
-        let lo = starts[s - 1] as usize + min_per;
-        let hi = k1 - (slabs - s) * min_per;
-        while k < hi && (k < lo || acc < target) {
-            acc += cost(k);
-            k += 1;
-        }
-        starts[s] = k as u32;
-    }
     starts[slabs] = k1 as u32;
+    let cost = |k: usize| plane_cost(n, spans, k);
+    if planes > MAX_PLANES || by_liquid {
+        // Too deep for the costs' buffer: cut where the liquid falls evenly.
+        let total: u64 = (k0..k1).map(cost).sum();
+        let (mut k, mut acc) = (k0, 0u64);
+        for s in 1..slabs {
+            let target = total * s as u64 / slabs as u64;
+            let lo = starts[s - 1] as usize + min_per;
+            let hi = k1 - (slabs - s) * min_per;
+            while k < hi && (k < lo || acc < target) {
+                acc += cost(k);
+                k += 1;
+            }
+            starts[s] = k as u32;
+        }
+        return (Plan::Slabs(slabs), starts);
+    }
+    let mut pc = [0u64; MAX_PLANES];
+    for (k, c) in (k0..k1).zip(pc.iter_mut()) {
+        *c = cost(k);
+    }
+    let cuts = Cuts {
+        pc: &pc[..planes],
+        stages,
+        min_per,
+        slabs,
+    };
+    // The least bound on the costliest slab that the greedy cut meets (it meets every bound
+    // above it: a slab's cost grows with its planes), by bisection.
+    let (mut lo, mut hi) = (0u64, cuts.trapezoid(0, planes));
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if cuts.greedy(mid, &mut starts) {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    let met = cuts.greedy(hi, &mut starts);
+    debug_assert!(met);
+    for s in &mut starts[..=slabs] {
+        *s += k0 as u32;
+    }
     (Plan::Slabs(slabs), starts)
+}
+
+/// Most planes of liquid whose slabs [`plan_spans`] cuts by their trapezoids' costs ([`Cuts`]).
+const MAX_PLANES: usize = 1024;
+
+/// The cut of planes `0 .. pc.len()` (costs `pc`, [`plane_cost`]) into `slabs` slabs of at
+/// least `min_per` planes for a wavefront of `stages` stages, by the work of the first pass
+/// (`sweeps::trapezoid`): slab `[a, b)` runs stage `h` on planes `a + 1 + h ..= b - 1 - h`, so
+/// plane `p` costs `pc[p]` times `min(stages, p - a, b - p)`. Cutting where the liquid falls
+/// evenly instead leaves the slab whose cut-off corners lie in the sparse planes with more
+/// work (a dam break's upper slab: the lower one's lower corner is the dense floor's).
+struct Cuts<'a> {
+    pc: &'a [u64],
+    stages: usize,
+    min_per: usize,
+    slabs: usize,
+}
+
+impl Cuts<'_> {
+    /// The first pass's work on slab `[a, b)`.
+    fn trapezoid(&self, a: usize, b: usize) -> u64 {
+        (a + 1..b)
+            .map(|p| self.pc[p] * self.stages.min(p - a).min(b - p) as u64)
+            .sum()
+    }
+
+    /// Cuts slab after slab as thick as `bound` allows (at least `min_per` planes, leaving
+    /// enough for the slabs after it) into `starts` (relative to plane 0); whether every slab
+    /// costs at most `bound`.
+    fn greedy(&self, bound: u64, starts: &mut [u32]) -> bool {
+        let (planes, st) = (self.pc.len(), self.stages);
+        let mut a = 0;
+        starts[0] = 0;
+        for (s, start) in starts[..self.slabs].iter_mut().enumerate().skip(1) {
+            let (lo, hi) = (a + self.min_per, planes - (self.slabs - s) * self.min_per);
+            let mut b = lo;
+            let mut work = self.trapezoid(a, b);
+            if work > bound {
+                return false;
+            }
+            while b < hi {
+                // One plane more: the planes within `stages` of the top gain a stage each
+                // where the top is their nearer side.
+                let gain: u64 = (b.saturating_sub(st - 1).max(a + 1)..=b)
+                    .filter(|&p| b + 1 - p <= p - a)
+                    .map(|p| self.pc[p])
+                    .sum();
+                if work + gain > bound {
+                    break;
+                }
+                work += gain;
+                b += 1;
+            }
+            *start = b as u32;
+            a = b;
+        }
+        starts[self.slabs] = planes as u32;
+        self.trapezoid(a, planes) <= bound
+    }
 }

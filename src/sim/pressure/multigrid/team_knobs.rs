@@ -44,6 +44,9 @@ pub struct TeamKnobs {
     /// The fewest threads that run the cycle as a team (1: one thread too, walking the
     /// team's phases alone, so that its profile shows the work without the waits).
     pub min_team: usize,
+    /// Cut the wavefronts' slabs where the liquid falls evenly (before session 15) instead of
+    /// by the work of their first pass (`slabs.rs`).
+    pub liquid_cuts: bool,
 }
 
 impl Default for TeamKnobs {
@@ -60,6 +63,7 @@ impl Default for TeamKnobs {
             affinity: true,
             patience: 300,
             min_team: 2,
+            liquid_cuts: false,
         }
     }
 }

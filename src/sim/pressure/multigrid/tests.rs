@@ -6,6 +6,7 @@ use crate::sim::mac_grid::CellLabel::{Empty, Fluid, Solid};
 
 mod direct;
 mod setup;
+mod slabs;
 mod team;
 
 /// Counter-based hash to [0, 1) (no shared RNG state).
@@ -486,91 +487,5 @@ fn fused_residual_and_prolongation_equal_separate_passes() {
                 }
             }
         }
-    }
-}
-
-/// The wavefront's slabs: as many as the threads allow (a multiple of the thread count, each at
-/// least `2 stages + 2` planes) and cut where the fluid cells fall evenly: on a level whose
-/// lower half of planes holds four times the liquid of its upper half (a dam break's spread
-/// water under the column), no slab costs more than an even share plus one plane (the greedy
-/// cut's bound) unless it is as thin as a slab may be, where cutting the planes evenly would give the lower slabs much more. Few
-/// possible slabs on many threads go stage by stage; one thread runs one wavefront.
-#[test]
-fn slab_plan_balances_the_liquid() {
-    use super::slabs::{Plan, slab_plan};
-    let n = [40, 30, 400];
-    let mut lv = super::level::Level::new(n);
-    for k in 0..n[2] {
-        for j in 0..n[1] {
-            // Rows of 32 cells in the lower half, 8 in the upper one, none in the top 10 planes.
-            let len = if k < 200 {
-                32
-            } else if k < 390 {
-                8
-            } else {
-                0
-            };
-            lv.spans[j + n[1] * k] = [1, 1 + len];
-        }
-    }
-    let cost = |k: usize| -> u64 {
-        (0..n[1])
-            .map(|j| {
-                let [a, b] = lv.spans[j + n[1] * k];
-                if a < b { (b - a) as u64 + 8 } else { 0 }
-            })
-            .sum()
-    };
-    let stages = 7;
-    let (plan, _) = slab_plan(&lv, 0, 390, stages, 1);
-    assert_eq!(plan, Plan::Serial);
-    // 390 planes of at least 16: at most 24 slabs.
-    let (plan, _) = slab_plan(&lv, 0, 390, stages, 32);
-    assert!(matches!(plan, Plan::Stagewise(_)), "{plan:?}");
-    for (threads, want) in [(2, 8), (3, 12), (5, 20), (7, 21)] {
-        let (plan, starts) = slab_plan(&lv, 0, 390, stages, threads);
-        let Plan::Slabs(slabs) = plan else {
-            panic!("{threads} threads: {plan:?}")
-        };
-        assert_eq!(slabs, want, "{threads} threads");
-        assert_eq!((starts[0], starts[slabs]), (0, 390));
-        let total: u64 = (0..390).map(cost).sum();
-        for s in 0..slabs {
-            let (a, b) = (starts[s], starts[s + 1]);
-            let c: u64 = (a..b).map(|k| cost(k as usize)).sum();
-            assert!(
-                b - a >= 2 * stages as u32 + 2,
-                "{threads} threads: {starts:?}"
-            );
-            // An even share plus one plane, unless the slab is as thin as a slab can be.
-            assert!(
-                c <= total / slabs as u64 + cost(0) || b - a == 2 * stages as u32 + 2,
-                "{threads} threads: slab {s} costs {c} of {total} over {slabs}, {:?}",
-                &starts[..=slabs]
-            );
-        }
-    }
-}
-
-/// A wavefront whose first slab must hold most of the liquid (86% of it in 14 planes, a slab
-/// of 7 stages needs 16) runs in groups of stages (of 4 and 3, slabs of 10 and 8 planes, the
-/// first with 60% and 48% of the liquid); the same level with the liquid spread evenly over its
-/// planes runs as one wavefront (two slabs of half of it).
-#[test]
-fn stage_groups_split_a_slab_holding_most_of_the_liquid() {
-    use super::slabs::{Plan, slab_plan, stage_groups};
-    let n = [130, 60, 60];
-    let mut lv = super::level::Level::new(n);
-    for (deep, want_groups) in [(true, true), (false, false)] {
-        for k in 1..50 {
-            for j in 1..n[1] - 1 {
-                let len = if !deep || k < 15 { 128 } else { 2 };
-                lv.spans[j + n[1] * k] = [1, 1 + len];
-            }
-        }
-        let (plan, _) = slab_plan(&lv, 1, 50, 7, 2);
-        assert!(matches!(plan, Plan::Slabs(_)), "{plan:?}");
-        let groups = stage_groups(lv.n, &lv.spans, (1, 50), 7, 2, plan);
-        assert_eq!(groups.is_some(), want_groups, "deep {deep}: {groups:?}");
     }
 }

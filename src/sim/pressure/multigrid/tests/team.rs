@@ -62,6 +62,7 @@ fn team_cycle_equals_rayon_loops() {
             affinity: true,
             patience: 0,
             min_team: 1,
+            liquid_cuts: true,
             ..TeamKnobs::default()
         };
         let solo = TeamKnobs {
