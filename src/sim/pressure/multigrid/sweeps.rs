@@ -23,7 +23,7 @@ use rayon::prelude::*;
 /// `ka + 1 + h ..= kb - 1 - h`, a trapezoid that leaves the slab's first plane alone, so that
 /// no two slabs touch a common plane: a slab reads planes `ka ..= kb` and writes
 /// `ka + 1 .. kb`), then, in parallel over the slab boundaries `B`, the stages left near each
-/// (stage `h` on planes `B - h ..= B + h`), stage by stage. Each half-sweep reads only the
+/// (stage `h` on planes `B - h ..= B + h`), in the wavefront's order. Each half-sweep reads only the
 /// other colour, so every cell gets exactly what the stages one after the other give
 /// (`wavefront::half_sweep`, [`super::kernels::residual`],
 /// [`super::kernels::prolong_add`]), whatever the slabs: the bits do not depend on the thread
@@ -162,7 +162,11 @@ pub(super) unsafe fn trapezoid<'a>(
 }
 
 /// The second pass at slab boundary `b`: stage `h` on planes `b - h ..= b + h` (within
-/// `k0 .. k1`), stage by stage.
+/// `k0 .. k1`), in the wavefront's order (step `t` runs stage `h` on plane `t - h`: each
+/// stage's planes below and at it ran at the steps before, those above earlier in the step),
+/// so that a plane's stages run at consecutive steps while it is still in cache, rather than
+/// stage by stage over the whole triangle (2-25% less time per cycle on 2 threads of the
+/// 2-core machine, `mg_cycle`, session 15).
 ///
 /// # Safety
 /// As [`run`]'s second pass: the first pass is done on both sides, and no other task writes
@@ -174,10 +178,8 @@ pub(super) unsafe fn boundary<'a>(
     b: usize,
     (k0, k1): (usize, usize),
 ) {
-    for h in 0..stages {
-        for p in b.saturating_sub(h).max(k0)..(b + h + 1).min(k1) {
-            // SAFETY: the caller's.
-            unsafe { sw.stage(stage(h), p) };
-        }
-    }
+    let t0 = b.saturating_sub(stages - 1).max(k0);
+    let keep = |h: usize, p: usize| p + h >= b && p <= b + h && p >= k0 && p < k1;
+    // SAFETY: the caller's.
+    unsafe { walk(sw, stage, stages, (t0, (b + stages).min(k1)), keep) }
 }
