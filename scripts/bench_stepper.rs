@@ -34,7 +34,8 @@
 //! obstacle: the obstacle's cost per substep),
 //! `BENCH_PRECONDITIONER` (`multigrid`, the default, or `mic0`: the pressure preconditioner of
 //! every run but the comparison peer), `BENCH_COMPARE_PRECONDITIONERS=0` (skip the dam-break
-//! run with the other preconditioner), `BENCH_REPLAY_ONLY=1` (only the pressure replay of the
+//! run with the other preconditioner), `BENCH_PAIRS=N` (`N` runs of each preconditioner,
+//! alternating, and the median of the pairs' pressure ratios), `BENCH_REPLAY_ONLY=1` (only the pressure replay of the
 //! dam break), `BENCH_REPLAY_FRAMES` (default 10), `BENCH_REPLAY_REPS` (default 5),
 //! `BENCH_COMPARE_TRANSFERS=1` (only the dam break with `solver.transfer` "flip" and "apic",
 //! and "flip" with `solver.free_surface = "ghost_fluid"`, 1 thread each: CPU ms per substep per
