@@ -33,7 +33,8 @@
 //! member on pool thread `t`, below the thread count; 0: to whoever claims it), `MG_PATIENCE` (300: spins before another member
 //! takes a task its owner has not claimed), `MG_MIN_TEAM` (2; 1: one thread runs the team's cycle too,
 //! for its profile), `MG_LIQUID_CUTS` (0; 1: the wavefronts' slabs cut where the liquid falls
-//! evenly, as before session 15, rather than by the work of their first pass). `MG_SWEEP="spins=64,pad=128;coarse_members=4;..."` (the same names,
+//! evenly, as before session 15, rather than by the work of their first pass),
+//! `MG_SLABS_PER_THREAD` (4: most slabs per thread of a wavefront). `MG_SWEEP="spins=64,pad=128;coarse_members=4;..."` (the same names,
 //! lower case without `MG_`; `;` between configurations) times the base configuration (the
 //! knobs above) and each of these, in turn in each repetition (the order rotating), and prints
 //! each one's fastest and median time (and median set-up time) and result hash.
@@ -197,7 +198,7 @@ fn knobs_from_env() -> TeamKnobs {
     k
 }
 
-const KNOBS: [&str; 12] = [
+const KNOBS: [&str; 13] = [
     "row_cells",
     "restrict_cells",
     "spins",
@@ -210,6 +211,7 @@ const KNOBS: [&str; 12] = [
     "patience",
     "min_team",
     "liquid_cuts",
+    "slabs_per_thread",
 ];
 
 fn set_knob(k: &mut TeamKnobs, key: &str, v: &str) -> Result<(), String> {
@@ -230,6 +232,7 @@ fn set_knob(k: &mut TeamKnobs, key: &str, v: &str) -> Result<(), String> {
         "patience" => k.patience = n as u32,
         "min_team" => k.min_team = n,
         "liquid_cuts" => k.liquid_cuts = n == 1,
+        "slabs_per_thread" => k.slabs_per_thread = n,
         other => return Err(format!("no knob {other:?} (knobs: {KNOBS:?})")),
     }
     Ok(())

@@ -147,18 +147,34 @@ pub(super) fn plan_spans(
     stages: usize,
     threads: usize,
 ) -> (Plan, [u32; MAX_SLABS + 1]) {
-    plan_cuts(n, spans, (k0, k1), stages, threads, false)
+    plan_cuts(n, spans, (k0, k1), stages, threads, Cut::DEFAULT)
 }
 
-/// [`plan_spans`], with the slabs cut where the liquid falls evenly (`by_liquid`, the cut
-/// before session 15, a benchmark knob: `TeamKnobs::liquid_cuts`) or by their first pass.
+/// How [`plan_cuts`] cuts the slabs (benchmark knobs: `TeamKnobs::liquid_cuts`,
+/// `TeamKnobs::slabs_per_thread`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) struct Cut {
+    /// Where the liquid falls evenly (the cut before session 15), not by the first pass.
+    pub by_liquid: bool,
+    /// Most slabs per thread.
+    pub per_thread: usize,
+}
+
+impl Cut {
+    pub const DEFAULT: Cut = Cut {
+        by_liquid: false,
+        per_thread: 4,
+    };
+}
+
+/// [`plan_spans`] with the cut `cut`.
 pub(super) fn plan_cuts(
     n: [usize; 3],
     spans: &[[u32; 2]],
     (k0, k1): (usize, usize),
     stages: usize,
     threads: usize,
-    by_liquid: bool,
+    cut: Cut,
 ) -> (Plan, [u32; MAX_SLABS + 1]) {
     let mut starts = [0u32; MAX_SLABS + 1];
     let (planes, plane_cells) = (k1 - k0, n[0] * n[1]);
@@ -175,15 +191,16 @@ pub(super) fn plan_cuts(
             (Plan::Serial, starts)
         };
     }
-    let slabs = if possible >= 4 * threads {
-        4 * threads
+    let most = (cut.per_thread.max(1) * threads).min(MAX_SLABS);
+    let slabs = if possible >= most {
+        most
     } else {
         possible - possible % threads
     };
     starts[0] = k0 as u32;
     starts[slabs] = k1 as u32;
     let cost = |k: usize| plane_cost(n, spans, k);
-    if planes > MAX_PLANES || by_liquid {
+    if planes > MAX_PLANES || cut.by_liquid {
         // Too deep for the costs' buffer: cut where the liquid falls evenly.
         let total: u64 = (k0..k1).map(cost).sum();
         let (mut k, mut acc) = (k0, 0u64);

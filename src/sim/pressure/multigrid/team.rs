@@ -43,7 +43,7 @@ use super::level::Level;
 use super::members::{Mode, Team};
 #[cfg(feature = "mg-profile")]
 use super::profile;
-use super::slabs::{MAX_SLABS, Plan, group_size, plan_cuts, stage_groups};
+use super::slabs::{Cut, MAX_SLABS, Plan, group_size, plan_cuts, stage_groups};
 use super::sweeps;
 use super::team_knobs::{Kind, TeamKnobs};
 use super::wavefront::{Extra, ProlongLine, Stage, Stages, Sweep, liquid_planes};
@@ -133,7 +133,11 @@ fn plan(
         p.restrict_active = partition(lv, knobs.restrict_cells, threads, &mut p.restrict);
         if l < last {
             p.rows_active = partition(lv, knobs.row_cells, threads, &mut p.rows);
-            p.wave = wave(lv, stages, threads, knobs.liquid_cuts, &mut p);
+            let cut = Cut {
+                by_liquid: knobs.liquid_cuts,
+                per_thread: knobs.slabs_per_thread,
+            };
+            p.wave = wave(lv, stages, threads, cut, &mut p);
         }
         out.push(p);
     }
@@ -142,7 +146,7 @@ fn plan(
 /// The smoothing plan of `lv`: the rayon path's slab plan and groups where it has a slab per
 /// thread, else by rows where they give each of at least 2 threads [`TeamKnobs::row_cells`],
 /// else solo.
-fn wave(lv: &mut Level, stages: usize, threads: usize, by_liquid: bool, p: &mut LevelPlan) -> Wave {
+fn wave(lv: &mut Level, stages: usize, threads: usize, cut: Cut, p: &mut LevelPlan) -> Wave {
     let Some((k0, k1)) = liquid_planes(lv) else {
         return Wave::Empty;
     };
@@ -152,7 +156,7 @@ fn wave(lv: &mut Level, stages: usize, threads: usize, by_liquid: bool, p: &mut 
     } else {
         Wave::Solo
     };
-    let (plan, starts) = plan_cuts(lv.n, &lv.spans, (k0, k1), stages, threads, by_liquid);
+    let (plan, starts) = plan_cuts(lv.n, &lv.spans, (k0, k1), stages, threads, cut);
     let groups = lv.groups_memo(stages, threads, |lv| {
         stage_groups(lv.n, &lv.spans, (k0, k1), stages, threads, plan)
     });
@@ -170,7 +174,7 @@ fn wave(lv: &mut Level, stages: usize, threads: usize, by_liquid: bool, p: &mut 
             for (i, e) in gs[..g].iter_mut().enumerate() {
                 let size = group_size(stages, g, i);
                 let (Plan::Slabs(slabs), starts) =
-                    plan_cuts(lv.n, &lv.spans, (k0, k1), size, threads, by_liquid)
+                    plan_cuts(lv.n, &lv.spans, (k0, k1), size, threads, cut)
                 else {
                     return rows;
                 };

@@ -47,6 +47,8 @@ pub struct TeamKnobs {
     /// Cut the wavefronts' slabs where the liquid falls evenly (before session 15) instead of
     /// by the work of their first pass (`slabs.rs`).
     pub liquid_cuts: bool,
+    /// Most slabs per thread of a wavefront (`slabs.rs`; 4).
+    pub slabs_per_thread: usize,
 }
 
 impl Default for TeamKnobs {
@@ -64,6 +66,7 @@ impl Default for TeamKnobs {
             patience: 300,
             min_team: 2,
             liquid_cuts: false,
+            slabs_per_thread: 4,
         }
     }
 }

@@ -63,6 +63,7 @@ fn team_cycle_equals_rayon_loops() {
             patience: 0,
             min_team: 1,
             liquid_cuts: true,
+            slabs_per_thread: 1,
             ..TeamKnobs::default()
         };
         let solo = TeamKnobs {
