@@ -165,8 +165,8 @@ pub(super) unsafe fn trapezoid<'a>(
 /// `k0 .. k1`), in the wavefront's order (step `t` runs stage `h` on plane `t - h`: each
 /// stage's planes below and at it ran at the steps before, those above earlier in the step),
 /// so that a plane's stages run at consecutive steps while it is still in cache, rather than
-/// stage by stage over the whole triangle (2-25% less time per cycle on 2 threads of the
-/// 2-core machine, `mg_cycle`, session 15).
+/// stage by stage over the whole triangle (0.3-25% less time per cycle, median about 3%, on 2
+/// threads of the 2-core machine in six alternating pairs, `mg_cycle`, session 15).
 ///
 /// # Safety
 /// As [`run`]'s second pass: the first pass is done on both sides, and no other task writes
