@@ -5,6 +5,7 @@
 pub mod inputs;
 pub mod measured;
 pub mod physics;
+pub mod preview;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
