@@ -1,6 +1,6 @@
 //! How a wavefront of `rb_sweeps` (`sweeps.rs`) is spread over the threads: slabs of
-//! z-planes balanced by the work of their first pass on the liquid they hold, or stage by stage when a level is too shallow
-//! for a slab per thread, or groups of stages (each a wavefront of its own) when a slab of all
+//! z-planes balanced by the work of their first pass on the liquid they hold, or stage by
+//! stage when a level is too shallow for a slab per thread, or groups of stages (each a wavefront of its own) when a slab of all
 //! the stages would be too thick to share the liquid out (a thin layer of it at the bottom of
 //! the tank: [`stage_groups`]). The plan never changes a bit of the result (McAdams, Sifakis
 //! and Teran 2010 parallelise each smoothing pass over the grid; the temporal blocking of the
@@ -33,8 +33,9 @@ pub(super) enum Plan {
 /// slabs of a shallow level; the slabs are cut by the work of their first pass (their fluid
 /// cells plus a row's cost, per stage, without the corners the boundaries' pass does:
 /// [`Cuts`]), not the planes, since the liquid fills some planes more than others (a dam
-/// break's lower planes hold the spread water). Their number is a multiple of the thread count where
-/// possible (3 slabs on 2 threads leave one thread idle half the time), up to 4 per thread.
+/// break's lower planes hold the spread water). Their number is a multiple of the thread
+/// count where possible (3 slabs on 2 threads leave one thread idle half the time), up to 4
+/// per thread.
 /// With fewer possible slabs than threads the stages run one after the other, each over all
 /// the planes in parallel. None of this changes a bit of the result (see `rb_sweeps` (`sweeps.rs`)).
 pub(super) fn slab_plan(

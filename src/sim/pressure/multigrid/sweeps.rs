@@ -23,8 +23,8 @@ use rayon::prelude::*;
 /// `ka + 1 + h ..= kb - 1 - h`, a trapezoid that leaves the slab's first plane alone, so that
 /// no two slabs touch a common plane: a slab reads planes `ka ..= kb` and writes
 /// `ka + 1 .. kb`), then, in parallel over the slab boundaries `B`, the stages left near each
-/// (stage `h` on planes `B - h ..= B + h`), in the wavefront's order. Each half-sweep reads only the
-/// other colour, so every cell gets exactly what the stages one after the other give
+/// (stage `h` on planes `B - h ..= B + h`), in the wavefront's order. Each half-sweep reads
+/// only the other colour, so every cell gets exactly what the stages one after the other give
 /// (`wavefront::half_sweep`, [`super::kernels::residual`],
 /// [`super::kernels::prolong_add`]), whatever the slabs: the bits do not depend on the thread
 /// count. Too few planes for a slab per

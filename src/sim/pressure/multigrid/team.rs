@@ -133,11 +133,7 @@ fn plan(
         p.restrict_active = partition(lv, knobs.restrict_cells, threads, &mut p.restrict);
         if l < last {
             p.rows_active = partition(lv, knobs.row_cells, threads, &mut p.rows);
-            let cut = Cut {
-                by_liquid: knobs.liquid_cuts,
-                per_thread: knobs.slabs_per_thread,
-            };
-            p.wave = wave(lv, stages, threads, cut, &mut p);
+            p.wave = wave(lv, stages, threads, knobs.cut(), &mut p);
         }
         out.push(p);
     }

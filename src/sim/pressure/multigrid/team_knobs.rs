@@ -2,6 +2,8 @@
 //! members, for benchmarks to sweep; every value gives the same bits) and the kinds of its
 //! phases ([`Kind`], for the profile, `profile.rs`).
 
+use super::slabs::Cut;
+
 /// How the team shares out its work ([`super::Settings::team_knobs`], hidden: for `cargo bench
 /// --bench mg_cycle`'s sweeps). Every value gives the same bits (each only changes which
 /// member runs which task, how many tasks a phase has, or how a member waits); the defaults
@@ -51,6 +53,16 @@ pub struct TeamKnobs {
     pub slabs_per_thread: usize,
 }
 
+impl TeamKnobs {
+    /// How the wavefronts' slabs are cut ([`Self::liquid_cuts`], [`Self::slabs_per_thread`]).
+    pub(super) fn cut(&self) -> Cut {
+        Cut {
+            by_liquid: self.liquid_cuts,
+            per_thread: self.slabs_per_thread,
+        }
+    }
+}
+
 impl Default for TeamKnobs {
     fn default() -> Self {
         Self {
@@ -65,8 +77,8 @@ impl Default for TeamKnobs {
             affinity: true,
             patience: 300,
             min_team: 2,
-            liquid_cuts: false,
-            slabs_per_thread: 4,
+            liquid_cuts: Cut::DEFAULT.by_liquid,
+            slabs_per_thread: Cut::DEFAULT.per_thread,
         }
     }
 }
