@@ -75,7 +75,7 @@ fn scene(lower: [f64; 3], h: f64, resolution: [u32; 3]) -> Scene {
             cell_size: h,
             resolution,
             boundaries: Default::default(),
-            friction: 0.0,
+            friction: Default::default(),
         },
         gravity: [0.0, 0.0, -surge::scene::STANDARD_GRAVITY],
         density: 1000.0,

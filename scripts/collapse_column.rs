@@ -59,7 +59,7 @@ pub fn column(a: f64, cells: u32, fps: f64, frames: u32) -> (Scene, Particles) {
             cell_size: h,
             resolution: n,
             boundaries: Default::default(),
-            friction: 0.0,
+            friction: Default::default(),
         },
         gravity: [0.0, 0.0, -STANDARD_GRAVITY],
         density: 1000.0,

@@ -69,7 +69,7 @@ pub fn tank(
             cell_size: h,
             resolution: [cells + 2, 4 + 2, dcells + air + 2],
             boundaries: Default::default(),
-            friction: 0.0,
+            friction: Default::default(),
         },
         gravity: [0.0, 0.0, -g],
         density: 1000.0,

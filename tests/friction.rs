@@ -67,6 +67,13 @@ fn no_slip_domain_floor_slows_the_layer_along_it() {
         "no slip near the floor {stick_low} vs free slip {free_low}"
     );
     assert!(stick_all < free_all, "{stick_all} vs {free_all}");
+    // The lowest whole cell of liquid (z < 0.05): its particles' mean is held near the wall's
+    // velocity, zero; FLIP keeps their spread about it (the lower half slightly backwards, the
+    // upper forwards), so the half-cell mean above is below zero. Tolerance 0.1 m/s, a tenth
+    // of the initial speed (the free-slip case keeps over 0.9).
+    let (stick_cell, _) = slide(&layer(r#", "friction": 1.0"#, ""), 0.05);
+    eprintln!("domain floor, no slip: lowest cell {stick_cell:.3} m/s");
+    assert!(stick_cell.abs() < 0.1, "lowest cell {stick_cell} m/s");
 }
 
 /// The same with an obstacle as the floor: a box slab 0.05 m thick, the layer resting on it,
@@ -115,4 +122,106 @@ fn friction_out_of_range_is_an_error() {
         assert!(e.contains(field), "{e}");
         assert!(e.contains("between 0 and 1"), "{e}");
     }
+}
+
+/// Per-face friction (issue 19's "per-wall" setting): the floor alone made no-slip with
+/// `{"z_min": "no_slip"}` slows the layer as much as no slip on every wall does (the layer
+/// touches the side walls too, so "as much" is within a third of the difference from free
+/// slip), and no slip on the ceiling alone, which the layer never reaches, leaves it as free
+/// slip leaves it (within 1%: the pass sets faces three cells above the liquid, beyond every
+/// particle's stencil, so only round-off could differ).
+#[test]
+fn friction_per_face_acts_on_that_face_only() {
+    let (free_low, _) = slide(&layer("", ""), 0.0375);
+    let (all_low, _) = slide(&layer(r#", "friction": "no_slip""#, ""), 0.0375);
+    let (floor_low, _) = slide(&layer(r#", "friction": {"z_min": "no_slip"}"#, ""), 0.0375);
+    let (ceiling_low, _) = slide(&layer(r#", "friction": {"z_max": 1}"#, ""), 0.0375);
+    eprintln!(
+        "near the floor: free slip {free_low:.3} m/s, no slip everywhere {all_low:.3}, on the floor only {floor_low:.3}, on the ceiling only {ceiling_low:.3}"
+    );
+    assert!(all_low < 0.5 * free_low, "{all_low} vs {free_low}");
+    assert!(
+        floor_low < all_low + (free_low - all_low) / 3.0,
+        "floor only {floor_low}, every wall {all_low}, free slip {free_low}"
+    );
+    assert!(
+        (ceiling_low - free_low).abs() < 0.01 * free_low,
+        "ceiling only {ceiling_low} vs free slip {free_low}"
+    );
+}
+
+/// A bad per-face friction names the face and the fix; an unknown face or word lists the
+/// valid ones.
+#[test]
+fn bad_per_face_friction_is_an_error_naming_it() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes");
+    for (friction, wants) in [
+        (
+            r#"{"z_min": 2}"#,
+            &["domain.friction.z_min", "between 0 and 1", "no_slip"][..],
+        ),
+        (
+            r#"{"floor": 1}"#,
+            &["domain.friction", "floor", "z_min"][..],
+        ),
+        (r#""sticky""#, &["domain.friction", "sticky", "no_slip"][..]),
+        (
+            r#"{"x_max": "rough"}"#,
+            &["domain.friction.x_max", "rough", "slip"][..],
+        ),
+    ] {
+        let json = layer(&format!(r#", "friction": {friction}"#), "");
+        let e = load_str(&json, &dir.join("test.json"), &dir)
+            .expect_err("rejected")
+            .to_string();
+        for w in wants {
+            assert!(e.contains(w), "{friction}: `{w}` not in: {e}");
+        }
+    }
+}
+
+/// Friction does not depend on the frame rate (issue 19: frames only sample the physics): the
+/// layer over a floor of friction 0.05 keeps the same speed near it after 0.25 s at 24 fps
+/// and at 240 fps (each frame one shortened substep, over twice as many). Before friction was
+/// a rate (`sim::friction::kept`), it scaled the velocity by 0.95 per substep: after 0.2 s,
+/// 0.51 against 0.12 m/s near the floor. Tolerance 0.05 m/s, 5% of the initial speed (the
+/// substeps' own truncation; the measured gap is printed).
+#[test]
+fn partial_friction_is_the_same_at_any_frame_rate() {
+    let at = |fps: u32| {
+        layer(r#", "friction": {"z_min": 0.05}"#, "").replace(
+            r#""time": {"fps": 30, "frames": 6}"#,
+            &format!(r#""time": {{"fps": {fps}, "frames": {}}}"#, fps / 4),
+        )
+    };
+    let run = |fps: u32| {
+        let l = load(&at(fps));
+        let mut sim = Simulation::new(&l.scene, l.particles.clone(), 0).unwrap();
+        let frames = fps / 4; // 0.25 s
+        let substeps: u32 = (0..frames).map(|_| sim.advance_frame().substeps).sum();
+        let p = sim.particles();
+        let low: Vec<f64> = (0..p.len())
+            .filter(|&i| p.position(i)[2] < 0.0375)
+            .map(|i| p.velocity(i)[0] as f64)
+            .collect();
+        (low.iter().sum::<f64>() / low.len() as f64, substeps)
+    };
+    let (slow_fps, n24) = run(24);
+    let (fast_fps, n240) = run(240);
+    let (free, _) = slide(&layer("", ""), 0.0375);
+    eprintln!(
+        "floor friction 0.05: {slow_fps:.3} m/s near it at 24 fps ({n24} substeps), {fast_fps:.3} at 240 fps ({n240}); free slip {free:.3}"
+    );
+    assert!(
+        n240 > 2 * n24,
+        "{n240} vs {n24} substeps: the test needs more at 240 fps"
+    );
+    assert!(
+        slow_fps < free - 0.2,
+        "friction 0.05 barely acted: {slow_fps} vs {free}"
+    );
+    assert!(
+        (slow_fps - fast_fps).abs() < 0.05,
+        "24 fps {slow_fps} vs 240 fps {fast_fps}"
+    );
 }

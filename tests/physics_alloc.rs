@@ -84,7 +84,7 @@ fn frames_after_the_first_do_not_allocate_in_substeps() {
             cell_size: h,
             resolution: [24, 8, 16],
             boundaries: Default::default(),
-            friction: 0.0,
+            friction: Default::default(),
         },
         gravity: [0.0, 0.0, -surge::scene::STANDARD_GRAVITY],
         density: 1000.0,

@@ -26,7 +26,7 @@ fn tutorial_settles_into_pool() {
             cell_size: 0.01,
             resolution: [25, 50, 25],
             boundaries: Default::default(),
-            friction: 0.0,
+            friction: Default::default(),
         },
         gravity: [0.0, 0.0, -surge::scene::STANDARD_GRAVITY],
         density: 1000.0,

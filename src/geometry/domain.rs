@@ -9,7 +9,7 @@
 //! ch. 2, and the tutorial): `resolution` cubic cells of `cell_size` from `lower`; the outermost
 //! layer of cells is solid wall, so liquid lives in the inner `resolution - 2` cells per axis.
 
-use super::Boundaries;
+use super::{Boundaries, WallFriction};
 use crate::error::InputError;
 use crate::error::check::{err, finite3, positive};
 use crate::error::show;
@@ -37,14 +37,10 @@ pub struct Domain {
     /// resolved scene when every face is a wall, so older runs keep their physics hash.
     #[serde(default, skip_serializing_if = "Boundaries::all_walls")]
     pub boundaries: Boundaries,
-    /// Tangential friction of the wall faces: 0 free slip (the default, left out of the
-    /// resolved scene), 1 no slip.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub friction: f64,
-}
-
-fn is_zero(x: &f64) -> bool {
-    *x == 0.0
+    /// Tangential friction of the wall faces, one for all or per face (see
+    /// [`WallFriction`]): 0 free slip (the default, left out of the resolved scene), 1 no slip.
+    #[serde(default, skip_serializing_if = "WallFriction::is_free_slip")]
+    pub friction: WallFriction,
 }
 
 impl Domain {
@@ -109,11 +105,11 @@ impl Domain {
                 ));
             }
         }
-        if !(0.0..=1.0).contains(&d.friction) {
+        if let Some((field, mu)) = d.friction.out_of_range() {
             return Err(err(
-                "domain.friction",
-                format!("{} is not between 0 and 1", d.friction),
-                "give 0 (free slip, the default) up to 1 (no slip)",
+                &field,
+                format!("{} is not between 0 and 1", show(mu)),
+                "give 0 or \"slip\" (free slip, the default) up to 1 or \"no_slip\"",
             ));
         }
         let cells: u64 = d.resolution.iter().map(|&n| n as u64).product();

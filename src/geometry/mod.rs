@@ -25,7 +25,9 @@ pub mod shapes;
 pub mod solid;
 pub mod solid_mesh;
 pub mod transform;
+pub mod wall_friction;
 
 pub use boundaries::{Boundaries, Boundary};
 pub use domain::Domain;
 pub use shapes::{Ball, Cuboid, Shape};
+pub use wall_friction::WallFriction;

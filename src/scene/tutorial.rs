@@ -236,7 +236,7 @@ fn scene_of(t: TutorialFile, file: &Path, path: PathBuf, frames: u64) -> Scene {
             cell_size: t.h,
             resolution: t.res,
             boundaries: Default::default(),
-            friction: 0.0,
+            friction: Default::default(),
         },
         gravity: super::default_gravity(),
         density: t.density,

@@ -181,7 +181,7 @@ mod tests {
             cell_size: 0.1,
             resolution: [6, 6, 6],
             boundaries: Default::default(),
-            friction: 0.0,
+            friction: Default::default(),
         });
         let mut p = Particles::default();
         let mut k = 0u32;

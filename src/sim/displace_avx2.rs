@@ -148,7 +148,7 @@ mod tests {
             cell_size: 0.05,
             resolution: [9, 7, 11],
             boundaries: Default::default(),
-            friction: 0.0,
+            friction: Default::default(),
         };
         let mut x = seed;
         let r = move || {

@@ -290,8 +290,9 @@ impl SolidState {
         self.cell_time = Some(t);
     }
 
-    /// The friction pass's obstacle data with the domain walls' friction `walls`.
-    pub fn friction_faces(&self, walls: f32) -> FrictionFaces<'_> {
+    /// The friction pass's obstacle data with the domain walls' friction `walls` (per face,
+    /// x_min, x_max, ..., z_max).
+    pub fn friction_faces(&self, walls: [f32; 6]) -> FrictionFaces<'_> {
         let active = self.active();
         FrictionFaces {
             walls,

@@ -87,8 +87,8 @@ pub(super) fn substep(
         ws.solids.faces(),
     );
     // Tangential friction of walls and obstacles (scenes that ask for it only).
-    let rough = ws.solids.friction_faces(scene.domain.friction as f32);
-    friction::apply(&d, &ws.labels, &ws.kinds, &mut ws.vel, rough);
+    let rough = ws.solids.friction_faces(scene.domain.friction.to_f32());
+    friction::apply(&d, &ws.labels, &ws.kinds, &mut ws.vel, rough, kick);
     ws.solids.unseal_thin_walls(&d);
     secs.pressure += t.elapsed().as_secs_f64();
     let t = Instant::now();

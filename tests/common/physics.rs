@@ -18,7 +18,7 @@ pub fn scene(lower: [f64; 3], h: f64, resolution: [u32; 3], fps: f64, frames: u3
             cell_size: h,
             resolution,
             boundaries: Default::default(),
-            friction: 0.0,
+            friction: Default::default(),
         },
         gravity: [0.0, 0.0, -G],
         density: 1000.0,
