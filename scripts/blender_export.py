@@ -5,13 +5,17 @@ Tag objects with the custom property `surge` (Object Properties > Custom Propert
     surge = "domain"    the simulation box: its world bounds. Optional `cell_size` (m, default
                         the longest side / 64). resolution = ceil(size / cell_size) per axis,
                         counting surge's one-cell wall layer (the liquid lives inside it).
+                        Optional `friction` of its walls, 0 (free slip) to 1 (no slip) or
+                        'slip' / 'no_slip', and `friction_x_min` ... `friction_z_max` for one
+                        face (e.g. a rough floor: `friction_z_min` = 'no_slip').
     surge = "liquid"    liquid at frame 0: an axis-aligned box -> {"type": "box", min, max},
                         a sphere (all vertices at one distance from the centre, e.g. a UV or
                         ico sphere) -> {"type": "sphere", center, radius}. Optional `velocity`
                         [x, y, z] m/s. Other shapes are an error for now.
     surge = "obstacle"  a solid: box or sphere as above, else a mesh written as <name>.ply
                         (binary, world coordinates). Optional `liquid` = "outside" (default,
-                        a solid) or "inside" (a container; always written as a mesh).
+                        a solid) or "inside" (a container; always written as a mesh), and
+                        `friction` as the domain's.
     surge = "emitter"   a shape that adds liquid: `velocity`, `start`/`end` (Blender frames).
                         Box and sphere as above; any other mesh is written as <name>.ply and
                         {"type": "mesh", "path": ...}, the keys obstacles use.
@@ -48,7 +52,9 @@ import bpy
 
 KINDS = ("domain", "liquid", "obstacle", "emitter", "sink")
 # Which optional properties each kind reads.
-PROPS = {"domain": {"cell_size"}, "liquid": {"velocity"}, "obstacle": {"liquid"},
+FACES = ("x_min", "x_max", "y_min", "y_max", "z_min", "z_max")
+PROPS = {"domain": {"cell_size", "friction"} | {f"friction_{f}" for f in FACES},
+         "liquid": {"velocity"}, "obstacle": {"liquid", "friction"},
          "emitter": {"velocity", "start", "end"}, "sink": set()}
 ALL_PROPS = set().union(*PROPS.values())
 EPS = 1e-6  # relative tolerance of the box and sphere tests
@@ -71,6 +77,32 @@ def number(obj, prop, positive=False):
     if positive and v <= 0:
         raise bad(obj, prop, f"must be > 0, got {v!r}")
     return float(v)
+
+
+def friction(obj, prop):
+    """A friction property: a number in [0, 1] or the word 'slip' (0) / 'no_slip' (1)."""
+    v = obj[prop]
+    if isinstance(v, str):
+        if v not in ("slip", "no_slip"):
+            raise bad(obj, prop, f"must be 0 (free slip) to 1 (no slip), 'slip' or 'no_slip', "
+                      f"got {_show(v)}")
+        return 0.0 if v == "slip" else 1.0
+    f = number(obj, prop)
+    if not 0.0 <= f <= 1.0:
+        raise bad(obj, prop, f"must be 0 (free slip) to 1 (no slip), got {v!r}")
+    return f
+
+
+def wall_friction(dom):
+    """The domain's `friction` (all walls) with its `friction_<face>` overrides, as surge's
+    `domain.friction`: one number when the faces agree, else per face; None for free slip."""
+    keys = dom.keys()
+    base = friction(dom, "friction") if "friction" in keys else 0.0
+    faces = {f: friction(dom, f"friction_{f}") if f"friction_{f}" in keys else base
+             for f in FACES}
+    if len(set(faces.values())) == 1:
+        return base if base > 0.0 else None
+    return faces
 
 
 def vector(obj, prop):
@@ -302,6 +334,9 @@ def export_scene(path, only_supported=False, scene=None):
     res = [max(3, math.ceil(s / cell - 1e-6)) for s in size]
     doc = {"name": safe_name(os.path.splitext(os.path.basename(path))[0]),
            "domain": {"lower": r6(lo), "cell_size": r6(cell), "resolution": res}}
+    walls = wall_friction(dom)
+    if walls is not None:
+        doc["domain"]["friction"] = walls
     if scene.use_gravity:
         doc["gravity"] = r6(list(scene.gravity))
     sources = []
@@ -327,6 +362,8 @@ def export_scene(path, only_supported=False, scene=None):
         obstacles.append(ex.shape(obj, liquid=liquid))
         if obstacles[-1]["type"] != "mesh":
             obstacles[-1].pop("liquid", None)
+        if "friction" in obj.keys():
+            obstacles[-1]["friction"] = friction(obj, "friction")
     emitters = []
     for obj in objs["emitter"]:
         e = ex.shape(obj)

@@ -130,6 +130,15 @@ fn blender_shot_exports_to_a_scene_surge_runs() {
         "a cone is neither a box nor a sphere: {rock}"
     );
     assert!(rock.get("keyframes").is_none(), "static: {rock}");
+    assert_eq!(rock["friction"], 0.5, "{rock}");
+    assert!(paddle.get("friction").is_none(), "no property, free slip: {paddle}");
+    // `friction_z_min` = 'no_slip' on the domain: the floor alone.
+    assert_eq!(
+        dom["friction"],
+        serde_json::json!({"x_min": 0.0, "x_max": 0.0, "y_min": 0.0, "y_max": 0.0,
+                           "z_min": 1.0, "z_max": 0.0}),
+        "{dom}"
+    );
     for o in obstacles {
         let ply = full.with_file_name(o["path"].as_str().unwrap());
         let head = std::fs::read(&ply).unwrap();
@@ -421,6 +430,16 @@ fn bad_blender_properties_are_errors_naming_object_and_property() {
             "bad_start",
             "Tap",
             "property 'start': must be a number, got 'soon'",
+        ),
+        (
+            "bad_friction",
+            "Domain",
+            "property 'friction_z_min': must be 0 (free slip) to 1 (no slip), 'slip' or 'no_slip'",
+        ),
+        (
+            "bad_obstacle_friction",
+            "Rock",
+            "property 'friction': must be 0 (free slip) to 1 (no slip), got 1.5",
         ),
     ] {
         let scene = d.path().join(format!("{file}.json"));

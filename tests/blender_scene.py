@@ -62,7 +62,8 @@ def build(d):
     ball = mesh_object("Ball", "sphere", (0.75, 0.3, 0.3), (0.12, 0.12, 0.12))
     ball["surge"] = "liquid"
     rock = mesh_object("Rock", "cone", (0.6, 0.3, 0.1), (0.08, 0.1, 0.06), (0, 0, 30))
-    rock["surge"], rock["liquid"] = "obstacle", "outside"
+    rock["surge"], rock["liquid"], rock["friction"] = "obstacle", "outside", 0.5
+    dom["friction_z_min"] = "no_slip"  # a rough floor, free-slip sides
     paddle = mesh_object("Paddle", "cube", (0.2, 0.3, 0.6), (0.05, 0.1, 0.02))
     paddle["surge"] = "obstacle"
     for f, x, rz in ((1, 0.2, 0.0), (11, 0.6, 90.0)):
@@ -89,6 +90,8 @@ def build(d):
         "surge": lambda: drain.__setitem__("surge", "snik"),
         "rotated": lambda: setattr(water, "rotation_euler", (0.0, 0.0, 0.3)),
         "start": lambda: tap.__setitem__("start", "soon"),
+        "friction": lambda: dom.__setitem__("friction_z_min", "sticky"),
+        "obstacle_friction": lambda: rock.__setitem__("friction", 1.5),
     }
     # A mesh-shaped emitter: the Tap as a cone (written as a mesh file, like obstacles).
     tap_loc = tuple(tap.location)
