@@ -131,7 +131,10 @@ fn blender_shot_exports_to_a_scene_surge_runs() {
     );
     assert!(rock.get("keyframes").is_none(), "static: {rock}");
     assert_eq!(rock["friction"], 0.5, "{rock}");
-    assert!(paddle.get("friction").is_none(), "no property, free slip: {paddle}");
+    assert!(
+        paddle.get("friction").is_none(),
+        "no property, free slip: {paddle}"
+    );
     // `friction_z_min` = 'no_slip' on the domain: the floor alone.
     assert_eq!(
         dom["friction"],
