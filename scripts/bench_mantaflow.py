@@ -637,4 +637,9 @@ if __name__ == "__main__":
     # would turn a finished benchmark into exit status 134.
     sys.stdout.flush()
     sys.stderr.flush()
+    # ... and delete the bpy session's temp folder, which that teardown would have deleted.
+    bpy = sys.modules.get("bpy")
+    tmp = os.path.normpath(getattr(bpy, "app", None) and bpy.app.tempdir or "")
+    if os.path.basename(tmp).startswith("blender_") and os.path.isdir(tmp):
+        shutil.rmtree(tmp, ignore_errors=True)
     os._exit(code)

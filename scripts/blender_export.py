@@ -44,6 +44,7 @@ import argparse
 import json
 import math
 import os
+import shutil
 import re
 import struct
 import sys
@@ -412,6 +413,14 @@ def main(args):
     return 0
 
 
+def purge_blender_tempdir():
+    """Deletes the bpy session's temp folder ($TMPDIR/blender_XXXXXX), which Blender's exit
+    handlers delete and `os._exit` skips: without this every run left one behind."""
+    d = os.path.normpath(bpy.app.tempdir or "")
+    if os.path.basename(d).startswith("blender_") and os.path.isdir(d):
+        shutil.rmtree(d, ignore_errors=True)
+
+
 def started_as_script(argv=None):
     """True when this very file was started from the command line (`python THIS -- ...` or
     `blender -P THIS -- ...`), not run from the Text Editor: other `--` arguments are ignored."""
@@ -432,6 +441,7 @@ if __name__ == "__main__" and started_as_script():
     sys.stdout.flush()
     sys.stderr.flush()
     if not bpy.app.binary_path:
+        purge_blender_tempdir()
         os._exit(code)  # the bpy module's shutdown can hang when stdout is a pipe
     elif code:
         sys.exit(code)

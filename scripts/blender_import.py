@@ -44,6 +44,7 @@ import argparse
 import json
 import math
 import os
+import shutil
 import sys
 
 import bpy
@@ -520,7 +521,17 @@ def main(args):
     return 0
 
 
+def purge_blender_tempdir():
+    """Deletes the bpy session's temp folder ($TMPDIR/blender_XXXXXX), which Blender's exit
+    handlers delete and `os._exit` skips: without this every run left one behind."""
+    d = os.path.normpath(bpy.app.tempdir or "")
+    if os.path.basename(d).startswith("blender_") and os.path.isdir(d):
+        shutil.rmtree(d, ignore_errors=True)
+
+
 register()
+
+
 if __name__ == "__main__" and started_as_script() and bpy.app.binary_path and \
         "--" not in sys.argv:
     # `blender -P blender_import.py` with no arguments: the UI way.
@@ -536,6 +547,7 @@ elif __name__ == "__main__" and started_as_script():
     if not bpy.app.binary_path:
         # Python with the `bpy` module: its interpreter shutdown can hang when stdout is a
         # pipe, so leave at once once everything is written.
+        purge_blender_tempdir()
         os._exit(code)
     elif code:
         sys.exit(code)

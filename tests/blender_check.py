@@ -17,6 +17,7 @@ the last line of stdout; the Rust test compares it with the PLY files surge wrot
 
 import json
 import os
+import shutil
 import sys
 
 import bpy
@@ -24,11 +25,20 @@ import numpy as np
 import plyfile
 
 
+def purge_blender_tempdir():
+    """Deletes the bpy session's temp folder ($TMPDIR/blender_XXXXXX), which Blender's exit
+    handlers delete and `os._exit` skips: without this every run left one behind."""
+    d = os.path.normpath(bpy.app.tempdir or "")
+    if os.path.basename(d).startswith("blender_") and os.path.isdir(d):
+        shutil.rmtree(d, ignore_errors=True)
+
+
 def done(doc):
     print(json.dumps(doc))
     # bpy-as-a-module's interpreter shutdown can hang when stdout is a pipe: leave at once.
     sys.stdout.flush()
     sys.stderr.flush()
+    purge_blender_tempdir()
     os._exit(0)
 
 

@@ -5,7 +5,7 @@
 //! Blender has them; a bad property is an error naming the object and the property.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 use surge::output::RunLayout;
 
 mod common;
@@ -15,12 +15,7 @@ fn repo(rel: &str) -> PathBuf {
 }
 
 fn py(python: &Path, args: &[&std::ffi::OsStr]) -> Output {
-    Command::new("timeout")
-        .arg("300")
-        .arg(python)
-        .args(args)
-        .output()
-        .unwrap()
+    common::python(python, None, args)
 }
 
 fn ok(o: &Output) -> String {

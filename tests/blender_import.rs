@@ -16,13 +16,7 @@ fn root() -> &'static Path {
 
 /// Runs `python ARGS` (at most 300 s) in `cwd`; returns stdout, failing with stderr otherwise.
 fn run_py(py: &Path, cwd: &Path, args: &[&std::ffi::OsStr]) -> String {
-    let o = Command::new("timeout")
-        .arg("300")
-        .arg(py)
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .unwrap();
+    let o = common::python(py, Some(cwd), args);
     let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
     assert!(
         o.status.success(),
@@ -318,24 +312,29 @@ fn import_survives_unrelated_blender_arguments() {
     );
 
     // The command line itself: a bad argument is a usage error naming it, not a traceback.
-    let o = Command::new("timeout")
-        .arg("300")
-        .arg(&py)
-        .arg(root().join("scripts/blender_import.py"))
-        .args(["--", run.to_str().unwrap(), "--render", "x", "out.png"])
-        .output()
-        .unwrap();
+    let script = root().join("scripts/blender_import.py");
+    let o = common::python(
+        &py,
+        None,
+        &[
+            script.as_os_str(),
+            "--".as_ref(),
+            run.as_os_str(),
+            "--render".as_ref(),
+            "x".as_ref(),
+            "out.png".as_ref(),
+        ],
+    );
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(!o.status.success());
     assert!(err.contains("FRAME must be a whole number"), "{err}");
     assert!(!err.contains("Traceback"), "{err}");
-    let o = Command::new("timeout")
-        .arg("300")
-        .arg(&py)
-        .arg(root().join("scripts/blender_import.py"))
-        .args(["--", d.path().join("nowhere").to_str().unwrap()])
-        .output()
-        .unwrap();
+    let nowhere = d.path().join("nowhere");
+    let o = common::python(
+        &py,
+        None,
+        &[script.as_os_str(), "--".as_ref(), nowhere.as_os_str()],
+    );
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(!o.status.success());
     assert!(err.contains("nowhere: no such folder"), "{err}");

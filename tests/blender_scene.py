@@ -15,6 +15,7 @@
 import json
 import math
 import os
+import shutil
 import sys
 
 import bpy  # first: bmesh and mathutils come with it
@@ -23,10 +24,19 @@ import numpy as np
 from mathutils import Euler, Matrix, Vector
 
 
+def purge_blender_tempdir():
+    """Deletes the bpy session's temp folder ($TMPDIR/blender_XXXXXX), which Blender's exit
+    handlers delete and `os._exit` skips: without this every run left one behind."""
+    d = os.path.normpath(bpy.app.tempdir or "")
+    if os.path.basename(d).startswith("blender_") and os.path.isdir(d):
+        shutil.rmtree(d, ignore_errors=True)
+
+
 def done(doc):
     print(json.dumps(doc))
     sys.stdout.flush()
     sys.stderr.flush()
+    purge_blender_tempdir()
     os._exit(0)
 
 

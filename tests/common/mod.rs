@@ -129,6 +129,32 @@ pub fn venv_python() -> Option<PathBuf> {
     None
 }
 
+/// Runs the venv's `py` on `args` (in `cwd` when given) under a 300 s `timeout`, with a
+/// TMPDIR of its own, and checks the run left nothing in it. The Blender scripts leave by
+/// `os._exit` (the bpy module's interpreter shutdown can hang when stdout is a pipe), which
+/// skips Blender's exit handlers and so the deletion of its session folder
+/// (`$TMPDIR/blender_XXXXXX`); the scripts delete it themselves, and this checks that they do.
+pub fn python(py: &Path, cwd: Option<&Path>, args: &[&std::ffi::OsStr]) -> Output {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let mut c = Command::new("timeout");
+    c.arg("300").arg(py).args(args).env("TMPDIR", tmp.path());
+    if let Some(cwd) = cwd {
+        c.current_dir(cwd);
+    }
+    let o = c.output().expect("python runs");
+    let left: Vec<_> = std::fs::read_dir(tmp.path())
+        .expect("temp dir")
+        .map(|e| e.expect("entry").file_name())
+        .collect();
+    assert!(
+        left.is_empty(),
+        "python {args:?} ({}) left {left:?} in its TMPDIR; stderr:\n{}",
+        o.status,
+        String::from_utf8_lossy(&o.stderr)
+    );
+    o
+}
+
 /// Writes a run folder at `root` as `surge run` leaves it for the later stages: the scene
 /// (`scene.json`) and particle frames `0..=frames` simulated from its sources, except that
 /// frame `empty` is written with no particles (an empty frame).
