@@ -198,7 +198,7 @@ fn knobs_from_env() -> TeamKnobs {
     k
 }
 
-const KNOBS: [&str; 13] = [
+const KNOBS: [&str; 14] = [
     "row_cells",
     "restrict_cells",
     "spins",
@@ -212,6 +212,7 @@ const KNOBS: [&str; 13] = [
     "min_team",
     "liquid_cuts",
     "slabs_per_thread",
+    "row_cost",
 ];
 
 fn set_knob(k: &mut TeamKnobs, key: &str, v: &str) -> Result<(), String> {
@@ -233,6 +234,7 @@ fn set_knob(k: &mut TeamKnobs, key: &str, v: &str) -> Result<(), String> {
         "min_team" => k.min_team = n,
         "liquid_cuts" => k.liquid_cuts = n == 1,
         "slabs_per_thread" => k.slabs_per_thread = n,
+        "row_cost" => k.row_cost = n,
         other => return Err(format!("no knob {other:?} (knobs: {KNOBS:?})")),
     }
     Ok(())

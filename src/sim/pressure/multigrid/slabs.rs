@@ -120,7 +120,7 @@ fn slab_costs(n: [usize; 3], spans: &[[u32; 2]], starts: &[u32]) -> (u64, u64) {
     let mut total = 0;
     for w in starts.windows(2) {
         let c: u64 = (w[0] as usize..w[1] as usize)
-            .map(|k| plane_cost(n, spans, k))
+            .map(|k| plane_cost(n, spans, k, Cut::DEFAULT.row_cost))
             .sum();
         most = most.max(c);
         total += c;
@@ -128,13 +128,13 @@ fn slab_costs(n: [usize; 3], spans: &[[u32; 2]], starts: &[u32]) -> (u64, u64) {
     (most, total)
 }
 
-/// Cost of plane `k`: its fluid cells and a few cells' worth per row visited.
-fn plane_cost(n: [usize; 3], spans: &[[u32; 2]], k: usize) -> u64 {
+/// Cost of plane `k`: its fluid cells and `row_cost` cells' worth per row visited.
+fn plane_cost(n: [usize; 3], spans: &[[u32; 2]], k: usize, row_cost: u64) -> u64 {
     let ny = n[1];
     (0..ny)
         .map(|j| {
             let [a, b] = spans[j + ny * k];
-            if a < b { (b - a) as u64 + 8 } else { 0 }
+            if a < b { (b - a) as u64 + row_cost } else { 0 }
         })
         .sum()
 }
@@ -159,12 +159,15 @@ pub(super) struct Cut {
     pub by_liquid: bool,
     /// Most slabs per thread.
     pub per_thread: usize,
+    /// A row's cost in cells, on top of its span's ([`plane_cost`]).
+    pub row_cost: u64,
 }
 
 impl Cut {
     pub const DEFAULT: Cut = Cut {
         by_liquid: false,
         per_thread: 4,
+        row_cost: 8,
     };
 }
 
@@ -200,7 +203,7 @@ pub(super) fn plan_cuts(
     };
     starts[0] = k0 as u32;
     starts[slabs] = k1 as u32;
-    let cost = |k: usize| plane_cost(n, spans, k);
+    let cost = |k: usize| plane_cost(n, spans, k, cut.row_cost);
     if planes > MAX_PLANES || cut.by_liquid {
         // Too deep for the costs' buffer: cut where the liquid falls evenly.
         let total: u64 = (k0..k1).map(cost).sum();

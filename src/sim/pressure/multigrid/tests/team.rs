@@ -64,6 +64,7 @@ fn team_cycle_equals_rayon_loops() {
             min_team: 1,
             liquid_cuts: true,
             slabs_per_thread: 1,
+            row_cost: 1024,
             ..TeamKnobs::default()
         };
         let solo = TeamKnobs {
