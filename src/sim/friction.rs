@@ -18,11 +18,15 @@
 //! no-slip condition `u = u_s` imposed on the first layer of tangential
 //! faces, half a cell from a grid-aligned wall (Bridson sec. 5.1's "no-slip": set the tangential
 //! velocity of the faces at the solid to the solid's; Harlow & Welch 1965 impose it on the
-//! same layer). The change reaches the particles through both the PIC and the FLIP parts of the
-//! grid-to-particle transfer (`v_new - v_old` includes it), so a no-slip wall holds the liquid
-//! next to it at the wall's velocity. Each of the domain's six faces has its own friction
-//! (`geometry::WallFriction`: a rough floor under smooth side walls); a face next to solids of
-//! different frictions (an edge, a wall and an obstacle) takes the largest. Only the scenes that ask for friction run this pass.
+//! same layer). The grid's scaled faces reach the particles through the PIC share of the
+//! grid-to-particle transfer and the advection; the FLIP share does not carry the change (it
+//! is added to `v_old` too) but gets it on the particles themselves: every particle in a cell
+//! of the wall layer has its own relative velocity scaled by the same share
+//! ([`rub_particles`]), so a no-slip wall holds the liquid next to it at the wall's velocity
+//! without throwing the slowest particles backwards (see there). Each of the domain's six
+//! faces has its own friction (`geometry::WallFriction`: a rough floor under smooth side
+//! walls); a face next to solids of different frictions (an edge, a wall and an obstacle)
+//! takes the largest. Only the scenes that ask for friction run these passes.
 //!
 //! Layer 2 (sim): takes plain arrays (labels, face kinds, the obstacles' per-face data).
 
@@ -64,34 +68,74 @@ impl FrictionFaces<'_> {
     }
 }
 
+/// The friction of every face for the particles ([`rub_particles`]): the share of the
+/// relative velocity kept this substep (1 where no friction acts) and the solid's velocity,
+/// per component, as long as the face grids. Allocated only for scenes with friction.
+#[derive(Default)]
+pub struct WallLayer {
+    pub kept: [Vec<f32>; 3],
+    pub solid: [Vec<f32>; 3],
+}
+
+impl WallLayer {
+    /// Sized for the face grids of `d`.
+    pub fn new(d: &GridDims) -> Self {
+        Self {
+            kept: std::array::from_fn(|a| vec![1.0; d.faces(a)]),
+            solid: std::array::from_fn(|a| vec![0.0; d.faces(a)]),
+        }
+    }
+
+    /// Whether the scene has friction (the layer is allocated).
+    pub fn active(&self) -> bool {
+        !self.kept[0].is_empty()
+    }
+}
+
 /// Scales the tangential velocity relative to the solid on every fluid face next to a solid
-/// with friction by [`kept`] over `dt` (see the module docs). Plane-parallel, each face
-/// written by its own plane's task from read-only inputs: the same for any thread count.
+/// with friction by [`kept`] over `dt` (see the module docs) in `vel`, adds the same change to
+/// `old` (the pre-force velocity the FLIP change is formed from, so that the change does not
+/// reach the particles through FLIP: [`rub_particles`] applies it to them), and records each
+/// face's share kept and solid velocity in `layer`. Plane-parallel, each face written by its
+/// own plane's task from read-only inputs: the same for any thread count.
+#[allow(clippy::too_many_arguments)]
 pub fn apply(
     d: &GridDims,
     labels: &[CellLabel],
     kinds: &[Vec<FaceKind>; 3],
     vel: &mut [Vec<f32>; 3],
+    old: &mut [Vec<f32>; 3],
+    layer: &mut WallLayer,
     f: FrictionFaces<'_>,
     dt: f32,
 ) {
     if !f.any() {
         return;
     }
+    assert!(
+        (0..3).all(|a| layer.kept[a].len() == d.faces(a) && layer.solid[a].len() == d.faces(a)),
+        "the wall layer is sized for the face grids (Simulation::new allocates it)"
+    );
     let n = d.n;
     let cell_stride = [1, n[0], n[0] * n[1]];
     for a in 0..3 {
         let m = d.face_n(a);
         let face_stride = [1, m[0], m[0] * m[1]];
         let kind = &kinds[a];
+        let pl = m[0] * m[1];
         vel[a]
-            .par_chunks_mut(m[0] * m[1])
+            .par_chunks_mut(pl)
+            .zip(old[a].par_chunks_mut(pl))
+            .zip(layer.kept[a].par_chunks_mut(pl))
+            .zip(layer.solid[a].par_chunks_mut(pl))
             .enumerate()
-            .for_each(|(k, plane)| {
+            .for_each(|(k, (((plane, old), kept_at), solid_at))| {
                 for j in 0..m[1] {
                     for i in 0..m[0] {
                         let ijk = [i, j, k];
                         let fi = i + m[0] * (j + m[1] * k);
+                        let at = i + m[0] * j;
+                        (kept_at[at], solid_at[at]) = (1.0, 0.0);
                         if kind[fi] != FaceKind::Fluid {
                             continue;
                         }
@@ -132,13 +176,73 @@ pub fn apply(
                             }
                         }
                         if mu > 0.0 {
-                            let u = &mut plane[i + m[0] * j];
-                            *u = us + kept(mu, dt) * (*u - us);
+                            let k = kept(mu, dt);
+                            let u = &mut plane[at];
+                            let before = *u;
+                            *u = us + k * (before - us);
+                            old[at] += *u - before;
+                            (kept_at[at], solid_at[at]) = (k, us);
                         }
                     }
                 }
             });
     }
+}
+
+/// Friction on the particles of the wall layer: a particle in a cell one of whose two faces
+/// of component `a` has friction gets `v_a <- u_s + k (v_a - u_s)`, with `k` the share that
+/// face keeps this substep and `u_s` the solid's velocity there (the stronger of the two
+/// faces). [`apply`] kept the friction's change out of the FLIP change, so this is how the
+/// FLIP share of the grid-to-particle transfer that follows sees it; its PIC share reads the
+/// grid, where [`apply`] scaled the faces.
+///
+/// Why not through FLIP, as before session 16: FLIP hands every particle the face's change,
+/// `k - 1` times the face's velocity, which is its particles' average; the particles slower
+/// than that average (those nearest the wall) were pushed past the wall's velocity, so under
+/// a no-slip floor the liquid's lowest half cell slid backwards (-0.14 to -0.30 m/s after
+/// 0.2 s of a 1 m/s layer, `tests/friction.rs`) while its cell's mean was the wall's. PIC
+/// there instead (the grid's velocity for those particles) fixed that but made partial
+/// friction depend on the frame rate again, since every transfer mixes in the faster layer
+/// above (0.63 against 0.74 m/s at 24 and 240 fps, friction 0.05). Scaling each particle's
+/// own velocity by the rate of [`kept`] does neither. Scenes without friction never call this.
+pub fn rub_particles(
+    d: &GridDims,
+    pos: &[Vec<f32>; 3],
+    vel: &mut [Vec<f32>; 3],
+    layer: &WallLayer,
+) {
+    const CHUNK: usize = 1024;
+    let [vx, vy, vz] = vel;
+    let (h, lower) = (d.h, d.lower);
+    vx.par_chunks_mut(CHUNK)
+        .zip(vy.par_chunks_mut(CHUNK))
+        .zip(vz.par_chunks_mut(CHUNK))
+        .enumerate()
+        .for_each(|(c, ((vx, vy), vz))| {
+            let v = [vx, vy, vz];
+            for t in 0..v[0].len() {
+                let i = c * CHUNK + t;
+                let p = [pos[0][i], pos[1][i], pos[2][i]];
+                let ijk: [usize; 3] = std::array::from_fn(|a| {
+                    (((p[a] - lower[a]) / h).floor().max(0.0) as usize).min(d.n[a] - 1)
+                });
+                for a in 0..3 {
+                    let m = d.face_n(a);
+                    let lo = ijk[0] + m[0] * (ijk[1] + m[1] * ijk[2]);
+                    let hi = lo + [1, m[0], m[0] * m[1]][a];
+                    let f = if layer.kept[a][hi] < layer.kept[a][lo] {
+                        hi
+                    } else {
+                        lo
+                    };
+                    let k = layer.kept[a][f];
+                    if k < 1.0 {
+                        let us = layer.solid[a][f];
+                        v[a][t] = us + k * (v[a][t] - us);
+                    }
+                }
+            }
+        });
 }
 
 #[cfg(test)]

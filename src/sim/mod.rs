@@ -131,6 +131,9 @@ struct Workspace {
     emission: emit::Emission,
     solids: solids::SolidState,
     crowding: crowding::Crowding,
+    /// The friction of each face this substep, for the particles (allocated only for scenes
+    /// with friction; `friction::rub_particles`).
+    wall_layer: friction::WallLayer,
 }
 
 impl Workspace {
@@ -153,6 +156,7 @@ impl Workspace {
             emission,
             solids: solids::SolidState::new(obstacles, &dims),
             crowding: crowding::Crowding::with_capacity(256),
+            wall_layer: Default::default(),
         }
     }
 }
@@ -228,6 +232,13 @@ impl Simulation {
         .with_cfl(scene.solver.cfl);
         let obstacles = scene.obstacles.clone();
         let mut ws = Workspace::new(dims, emission, obstacles);
+        if ws
+            .solids
+            .friction_faces(scene.domain.friction.to_f32())
+            .any()
+        {
+            ws.wall_layer = friction::WallLayer::new(&dims);
+        }
         let mut particles = particles;
         let apic = scene.solver.transfer == Transfer::Apic;
         ws.sorted.affine = apic;

@@ -88,7 +88,8 @@ pub(super) fn substep(
     );
     // Tangential friction of walls and obstacles (scenes that ask for it only).
     let rough = ws.solids.friction_faces(scene.domain.friction.to_f32());
-    friction::apply(&d, &ws.labels, &ws.kinds, &mut ws.vel, rough, kick);
+    let (vel, old, layer) = (&mut ws.vel, &mut ws.old, &mut ws.wall_layer);
+    friction::apply(&d, &ws.labels, &ws.kinds, vel, old, layer, rough, kick);
     ws.solids.unseal_thin_walls(&d);
     secs.pressure += t.elapsed().as_secs_f64();
     let t = Instant::now();
@@ -157,6 +158,10 @@ pub(super) fn substep(
     if ws.sorted.affine {
         apic::gather_and_advect(&d, &mut ws.sorted, &ws.vel, dt);
     } else {
+        if ws.wall_layer.active() {
+            let sp = &mut ws.sorted;
+            friction::rub_particles(&d, &sp.pos, &mut sp.vel, &ws.wall_layer);
+        }
         transfer::gather_and_advect(&d, &mut ws.sorted, &ws.vel, &ws.old, flip, dt);
     }
     ws.solids.hold(&d, end, &mut ws.sorted, true);
