@@ -97,6 +97,9 @@ fn no_slip_obstacle_slows_the_layer_along_it() {
     // Slab top z = 0.075; the liquid's lowest half cell above it is z < 0.0875 + a push-out.
     let (free_low, free_all) = slide(&json(""), 0.09);
     let (stick_low, stick_all) = slide(&json(r#", "friction": 1"#), 0.09);
+    // The word reads as the number.
+    let (word_low, _) = slide(&json(r#", "friction": "no_slip""#), 0.09);
+    assert_eq!(word_low, stick_low, "\"no_slip\" is friction 1");
     eprintln!(
         "obstacle floor: free slip {free_low:.3} m/s near it ({free_all:.3} overall), no slip {stick_low:.3} ({stick_all:.3})"
     );

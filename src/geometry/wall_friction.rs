@@ -118,6 +118,12 @@ impl<'de> Deserialize<'de> for FaceValue {
     }
 }
 
+/// Reads one friction, a number or `"slip"` / `"no_slip"` (an obstacle's `friction`:
+/// `#[serde(deserialize_with = ...)]`); the range is checked where the scene is.
+pub fn one<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    d.deserialize_any(FaceVisitor)
+}
+
 struct FrictionVisitor;
 
 impl<'de> Visitor<'de> for FrictionVisitor {
@@ -198,6 +204,26 @@ mod tests {
         assert!(e.contains("duplicate field `z_min`"), "{e}");
         let e = read("[1, 0]").unwrap_err();
         assert!(e.contains("invalid type") && e.contains("x_min"), "{e}");
+    }
+
+    #[test]
+    fn one_friction_takes_a_number_or_a_word() {
+        #[derive(serde::Deserialize)]
+        struct O {
+            #[serde(deserialize_with = "one")]
+            f: f64,
+        }
+        let f = |j: &str| {
+            serde_json::from_str::<O>(j)
+                .map(|o| o.f)
+                .map_err(|e| e.to_string())
+        };
+        assert_eq!(f(r#"{"f": 0.5}"#), Ok(0.5));
+        assert_eq!(f(r#"{"f": 1}"#), Ok(1.0));
+        assert_eq!(f(r#"{"f": "no_slip"}"#), Ok(1.0));
+        assert_eq!(f(r#"{"f": "slip"}"#), Ok(0.0));
+        let e = f(r#"{"f": "grippy"}"#).unwrap_err();
+        assert!(e.contains("invalid value") && e.contains("no_slip"), "{e}");
     }
 
     #[test]

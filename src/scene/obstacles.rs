@@ -124,8 +124,13 @@ pub struct ObstacleSpec {
     pub liquid: LiquidSide,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub keyframes: Vec<KeyframeSpec>,
-    /// Tangential friction of the obstacle's surface: 0 free slip (the default), 1 no slip.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    /// Tangential friction of the obstacle's surface: 0 or `"slip"` (free slip, the default)
+    /// to 1 or `"no_slip"`.
+    #[serde(
+        default,
+        skip_serializing_if = "is_zero",
+        deserialize_with = "crate::geometry::wall_friction::one"
+    )]
     pub friction: f64,
 }
 
@@ -377,7 +382,7 @@ pub fn build_solids(
             return Err(err(
                 &f("friction"),
                 format!("{} is not between 0 and 1", o.friction),
-                "give 0 (free slip, the default) up to 1 (no slip)",
+                "give 0 or \"slip\" (free slip, the default) up to 1 or \"no_slip\"",
             ));
         }
         let solid = build_solid(o, &format!("obstacles[{i}]"), domain, fps)?
