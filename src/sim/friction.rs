@@ -5,7 +5,7 @@
 //! Computer Graphics*, 2nd ed., sec. 5.1). With friction `mu` in (0, 1], after the projection
 //! every fluid face of component `a` that lies next to a solid across a perpendicular axis
 //! (its neighbouring face of the same component is inside the solid: both cells solid, or the
-//! face closed by an obstacle) has its velocity relative to the solid scaled by `1 - mu`:
+//! face closed by an obstacle) has its velocity relative to the solid scaled:
 //!
 //! `u_f <- u_s + (1 - mu)^(dt / T) (u_f - u_s)`,  `T` = [`REFERENCE_TIME`] = 0.01 s,
 //!
