@@ -234,7 +234,7 @@ fn set_knob(k: &mut TeamKnobs, key: &str, v: &str) -> Result<(), String> {
         "min_team" => k.min_team = n,
         "liquid_cuts" => k.liquid_cuts = n == 1,
         "slabs_per_thread" => k.slabs_per_thread = n,
-        "row_cost" => k.row_cost = n,
+        "row_cost" => k.row_cost = n as u64,
         other => return Err(format!("no knob {other:?} (knobs: {KNOBS:?})")),
     }
     Ok(())

@@ -213,7 +213,6 @@ pub fn rub_particles(
 ) {
     const CHUNK: usize = 1024;
     let [vx, vy, vz] = vel;
-    let (h, lower) = (d.h, d.lower);
     vx.par_chunks_mut(CHUNK)
         .zip(vy.par_chunks_mut(CHUNK))
         .zip(vz.par_chunks_mut(CHUNK))
@@ -222,10 +221,7 @@ pub fn rub_particles(
             let v = [vx, vy, vz];
             for t in 0..v[0].len() {
                 let i = c * CHUNK + t;
-                let p = [pos[0][i], pos[1][i], pos[2][i]];
-                let ijk: [usize; 3] = std::array::from_fn(|a| {
-                    (((p[a] - lower[a]) / h).floor().max(0.0) as usize).min(d.n[a] - 1)
-                });
+                let ijk = d.cell_ijk([pos[0][i], pos[1][i], pos[2][i]]);
                 for a in 0..3 {
                     let m = d.face_n(a);
                     let lo = ijk[0] + m[0] * (ijk[1] + m[1] * ijk[2]);

@@ -102,13 +102,19 @@ impl GridDims {
     /// Cell containing `p` (clamped to the grid).
     #[inline]
     pub fn cell_of(&self, p: [f32; 3]) -> usize {
+        let c = self.cell_ijk(p);
+        self.cell(c[0], c[1], c[2])
+    }
+
+    /// `[i, j, k]` of the cell containing `p` (clamped to the grid).
+    #[inline]
+    pub fn cell_ijk(&self, p: [f32; 3]) -> [usize; 3] {
         let inv = 1.0 / self.h;
-        let c: [usize; 3] = std::array::from_fn(|a| {
+        std::array::from_fn(|a| {
             // Saturating float-to-int cast: negative (and NaN) give 0, i.e. floor after clamping.
             let g = ((p[a] - self.lower[a]) * inv) as usize;
             g.min(self.n[a] - 1)
-        });
-        self.cell(c[0], c[1], c[2])
+        })
     }
 
     /// Interpolation weights of point `p` on all three face grids (clamped into the grid).

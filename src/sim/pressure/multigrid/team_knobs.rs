@@ -52,7 +52,7 @@ pub struct TeamKnobs {
     /// Most slabs per thread of a wavefront (`slabs.rs`; 4).
     pub slabs_per_thread: usize,
     /// A row's cost in cells, on top of its span's, in the slabs' cut (`slabs.rs`).
-    pub row_cost: usize,
+    pub row_cost: u64,
 }
 
 impl TeamKnobs {
@@ -61,7 +61,7 @@ impl TeamKnobs {
         Cut {
             by_liquid: self.liquid_cuts,
             per_thread: self.slabs_per_thread,
-            row_cost: self.row_cost as u64,
+            row_cost: self.row_cost,
         }
     }
 }
@@ -82,7 +82,7 @@ impl Default for TeamKnobs {
             min_team: 2,
             liquid_cuts: Cut::DEFAULT.by_liquid,
             slabs_per_thread: Cut::DEFAULT.per_thread,
-            row_cost: Cut::DEFAULT.row_cost as usize,
+            row_cost: Cut::DEFAULT.row_cost,
         }
     }
 }
