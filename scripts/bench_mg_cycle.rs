@@ -9,7 +9,8 @@
 //! set-up of the levels and `MG_APPLICATIONS` (default 12, about one solve's) applications of
 //! the cycle to a fixed pseudo-random residual, `MG_REPS` times (default 5), with the default
 //! `Settings` but `MG_COARSE_CYCLES` (1: a V-cycle, 2: the default W-cycle) and
-//! `MG_PRE_SWEEPS`, `MG_DIRECT` (0: no exact coarse solve), `MG_TEAM` (0: a rayon loop per phase
+//! `MG_PRE_SWEEPS`, `MG_DIRECT` (0: no exact coarse solve), `MG_WINDOW` (0: the levels cover
+//! the whole grid, not the liquid's box, `multigrid/window.rs`), `MG_TEAM` (0: a rayon loop per phase
 //! instead of the team of threads, `multigrid/team.rs`) where set; `MG_COMPARE=1` runs the
 //! team and the rayon loops alternately in each repetition and prints both (same process, so
 //! that a shared machine's load falls on both alike); `MG_AWAKE=1` keeps the pool's other
@@ -121,6 +122,7 @@ fn main() {
         settings.direct = env("MG_DIRECT", settings.direct as usize) == 1;
         settings.team = env("MG_TEAM", settings.team as usize) == 1;
         settings.team_knobs = knobs_from_env();
+        settings.window = env("MG_WINDOW", settings.window as usize) == 1;
         let compare = env("MG_COMPARE", 0) == 1;
         let mut mg = Multigrid::new(n, settings);
         // The result's hash, and the set-up's seconds.
@@ -167,10 +169,13 @@ fn main() {
             );
         }
         let best = best[settings.team as usize].min(best[1 - settings.team as usize]);
+        let w = mg.window();
         println!(
-            "mg_cycle: unknowns per level {:?}, solved exactly (level, unknowns): {:?}",
+            "mg_cycle: unknowns per level {:?}, solved exactly (level, unknowns): {:?}; window {:?} from {:?}",
             mg.unknowns(),
-            mg.direct_level()
+            mg.direct_level(),
+            w.n,
+            w.lo
         );
         let hash = hashes[settings.team as usize];
         println!(

@@ -60,7 +60,9 @@
 //! Storage is `f32` per level cell (`u`, `b`, `r`, `1/diag`, the diagonal, three face weights,
 //! a label: 33 bytes per finest cell, about 44 with the compact rows' padding and the coarser
 //! levels: 29.4 MB for the 1M dam break's 162 x 42 x 98 grid, `cargo bench --bench mg_cycle`),
-//! all allocated once in [`Multigrid::new`]; `u`, `b`, `r` and the diagonals are stored by
+//! all allocated once in [`Multigrid::new`] for the whole grid; each set-up fits the levels
+//! to the liquid's box in those buffers (`window.rs`: the rows follow each other in memory,
+//! and the 8M dam break's standing column cycles 2x faster); `u`, `b`, `r` and the diagonals are stored by
 //! colour (red-black ordering, `level.rs`), so a half-sweep's vector lanes are all cells of its
 //! colour, and the restriction reads a fine row's even and odd cells as two compact rows. Each solve re-labels the levels ([`Multigrid::setup`]) and each application
 //! scatters the CG residual (rows of fluid cells, `f64`) onto the finest grid and gathers the
@@ -85,6 +87,7 @@ mod team_knobs;
 #[cfg(test)]
 mod tests;
 mod wavefront;
+mod window;
 
 use super::super::mac_grid::CellLabel;
 use super::super::sync_ptr::SyncPtr;
@@ -93,6 +96,7 @@ use super::system::System;
 use level::Level;
 use rayon::prelude::*;
 pub use team_knobs::TeamKnobs;
+pub use window::Window;
 
 /// Coarsening stops at the first level with at most this many interior cells along every
 /// axis (an axis may reach 1 interior cell before that: thin, quasi-2D tanks).
@@ -123,6 +127,10 @@ pub struct Settings {
     /// How the team shares out its work (for benchmarks; every value gives the same bits).
     #[doc(hidden)]
     pub team_knobs: TeamKnobs,
+    /// Each set-up fits the levels to the liquid's box rather than the whole grid
+    /// (`window.rs`; `false`, the whole grid: for benchmarks and tests).
+    #[doc(hidden)]
+    pub window: bool,
 }
 
 impl Default for Settings {
@@ -141,13 +149,19 @@ impl Default for Settings {
             direct: true,
             team: true,
             team_knobs: TeamKnobs::default(),
+            window: true,
         }
     }
 }
 
 /// The level hierarchy of one grid, allocated once.
 pub struct Multigrid {
+    /// Every level the whole grid could need; the first [`Self::active`] are the current
+    /// window's.
     levels: Vec<Level>,
+    active: usize,
+    /// Where the finest level lies in the simulation grid since the last set-up.
+    window: Window,
     /// Per row of the CG vectors, the index of its cell in the finest level's arrays stored
     /// by colour ([`Level::split`]); built at the first application after each
     /// [`Self::setup`] (`None` until then).
@@ -189,7 +203,9 @@ impl Multigrid {
             m = c;
         }
         Self {
+            active: levels.len(),
             levels,
+            window: Window::whole(n),
             settings,
             split_rows: Vec::new(),
             split_len: None,
@@ -200,19 +216,27 @@ impl Multigrid {
         }
     }
 
-    /// Cells per axis of the finest level.
+    /// Cells per axis of the simulation grid.
     pub fn dims(&self) -> [usize; 3] {
-        self.levels[0].n
+        self.window.full
     }
 
-    /// Number of levels.
+    /// The finest level's window of the simulation grid since the last set-up.
+    pub fn window(&self) -> Window {
+        self.window
+    }
+
+    /// Number of levels of the current window.
     pub fn levels(&self) -> usize {
-        self.levels.len()
+        self.active
     }
 
     /// Unknowns (fluid cells with a non-zero diagonal) per level, finest first.
     pub fn unknowns(&self) -> Vec<usize> {
-        self.levels.iter().map(|l| l.unknowns()).collect()
+        self.levels[..self.active]
+            .iter()
+            .map(|l| l.unknowns())
+            .collect()
     }
 
     /// Bytes the hierarchy holds.
@@ -220,7 +244,9 @@ impl Multigrid {
         self.levels
             .iter()
             .map(|l| {
-                4 * (l.u.len() * 4 + l.r.len() + 3 * l.w[0].len()) + l.cells() + l.spans.len() * 8
+                4 * (l.u.capacity() * 4 + l.r.capacity() + 3 * l.w[0].capacity())
+                    + l.label.capacity()
+                    + l.spans.capacity() * 8
             })
             .sum::<usize>()
             + 4 * self.split_rows.capacity()
@@ -237,11 +263,32 @@ impl Multigrid {
     /// outermost layer is taken as solid), `weights` the optional per-face weights in [0, 1]
     /// (`weights[a]` on face component `a`'s grid of `n + e_a` nodes; `None`: 1 on every face
     /// between two non-solid cells).
+    /// The levels cover the liquid's box, not the whole grid ([`Settings::window`]).
     pub fn setup(&mut self, labels: &[CellLabel], weights: Option<&[Vec<f32>; 3]>) {
         self.split_len = None;
         self.team_key = None;
-        self.levels[0].setup_finest(labels, weights);
-        for l in 1..self.levels.len() {
+        let full = self.window.full;
+        self.window = if self.settings.window {
+            // Coarse cells cover the same fine cells as in the whole grid's hierarchy.
+            Window::around_liquid(labels, full, 1 << (self.levels.len() - 1))
+        } else {
+            Window::whole(full)
+        };
+        // The levels of the window, coarsened as `new` does the grid's.
+        let mut m = self.window.n;
+        self.levels[0].redim(m);
+        self.active = 1;
+        while self.active < self.levels.len() {
+            let c = coarser(m);
+            if m.iter().all(|&x| x <= COARSEST_INTERIOR + 2) || c == m {
+                break;
+            }
+            self.levels[self.active].redim(c);
+            self.active += 1;
+            m = c;
+        }
+        self.levels[0].setup_finest(labels, weights, &self.window);
+        for l in 1..self.active {
             let (f, c) = self.levels.split_at_mut(l);
             c[0].setup_coarse(&f[l - 1]);
         }
@@ -253,7 +300,7 @@ impl Multigrid {
                 .iter()
                 .map(|&[lo, hi]| (hi - lo) as usize)
                 .sum();
-            for l in 1..self.levels.len() {
+            for l in 1..self.active {
                 if self.direct.factor(&self.levels[l], l, fine_rows) {
                     break;
                 }
@@ -307,24 +354,27 @@ impl Multigrid {
         if self.split_rows.len() < nf {
             self.split_rows.resize(nf, 0);
         }
-        let lv = &self.levels[0];
-        let cells = lv.cells();
+        let (lv, win) = (&self.levels[0], &self.window);
+        let cells = win.full.iter().product();
         self.split_rows[..nf]
             .par_chunks_mut(ROWS_PER_TASK)
             .zip(cell_of.par_chunks(ROWS_PER_TASK))
             .enumerate()
             .for_each(|(t, (s, c))| {
                 check_task_cells(cell_of, t, c, cells);
-                // The row of the last cell and its first cell's index: a next cell further
-                // along the same row needs no division. Cell i of the row lies at compact
-                // i / 2 of the colour of i's parity (`base[i % 2]`, [`Level::split`]).
-                let (nx, mut start, mut base) = (lv.n[0], usize::MAX, [0, 0]);
+                // The window's first cell in the row of the last cell: a next cell further
+                // along the same row needs no division. Cell i of the window's row lies at
+                // compact i / 2 of the colour of i's parity (`base[i % 2]`, [`Level::split`]).
+                let (nx, mut start, mut base) = (win.n[0], usize::MAX, [0, 0]);
                 for (s, &c) in s.iter_mut().zip(c) {
                     let c = c as usize;
                     if c < start || c >= start + nx {
-                        let row = c / nx;
-                        start = row * nx;
-                        let (j, k) = (row % lv.n[1], row / lv.n[1]);
+                        assert!(
+                            win.holds(c),
+                            "multigrid: a row's cell outside the liquid's box"
+                        );
+                        let [i, j, k] = win.local(c);
+                        start = c - i;
                         base = [lv.split(0, j, k), lv.split(1, j, k)];
                     }
                     let i = c - start;
@@ -398,7 +448,7 @@ impl Multigrid {
     /// right-hand side, so the cycle stays symmetric.
     fn cycle(&mut self, l: usize, from_zero: bool, s: &Settings) {
         // The bottom: the directly solved level, else the coarsest (smoothed).
-        let last = self.direct.level.unwrap_or(self.levels.len() - 1);
+        let last = self.direct.level.unwrap_or(self.active - 1);
         if l == last && self.direct.level.is_some() {
             self.direct.solve(&mut self.levels[l]);
             return;
@@ -456,7 +506,8 @@ impl Preconditioner for Multigrid {
         if sys.has_air {
             // Ghost fluid: the finest level's diagonal takes the rows' air terms, so that its
             // operator is the system's (the coarse levels keep the staircase's).
-            self.levels[0].add_to_diagonal(&sys.cell_of[..sys.nf], &sys.air[..sys.nf]);
+            let win = self.window;
+            self.levels[0].add_to_diagonal(&sys.cell_of[..sys.nf], &sys.air[..sys.nf], &win);
         }
     }
 

@@ -77,13 +77,13 @@ pub(super) struct Level {
     /// The wavefronts' groups of stages decided since the last set-up, as `(stages, threads,
     /// groups)` (`groups` 0: one wavefront; `stages` 0: an empty entry): see
     /// [`Self::groups_memo`].
-    groups: [(u32, u32, u32); 4],
+    pub(super) groups: [(u32, u32, u32); 4],
 }
 
 impl Level {
     pub fn new(n: [usize; 3]) -> Self {
         let cells = n[0] * n[1] * n[2];
-        let h = (n[0] / 2 + 1 + PAD).next_multiple_of(LANES);
+        let h = super::window::row_entries(n[0]);
         let half = h * n[1] * n[2];
         // One spare row at the end: the prolongation reads whole chunks of the last rows.
         let zs = || vec![0.0f32; 2 * half + h];
@@ -134,15 +134,22 @@ impl Level {
         (cells / self.n[0]).max(1)
     }
 
-    /// Labels and face weights of the finest level from the simulation's labels and the
-    /// optional per-face weights (`weights[a]` on component `a`'s face grid, `n + e_a` nodes);
-    /// then the diagonal, the spans, and zeroed vectors.
-    pub fn setup_finest(&mut self, labels: &[CellLabel], weights: Option<&[Vec<f32>; 3]>) {
-        let n = self.n;
-        assert_eq!(labels.len(), self.cells());
+    /// Labels and face weights of the finest level, the window `win` of the simulation's
+    /// labels and of the optional per-face weights (`weights[a]` on component `a`'s face grid,
+    /// `full + e_a` nodes; this level has `win.n` cells); then the diagonal, the spans, and
+    /// zeroed vectors.
+    pub fn setup_finest(
+        &mut self,
+        labels: &[CellLabel],
+        weights: Option<&[Vec<f32>; 3]>,
+        win: &super::window::Window,
+    ) {
+        let (n, full, lo) = (self.n, win.full, win.lo);
+        assert_eq!(n, win.n);
+        assert_eq!(labels.len(), full.iter().product::<usize>());
         if let Some(w) = weights {
             for a in 0..3 {
-                let mut m = n;
+                let mut m = full;
                 m[a] += 1;
                 assert_eq!(w[a].len(), m[0] * m[1] * m[2], "face weights of axis {a}");
             }
@@ -154,16 +161,16 @@ impl Level {
         // cell's six neighbours must exist).
         self.label
             .par_chunks_mut(nx)
-            .zip(labels.par_chunks(nx))
             .enumerate()
             .with_min_len(per)
-            .for_each(|(row, (out, src))| {
+            .for_each(|(row, out)| {
                 let (j, k) = (row % n[1], row / n[1]);
                 if j == 0 || k == 0 || j + 1 == n[1] || k + 1 == n[2] {
                     out.fill(SOLID);
                     return;
                 }
-                for (o, l) in out.iter_mut().zip(src) {
+                let src = lo[0] + full[0] * (j + lo[1] + full[1] * (k + lo[2]));
+                for (o, l) in out.iter_mut().zip(&labels[src..src + nx]) {
                     *o = *l as u8;
                 }
                 out[0] = SOLID;
@@ -192,8 +199,9 @@ impl Level {
                     match weights {
                         None => 1.0,
                         Some(w) => {
-                            let mut m = n;
+                            let mut m = full;
                             m[a] += 1;
+                            let (i, j, k) = (i + lo[0], j + lo[1], k + lo[2]);
                             w[a][i + m[0] * (j + m[1] * k)].clamp(0.0, 1.0)
                         }
                     }
@@ -343,11 +351,12 @@ impl Level {
         self.finish_setup();
     }
 
-    /// Adds `extra[r]` to the diagonal of the fluid cell `cells[r]` (natural index; strictly
-    /// increasing) and updates its inverse: the ghost-fluid surface's air terms
-    /// ([`super::super::system::System::add_air_terms`]) on the finest level.
-    pub fn add_to_diagonal(&mut self, cells: &[u32], extra: &[f64]) {
-        let (nx, ny) = (self.n[0], self.n[1]);
+    /// Adds `extra[r]` to the diagonal of the fluid cell `cells[r]` (index in the simulation
+    /// grid, inside the window `win`; strictly increasing) and updates its inverse: the
+    /// ghost-fluid surface's air terms ([`super::super::system::System::add_air_terms`]) on
+    /// the finest level.
+    pub fn add_to_diagonal(&mut self, cells: &[u32], extra: &[f64], win: &super::window::Window) {
+        let ny = self.n[1];
         let (h, half) = (self.h, self.half);
         let (dg, inv) = (
             SyncPtr(self.diag.as_mut_ptr()),
@@ -362,10 +371,8 @@ impl Level {
                 if e == 0.0 {
                     return;
                 }
-                let c = c as usize;
-                let (i, row) = (c % nx, c / nx);
-                let (j, k) = (row % ny, row / ny);
-                let x = ((i + j + k) & 1) * half + row * h + (i >> 1);
+                let [i, j, k] = win.local(c as usize);
+                let x = ((i + j + k) & 1) * half + (j + ny * k) * h + (i >> 1);
                 assert!(x < len);
                 // SAFETY: in bounds (checked); the cells are distinct, so is their index.
                 unsafe {

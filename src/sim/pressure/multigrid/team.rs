@@ -399,18 +399,18 @@ impl Multigrid {
     /// Whether [`Self::vcycle`] runs on a team of `threads` threads.
     pub(super) fn team_fits(&self, s: &Settings, threads: usize) -> bool {
         let least = s.team_knobs.min_team.max(1);
-        s.team && (least..=MAX_THREADS).contains(&threads) && self.levels.len() <= MAX_LEVELS
+        s.team && (least..=MAX_THREADS).contains(&threads) && self.active <= MAX_LEVELS
     }
 
     /// One cycle ([`Self::cycle`] from level 0) on a team of all `threads` threads of the
     /// current rayon pool ([`Self::team_fits`]).
     pub(super) fn team_cycle(&mut self, s: &Settings, threads: usize) {
-        let last = self.direct.level.unwrap_or(self.levels.len() - 1);
+        let last = self.direct.level.unwrap_or(self.active - 1);
         let stages = 2 * s.pre_sweeps as usize + 1;
         let knobs = s.team_knobs;
         if self.team_key != Some((threads, stages, knobs)) {
             plan(
-                &mut self.levels,
+                &mut self.levels[..self.active],
                 last,
                 stages,
                 threads,

@@ -8,6 +8,7 @@ mod direct;
 mod setup;
 mod slabs;
 mod team;
+mod window;
 
 /// Counter-based hash to [0, 1) (no shared RNG state).
 fn rnd(seed: u64, i: u64) -> f64 {

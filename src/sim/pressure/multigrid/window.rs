@@ -1,0 +1,188 @@
+//! The hierarchy's window onto the simulation grid: at each set-up the finest level covers
+//! only the box around the liquid, not the whole domain, and the coarse levels follow.
+//!
+//! Every loop of the cycle already visits only each row's span of fluid cells (`level.rs`),
+//! but the rows' layout came from the domain: a compact row of the 8M dam break's 319-cell rows
+//! has 176 entries, so while the column stands (80 of the 319 cells per row are liquid) a row's
+//! span is 40 entries and the next row's starts 704 bytes further on. Each row then costs its
+//! own start-up (new cache lines in five arrays and four neighbour rows, the prefetcher
+//! re-learning the stream), and the 8M column's cycle took 1.5x as long as the spread-out flow's
+//! with the same number of fluid cells (`cargo bench --bench mg_cycle` on labels dumped after 2
+//! and 10 frames). In a window of the liquid's box the rows follow each other in memory and the
+//! levels' arrays are as small as the liquid's box (the idea of the bounding boxes and sparse
+//! tiles of large-grid solvers, e.g. McAdams et al. 2010, sec. 5, and OpenVDB's sparse grids).
+//!
+//! The window is the liquid's bounding box grown by two cells each way (clipped to the
+//! domain): the one-cell layer of the fluid cells' neighbours, whose labels the operator
+//! reads, and the level's outermost layer, which is taken as solid. Its lower corner is
+//! rounded down to a multiple of `2^(levels - 1)`, so each coarse cell covers the same fine
+//! cells as in the domain's hierarchy. The levels are re-dimensioned in the buffers that
+//! [`super::Multigrid::new`] allocated for the whole domain (a smaller box needs fewer
+//! entries at every level), so a set-up allocates nothing.
+
+use super::super::super::mac_grid::CellLabel;
+use super::super::system::fluid_span;
+use super::level::{LANES, Level, PAD, SOLID};
+use rayon::prelude::*;
+
+/// Where the hierarchy's finest level lies in the simulation grid.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Window {
+    /// Cells per axis of the simulation grid.
+    pub full: [usize; 3],
+    /// The window's first cell in the simulation grid.
+    pub lo: [usize; 3],
+    /// Cells per axis of the window (the finest level's grid).
+    pub n: [usize; 3],
+}
+
+impl Window {
+    /// The whole grid.
+    pub fn whole(full: [usize; 3]) -> Self {
+        Self {
+            full,
+            lo: [0; 3],
+            n: full,
+        }
+    }
+
+    /// The box of the fluid cells of `labels` (a grid of `full` cells), grown by two cells
+    /// and clipped to the grid, its lower corner rounded down to a multiple of `align`; the
+    /// whole grid where there is no fluid.
+    pub fn around_liquid(labels: &[CellLabel], full: [usize; 3], align: usize) -> Self {
+        let nx = full[0];
+        let none = [usize::MAX, 0, usize::MAX, 0, usize::MAX, 0];
+        let b = labels
+            .par_chunks(nx)
+            .enumerate()
+            .with_min_len(64)
+            .fold(
+                || none,
+                |mut b, (row, l)| {
+                    // SAFETY: `CellLabel` is `repr(u8)`: its values are bytes.
+                    let l = unsafe { std::slice::from_raw_parts(l.as_ptr().cast::<u8>(), nx) };
+                    if let Some((lo, hi)) = fluid_span(l) {
+                        let (j, k) = (row % full[1], row / full[1]);
+                        b = [
+                            b[0].min(lo),
+                            b[1].max(hi),
+                            b[2].min(j),
+                            b[3].max(j + 1),
+                            b[4].min(k),
+                            b[5].max(k + 1),
+                        ];
+                    }
+                    b
+                },
+            )
+            .reduce(
+                || none,
+                |a, b| {
+                    [
+                        a[0].min(b[0]),
+                        a[1].max(b[1]),
+                        a[2].min(b[2]),
+                        a[3].max(b[3]),
+                        a[4].min(b[4]),
+                        a[5].max(b[5]),
+                    ]
+                },
+            );
+        if b[0] == usize::MAX {
+            return Self::whole(full);
+        }
+        let align = align.max(1);
+        let lo: [usize; 3] = std::array::from_fn(|a| b[2 * a].saturating_sub(2) / align * align);
+        let n = std::array::from_fn(|a| (b[2 * a + 1] + 2).min(full[a]) - lo[a]);
+        Self { full, lo, n }
+    }
+
+    /// The window's `(i, j, k)` of the simulation grid's cell `c` (which must lie inside).
+    #[inline(always)]
+    pub fn local(&self, c: usize) -> [usize; 3] {
+        let (i, row) = (c % self.full[0], c / self.full[0]);
+        let (j, k) = (row % self.full[1], row / self.full[1]);
+        [i - self.lo[0], j - self.lo[1], k - self.lo[2]]
+    }
+
+    /// Whether the simulation grid's cell `c` lies inside the window, not on its outermost
+    /// layer (where a fluid cell must lie).
+    pub fn holds(&self, c: usize) -> bool {
+        let (i, row) = (c % self.full[0], c / self.full[0]);
+        let ijk = [i, row % self.full[1], row / self.full[1]];
+        (0..3).all(|a| ijk[a] > self.lo[a] && ijk[a] + 1 < self.lo[a] + self.n[a])
+    }
+}
+
+/// Entries of one compact row of one colour for rows of `nx` cells (at least `nx / 2 + 1 +
+/// PAD`, whole vector chunks).
+pub(super) fn row_entries(nx: usize) -> usize {
+    (nx / 2 + 1 + PAD).next_multiple_of(LANES)
+}
+
+impl Level {
+    /// Gives this level `n` cells per axis, in the buffers it has (each at most as long as
+    /// [`Level::new`] made them for the domain: no allocation). Every entry of `u`, `b`, `r`
+    /// and the diagonals is 0 afterwards (the rows with a span are zeroed in the old layout
+    /// first: nothing else is ever written) and the spans are empty, as after
+    /// [`Level::new`]; the labels and weights are left for the set-up to write.
+    pub fn redim(&mut self, n: [usize; 3]) {
+        if n == self.n {
+            return;
+        }
+        let (h, half) = (self.h, self.half);
+        let per = self.rows_per_task(8192);
+        let spans = &self.spans;
+        for v in [
+            &mut self.u,
+            &mut self.b,
+            &mut self.r,
+            &mut self.invd,
+            &mut self.diag,
+        ] {
+            let (v0, v1) = v[..2 * half].split_at_mut(half);
+            v0.par_chunks_mut(h)
+                .zip(v1.par_chunks_mut(h))
+                .zip(spans.par_iter())
+                .with_min_len(per)
+                .for_each(|((v0, v1), &[lo, hi])| {
+                    if lo < hi {
+                        v0.fill(0.0);
+                        v1.fill(0.0);
+                    }
+                });
+        }
+        let h = row_entries(n[0]);
+        let half = h * n[1] * n[2];
+        let cells = n[0] * n[1] * n[2];
+        let fit = |v: &mut Vec<f32>, len: usize| {
+            assert!(
+                len <= v.capacity(),
+                "multigrid: a window larger than the grid"
+            );
+            v.truncate(len);
+            v.resize(len, 0.0);
+        };
+        for v in [
+            &mut self.u,
+            &mut self.b,
+            &mut self.r,
+            &mut self.invd,
+            &mut self.diag,
+        ] {
+            fit(v, 2 * half + h);
+        }
+        for w in &mut self.w {
+            fit(w, cells + 2 * PAD);
+        }
+        assert!(cells <= self.label.capacity() && n[1] * n[2] <= self.spans.capacity());
+        self.label.truncate(cells);
+        self.label.resize(cells, SOLID);
+        self.spans.clear();
+        self.spans.resize(n[1] * n[2], [0, 0]);
+        self.n = n;
+        self.h = h;
+        self.half = half;
+        self.groups = [(0, 0, 0); 4];
+    }
+}
