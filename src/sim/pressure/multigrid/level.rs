@@ -78,6 +78,8 @@ pub(super) struct Level {
     /// groups)` (`groups` 0: one wavefront; `stages` 0: an empty entry): see
     /// [`Self::groups_memo`].
     pub(super) groups: [(u32, u32, u32); 4],
+    /// The lengths [`Self::new`] gave the vectors and the weights (`window.rs`).
+    pub(super) alloc: [usize; 2],
 }
 
 impl Level {
@@ -104,6 +106,7 @@ impl Level {
             label: vec![SOLID; cells],
             spans: vec![[0, 0]; n[1] * n[2]],
             groups: [(0, 0, 0); 4],
+            alloc: [2 * half + h, cells + 2 * PAD],
         }
     }
 
