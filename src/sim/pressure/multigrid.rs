@@ -80,6 +80,7 @@ mod level;
 mod members;
 #[cfg(feature = "mg-profile")]
 pub mod profile;
+mod redim;
 mod slabs;
 mod sweeps;
 mod team;

@@ -45,6 +45,12 @@ pub(super) const LANES: usize = 8;
 /// x-neighbour one cell past them, stay inside the row.
 pub(super) const PAD: usize = LANES + 1;
 
+/// Entries of one compact row of one colour for rows of `nx` cells (at least `nx / 2 + 1 +
+/// PAD`, whole vector chunks).
+pub(super) fn row_entries(nx: usize) -> usize {
+    (nx / 2 + 1 + PAD).next_multiple_of(LANES)
+}
+
 pub(super) struct Level {
     /// Cells per axis.
     pub n: [usize; 3],
@@ -85,7 +91,7 @@ pub(super) struct Level {
 impl Level {
     pub fn new(n: [usize; 3]) -> Self {
         let cells = n[0] * n[1] * n[2];
-        let h = super::window::row_entries(n[0]);
+        let h = row_entries(n[0]);
         let half = h * n[1] * n[2];
         // One spare row at the end: the prolongation reads whole chunks of the last rows.
         let zs = || vec![0.0f32; 2 * half + h];
@@ -571,35 +577,4 @@ pub(super) fn has_avx2() -> bool {
     return std::is_x86_feature_detected!("avx2");
     #[cfg(not(target_arch = "x86_64"))]
     false
-}
-
-#[cfg(test)]
-mod tests {
-    /// `fluid_span` finds the first and last fluid cell as a plain search does, on rows of
-    /// every length up to 70 (blocks of 16, a short block at either end) with 0, 1 or more
-    /// fluid cells anywhere.
-    #[test]
-    fn fluid_span_matches_a_plain_search() {
-        let mut seed = 12345u64;
-        for len in 1..70 {
-            for _ in 0..40 {
-                let row: Vec<u8> = (0..len)
-                    .map(|_| {
-                        seed = seed
-                            .wrapping_mul(6364136223846793005)
-                            .wrapping_add(1442695040888963407);
-                        // Mostly air and solid, a few fluid cells.
-                        [0, 2, 0, 2, 0, 2, 1][(seed >> 33) as usize % 7]
-                    })
-                    .collect();
-                let plain = row.iter().position(|&x| x == super::FLUID).map(|lo| {
-                    (
-                        lo,
-                        len - row.iter().rev().position(|&x| x == super::FLUID).unwrap(),
-                    )
-                });
-                assert_eq!(super::fluid_span(&row), plain, "{row:?}");
-            }
-        }
-    }
 }

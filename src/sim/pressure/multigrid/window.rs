@@ -17,12 +17,11 @@
 //! reads, and the level's outermost layer, which is taken as solid. Its lower corner is
 //! rounded down to a multiple of `2^(levels - 1)`, so each coarse cell covers the same fine
 //! cells as in the domain's hierarchy. The levels are re-dimensioned in the buffers that
-//! [`super::Multigrid::new`] allocated for the whole domain (a smaller box needs fewer
-//! entries at every level), so a set-up allocates nothing.
+//! [`super::Multigrid::new`] allocated for the whole domain (`redim.rs`: a smaller box needs
+//! fewer entries at every level), so a set-up allocates nothing.
 
 use super::super::super::mac_grid::CellLabel;
 use super::super::system::fluid_span;
-use super::level::{LANES, Level, PAD, SOLID};
 use rayon::prelude::*;
 
 /// Where the hierarchy's finest level lies in the simulation grid.
@@ -111,83 +110,5 @@ impl Window {
         let (i, row) = (c % self.full[0], c / self.full[0]);
         let ijk = [i, row % self.full[1], row / self.full[1]];
         (0..3).all(|a| ijk[a] > self.lo[a] && ijk[a] + 1 < self.lo[a] + self.n[a])
-    }
-}
-
-/// Entries of one compact row of one colour for rows of `nx` cells (at least `nx / 2 + 1 +
-/// PAD`, whole vector chunks).
-pub(super) fn row_entries(nx: usize) -> usize {
-    (nx / 2 + 1 + PAD).next_multiple_of(LANES)
-}
-
-impl Level {
-    /// Gives this level `n` cells per axis, in the buffers it has (each at most as long as
-    /// [`Level::new`] made them for the domain: no allocation). Every entry of `u`, `b`, `r`
-    /// and the diagonals is 0 afterwards, up to the whole buffer (the rows with a span are
-    /// zeroed in the old layout first: nothing else is ever written) and the spans are empty, as after
-    /// [`Level::new`]; the labels and weights are left for the set-up to write.
-    pub fn redim(&mut self, n: [usize; 3]) {
-        if n == self.n {
-            return;
-        }
-        let (h, half) = (self.h, self.half);
-        let per = self.rows_per_task(8192);
-        let spans = &self.spans;
-        for v in [
-            &mut self.u,
-            &mut self.b,
-            &mut self.r,
-            &mut self.invd,
-            &mut self.diag,
-        ] {
-            let (v0, v1) = v[..2 * half].split_at_mut(half);
-            v0.par_chunks_mut(h)
-                .zip(v1.par_chunks_mut(h))
-                .zip(spans.par_iter())
-                .with_min_len(per)
-                .for_each(|((v0, v1), &[lo, hi])| {
-                    if lo < hi {
-                        v0.fill(0.0);
-                        v1.fill(0.0);
-                    }
-                });
-        }
-        let h = row_entries(n[0]);
-        let half = h * n[1] * n[2];
-        let cells = n[0] * n[1] * n[2];
-        // Lengths set without writing: a written page of a buffer is resident from then on, and
-        // a window's rows without liquid need not be (the whole grid's layout never wrote
-        // them either: `resize` here made the 8M dam break's peak 7 bytes per particle larger).
-        let fit = |v: &mut Vec<f32>, len: usize, alloc: usize| {
-            assert!(
-                len <= alloc && alloc <= v.capacity(),
-                "multigrid: a window too large"
-            );
-            // SAFETY: `Level::new` initialised `alloc` entries (its length then; a shorter
-            // length since keeps their values) and any bits are an f32. Entries of `u`, `b`,
-            // `r` and the diagonals are all 0 (zeroed above, or never written).
-            unsafe { v.set_len(len) };
-        };
-        for v in [
-            &mut self.u,
-            &mut self.b,
-            &mut self.r,
-            &mut self.invd,
-            &mut self.diag,
-        ] {
-            fit(v, 2 * half + h, self.alloc[0]);
-        }
-        for w in &mut self.w {
-            fit(w, cells + 2 * PAD, self.alloc[1]);
-        }
-        assert!(cells <= self.label.capacity() && n[1] * n[2] <= self.spans.capacity());
-        self.label.truncate(cells);
-        self.label.resize(cells, SOLID);
-        self.spans.clear();
-        self.spans.resize(n[1] * n[2], [0, 0]);
-        self.n = n;
-        self.h = h;
-        self.half = half;
-        self.groups = [(0, 0, 0); 4];
     }
 }

@@ -70,3 +70,36 @@ fn setup_labels_and_unit_diagonal_follow_the_rules() {
         }
     }
 }
+
+/// `fluid_span` finds the first and last fluid cell as a plain search does, on rows of
+/// every length up to 70 (blocks of 16, a short block at either end) with 0, 1 or more
+/// fluid cells anywhere.
+#[test]
+fn fluid_span_matches_a_plain_search() {
+    let mut seed = 12345u64;
+    for len in 1..70 {
+        for _ in 0..40 {
+            let row: Vec<u8> = (0..len)
+                .map(|_| {
+                    seed = seed
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    // Mostly air and solid, a few fluid cells.
+                    [0, 2, 0, 2, 0, 2, 1][(seed >> 33) as usize % 7]
+                })
+                .collect();
+            let fluid = super::level::FLUID;
+            let plain = row.iter().position(|&x| x == fluid).map(|lo| {
+                (
+                    lo,
+                    len - row.iter().rev().position(|&x| x == fluid).unwrap(),
+                )
+            });
+            assert_eq!(
+                super::super::super::system::fluid_span(&row),
+                plain,
+                "{row:?}"
+            );
+        }
+    }
+}

@@ -130,21 +130,18 @@ fn window_gives_the_whole_grids_bits() {
 fn windows_in_turn_leave_nothing_behind() {
     let big = [58, 37, 44];
     for fractional in [false, true] {
+        let walled = |seed: u64, n: [usize; 3], off: [usize; 3]| {
+            embed(
+                &Problem::random(seed, n, false),
+                big,
+                off,
+                (fractional, true),
+                seed,
+            )
+        };
         let problems = [
-            embed(
-                &Problem::random(41, [40, 30, 30], false),
-                big,
-                [3, 2, 1],
-                (fractional, true),
-                41,
-            ),
-            embed(
-                &Problem::random(42, [14, 12, 16], false),
-                big,
-                [40, 20, 25],
-                (fractional, true),
-                42,
-            ),
+            walled(41, [40, 30, 30], [3, 2, 1]),
+            walled(42, [14, 12, 16], [40, 20, 25]),
             Problem::random(43, [58, 37, 44], fractional),
         ];
         let mut reused = Multigrid::new(big, Settings::default());
@@ -203,12 +200,7 @@ fn window_around_walled_liquid_preconditions_as_well() {
             it <= iw + 1 && it < 200,
             "seed {seed}: {it} iterations, whole grid {iw}"
         );
-        let (gw, gf) = (gradients(&p, &xw), gradients(&p, &xf));
-        let big = gw.iter().fold(0.0f64, |a, g| a.max(g.abs()));
-        let worst = gw
-            .iter()
-            .zip(&gf)
-            .fold(0.0f64, |a, (x, y)| a.max((x - y).abs()));
+        let (worst, big) = gradient_error(&p, &xw, &xf);
         assert!(worst <= 1e-5 * big, "seed {seed}: {worst} of {big}");
     }
 }

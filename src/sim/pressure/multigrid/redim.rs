@@ -1,0 +1,80 @@
+//! Re-dimensioning a level for a new window of the simulation grid (`window.rs`) inside the
+//! buffers [`Level::new`] allocated for the whole grid: the old layout's values are zeroed
+//! where they can be non-zero, then the lengths are set without writing.
+
+use super::level::{Level, PAD, SOLID, row_entries};
+use rayon::prelude::*;
+
+impl Level {
+    /// Gives this level `n` cells per axis, in the buffers it has (each at most as long as
+    /// [`Level::new`] made them for the domain: no allocation). Every entry of `u`, `b`, `r`
+    /// and the diagonals is 0 afterwards, up to the whole buffer (the rows with a span are
+    /// zeroed in the old layout first: nothing else is ever written) and the spans are empty, as after
+    /// [`Level::new`]; the labels and weights are left for the set-up to write.
+    pub fn redim(&mut self, n: [usize; 3]) {
+        if n == self.n {
+            return;
+        }
+        let (h, half) = (self.h, self.half);
+        let per = self.rows_per_task(8192);
+        let (spans, vectors) = self.vectors();
+        for v in vectors {
+            let (v0, v1) = v[..2 * half].split_at_mut(half);
+            v0.par_chunks_mut(h)
+                .zip(v1.par_chunks_mut(h))
+                .zip(spans.par_iter())
+                .with_min_len(per)
+                .for_each(|((v0, v1), &[lo, hi])| {
+                    if lo < hi {
+                        v0.fill(0.0);
+                        v1.fill(0.0);
+                    }
+                });
+        }
+        let h = row_entries(n[0]);
+        let half = h * n[1] * n[2];
+        let cells = n[0] * n[1] * n[2];
+        // Lengths set without writing: a written page of a buffer is resident from then on, and
+        // a window's rows without liquid need not be (the whole grid's layout never wrote
+        // them either: `resize` here made the 8M dam break's peak 7 bytes per particle larger).
+        let fit = |v: &mut Vec<f32>, len: usize, alloc: usize| {
+            assert!(
+                len <= alloc && alloc <= v.capacity(),
+                "multigrid: a window too large"
+            );
+            // SAFETY: `Level::new` initialised `alloc` entries (its length then; a shorter
+            // length since keeps their values) and any bits are an f32. Entries of `u`, `b`,
+            // `r` and the diagonals are all 0 (zeroed above, or never written).
+            unsafe { v.set_len(len) };
+        };
+        let alloc = self.alloc;
+        for v in self.vectors().1 {
+            fit(v, 2 * half + h, alloc[0]);
+        }
+        for w in &mut self.w {
+            fit(w, cells + 2 * PAD, alloc[1]);
+        }
+        assert!(cells <= self.label.capacity() && n[1] * n[2] <= self.spans.capacity());
+        self.label.truncate(cells);
+        self.label.resize(cells, SOLID);
+        self.spans.clear();
+        self.spans.resize(n[1] * n[2], [0, 0]);
+        self.n = n;
+        self.h = h;
+        self.half = half;
+        self.groups = [(0, 0, 0); 4];
+    }
+
+    /// The spans, and the five vectors stored by colour (`u`, `b`, `r`, the inverse diagonal
+    /// and the diagonal).
+    fn vectors(&mut self) -> (&[[u32; 2]], [&mut Vec<f32>; 5]) {
+        let v = [
+            &mut self.u,
+            &mut self.b,
+            &mut self.r,
+            &mut self.invd,
+            &mut self.diag,
+        ];
+        (&self.spans, v)
+    }
+}
