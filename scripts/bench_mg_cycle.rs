@@ -36,7 +36,7 @@
 //! for its profile), `MG_LIQUID_CUTS` (0; 1: the wavefronts' slabs cut where the liquid falls
 //! evenly, as before session 15, rather than by the work of their first pass),
 //! `MG_SLABS_PER_THREAD` (4: most slabs per thread of a wavefront). `MG_SWEEP="spins=64,pad=128;coarse_members=4;..."` (the same names,
-//! lower case without `MG_`; `;` between configurations) times the base configuration (the
+//! lower case without `MG_`, and `window=0|1`; `;` between configurations) times the base configuration (the
 //! knobs above) and each of these, in turn in each repetition (the order rotating), and prints
 //! each one's fastest and median time (and median set-up time) and result hash.
 //!
@@ -261,6 +261,11 @@ fn sweep_knobs(
             let (key, v) = kv
                 .split_once('=')
                 .unwrap_or_else(|| panic!("MG_SWEEP: {kv:?}"));
+            if key.trim() == "window" {
+                // Not a team knob: the levels over the liquid's box (1) or the whole grid (0).
+                s.window = v.trim() == "1";
+                continue;
+            }
             set_knob(&mut s.team_knobs, key, v).unwrap_or_else(|e| panic!("MG_SWEEP: {e}"));
         }
         configs.push((c.to_string(), s));
