@@ -353,18 +353,21 @@ fn name(pc: PressurePreconditioner) -> &'static str {
 /// (24): 216.
 ///
 /// Multigrid (the default: a W-cycle, three red-black sweeps, unit face weights): the CG
-/// vectors (`A s` 48, the `q`, `r` update and max with the scatter of `r` (cells 4, `b` 4) 56,
-/// gather into `z` with `z . r` 24, `s` 24 = 152) and the cycle's `f32` grids per cell of the
+/// vectors (`A s` 48, the `r` update and max with the scatter of `r` (`r` read and written 16,
+/// `A s` 8, cells 4, `b` 4) 32, `M^-1 r . r` read from the finest level's `u` (cells 4, `u` 4,
+/// `r` 8) 16, `q += alpha s` with `s = M^-1 r + beta s` (`q`, `s` read and written 32, cells
+/// 4, `u` 4) 40 = 136; session 16 and before, with `q` updated in the step and `M^-1 r`
+/// gathered into `z`: 152) and the cycle's `f32` grids per cell of the
 /// finest level, each smoothing being one pass over memory (all its half-sweeps and the
 /// residual or prolongation run as one wavefront over the planes, `multigrid/wavefront.rs`):
 /// pre-smoothing with the residual (`b`, `1/diag`, `diag` read, `u`, `r` written: 20),
 /// restriction (`r` 4), prolongation with post-smoothing (`b`, `1/diag` read, `u` read and
 /// written: 16) = 40, times 4/3 for the coarser levels (level `l` has 8^-l of the cells and
-/// the W-cycle visits it 2^l times): 53; 205 in all.
+/// the W-cycle visits it 2^l times): 53; 189 in all.
 fn bytes_per_row(pc: PressurePreconditioner) -> f64 {
     match pc {
         PressurePreconditioner::Mic0 => 216.0,
-        PressurePreconditioner::Multigrid => 152.0 + 40.0 * 4.0 / 3.0,
+        PressurePreconditioner::Multigrid => 136.0 + 40.0 * 4.0 / 3.0,
     }
 }
 

@@ -71,14 +71,12 @@ impl PressureSolver {
             let (sigma_new, m) =
                 precon.step_and_apply(sys, alpha, q, s, r, z, partials, tol * bmax);
             rmax = m;
-            if rmax <= tol * bmax {
+            if rmax <= tol * bmax || stats.iterations >= max_iter {
+                precon.end_solve(sys, alpha, q, s);
                 break;
             }
             let beta = sigma_new / sigma;
-            s.par_iter_mut()
-                .zip(z.par_iter())
-                .with_min_len(reduce::MIN_TASK)
-                .for_each(|(s, z)| *s = z + beta * *s);
+            precon.next_direction(sys, alpha, beta, q, s, z);
             sigma = sigma_new;
         }
         stats.residual = rmax / bmax;

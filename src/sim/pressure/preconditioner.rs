@@ -62,6 +62,31 @@ pub trait Preconditioner: Send + Sync {
         }
         (self.apply(sys, r, z, partials), rmax)
     }
+
+    /// The next search direction after a step that did not end the solve: `s = z + beta s`
+    /// on the `nf + 1` entries, `z` holding `M^-1 r` from [`Self::step_and_apply`]. An
+    /// implementation whose step leaves `q` alone adds `alpha s` to `q` here, before `s`
+    /// changes (the multigrid does, reading `M^-1 r` where its cycle left it: one pass over
+    /// `s` per iteration fewer); the default's step has updated `q`.
+    #[allow(clippy::too_many_arguments)]
+    fn next_direction(
+        &mut self,
+        _sys: &System,
+        _alpha: f64,
+        beta: f64,
+        _q: &mut [f64],
+        s: &mut [f64],
+        z: &[f64],
+    ) {
+        s.par_iter_mut()
+            .zip(z.par_iter())
+            .with_min_len(reduce::MIN_TASK)
+            .for_each(|(s, z)| *s = z + beta * *s);
+    }
+
+    /// The solve ends after a step of size `alpha` along `s`: an implementation whose step
+    /// leaves `q` alone adds `alpha s` to it here (the default's step has).
+    fn end_solve(&mut self, _sys: &System, _alpha: f64, _q: &mut [f64], _s: &[f64]) {}
 }
 
 /// No preconditioning: `z = r` (plain CG).
