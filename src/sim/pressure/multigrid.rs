@@ -520,8 +520,11 @@ fn check_task_cells(cell_of: &[u32], t: usize, c: &[u32], cells: usize) {
 /// The V-cycle as the CG loop's preconditioner: each solve re-labels the levels from the
 /// grid's labels (the density correction's solve reuses them: same cells and matrix); each
 /// application scatters the residual onto the grid, cycles in f32 and gathers `z` back with
-/// `z . r` in the same pass. The CG update `q += alpha s`, `r -= alpha z` scatters the new
-/// residual in its own pass (one pass over `r` and the rows' cells fewer per iteration).
+/// `z . r` in the same pass. Within the CG loop the step `r -= alpha A s` scatters the new
+/// residual in its own pass (one pass over `r` and the rows' cells fewer per iteration), the
+/// dot product reads `M^-1 r` from the grid without writing it, and `next_direction` updates
+/// `q` and `s` in one pass reading it from the grid again (`q` and `z` are not touched by the
+/// step: 136 bytes per row and iteration instead of 152, the same bits).
 impl Preconditioner for Multigrid {
     fn setup(&mut self, sys: &System, labels: &[CellLabel], open: Option<&[Vec<f32>; 3]>) {
         Multigrid::setup(self, labels, open.filter(|_| sys.fractional));
