@@ -27,6 +27,13 @@ pub enum CellLabel {
     Solid = 2,
 }
 
+/// `labels` as their bytes (`CellLabel` is `repr(u8)`), for byte-wise scans such as the
+/// pressure system's `fluid_span`.
+pub fn label_bytes(labels: &[CellLabel]) -> &[u8] {
+    // SAFETY: `CellLabel` is `repr(u8)`: every label is one initialised byte.
+    unsafe { std::slice::from_raw_parts(labels.as_ptr().cast::<u8>(), labels.len()) }
+}
+
 /// Geometry of the grid: sizes and index arithmetic (no data).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct GridDims {

@@ -29,7 +29,8 @@ pub trait Preconditioner: Send + Sync {
     fn apply(&mut self, sys: &System, r: &[f64], z: &mut [f64], partials: &mut [f64]) -> f64;
 
     /// One CG step and the next application: `q += alpha s`, `r -= alpha z` (`z` holds `A s`
-    /// on entry), then `z = M^-1 r`; returns `(z . r, max |r|)`. When `max |r| <= stop_at`
+    /// on entry), then `z = M^-1 r`; returns `(z . r, max |r|)`. An implementation may leave
+    /// `q` (and `z`) to [`Self::next_direction`] and [`Self::end_solve`], which then do it. When `max |r| <= stop_at`
     /// the solve ends, and an implementation may skip the application (the first value is then
     /// unused). The default does the update in one pass and then [`Self::apply`]; an
     /// implementation may fuse the two (MIC(0) does).

@@ -84,7 +84,7 @@ pub(super) struct Level {
     /// groups)` (`groups` 0: one wavefront; `stages` 0: an empty entry): see
     /// [`Self::groups_memo`].
     pub(super) groups: [(u32, u32, u32); 4],
-    /// The lengths [`Self::new`] gave the vectors and the weights (`window.rs`).
+    /// The lengths [`Self::new`] gave the vectors and the weights (`redim.rs`).
     pub(super) alloc: [usize; 2],
 }
 

@@ -20,7 +20,7 @@
 //! [`super::Multigrid::new`] allocated for the whole domain (`redim.rs`: a smaller box needs
 //! fewer entries at every level), so a set-up allocates nothing.
 
-use super::super::super::mac_grid::CellLabel;
+use super::super::super::mac_grid::{CellLabel, label_bytes};
 use super::super::system::fluid_span;
 use rayon::prelude::*;
 
@@ -49,44 +49,33 @@ impl Window {
     /// and clipped to the grid, its lower corner rounded down to a multiple of `align`; the
     /// whole grid where there is no fluid.
     pub fn around_liquid(labels: &[CellLabel], full: [usize; 3], align: usize) -> Self {
-        let nx = full[0];
-        let none = [usize::MAX, 0, usize::MAX, 0, usize::MAX, 0];
+        // Per axis the first fluid cell and one past the last (`none`: no fluid yet).
+        type Bounds = [usize; 6];
+        let none: Bounds = [usize::MAX, 0, usize::MAX, 0, usize::MAX, 0];
+        let merge = |a: Bounds, b: Bounds| -> Bounds {
+            std::array::from_fn(|x| {
+                if x % 2 == 0 {
+                    a[x].min(b[x])
+                } else {
+                    a[x].max(b[x])
+                }
+            })
+        };
         let b = labels
-            .par_chunks(nx)
+            .par_chunks(full[0])
             .enumerate()
             .with_min_len(64)
             .fold(
                 || none,
-                |mut b, (row, l)| {
-                    // SAFETY: `CellLabel` is `repr(u8)`: its values are bytes.
-                    let l = unsafe { std::slice::from_raw_parts(l.as_ptr().cast::<u8>(), nx) };
-                    if let Some((lo, hi)) = fluid_span(l) {
+                |b, (row, l)| match fluid_span(label_bytes(l)) {
+                    Some((lo, hi)) => {
                         let (j, k) = (row % full[1], row / full[1]);
-                        b = [
-                            b[0].min(lo),
-                            b[1].max(hi),
-                            b[2].min(j),
-                            b[3].max(j + 1),
-                            b[4].min(k),
-                            b[5].max(k + 1),
-                        ];
+                        merge(b, [lo, hi, j, j + 1, k, k + 1])
                     }
-                    b
+                    None => b,
                 },
             )
-            .reduce(
-                || none,
-                |a, b| {
-                    [
-                        a[0].min(b[0]),
-                        a[1].max(b[1]),
-                        a[2].min(b[2]),
-                        a[3].max(b[3]),
-                        a[4].min(b[4]),
-                        a[5].max(b[5]),
-                    ]
-                },
-            );
+            .reduce(|| none, merge);
         if b[0] == usize::MAX {
             return Self::whole(full);
         }
@@ -96,19 +85,24 @@ impl Window {
         Self { full, lo, n }
     }
 
+    /// The simulation grid's `(i, j, k)` of its cell `c`.
+    #[inline(always)]
+    fn grid_ijk(&self, c: usize) -> [usize; 3] {
+        let (i, row) = (c % self.full[0], c / self.full[0]);
+        [i, row % self.full[1], row / self.full[1]]
+    }
+
     /// The window's `(i, j, k)` of the simulation grid's cell `c` (which must lie inside).
     #[inline(always)]
     pub fn local(&self, c: usize) -> [usize; 3] {
-        let (i, row) = (c % self.full[0], c / self.full[0]);
-        let (j, k) = (row % self.full[1], row / self.full[1]);
-        [i - self.lo[0], j - self.lo[1], k - self.lo[2]]
+        let ijk = self.grid_ijk(c);
+        std::array::from_fn(|a| ijk[a] - self.lo[a])
     }
 
     /// Whether the simulation grid's cell `c` lies inside the window, not on its outermost
     /// layer (where a fluid cell must lie).
     pub fn holds(&self, c: usize) -> bool {
-        let (i, row) = (c % self.full[0], c / self.full[0]);
-        let ijk = [i, row % self.full[1], row / self.full[1]];
+        let ijk = self.grid_ijk(c);
         (0..3).all(|a| ijk[a] > self.lo[a] && ijk[a] + 1 < self.lo[a] + self.n[a])
     }
 }

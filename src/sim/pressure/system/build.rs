@@ -6,7 +6,7 @@
 //! read, at fluid cells only: a neighbour that is not fluid is the dummy row by its label, so
 //! the entries of other cells keep whatever an earlier system left there.
 
-use super::super::super::mac_grid::{CellLabel, GridDims};
+use super::super::super::mac_grid::{CellLabel, GridDims, label_bytes};
 use super::super::super::sync_ptr::SyncPtr;
 use super::super::{SETUP_CELLS, SETUP_ROWS};
 use super::System;
@@ -115,9 +115,7 @@ unsafe fn number_plane(
         .zip(rp.chunks_exact_mut(n[0]))
         .enumerate()
     {
-        // SAFETY: `CellLabel` is `repr(u8)`: its values are bytes.
-        let bytes = unsafe { std::slice::from_raw_parts(row.as_ptr().cast::<u8>(), row.len()) };
-        let Some((lo, hi)) = fluid_span(bytes) else {
+        let Some((lo, hi)) = fluid_span(label_bytes(row)) else {
             continue;
         };
         bad |= j == 0 || j + 1 == n[1] || lo == 0 || hi == n[0];
