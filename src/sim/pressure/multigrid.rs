@@ -57,9 +57,10 @@
 //! compatible Neumann problem; the cycle (Gauss-Seidel sweeps, no division by its zero
 //! eigenvalue) stays bounded there, and CG handles it as it does with MIC(0).
 //!
-//! Storage is `f32` per level cell (`u`, `b`, `r`, `1/diag`, the diagonal, three face weights,
-//! a label: 33 bytes per finest cell, about 44 with the compact rows' padding and the coarser
-//! levels: 29.4 MB for the 1M dam break's 162 x 42 x 98 grid, `cargo bench --bench mg_cycle`),
+//! Storage is `f32` per level cell (`u`, `b`, `r`, `1/diag`, the diagonal, three face weights)
+//! and a label and an open-face count (`diagonal.rs`) a byte each: 34 bytes per finest cell,
+//! about 46 with the compact rows' padding and the coarser levels: 30.6 MB for the 1M dam
+//! break's 162 x 42 x 98 grid, `cargo bench --bench mg_cycle`),
 //! all allocated once in [`Multigrid::new`] for the whole grid; each set-up fits the levels
 //! to the liquid's box in those buffers (`window.rs`: the rows follow each other in memory,
 //! and the 8M dam break's standing column cycles 2.4-2.6x faster); `u`, `b`, `r` and the diagonals are stored by
@@ -74,6 +75,7 @@
 //! application, its phases (slab passes, stages by rows, restrictions, the small levels) tasks
 //! claimed from counters, with no fork and join between them; the same bits.
 
+mod diagonal;
 mod direct;
 mod kernels;
 mod level;
@@ -247,6 +249,7 @@ impl Multigrid {
             .map(|l| {
                 4 * (l.u.capacity() * 4 + l.r.capacity() + 3 * l.w[0].capacity())
                     + l.label.capacity()
+                    + l.count.capacity()
                     + l.spans.capacity() * 8
             })
             .sum::<usize>()

@@ -27,8 +27,6 @@
 //! the V-cycle visits only those spans, so the work follows the liquid, not the box.
 
 use super::super::super::mac_grid::CellLabel;
-use super::super::super::sync_ptr::SyncPtr;
-use super::super::system::fluid_span;
 use rayon::prelude::*;
 
 pub(super) const AIR: u8 = CellLabel::Empty as u8;
@@ -36,7 +34,7 @@ pub(super) const FLUID: u8 = CellLabel::Fluid as u8;
 pub(super) const SOLID: u8 = CellLabel::Solid as u8;
 
 /// Cells per rayon task of the per-solve set-up passes.
-const SETUP_CELLS: usize = 8192;
+pub(super) const SETUP_CELLS: usize = 8192;
 
 /// Cells per vector chunk of a compact row's loops (`wavefront.rs`).
 pub(super) const LANES: usize = 8;
@@ -70,6 +68,12 @@ pub(super) struct Level {
     pub invd: Vec<f32>,
     /// The diagonal `sum_f w_f` on the same cells, 0 elsewhere (by colour).
     pub diag: Vec<f32>,
+    /// With unit weights, each fluid cell's open faces (its diagonal, 0 to 6), 0 elsewhere (by
+    /// colour; `diagonal.rs`); not written with fractional weights.
+    pub count: Vec<u8>,
+    /// `diag` equals `count` on every entry (unit weights and no ghost-fluid terms): the
+    /// AVX2 loops then read the counts (`diagonal.rs`).
+    pub int_diag: bool,
     /// Every open face has weight 1 (the finest level without fractional weights): the loops
     /// then read no weights, since `u` is 0 on air and solid cells, `sum_f w_f u_nb` is the
     /// plain sum of the six neighbours.
@@ -105,6 +109,8 @@ impl Level {
             r: zs(),
             invd: zs(),
             diag: zs(),
+            count: vec![0; 2 * half + h],
+            int_diag: false,
             unit: false,
             // Spare entries past the grid: the red-black loops read the weights of the
             // padding cells of the last rows (times a zero inverse diagonal).
@@ -358,145 +364,6 @@ impl Level {
                 }
             });
         self.finish_setup();
-    }
-
-    /// Adds `extra[r]` to the diagonal of the fluid cell `cells[r]` (index in the simulation
-    /// grid, inside the window `win`; strictly increasing) and updates its inverse: the
-    /// ghost-fluid surface's air terms ([`super::super::system::System::add_air_terms`]) on
-    /// the finest level.
-    pub fn add_to_diagonal(&mut self, cells: &[u32], extra: &[f64], win: &super::window::Window) {
-        let ny = self.n[1];
-        let (h, half) = (self.h, self.half);
-        let (dg, inv) = (
-            SyncPtr(self.diag.as_mut_ptr()),
-            SyncPtr(self.invd.as_mut_ptr()),
-        );
-        let len = self.diag.len();
-        cells
-            .par_iter()
-            .zip(extra.par_iter())
-            .with_min_len(SETUP_CELLS)
-            .for_each(|(&c, &e)| {
-                if e == 0.0 {
-                    return;
-                }
-                let [i, j, k] = win.local(c as usize);
-                let x = ((i + j + k) & 1) * half + (j + ny * k) * h + (i >> 1);
-                assert!(x < len);
-                // SAFETY: in bounds (checked); the cells are distinct, so is their index.
-                unsafe {
-                    let d = dg.get(x);
-                    *d += e as f32;
-                    *inv.get(x) = 1.0 / *d;
-                }
-            });
-    }
-
-    /// The inverse diagonal and the diagonal (by colour, 0 on every entry of a compact row that
-    /// is not a fluid cell) and the fluid spans.
-    fn finish_setup(&mut self) {
-        self.groups = [(0, 0, 0); 4];
-        let n = self.n;
-        let st = self.strides();
-        let per = self.rows_per_task(SETUP_CELLS);
-        let (label, w, unit, h) = (&self.label, &self.w, self.unit, self.h);
-        let nx = n[0];
-        let half = self.half;
-        let (inv0, inv1) = self.invd.split_at_mut(half);
-        let (dg0, dg1) = self.diag.split_at_mut(half);
-        inv0.par_chunks_mut(h)
-            .zip(inv1.par_chunks_mut(h))
-            .zip(dg0.par_chunks_mut(h).zip(dg1.par_chunks_mut(h)))
-            .zip(self.spans.par_iter_mut())
-            .with_min_len(per)
-            .enumerate()
-            .for_each(|(row, (((i0, i1), (d0, d1)), span))| {
-                // Only the previous span's cells can hold non-zero values (set-up writes
-                // nothing else): zero them, so that every entry outside the new span is 0.
-                let [plo, phi] = *span;
-                if plo < phi {
-                    let r = plo as usize >> 1..(phi as usize + 1) >> 1;
-                    for x in [&mut *i0, &mut *i1, &mut *d0, &mut *d1] {
-                        x[r.clone()].fill(0.0);
-                    }
-                }
-                let o = nx * row;
-                let l = &label[o..o + nx];
-                let Some((lo, hi)) = fluid_span(l) else {
-                    *span = [0, 0];
-                    return;
-                };
-                *span = [lo as u32, hi as u32];
-                let q = (row % n[1] + row / n[1]) & 1;
-                let diag = |i: usize| -> f32 {
-                    if l[i] != FLUID {
-                        return 0.0;
-                    }
-                    // The face weights (the unit case is below).
-                    let c = o + i;
-                    w[0][c]
-                        + w[0][c + st[0]]
-                        + w[1][c]
-                        + w[1][c + st[1]]
-                        + w[2][c]
-                        + w[2][c + st[2]]
-                };
-                // Natural cell i is at compact i / 2 of colour (i + q) % 2.
-                let (mut inv, mut dg) = if q == 0 {
-                    ([i0, i1], [d0, d1])
-                } else {
-                    ([i1, i0], [d1, d0])
-                };
-                if unit {
-                    // The open faces of the span's cells counted a line at a time over the
-                    // six neighbours' label rows, then split by colour in pairs of cells, the
-                    // inverses as `1 / d` (loops the compiler vectorises). The line runs over
-                    // whole pairs (from an even cell to an even end: at most one cell past
-                    // the span at each end, which is not fluid and gets 0, its value anyway,
-                    // inside the compact range the next set-up clears).
-                    let mut cnt = [0u8; 256];
-                    let (mut a, end) = (lo & !1, (hi + 1) & !1);
-                    while a < end {
-                        let b = (a + cnt.len()).min(end);
-                        let c = o + a;
-                        let len = b - a;
-                        let sl = |x: usize| &label[x..x + len];
-                        // Zipped slices of one length (no bounds tests, byte lanes); a
-                        // label is open unless SOLID (2), so `1 - (x >> 1)` counts it.
-                        let it = cnt[..len]
-                            .iter_mut()
-                            .zip(sl(c))
-                            .zip(sl(c - 1).iter().zip(sl(c + 1)))
-                            .zip(sl(c - st[1]).iter().zip(sl(c + st[1])))
-                            .zip(sl(c - st[2]).iter().zip(sl(c + st[2])));
-                        for ((((n, &own), (&x0, &x1)), (&y0, &y1)), (&z0, &z1)) in it {
-                            let solid = (x0 >> 1) + (x1 >> 1) + (y0 >> 1) + (y1 >> 1);
-                            let open = 6 - (solid + (z0 >> 1) + (z1 >> 1));
-                            *n = if own == FLUID { open } else { 0 };
-                        }
-                        // Natural cells 2m and 2m + 1 at compact m of parities 0 and 1.
-                        let r = a >> 1..b >> 1;
-                        let [d0, d1] = &mut dg;
-                        let [v0, v1] = &mut inv;
-                        let out = (d0[r.clone()].iter_mut().zip(&mut d1[r.clone()]))
-                            .zip(v0[r.clone()].iter_mut().zip(&mut v1[r]));
-                        for (p, ((d0, d1), (v0, v1))) in cnt[..len].chunks_exact(2).zip(out) {
-                            let (e0, e1) = (p[0] as f32, p[1] as f32);
-                            *d0 = e0;
-                            *d1 = e1;
-                            *v0 = if e0 > 0.0 { 1.0 / e0 } else { 0.0 };
-                            *v1 = if e1 > 0.0 { 1.0 / e1 } else { 0.0 };
-                        }
-                        a = b;
-                    }
-                    return;
-                }
-                for i in lo..hi {
-                    let d = diag(i);
-                    dg[i & 1][i >> 1] = d;
-                    inv[i & 1][i >> 1] = if d > 0.0 { 1.0 / d } else { 0.0 };
-                }
-            });
     }
 
     /// The groups of stages of a wavefront of `stages` stages on `threads` threads over this

@@ -19,18 +19,9 @@ impl Level {
         let per = self.rows_per_task(8192);
         let (spans, vectors) = self.vectors();
         for v in vectors {
-            let (v0, v1) = v[..2 * half].split_at_mut(half);
-            v0.par_chunks_mut(h)
-                .zip(v1.par_chunks_mut(h))
-                .zip(spans.par_iter())
-                .with_min_len(per)
-                .for_each(|((v0, v1), &[lo, hi])| {
-                    if lo < hi {
-                        v0.fill(0.0);
-                        v1.fill(0.0);
-                    }
-                });
+            zero_rows(v, spans, (h, half, per));
         }
+        zero_rows(&mut self.count, &self.spans, (h, half, per));
         let h = row_entries(n[0]);
         let half = h * n[1] * n[2];
         let cells = n[0] * n[1] * n[2];
@@ -51,6 +42,10 @@ impl Level {
         for v in self.vectors().1 {
             fit(v, 2 * half + h, alloc[0]);
         }
+        assert!(2 * half + h <= self.count.capacity());
+        // SAFETY: as `fit`'s: `Level::new` initialised the counts for the whole grid (as
+        // long as the vectors), all 0 outside the rows zeroed above, and any byte is a u8.
+        unsafe { self.count.set_len(2 * half + h) };
         for w in &mut self.w {
             fit(w, cells + 2 * PAD, alloc[1]);
         }
@@ -65,7 +60,7 @@ impl Level {
         self.groups = [(0, 0, 0); 4];
     }
 
-    /// The spans, and the five vectors stored by colour (`u`, `b`, `r`, the inverse diagonal
+    /// The spans, and the five `f32` vectors stored by colour (`u`, `b`, `r`, the inverse diagonal
     /// and the diagonal).
     fn vectors(&mut self) -> (&[[u32; 2]], [&mut Vec<f32>; 5]) {
         let v = [
@@ -77,4 +72,24 @@ impl Level {
         ];
         (&self.spans, v)
     }
+}
+
+/// Zeroes both colours' compact rows of `v` (`h` entries a row, colour 1 from `half`) where
+/// `spans` has a span, in tasks of `per` rows.
+fn zero_rows<T: Copy + Default + Send>(
+    v: &mut [T],
+    spans: &[[u32; 2]],
+    (h, half, per): (usize, usize, usize),
+) {
+    let (v0, v1) = v[..2 * half].split_at_mut(half);
+    v0.par_chunks_mut(h)
+        .zip(v1.par_chunks_mut(h))
+        .zip(spans.par_iter())
+        .with_min_len(per)
+        .for_each(|((v0, v1), &[lo, hi])| {
+            if lo < hi {
+                v0.fill(T::default());
+                v1.fill(T::default());
+            }
+        });
 }

@@ -33,6 +33,9 @@ pub(super) struct Sweep<'a> {
     b: &'a [f32],
     invd: &'a [f32],
     diag: &'a [f32],
+    /// The open-face counts, read in place of `invd` and `diag` where `int` ([`Level::count`]).
+    count: &'a [u8],
+    int: bool,
     w: &'a [Vec<f32>; 3],
     unit: bool,
     pub(super) spans: &'a [[u32; 2]],
@@ -69,6 +72,8 @@ impl<'a> Sweep<'a> {
             b: &lv.b,
             invd: &lv.invd,
             diag: &lv.diag,
+            count: &lv.count,
+            int: lv.int_diag,
             w: &lv.w,
             unit: lv.unit,
             spans: &lv.spans,
@@ -158,14 +163,19 @@ impl<'a> Sweep<'a> {
         #[cfg(target_arch = "x86_64")]
         if AVX {
             let nyh = self.n[1] * self.h;
-            // Two loops, so that the unit-weight one is compiled without the weights.
+            // Three loops, so that the unit-weight ones are compiled without the weights and
+            // the counts' one without the inverse diagonal.
+            let inv = avx::Diag {
+                f: self.invd.as_ptr(),
+                n: self.count.as_ptr(),
+            };
             let chunk = |m0: usize, w: Option<avx::Weights>| {
                 // SAFETY: as below; the CPU has AVX2 (`AVX`).
                 unsafe {
-                    avx::sweep_chunk(
+                    avx::sweep_chunk::<false>(
                         self.up.0,
                         self.b,
-                        self.invd,
+                        inv,
                         own + m0,
                         oth + m0,
                         e,
@@ -176,7 +186,26 @@ impl<'a> Sweep<'a> {
                     )
                 }
             };
-            if self.unit {
+            if self.int {
+                while m0 < m1 {
+                    // SAFETY: as `chunk`'s; the counts are as long as `invd`.
+                    unsafe {
+                        avx::sweep_chunk::<true>(
+                            self.up.0,
+                            self.b,
+                            inv,
+                            own + m0,
+                            oth + m0,
+                            e,
+                            self.h,
+                            nyh,
+                            from_zero,
+                            None,
+                        )
+                    };
+                    m0 += LANES;
+                }
+            } else if self.unit {
                 while m0 < m1 {
                     chunk(m0, None);
                     m0 += LANES;
@@ -240,16 +269,17 @@ impl<'a> Sweep<'a> {
                 let nyh = self.n[1] * self.h;
                 // SAFETY: as below; the CPU has AVX2 (`AVX`).
                 unsafe {
-                    avx::residual_chunk(
-                        self.up.0,
-                        self.b,
-                        self.diag,
-                        c.map(|c| c + m0),
-                        self.h,
-                        nyh,
-                        self.rp.0,
-                        self.avx_weights(base + 2 * m0),
-                    );
+                    let (u, c, rp) = (self.up.0, c.map(|c| c + m0), self.rp.0);
+                    let dg = avx::Diag {
+                        f: self.diag.as_ptr(),
+                        n: self.count.as_ptr(),
+                    };
+                    if self.int {
+                        avx::residual_chunk::<true>(u, self.b, dg, c, self.h, nyh, rp, None);
+                    } else {
+                        let w = self.avx_weights(base + 2 * m0);
+                        avx::residual_chunk::<false>(u, self.b, dg, c, self.h, nyh, rp, w);
+                    }
                 }
                 m0 += LANES;
                 continue;
@@ -352,16 +382,17 @@ impl<'a> Sweep<'a> {
             unsafe {
                 let u = |o: usize| std::slice::from_raw_parts_mut(self.up.get(o + m0), mb - m0);
                 let (ue, uo) = (u(ev), u(od));
-                let (ie, io) = (&self.invd[ev + m0..ev + mb], &self.invd[od + m0..od + mb]);
                 // Slices of the exact length (no bounds tests: the loops vectorise).
                 let (l0, l1) = (&line[..mb - m0], &line[1..mb - m0 + 1]);
-                for (((u, &i), &a), &b) in ue.iter_mut().zip(ie).zip(l0).zip(l1) {
-                    let s = *u + (0.75 * a + 0.25 * b);
-                    *u = if i != 0.0 { s } else { *u };
-                }
-                for (((u, &i), &a), &b) in uo.iter_mut().zip(io).zip(l0).zip(l1) {
-                    let s = *u + (0.75 * b + 0.25 * a);
-                    *u = if i != 0.0 { s } else { *u };
+                // The fluid cells: a non-zero count, or inverse diagonal.
+                if self.int {
+                    let (ie, io) = (&self.count[ev + m0..ev + mb], &self.count[od + m0..od + mb]);
+                    add_line(ue, ie, (l0, l1));
+                    add_line(uo, io, (l1, l0));
+                } else {
+                    let (ie, io) = (&self.invd[ev + m0..ev + mb], &self.invd[od + m0..od + mb]);
+                    add_line(ue, ie, (l0, l1));
+                    add_line(uo, io, (l1, l0));
                 }
             }
             m0 = mb;
@@ -433,6 +464,20 @@ impl<'a> Sweep<'a> {
             // SAFETY: the caller's.
             unsafe { self.row::<AVX>(j + self.n[1] * k, j, k, colour, from_zero) };
         }
+    }
+}
+
+/// `u += 0.75 near + 0.25 far` on the cells whose `mask` entry is not 0 (the prolongation's
+/// last step, one colour of a row: `near`, `far` the line's entries at and next to each).
+#[inline(always)]
+fn add_line<T: Copy + Default + PartialEq>(
+    u: &mut [f32],
+    mask: &[T],
+    (near, far): (&[f32], &[f32]),
+) {
+    for (((u, &i), &a), &b) in u.iter_mut().zip(mask).zip(near).zip(far) {
+        let s = *u + (0.75 * a + 0.25 * b);
+        *u = if i != T::default() { s } else { *u };
     }
 }
 

@@ -103,3 +103,40 @@ fn fluid_span_matches_a_plain_search() {
         }
     }
 }
+
+/// The open-face counts the AVX2 loops read in place of the diagonals (`diagonal.rs`): with
+/// unit weights every level's count is its diagonal on every entry (the padding and the
+/// cells that are not fluid included), also after a second set-up of other labels in the
+/// same buffers, and the level says so; with fractional weights, or once ghost-fluid terms
+/// are added to the finest diagonal, it does not (the loops then read `invd` and `diag`, the
+/// same bits: `fused_sweep_equals_two_half_sweeps` and the window tests compare them).
+#[test]
+fn counts_are_the_unit_diagonal_where_the_level_says_so() {
+    let p = Problem::random(7, [27, 22, 19], false);
+    let q = Problem::random(8, [27, 22, 19], false);
+    let mut a = Multigrid::new(p.n, Settings::default());
+    for labels in [&p.labels, &q.labels, &p.labels] {
+        a.setup(labels, None);
+        for lv in &a.levels[..a.levels()] {
+            assert!(lv.int_diag);
+            let same = lv.count.len() == lv.diag.len()
+                && lv.count.iter().zip(&lv.diag).all(|(&n, &d)| n as f32 == d);
+            assert!(same, "counts against the diagonal");
+            let inverse = |n: u8| if n > 0 { 1.0 / n as f32 } else { 0.0 };
+            let inv = lv.count.iter().zip(&lv.invd);
+            assert!(
+                inv.into_iter()
+                    .all(|(&n, &i)| inverse(n).to_bits() == i.to_bits())
+            );
+        }
+        assert!(a.levels[0].count.iter().any(|&n| n > 0 && n < 6));
+    }
+    let f = Problem::random(7, [27, 22, 19], true);
+    let mut b = Multigrid::new(f.n, Settings::default());
+    b.setup(&f.labels, Some(&f.weights));
+    assert!(!b.levels[0].int_diag);
+    let air: Vec<f64> = (0..p.rows()).map(|r| (r % 3) as f64 * 0.5).collect();
+    let win = a.window();
+    a.levels[0].add_to_diagonal(&p.cell_of, &air, &win);
+    assert!(!a.levels[0].int_diag && a.levels[1].int_diag);
+}

@@ -15,6 +15,59 @@ pub(super) struct Weights {
     pub nat: usize,
 }
 
+/// A level's diagonal (or its inverse) as stored, `f`, and its open-face counts, `n`
+/// (`diagonal.rs`): the loops read `n` when the diagonal is the count (their `INT`).
+#[derive(Clone, Copy)]
+pub(super) struct Diag {
+    pub f: *const f32,
+    pub n: *const u8,
+}
+
+/// `1 / k` for the counts `k` (0 for 0: not fluid), as the set-up computes it in `f32`.
+const INVERSES: [f32; 8] = [
+    0.0,
+    1.0,
+    1.0 / 2.0,
+    1.0 / 3.0,
+    1.0 / 4.0,
+    1.0 / 5.0,
+    1.0 / 6.0,
+    1.0 / 7.0,
+];
+
+/// The 8 counts at `p`, as 32-bit lanes.
+#[inline(always)]
+unsafe fn counts8(p: *const u8) -> __m256i {
+    // SAFETY: the caller's (8 bytes readable at `p`).
+    unsafe { _mm256_cvtepu8_epi32(_mm_loadl_epi64(p as *const __m128i)) }
+}
+
+/// The 8 inverse diagonals at `x`: the stored ones, or from the counts (`INT`; the same bits).
+#[inline(always)]
+unsafe fn inverse8<const INT: bool>(d: Diag, x: usize) -> __m256 {
+    // SAFETY: the caller's (8 entries at `x` of the arrays).
+    unsafe {
+        if INT {
+            _mm256_permutevar8x32_ps(_mm256_loadu_ps(INVERSES.as_ptr()), counts8(d.n.add(x)))
+        } else {
+            _mm256_loadu_ps(d.f.add(x))
+        }
+    }
+}
+
+/// The 8 diagonals at `x`: the stored ones, or the counts converted (`INT`; exact).
+#[inline(always)]
+unsafe fn diagonal8<const INT: bool>(d: Diag, x: usize) -> __m256 {
+    // SAFETY: the caller's (8 entries at `x` of the arrays).
+    unsafe {
+        if INT {
+            _mm256_cvtepi32_ps(counts8(d.n.add(x)))
+        } else {
+            _mm256_loadu_ps(d.f.add(x))
+        }
+    }
+}
+
 /// Lanes 0, 2, .. 14 and 1, 3, .. 15 of the 16 floats at `p`.
 #[inline(always)]
 unsafe fn deinterleave(p: *const f32) -> (__m256, __m256) {
@@ -64,17 +117,17 @@ unsafe fn sum8(
 }
 
 /// `u[c ..] = inv (b + s)` on one chunk of compact cells starting at `c`, the other
-/// colour's compact cells at `o` (`s = 0` from zero).
+/// colour's compact cells at `o` (`s = 0` from zero); `inv` from the counts if `INT`.
 ///
 /// # Safety
 /// The CPU has AVX2; the chunk and its neighbours are in the arrays; no other task writes
 /// the chunk or reads it meanwhile, nor writes the neighbours.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-pub(super) unsafe fn sweep_chunk(
+pub(super) unsafe fn sweep_chunk<const INT: bool>(
     u: *mut f32,
     b: &[f32],
-    inv: &[f32],
+    inv: Diag,
     c: usize,
     o: usize,
     e: usize,
@@ -96,7 +149,7 @@ pub(super) unsafe fn sweep_chunk(
                 sum8(u, o + t, e, h, nyh, w)
             };
             let bb = _mm256_loadu_ps(b.as_ptr().add(c + t));
-            let iv = _mm256_loadu_ps(inv.as_ptr().add(c + t));
+            let iv = inverse8::<INT>(inv, c + t);
             _mm256_storeu_ps(u.add(c + t), _mm256_mul_ps(iv, _mm256_add_ps(bb, s)));
         }
     }
@@ -140,10 +193,10 @@ pub(super) unsafe fn line_pairs(line: &mut [f32], a: &[f32], b: &[f32], w: f32) 
 /// natural cell `2 m0` (the chunk's even cells; the odd ones follow).
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-pub(super) unsafe fn residual_chunk(
+pub(super) unsafe fn residual_chunk<const INT: bool>(
     u: *mut f32,
     b: &[f32],
-    diag: &[f32],
+    diag: Diag,
     c: [usize; 2],
     h: usize,
     nyh: usize,
@@ -162,7 +215,7 @@ pub(super) unsafe fn residual_chunk(
                 });
                 let s = sum8(u, oth, e, h, nyh, w);
                 let bb = _mm256_loadu_ps(b.as_ptr().add(own));
-                let dg = _mm256_loadu_ps(diag.as_ptr().add(own));
+                let dg = diagonal8::<INT>(diag, own);
                 let uc = _mm256_loadu_ps(u.add(own));
                 let x = _mm256_add_ps(_mm256_sub_ps(bb, _mm256_mul_ps(dg, uc)), s);
                 let m = _mm256_cmp_ps::<_CMP_NEQ_UQ>(dg, _mm256_setzero_ps());

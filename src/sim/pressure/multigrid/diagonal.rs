@@ -1,0 +1,170 @@
+//! A level's diagonal: the diagonal `sum_f w_f` of every fluid cell and its inverse (the
+//! smoother's factor and mask), by colour as `u` is, and with unit weights the open-face
+//! counts they come from ([`Level::count`], one byte a cell). Where the diagonal is the count
+//! ([`Level::int_diag`]: unit weights, no ghost-fluid terms) the AVX2 loops read the counts
+//! instead of the two `f32` arrays and make `1 / d` from an 8-entry table and `d` by a
+//! conversion, the same bits: a byte a cell rather than eight of the finest level's traffic
+//! per smoothing and residual (`wavefront/avx.rs`).
+
+use super::super::super::sync_ptr::SyncPtr;
+use super::super::system::fluid_span;
+use super::level::{FLUID, Level, SETUP_CELLS};
+use rayon::prelude::*;
+
+impl Level {
+    /// Adds `extra[r]` to the diagonal of the fluid cell `cells[r]` (index in the simulation
+    /// grid, inside the window `win`; strictly increasing) and updates its inverse: the
+    /// ghost-fluid surface's air terms ([`super::super::system::System::add_air_terms`]) on
+    /// the finest level.
+    pub fn add_to_diagonal(&mut self, cells: &[u32], extra: &[f64], win: &super::window::Window) {
+        let ny = self.n[1];
+        let (h, half) = (self.h, self.half);
+        let (dg, inv) = (
+            SyncPtr(self.diag.as_mut_ptr()),
+            SyncPtr(self.invd.as_mut_ptr()),
+        );
+        let len = self.diag.len();
+        // The diagonal is no longer the open-face count: the loops read `invd` and `diag`.
+        self.int_diag = false;
+        cells
+            .par_iter()
+            .zip(extra.par_iter())
+            .with_min_len(SETUP_CELLS)
+            .for_each(|(&c, &e)| {
+                if e == 0.0 {
+                    return;
+                }
+                let [i, j, k] = win.local(c as usize);
+                let x = ((i + j + k) & 1) * half + (j + ny * k) * h + (i >> 1);
+                assert!(x < len);
+                // SAFETY: in bounds (checked); the cells are distinct, so is their index.
+                unsafe {
+                    let d = dg.get(x);
+                    *d += e as f32;
+                    *inv.get(x) = 1.0 / *d;
+                }
+            });
+    }
+
+    /// The inverse diagonal and the diagonal (by colour, 0 on every entry of a compact row that
+    /// is not a fluid cell), with unit weights also the open-face counts ([`Level::count`]),
+    /// and the fluid spans.
+    pub(super) fn finish_setup(&mut self) {
+        self.groups = [(0, 0, 0); 4];
+        let n = self.n;
+        let st = self.strides();
+        let per = self.rows_per_task(SETUP_CELLS);
+        let (label, w, unit, h) = (&self.label, &self.w, self.unit, self.h);
+        let nx = n[0];
+        let half = self.half;
+        let (inv0, inv1) = self.invd.split_at_mut(half);
+        let (dg0, dg1) = self.diag.split_at_mut(half);
+        let (ct0, ct1) = self.count.split_at_mut(half);
+        // The counts are the diagonal where every weight is 1 (ghost-fluid terms added later
+        // clear this again, `add_to_diagonal`).
+        self.int_diag = unit;
+        inv0.par_chunks_mut(h)
+            .zip(inv1.par_chunks_mut(h))
+            .zip(dg0.par_chunks_mut(h).zip(dg1.par_chunks_mut(h)))
+            .zip(ct0.par_chunks_mut(h).zip(ct1.par_chunks_mut(h)))
+            .zip(self.spans.par_iter_mut())
+            .with_min_len(per)
+            .enumerate()
+            .for_each(|(row, ((((i0, i1), (d0, d1)), (c0, c1)), span))| {
+                // Only the previous span's cells can hold non-zero values (set-up writes
+                // nothing else): zero them, so that every entry outside the new span is 0.
+                let [plo, phi] = *span;
+                if plo < phi {
+                    let r = plo as usize >> 1..(phi as usize + 1) >> 1;
+                    for x in [&mut *i0, &mut *i1, &mut *d0, &mut *d1] {
+                        x[r.clone()].fill(0.0);
+                    }
+                    c0[r.clone()].fill(0);
+                    c1[r].fill(0);
+                }
+                let o = nx * row;
+                let l = &label[o..o + nx];
+                let Some((lo, hi)) = fluid_span(l) else {
+                    *span = [0, 0];
+                    return;
+                };
+                *span = [lo as u32, hi as u32];
+                let q = (row % n[1] + row / n[1]) & 1;
+                let diag = |i: usize| -> f32 {
+                    if l[i] != FLUID {
+                        return 0.0;
+                    }
+                    // The face weights (the unit case is below).
+                    let c = o + i;
+                    w[0][c]
+                        + w[0][c + st[0]]
+                        + w[1][c]
+                        + w[1][c + st[1]]
+                        + w[2][c]
+                        + w[2][c + st[2]]
+                };
+                // Natural cell i is at compact i / 2 of colour (i + q) % 2.
+                let (mut inv, mut dg, mut ct) = if q == 0 {
+                    ([i0, i1], [d0, d1], [c0, c1])
+                } else {
+                    ([i1, i0], [d1, d0], [c1, c0])
+                };
+                if unit {
+                    // The open faces of the span's cells counted a line at a time over the
+                    // six neighbours' label rows, then split by colour in pairs of cells, the
+                    // inverses as `1 / d` (loops the compiler vectorises). The line runs over
+                    // whole pairs (from an even cell to an even end: at most one cell past
+                    // the span at each end, which is not fluid and gets 0, its value anyway,
+                    // inside the compact range the next set-up clears).
+                    let mut cnt = [0u8; 256];
+                    let (mut a, end) = (lo & !1, (hi + 1) & !1);
+                    while a < end {
+                        let b = (a + cnt.len()).min(end);
+                        let c = o + a;
+                        let len = b - a;
+                        let sl = |x: usize| &label[x..x + len];
+                        // Zipped slices of one length (no bounds tests, byte lanes); a
+                        // label is open unless SOLID (2), so `1 - (x >> 1)` counts it.
+                        let it = cnt[..len]
+                            .iter_mut()
+                            .zip(sl(c))
+                            .zip(sl(c - 1).iter().zip(sl(c + 1)))
+                            .zip(sl(c - st[1]).iter().zip(sl(c + st[1])))
+                            .zip(sl(c - st[2]).iter().zip(sl(c + st[2])));
+                        for ((((n, &own), (&x0, &x1)), (&y0, &y1)), (&z0, &z1)) in it {
+                            let solid = (x0 >> 1) + (x1 >> 1) + (y0 >> 1) + (y1 >> 1);
+                            let open = 6 - (solid + (z0 >> 1) + (z1 >> 1));
+                            *n = if own == FLUID { open } else { 0 };
+                        }
+                        // Natural cells 2m and 2m + 1 at compact m of parities 0 and 1.
+                        let r = a >> 1..b >> 1;
+                        let [d0, d1] = &mut dg;
+                        let [v0, v1] = &mut inv;
+                        let [n0, n1] = &mut ct;
+                        for (p, (n0, n1)) in cnt[..len]
+                            .chunks_exact(2)
+                            .zip(n0[r.clone()].iter_mut().zip(&mut n1[r.clone()]))
+                        {
+                            (*n0, *n1) = (p[0], p[1]);
+                        }
+                        let out = (d0[r.clone()].iter_mut().zip(&mut d1[r.clone()]))
+                            .zip(v0[r.clone()].iter_mut().zip(&mut v1[r]));
+                        for (p, ((d0, d1), (v0, v1))) in cnt[..len].chunks_exact(2).zip(out) {
+                            let (e0, e1) = (p[0] as f32, p[1] as f32);
+                            *d0 = e0;
+                            *d1 = e1;
+                            *v0 = if e0 > 0.0 { 1.0 / e0 } else { 0.0 };
+                            *v1 = if e1 > 0.0 { 1.0 / e1 } else { 0.0 };
+                        }
+                        a = b;
+                    }
+                    return;
+                }
+                for i in lo..hi {
+                    let d = diag(i);
+                    dg[i & 1][i >> 1] = d;
+                    inv[i & 1][i >> 1] = if d > 0.0 { 1.0 / d } else { 0.0 };
+                }
+            });
+    }
+}
