@@ -169,28 +169,15 @@ impl<'a> Sweep<'a> {
                 f: self.invd.as_ptr(),
                 n: self.count.as_ptr(),
             };
-            let chunk = |m0: usize, w: Option<avx::Weights>| {
-                // SAFETY: as below; the CPU has AVX2 (`AVX`).
-                unsafe {
-                    avx::sweep_chunk::<false>(
-                        self.up.0,
-                        self.b,
-                        inv,
-                        own + m0,
-                        oth + m0,
-                        e,
-                        self.h,
-                        nyh,
-                        from_zero,
-                        w,
-                    )
-                }
-            };
-            if self.int {
-                while m0 < m1 {
-                    // SAFETY: as `chunk`'s; the counts are as long as `invd`.
+            // A macro rather than a closure: the chunk's intrinsics are inlined into this
+            // function, which the AVX2 caller compiles with the feature (a closure is an item
+            // of its own, without it).
+            macro_rules! chunk {
+                ($int:literal, $w:expr) => {
+                    // SAFETY: as below; the CPU has AVX2 (`AVX`); the counts are as long as
+                    // `invd`.
                     unsafe {
-                        avx::sweep_chunk::<true>(
+                        avx::sweep_chunk::<$int>(
                             self.up.0,
                             self.b,
                             inv,
@@ -200,19 +187,24 @@ impl<'a> Sweep<'a> {
                             self.h,
                             nyh,
                             from_zero,
-                            None,
+                            $w,
                         )
-                    };
+                    }
+                };
+            }
+            if self.int {
+                while m0 < m1 {
+                    chunk!(true, None);
                     m0 += LANES;
                 }
             } else if self.unit {
                 while m0 < m1 {
-                    chunk(m0, None);
+                    chunk!(false, None);
                     m0 += LANES;
                 }
             } else {
                 while m0 < m1 {
-                    chunk(m0, self.avx_weights(nat + 2 * m0));
+                    chunk!(false, self.avx_weights(nat + 2 * m0));
                     m0 += LANES;
                 }
             }
