@@ -359,15 +359,18 @@ fn name(pc: PressurePreconditioner) -> &'static str {
 /// 4, `u` 4) 40 = 136; session 16 and before, with `q` updated in the step and `M^-1 r`
 /// gathered into `z`: 152) and the cycle's `f32` grids per cell of the
 /// finest level, each smoothing being one pass over memory (all its half-sweeps and the
-/// residual or prolongation run as one wavefront over the planes, `multigrid/wavefront.rs`):
-/// pre-smoothing with the residual (`b`, `1/diag`, `diag` read, `u`, `r` written: 20),
-/// restriction (`r` 4), prolongation with post-smoothing (`b`, `1/diag` read, `u` read and
-/// written: 16) = 40, times 4/3 for the coarser levels (level `l` has 8^-l of the cells and
-/// the W-cycle visits it 2^l times): 53; 189 in all.
+/// residual or prolongation run as one wavefront over the planes, `multigrid/wavefront.rs`),
+/// with unit weights reading each cell's open-face count (1 byte) for its diagonal and
+/// inverse (`multigrid/diagonal.rs`, session 18): pre-smoothing with the residual (`b` 4,
+/// count 1 read, `u`, `r` written 8: 13), restriction (`r` 4), prolongation with
+/// post-smoothing (`b` 4, count 1 read, `u` read and written 8: 13) = 30, times 4/3 for the
+/// coarser levels (level `l` has 8^-l of the cells and the W-cycle visits it 2^l times): 40;
+/// 176 in all (before session 18, with the `f32` inverse diagonal and diagonal: 40 a cell,
+/// 189).
 fn bytes_per_row(pc: PressurePreconditioner) -> f64 {
     match pc {
         PressurePreconditioner::Mic0 => 216.0,
-        PressurePreconditioner::Multigrid => 136.0 + 40.0 * 4.0 / 3.0,
+        PressurePreconditioner::Multigrid => 136.0 + 30.0 * 4.0 / 3.0,
     }
 }
 
