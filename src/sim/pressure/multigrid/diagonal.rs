@@ -141,15 +141,13 @@ impl Level {
                         let [d0, d1] = &mut dg;
                         let [v0, v1] = &mut inv;
                         let [n0, n1] = &mut ct;
-                        for (p, (n0, n1)) in cnt[..len]
-                            .chunks_exact(2)
-                            .zip(n0[r.clone()].iter_mut().zip(&mut n1[r.clone()]))
+                        let out = (d0[r.clone()].iter_mut().zip(&mut d1[r.clone()]))
+                            .zip(v0[r.clone()].iter_mut().zip(&mut v1[r.clone()]))
+                            .zip(n0[r.clone()].iter_mut().zip(&mut n1[r]));
+                        for (p, (((d0, d1), (v0, v1)), (n0, n1))) in
+                            cnt[..len].chunks_exact(2).zip(out)
                         {
                             (*n0, *n1) = (p[0], p[1]);
-                        }
-                        let out = (d0[r.clone()].iter_mut().zip(&mut d1[r.clone()]))
-                            .zip(v0[r.clone()].iter_mut().zip(&mut v1[r]));
-                        for (p, ((d0, d1), (v0, v1))) in cnt[..len].chunks_exact(2).zip(out) {
                             let (e0, e1) = (p[0] as f32, p[1] as f32);
                             *d0 = e0;
                             *d1 = e1;

@@ -391,24 +391,10 @@ impl Level {
     /// it every cell holds 0 in all three (rows with an empty span are never written), as a
     /// new system needs.
     fn clear_spans(&mut self) {
-        let (h, half) = (self.h, self.half);
-        let per = self.rows_per_task(SETUP_CELLS);
-        let (u0, u1) = self.u.split_at_mut(half);
-        let (b0, b1) = self.b.split_at_mut(half);
-        let (r0, r1) = self.r.split_at_mut(half);
-        u0.par_chunks_mut(h)
-            .zip(u1.par_chunks_mut(h))
-            .zip(b0.par_chunks_mut(h).zip(b1.par_chunks_mut(h)))
-            .zip(r0.par_chunks_mut(h).zip(r1.par_chunks_mut(h)))
-            .zip(self.spans.par_iter())
-            .with_min_len(per)
-            .for_each(|((((u0, u1), (b0, b1)), (r0, r1)), &[lo, hi])| {
-                if lo < hi {
-                    for x in [u0, u1, b0, b1, r0, r1] {
-                        x.fill(0.0);
-                    }
-                }
-            });
+        let shape = (self.h, self.half, self.rows_per_task(SETUP_CELLS));
+        for v in [&mut self.u, &mut self.b, &mut self.r] {
+            zero_rows(v, &self.spans, shape);
+        }
     }
 
     /// Fluid cells with a non-zero diagonal (the unknowns of this level).
@@ -444,4 +430,24 @@ pub(super) fn has_avx2() -> bool {
     return std::is_x86_feature_detected!("avx2");
     #[cfg(not(target_arch = "x86_64"))]
     false
+}
+
+/// Zeroes both colours' compact rows of `v` (`h` entries a row, colour 1 from `half`) where
+/// `spans` has a span, in tasks of `per` rows.
+pub(super) fn zero_rows<T: Copy + Default + Send>(
+    v: &mut [T],
+    spans: &[[u32; 2]],
+    (h, half, per): (usize, usize, usize),
+) {
+    let (v0, v1) = v[..2 * half].split_at_mut(half);
+    v0.par_chunks_mut(h)
+        .zip(v1.par_chunks_mut(h))
+        .zip(spans.par_iter())
+        .with_min_len(per)
+        .for_each(|((v0, v1), &[lo, hi])| {
+            if lo < hi {
+                v0.fill(T::default());
+                v1.fill(T::default());
+            }
+        });
 }

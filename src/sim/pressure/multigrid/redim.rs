@@ -2,8 +2,7 @@
 //! buffers [`Level::new`] allocated for the whole grid: the old layout's values are zeroed
 //! where they can be non-zero, then the lengths are set without writing.
 
-use super::level::{Level, PAD, SOLID, row_entries};
-use rayon::prelude::*;
+use super::level::{Level, PAD, SOLID, row_entries, zero_rows};
 
 impl Level {
     /// Gives this level `n` cells per axis, in the buffers it has (each at most as long as
@@ -28,24 +27,11 @@ impl Level {
         // Lengths set without writing: a written page of a buffer is resident from then on, and
         // a window's rows without liquid need not be (the whole grid's layout never wrote
         // them either: `resize` here made the 8M dam break's peak 7 bytes per particle larger).
-        let fit = |v: &mut Vec<f32>, len: usize, alloc: usize| {
-            assert!(
-                len <= alloc && alloc <= v.capacity(),
-                "multigrid: a window too large"
-            );
-            // SAFETY: `Level::new` initialised `alloc` entries (its length then; a shorter
-            // length since keeps their values) and any bits are an f32. Entries of `u`, `b`,
-            // `r` and the diagonals are all 0 (zeroed above, or never written).
-            unsafe { v.set_len(len) };
-        };
         let alloc = self.alloc;
         for v in self.vectors().1 {
             fit(v, 2 * half + h, alloc[0]);
         }
-        assert!(2 * half + h <= self.count.capacity());
-        // SAFETY: as `fit`'s: `Level::new` initialised the counts for the whole grid (as
-        // long as the vectors), all 0 outside the rows zeroed above, and any byte is a u8.
-        unsafe { self.count.set_len(2 * half + h) };
+        fit(&mut self.count, 2 * half + h, alloc[0]);
         for w in &mut self.w {
             fit(w, cells + 2 * PAD, alloc[1]);
         }
@@ -74,22 +60,17 @@ impl Level {
     }
 }
 
-/// Zeroes both colours' compact rows of `v` (`h` entries a row, colour 1 from `half`) where
-/// `spans` has a span, in tasks of `per` rows.
-fn zero_rows<T: Copy + Default + Send>(
-    v: &mut [T],
-    spans: &[[u32; 2]],
-    (h, half, per): (usize, usize, usize),
-) {
-    let (v0, v1) = v[..2 * half].split_at_mut(half);
-    v0.par_chunks_mut(h)
-        .zip(v1.par_chunks_mut(h))
-        .zip(spans.par_iter())
-        .with_min_len(per)
-        .for_each(|((v0, v1), &[lo, hi])| {
-            if lo < hi {
-                v0.fill(T::default());
-                v1.fill(T::default());
-            }
-        });
+/// Sets `v`'s length to `len` without writing (`Vec::set_len`) within the `alloc` entries
+/// [`Level::new`] initialised: a written page of a buffer is resident from then on, and a
+/// window's rows without liquid need not be.
+fn fit<T: Copy>(v: &mut Vec<T>, len: usize, alloc: usize) {
+    assert!(
+        len <= alloc && alloc <= v.capacity(),
+        "multigrid: a window too large"
+    );
+    // SAFETY: `Level::new` initialised `alloc` entries (its length then; a shorter length
+    // since keeps their values), and the entries of `u`, `b`, `r`, the diagonals and the
+    // counts are all 0 (zeroed by `redim` first, or never written); the buffers hold plain
+    // numbers (`f32`, `u8`), for which any bits are a value.
+    unsafe { v.set_len(len) };
 }
