@@ -44,6 +44,16 @@ pub struct System {
     /// the products here and MIC(0)'s sweeps read vectors of `nf + 1` entries at them
     /// without bounds checks.
     pub nb: Vec<[u32; 6]>,
+    /// One bit per row, set where a run of rows starts: rows in a run are consecutive cells
+    /// of one x-line, and each of their `±y`, `±z` neighbours is fluid for all of them or for
+    /// none (two neighbouring fluid cells have consecutive rows, so along a run each fluid
+    /// neighbour's row is the one before's plus one). Within a run, `nb` follows from the
+    /// run's first row, which lets the products stream without reading `nb` (see
+    /// [`System::mul_dot`]). Written by [`Self::build`]; bits past `nf` are clear.
+    pub runs: Vec<u64>,
+    /// Zeros, as many as the grid's longest x-line: the slice a run reads for a neighbour
+    /// that is not fluid.
+    pub zeros: Vec<f64>,
     /// Non-solid neighbours of each row (the diagonal of `A`), + dummy.
     pub diag: Vec<f64>,
     /// Number of fluid rows of the current system.
@@ -87,6 +97,8 @@ impl System {
             ijk_of: vec![[0; 3]; cells],
             plane_rows: Vec::new(),
             nb: vec![[0; 6]; cells],
+            runs: vec![0; cells.div_ceil(64)],
+            zeros: Vec::new(),
             diag: vec![0.0; cells + 1],
             nf: 0,
             air: vec![0.0; cells + 1],
@@ -214,28 +226,19 @@ impl System {
         s: &[f64],
         f: impl Fn(&mut f64, f64) + Sync,
     ) -> Option<f64> {
-        let (nb, diag, w, cut, nf) = (&self.nb, &self.diag, &self.w, &self.cut, self.nf);
-        assert!(s.len() > nf && nb.len() >= nf && diag.len() >= nf);
-        // 64 rows per word of `cut`: a clear word (no row along an obstacle, most of them)
-        // runs the unweighted loop without testing each row.
+        const PIECE: usize = 1024;
+        let nf = self.nf;
+        assert!(s.len() > nf);
         out[..nf]
-            .par_chunks_mut(64)
+            .par_chunks_mut(PIECE)
             .enumerate()
-            .with_min_len(reduce::MIN_ROWS / 64)
+            .with_min_len(reduce::MIN_ROWS / PIECE)
             .map(|(i, oc)| {
-                let (r0, bits) = (64 * i, if self.fractional { cut[i] } else { 0 });
+                let mut a = [0.0f64; PIECE];
+                let a = &mut a[..oc.len()];
+                self.rows_into(s, PIECE * i, a);
                 let mut m = 0.0f64;
-                for (l, o) in oc.iter_mut().enumerate() {
-                    let r = r0 + l;
-                    // SAFETY: `nb`'s entries are rows or the dummy (`System::nb`), `s` has
-                    // `nf + 1` entries, `r < nf` (asserted above).
-                    let a = unsafe {
-                        if cut_bit(bits, l) {
-                            a_row_weighted(r, nb, diag, w, s)
-                        } else {
-                            a_row(r, nb, diag, s)
-                        }
-                    };
+                for (o, &a) in oc.iter_mut().zip(a.iter()) {
                     f(o, a);
                     m = m.max(o.abs());
                 }
@@ -244,39 +247,12 @@ impl System {
             .reduce_with(f64::max)
     }
 
-    /// `out = A s` and `out . s` (see [`Self::apply_a_dot`]), weighted when `fractional`.
+    /// `out = A s` on the fluid rows (weighted when `fractional`) and, in the same pass,
+    /// `out . s` (fixed chunks of [`reduce::CHUNK`], as [`reduce::dot`] sums them). Vectors
+    /// have `nf + 1` entries.
     pub fn mul_dot(&self, s: &[f64], out: &mut [f64], partials: &mut [f64]) -> f64 {
-        if !self.fractional {
-            return self.apply_a_dot(s, out, partials);
-        }
-        let (nb, diag, w, cut, nf) = (&self.nb, &self.diag, &self.w, &self.cut, self.nf);
-        let s = &s[..nf + 1];
-        assert!(nb.len() >= nf && diag.len() >= nf);
-        rows_dot(
-            nf,
-            s,
-            out,
-            partials,
-            |word| cut[word],
-            // SAFETY: as in `rows_map` (`rows_dot` calls it for `r < nf`).
-            |r, weighted| unsafe {
-                if weighted {
-                    a_row_weighted(r, nb, diag, w, s)
-                } else {
-                    a_row(r, nb, diag, s)
-                }
-            },
-        )
-    }
-
-    /// `out = A s` on the fluid rows and, in the same pass, `out . s` (fixed chunks of
-    /// [`reduce::CHUNK`], as [`reduce::dot`] sums them). Vectors have `nf + 1` entries.
-    fn apply_a_dot(&self, s: &[f64], out: &mut [f64], partials: &mut [f64]) -> f64 {
-        // The operations and order of [`rows_dot`] with [`a_row`], in a loop without the
-        // per-row tests of the weighted path (fewer instructions per row, the same bits).
         let nf = self.nf;
         let s = &s[..nf + 1];
-        let (nb, diag) = (&self.nb[..nf], &self.diag[..nf]);
         out[..nf + 1]
             .par_chunks_mut(reduce::CHUNK)
             .zip(partials.par_iter_mut())
@@ -285,71 +261,104 @@ impl System {
             .for_each(|(ci, (oc, p))| {
                 let r0 = ci * reduce::CHUNK;
                 let rows = (nf - r0.min(nf)).min(oc.len());
-                let (o_rows, o_dummy) = oc.split_at_mut(rows);
-                let range = r0..r0 + rows;
+                self.rows_into(s, r0, &mut oc[..rows]);
+                // Row after row, the dummy row too (s = 0 there).
                 let mut acc = 0.0;
-                for ((o, (m, d)), sr) in o_rows
-                    .iter_mut()
-                    .zip(nb[range.clone()].iter().zip(&diag[range.clone()]))
-                    .zip(&s[range])
-                {
-                    // SAFETY: `nb`'s entries are rows or the dummy (`System::nb`), and `s` has
-                    // `nf + 1` entries.
-                    let g = |k: usize| unsafe { *s.get_unchecked(m[k] as usize) };
-                    *o = d * sr - (g(0) + g(1) + g(2) + g(3) + g(4) + g(5));
-                    acc += *o * sr;
-                }
-                // The dummy row (s = 0 there), as `rows_dot` adds it.
-                for (o, sr) in o_dummy.iter().zip(&s[r0 + rows..]) {
-                    acc += *o * sr;
+                for (o, sr) in oc.iter().zip(&s[r0..]) {
+                    acc += o * sr;
                 }
                 *p = acc;
             });
         partials.iter().sum()
     }
-}
 
-/// `out[r] = row(r, cut)` for the fluid rows and `out . s` summed in fixed chunks of
-/// [`reduce::CHUNK`] (as [`reduce::dot`] sums them), whatever the thread count. The rows go in
-/// words of 64: `word(r / 64)` is the word's bitset of rows along an obstacle (see
-/// `System::cut`), read once per word, and `cut` is row `r`'s bit (a clear word, most of them,
-/// runs the unweighted rows without testing each).
-fn rows_dot(
-    nf: usize,
-    s: &[f64],
-    out: &mut [f64],
-    partials: &mut [f64],
-    word: impl Fn(usize) -> u64 + Sync,
-    row: impl Fn(usize, bool) -> f64 + Sync,
-) -> f64 {
-    const _: () = assert!(reduce::CHUNK.is_multiple_of(64));
-    out.par_chunks_mut(reduce::CHUNK)
-        .zip(partials.par_iter_mut())
-        .with_min_len(reduce::MIN_ROWS.div_ceil(reduce::CHUNK))
-        .enumerate()
-        .for_each(|(ci, (oc, p))| {
-            let r0 = ci * reduce::CHUNK;
-            let mut acc = 0.0;
-            for (wi, ow) in oc.chunks_mut(64).enumerate() {
-                let rw = r0 + 64 * wi;
-                let bits = if rw < nf { word(rw >> 6) } else { 0 };
-                for (l, o) in ow.iter_mut().enumerate() {
-                    let r = rw + l;
-                    if r < nf {
-                        *o = row(r, cut_bit(bits, l));
-                    }
-                    acc += *o * s[r];
+    /// `o = A s` on the rows `r0..r0 + o.len()` (fluid rows; weighted when `fractional`).
+    ///
+    /// By runs ([`Self::runs`]): a run's neighbour rows are read from `nb` at its first row
+    /// only; along it each fluid `±y`, `±z` neighbour is the row after the previous row's and
+    /// the `x` neighbours are the rows next to it, so its inner rows are slices of `s` (or of
+    /// zeros, for a neighbour that is not fluid) at fixed offsets, a loop the compiler
+    /// vectorises: a product streams `s`, the diagonal and its output, 32 bytes a row instead
+    /// of 56 with `nb`. A run holding a row along an obstacle ([`Self::cut`]) goes row by row.
+    /// The same numbers, added in the same order, as the row formulas [`a_row`] and
+    /// [`a_row_weighted`].
+    fn rows_into(&self, s: &[f64], r0: usize, o: &mut [f64]) {
+        let (nf, end) = (self.nf, r0 + o.len());
+        let (nb, diag, w, cut) = (&self.nb[..nf], &self.diag[..nf], &self.w, &self.cut);
+        assert!(s.len() == nf + 1 && end <= nf);
+        let runs = &self.runs[..nf.div_ceil(64)];
+        let mut a = r0;
+        while a < end {
+            let b = next_run(runs, a + 1, end);
+            let o = &mut o[a - r0..b - r0];
+            if self.fractional && next_run(cut, a, b) < b {
+                for (r, o) in (a..b).zip(o) {
+                    // SAFETY: `r < nf`; `nb`'s entries are rows or the dummy (`System::nb`),
+                    // `s` has `nf + 1` entries, `w` holds the rows when `fractional`.
+                    *o = unsafe {
+                        if is_cut(cut, r) {
+                            a_row_weighted(r, nb, diag, w, s)
+                        } else {
+                            a_row(r, nb, diag, s)
+                        }
+                    };
                 }
+            } else {
+                run_rows(a, nb, diag, s, &self.zeros, o);
             }
-            *p = acc;
-        });
-    partials.iter().sum()
+            a = b;
+        }
+    }
 }
 
-/// Bit `l` of a word of `System::cut` (tested only when the word has any).
+/// The first row `r` in `from..end` whose bit is set in `bits` (a run's start in
+/// [`System::runs`], a row of [`System::cut`]), or `end`.
 #[inline(always)]
-fn cut_bit(bits: u64, l: usize) -> bool {
-    bits != 0 && (bits >> l) & 1 != 0
+fn next_run(bits: &[u64], from: usize, end: usize) -> usize {
+    let mut r = from;
+    while r < end {
+        let w = bits[r >> 6] >> (r & 63);
+        if w != 0 {
+            return (r + w.trailing_zeros() as usize).min(end);
+        }
+        r = (r | 63) + 1;
+    }
+    end
+}
+
+/// `o = (A s)` on the rows `a..a + o.len()`, which lie in one run ([`System::runs`]): the
+/// first and last rows by [`a_row`], the inner ones from slices of `s` (of `zeros`, at least
+/// as long, for a neighbour that is not fluid) at the offsets of the first row's neighbours.
+#[inline(always)]
+fn run_rows(a: usize, nb: &[[u32; 6]], diag: &[f64], s: &[f64], zeros: &[f64], o: &mut [f64]) {
+    let len = o.len();
+    // SAFETY: `a`, `a + len - 1` are rows (`< nf`, the callers' chunks), `nb` and `s` as in
+    // `a_row`.
+    o[0] = unsafe { a_row(a, nb, diag, s) };
+    if len == 1 {
+        return;
+    }
+    o[len - 1] = unsafe { a_row(a + len - 1, nb, diag, s) };
+    let n = len - 2;
+    if n == 0 {
+        return;
+    }
+    let (m, dummy) = (nb[a], s.len() - 1);
+    // Neighbour `k`'s slice for the inner rows: the rows after the first row's neighbour.
+    let side = |k: usize| {
+        let q = m[k] as usize;
+        if q == dummy {
+            &zeros[..n]
+        } else {
+            &s[q + 1..q + 1 + n]
+        }
+    };
+    let (ym, yp, zm, zp) = (side(2), side(3), side(4), side(5));
+    let (xm, c, xp) = (&s[a..a + n], &s[a + 1..a + 1 + n], &s[a + 2..a + 2 + n]);
+    let d = &diag[a + 1..a + 1 + n];
+    for i in 0..n {
+        o[1 + i] = d[i] * c[i] - (xm[i] + xp[i] + ym[i] + yp[i] + zm[i] + zp[i]);
+    }
 }
 
 /// Row `r` of `A s`: `diag_r s_r - sum of the six neighbours' s` (non-fluid neighbours point
@@ -424,3 +433,6 @@ pub fn flux_divergence(
     }
     s
 }
+
+#[cfg(test)]
+mod tests;

@@ -53,6 +53,12 @@ impl System {
             self.ijk_of.resize(nf, [0; 3]);
             self.nb.resize(nf, [0; 6]);
         }
+        if self.runs.len() < nf.div_ceil(64) {
+            self.runs.resize(nf.div_ceil(64), 0);
+        }
+        if self.zeros.len() < n[0] {
+            self.zeros.resize(n[0], 0.0);
+        }
         // Row of each fluid cell and cell (and coordinates) of each row, plane by plane (each
         // plane's rows are a contiguous range).
         assert!(labels.len() == d.cells() && self.row_of.len() >= d.cells());
@@ -73,16 +79,18 @@ impl System {
                 }
             });
         self.dims = n;
-        // Neighbours and diagonal of each row.
+        // Neighbours, diagonal and run starts of each row.
+        const _: () = assert!(SETUP_ROWS.is_multiple_of(64));
         let row_of = &self.row_of[..d.cells()];
         let cell_of = &self.cell_of[..nf];
         self.nb[..nf]
             .par_chunks_mut(SETUP_ROWS)
             .zip(self.diag[..nf].par_chunks_mut(SETUP_ROWS))
             .zip(cell_of.par_chunks(SETUP_ROWS))
+            .zip(self.runs[..nf.div_ceil(64)].par_chunks_mut(SETUP_ROWS / 64))
             .enumerate()
-            .for_each(|(t, ((nbr, dg), cells))| {
-                neighbours(n, nf, labels, row_of, t * SETUP_ROWS, cells, nbr, dg)
+            .for_each(|(t, (((nbr, dg), cells), runs))| {
+                neighbours(n, nf, labels, row_of, t * SETUP_ROWS, cells, nbr, dg, runs)
             });
         // The dummy row holds zeros.
         self.diag[nf] = 0.0;
@@ -141,7 +149,9 @@ unsafe fn number_plane(
 
 /// The neighbour rows `nbr` and diagonals `dg` of the rows whose cells are `cells`: a neighbour
 /// is its row (`row_of`) when fluid, else the dummy row `nf`; the diagonal counts the non-solid
-/// neighbours. `r0` is the row of `cells[0]`.
+/// neighbours; `runs` the rows' bits of [`System::runs`] (a row starts a run unless the cell
+/// before it is fluid with the same fluid `±y`, `±z` neighbours). `r0` is the row of
+/// `cells[0]`, a multiple of 64.
 #[allow(clippy::too_many_arguments, clippy::needless_range_loop)]
 #[inline(never)]
 fn neighbours(
@@ -153,17 +163,28 @@ fn neighbours(
     cells: &[u32],
     nbr: &mut [[u32; 6]],
     dg: &mut [f64],
+    runs: &mut [u64],
 ) {
     let plane = n[0] * n[1];
     let dummy = nf as u32;
     assert!(labels.len() == n[0] * n[1] * n[2] && row_of.len() == labels.len());
+    assert!(r0.is_multiple_of(64) && runs.len() == cells.len().div_ceil(64));
+    runs.fill(0);
     // Only `Fluid` has bit 0 set and only `Solid` bit 1 (`fluid_count`).
     for (r, ((nbr, dg), &c)) in nbr.iter_mut().zip(dg.iter_mut()).zip(cells).enumerate() {
-        let (r, c) = ((r0 + r) as u32, c as usize);
+        let (l_r, c) = (r, c as usize);
+        let r = (r0 + r) as u32;
         let m = [c - 1, c + 1, c - n[0], c + n[0], c - plane, c + plane];
         // SAFETY: fluid cells are interior (`number_plane` checked it for this system), so
-        // their six neighbours are cells of the grid, which `labels` and `row_of` hold.
+        // their six neighbours are cells of the grid, which `labels` and `row_of` hold; the
+        // cell before, `c - 1`, is not in the outermost x-layer either, so its `±y`, `±z`
+        // neighbours are cells of the grid too.
         let l = m.map(|x| unsafe { *labels.get_unchecked(x) } as u8);
+        let before = [c - 1 - n[0], c - 1 + n[0], c - 1 - plane, c - 1 + plane]
+            .map(|x| unsafe { *labels.get_unchecked(x) } as u8 & 1);
+        if l[0] & 1 == 0 || before != [l[2] & 1, l[3] & 1, l[4] & 1, l[5] & 1] {
+            runs[l_r / 64] |= 1 << (l_r % 64);
+        }
         // The x-neighbours, when fluid, are the rows next to this one (rows follow the cells).
         let rows = [
             r.wrapping_sub(1),
