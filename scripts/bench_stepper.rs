@@ -346,18 +346,22 @@ fn name(pc: PressurePreconditioner) -> &'static str {
 /// counted once per row or grid cell, neighbours' values taken as cached; the multigrid counts
 /// the finest level's cells as the fluid rows, and its coarser levels as 1/7 more).
 ///
-/// MIC(0) (`f64` vectors, `u32` neighbour rows): `A s` with the dot product (neighbours 24,
-/// diagonal 8, `s` 8, `A s` written 8 = 48), the fused update and forward sweep (`q`, `r`
-/// read and written 32, `s` 8, `A s` 8, neighbours 24, `precon` 8, `tmp` 8 = 88), the backward
-/// sweep with `z . r` (neighbours 24, `precon` 8, `tmp` 8, `z` 8, `r` 8 = 56), `s = z + beta s`
-/// (24): 216.
+/// Both solvers' `A s` with the dot product streams the diagonal 8, `s` 8 and writes `A s` 8 =
+/// 24: the neighbour rows are read at the start of each run of rows only (`System::runs`,
+/// session 19; before, the six `u32` neighbours of every row, 48).
+///
+/// MIC(0) (`f64` vectors, `u32` neighbour rows): `A s` (24), the fused update and forward
+/// sweep (`q`, `r` read and written 32, `s` 8, `A s` 8, neighbours 24, `precon` 8, `tmp` 8 =
+/// 88), the backward sweep with `z . r` (neighbours 24, `precon` 8, `tmp` 8, `z` 8, `r` 8 =
+/// 56), `s = z + beta s` (24): 192 (216 before session 19).
 ///
 /// Multigrid (the default: a W-cycle, three red-black sweeps, unit face weights): the CG
-/// vectors (`A s` 48, the `r` update and max with the scatter of `r` (`r` read and written 16,
+/// vectors (`A s` 24, the `r` update and max with the scatter of `r` (`r` read and written 16,
 /// `A s` 8, cells 4, `b` 4) 32, `M^-1 r . r` read from the finest level's `u` (cells 4, `u` 4,
 /// `r` 8) 16, `q += alpha s` with `s = M^-1 r + beta s` (`q`, `s` read and written 32, cells
-/// 4, `u` 4) 40 = 136; session 16 and before, with `q` updated in the step and `M^-1 r`
-/// gathered into `z`: 152) and the cycle's `f32` grids per cell of the
+/// 4, `u` 4) 40 = 112; 136 with `A s` reading the neighbours (session 18), 152 in session 16
+/// and before, with `q` updated in the step and `M^-1 r` gathered into `z`) and the cycle's
+/// `f32` grids per cell of the
 /// finest level, each smoothing being one pass over memory (all its half-sweeps and the
 /// residual or prolongation run as one wavefront over the planes, `multigrid/wavefront.rs`),
 /// with unit weights reading each cell's open-face count (1 byte) for its diagonal and
@@ -365,12 +369,12 @@ fn name(pc: PressurePreconditioner) -> &'static str {
 /// count 1 read, `u`, `r` written 8: 13), restriction (`r` 4), prolongation with
 /// post-smoothing (`b` 4, count 1 read, `u` read and written 8: 13) = 30, times 4/3 for the
 /// coarser levels (level `l` has 8^-l of the cells and the W-cycle visits it 2^l times): 40;
-/// 176 in all (before session 18, with the `f32` inverse diagonal and diagonal: 40 a cell,
-/// 189).
+/// 152 in all (176 in session 18; before it, with the `f32` inverse diagonal and diagonal: 40 a
+/// cell, 189).
 fn bytes_per_row(pc: PressurePreconditioner) -> f64 {
     match pc {
-        PressurePreconditioner::Mic0 => 216.0,
-        PressurePreconditioner::Multigrid => 136.0 + 30.0 * 4.0 / 3.0,
+        PressurePreconditioner::Mic0 => 192.0,
+        PressurePreconditioner::Multigrid => 112.0 + 30.0 * 4.0 / 3.0,
     }
 }
 

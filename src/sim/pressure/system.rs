@@ -278,8 +278,8 @@ impl System {
     /// only; along it each fluid `±y`, `±z` neighbour is the row after the previous row's and
     /// the `x` neighbours are the rows next to it, so its inner rows are slices of `s` (or of
     /// zeros, for a neighbour that is not fluid) at fixed offsets, a loop the compiler
-    /// vectorises: a product streams `s`, the diagonal and its output, 32 bytes a row instead
-    /// of 56 with `nb`. A run holding a row along an obstacle ([`Self::cut`]) goes row by row.
+    /// vectorises: a product streams `s`, the diagonal and its output, 24 bytes a row instead
+    /// of 48 with `nb` (each array counted once). A run holding a row along an obstacle ([`Self::cut`]) goes row by row.
     /// The same numbers, added in the same order, as the row formulas [`a_row`] and
     /// [`a_row_weighted`].
     fn rows_into(&self, s: &[f64], r0: usize, o: &mut [f64]) {
