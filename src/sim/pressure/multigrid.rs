@@ -67,7 +67,8 @@
 //! colour (red-black ordering, `level.rs`), so a half-sweep's vector lanes are all cells of its
 //! colour, and the restriction reads a fine row's even and odd cells as two compact rows. Each solve re-labels the levels ([`Multigrid::setup`]) and each application
 //! scatters the CG residual (rows of fluid cells, `f64`) onto the finest grid and gathers the
-//! result (through each row's index in the colour-split layout, computed once per system). Every loop visits the rows of a level
+//! result (through each row's index in the colour-split layout, found per run of rows in the
+//! CG loop, `pcg.rs`). Every loop visits the rows of a level
 //! in parallel (rayon) and only each row's span of fluid cells; each cell's value is computed
 //! from values no other task writes in that loop, in a fixed order, so the result is the same
 //! for any number of threads. There are no reductions. On more than one thread each cycle runs
@@ -165,8 +166,9 @@ pub struct Multigrid {
     /// Where the finest level lies in the simulation grid since the last set-up.
     window: Window,
     /// Per row of the CG vectors, the index of its cell in the finest level's arrays stored
-    /// by colour ([`Level::split`]); built at the first application after each
-    /// [`Self::setup`] (`None` until then).
+    /// by colour ([`Level::split`]); built at the first [`Self::apply`] after each
+    /// [`Self::setup`] (`None` until then). The CG loop's passes (`pcg.rs`) find the index by
+    /// runs of rows instead and never build it.
     split_rows: Vec<u32>,
     split_len: Option<usize>,
     /// The exact solve of the coarse level that ends the cycle, where one qualifies
@@ -319,20 +321,6 @@ impl Multigrid {
         self.scatter(r);
         self.vcycle();
         self.gather(&mut z[..nf]);
-    }
-
-    /// [`Self::apply`], then `z . r` over the rows, summed in fixed chunks of
-    /// [`super::super::reduce::CHUNK`] rows (each left to right, then the chunks in order:
-    /// thread-independent); `partials` has at least `cell_of.len() / CHUNK + 1` entries.
-    pub fn apply_dot(
-        &mut self,
-        cell_of: &[u32],
-        r: &[f64],
-        z: &mut [f64],
-        partials: &mut [f64],
-    ) -> f64 {
-        self.apply(cell_of, r, z);
-        self.dot_u(r, partials)
     }
 
     /// Builds [`Self::split_rows`] for the rows `cell_of` unless built since the last setup

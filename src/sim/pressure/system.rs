@@ -218,6 +218,14 @@ impl System {
             .fold(0.0, f64::max)
     }
 
+    /// The end of the run ([`Self::runs`]) that holds row `a`, or `end` if sooner: the rows
+    /// `a..` that end returns are consecutive cells of one x-line, `cell_of[a] + t` for row
+    /// `a + t`.
+    #[inline(always)]
+    pub fn run_end(&self, a: usize, end: usize) -> usize {
+        next_run(&self.runs, a + 1, end)
+    }
+
     /// `f(out_r, (A s)_r)` on every fluid row (weighted when `fractional`), and `max |out_r|`
     /// after it, per task (maxima are exact in any order). `s` has `nf + 1` entries.
     fn rows_map(

@@ -1,35 +1,89 @@
 //! The multigrid as the CG loop's preconditioner (MGPCG, McAdams et al. 2010): the
 //! [`Preconditioner`] implementation, and the passes over the CG vectors that read the cycle's
-//! result where it lies, on the finest level's grid.
+//! result where it lies, on the finest level's grid. The passes find each row's cell in the
+//! finest level's arrays by runs of rows ([`System::runs`]: consecutive cells of one x-line),
+//! from the run's first cell, rather than from a per-row index: 4 bytes a row and pass fewer
+//! (the index, [`Multigrid::map_rows`], serves [`Multigrid::apply`] without a system).
 
 use super::super::super::mac_grid::CellLabel;
 use super::super::super::sync_ptr::SyncPtr;
 use super::super::preconditioner::Preconditioner;
+use super::super::reduce::CHUNK;
 use super::super::system::System;
 use super::{Multigrid, ROWS_PER_TASK};
 use rayon::prelude::*;
+use std::ops::Range;
 
 impl Multigrid {
+    /// `f(r, x)` for each row `r` of `rows` in order, `x` the index of its cell in the finest
+    /// level's arrays stored by colour ([`super::level::Level::split`]): per run of rows
+    /// ([`System::runs`]) the first cell's window coordinates, then `x` of cell `i0 + t` is
+    /// `base[(i0 + t) % 2] + (i0 + t) / 2`. Panics unless every run's cells lie inside the
+    /// window, follow each other along x, and come after the previous row's cell (so the rows'
+    /// indices are distinct and in bounds, which the scatters' parallel writes rely on).
+    #[inline(always)]
+    fn for_rows(&self, sys: &System, rows: Range<usize>, mut f: impl FnMut(usize, usize)) {
+        let (lv, win, cell_of) = (&self.levels[0], &self.window, &sys.cell_of[..sys.nf]);
+        let mut a = rows.start;
+        let mut before = if a > 0 { Some(cell_of[a - 1]) } else { None };
+        while a < rows.end {
+            let b = sys.run_end(a, rows.end);
+            let c = cell_of[a] as usize;
+            let [i0, j, k] = win.local(c);
+            assert!(
+                win.holds(c)
+                    && i0 + (b - a) < win.n[0]
+                    && cell_of[b - 1] as usize == c + (b - 1 - a)
+                    && before.is_none_or(|p| (p as usize) < c),
+                "multigrid: the rows' cells must be increasing and inside the liquid's box"
+            );
+            let base = [lv.split(0, j, k), lv.split(1, j, k)];
+            for (t, r) in (a..b).enumerate() {
+                let i = i0 + t;
+                f(r, base[i & 1] + (i >> 1));
+            }
+            before = Some(cell_of[b - 1]);
+            a = b;
+        }
+    }
+
     /// `M^-1 r . r` with `M^-1 r` the finest level's `u` at the rows' cells (after a cycle),
     /// summed in fixed chunks, without writing `M^-1 r` anywhere: `next_direction` reads it
     /// from `u` again.
-    pub(super) fn dot_u(&self, r: &[f64], partials: &mut [f64]) -> f64 {
-        use super::super::reduce::CHUNK;
-        let nf = self.split_len.unwrap_or(0);
-        let (u, sr) = (&self.levels[0].u, &self.split_rows[..nf]);
+    fn dot_u(&self, sys: &System, r: &[f64], partials: &mut [f64]) -> f64 {
+        let nf = sys.nf;
+        let u = &self.levels[0].u;
         let chunks = nf.div_ceil(CHUNK);
-        sr.par_chunks(CHUNK)
-            .zip(r[..nf].par_chunks(CHUNK))
-            .zip(partials[..chunks].par_iter_mut())
+        partials[..chunks]
+            .par_iter_mut()
+            .enumerate()
             .with_min_len(ROWS_PER_TASK / CHUNK)
-            .for_each(|((c, r), p)| {
+            .for_each(|(ci, p)| {
                 let mut acc = 0.0f64;
-                for (&c, r) in c.iter().zip(r) {
-                    acc += u[c as usize] as f64 * r;
-                }
+                let rows = ci * CHUNK..((ci + 1) * CHUNK).min(nf);
+                self.for_rows(sys, rows, |row, x| acc += u[x] as f64 * r[row]);
                 *p = acc;
             });
         partials[..chunks].iter().sum()
+    }
+
+    /// The rows' `r` into the finest level's `b` at their cells.
+    fn scatter_rows(&mut self, sys: &System, r: &[f64]) {
+        let nf = sys.nf;
+        let bp = SyncPtr(self.levels[0].b.as_mut_ptr());
+        let this = &*self;
+        r[..nf]
+            .par_chunks(ROWS_PER_TASK)
+            .enumerate()
+            .for_each(|(t, rc)| {
+                let r0 = t * ROWS_PER_TASK;
+                this.for_rows(sys, r0..r0 + rc.len(), |row, x| {
+                    // SAFETY: the rows' cells are distinct and inside the window
+                    // (`for_rows`), so their indices are distinct and in bounds, each written
+                    // by the task of its row.
+                    unsafe { *bp.get(x) = rc[row - r0] as f32 };
+                });
+            });
     }
 }
 
@@ -53,7 +107,19 @@ impl Preconditioner for Multigrid {
     }
 
     fn apply(&mut self, sys: &System, r: &[f64], z: &mut [f64], partials: &mut [f64]) -> f64 {
-        self.apply_dot(&sys.cell_of[..sys.nf], r, z, partials)
+        let nf = sys.nf;
+        self.scatter_rows(sys, r);
+        self.vcycle();
+        let u = &self.levels[0].u;
+        let this = &*self;
+        z[..nf]
+            .par_chunks_mut(ROWS_PER_TASK)
+            .enumerate()
+            .for_each(|(t, zc)| {
+                let r0 = t * ROWS_PER_TASK;
+                this.for_rows(sys, r0..r0 + zc.len(), |row, x| zc[row - r0] = u[x] as f64);
+            });
+        self.dot_u(sys, r, partials)
     }
 
     /// `r -= alpha z` with `max |r|` and the scatter of the new `r` in one pass, then the
@@ -73,15 +139,14 @@ impl Preconditioner for Multigrid {
         stop_at: f64,
     ) -> (f64, f64) {
         let nf = sys.nf;
-        self.map_rows(&sys.cell_of[..nf]);
-        let sr = &self.split_rows[..nf];
         let bp = SyncPtr(self.levels[0].b.as_mut_ptr());
         const T: usize = ROWS_PER_TASK;
+        let this = &*self;
         let rmax = r[..nf]
             .par_chunks_mut(T)
             .zip(z[..nf].par_chunks(T))
-            .zip(sr.par_chunks(T))
-            .map(|((r, z), c)| {
+            .enumerate()
+            .map(|(t, (r, z))| {
                 // The update in whole lanes of four rows (vectorised; `max` is exact in any
                 // order, so four running maxima give the same value), then the scatter.
                 let mut m = [0.0f64; 4];
@@ -96,11 +161,11 @@ impl Preconditioner for Multigrid {
                     *r -= alpha * z;
                     m[0] = m[0].max(r.abs());
                 }
-                for (r, &c) in r.iter().zip(c) {
-                    // SAFETY: the rows' split cells are distinct and in bounds
-                    // ([`Self::map_rows`]), each written by the task of its row.
-                    unsafe { *bp.get(c as usize) = *r as f32 };
-                }
+                let r0 = t * T;
+                this.for_rows(sys, r0..r0 + r.len(), |row, x| {
+                    // SAFETY: as in `scatter_rows`.
+                    unsafe { *bp.get(x) = r[row - r0] as f32 };
+                });
                 m[0].max(m[1]).max(m[2].max(m[3]))
             })
             .reduce(|| 0.0, f64::max);
@@ -108,7 +173,7 @@ impl Preconditioner for Multigrid {
             return (0.0, rmax);
         }
         self.vcycle();
-        (self.dot_u(r, partials), rmax)
+        (self.dot_u(sys, r, partials), rmax)
     }
 
     /// `q += alpha s`, then `s = M^-1 r + beta s` with `M^-1 r` read from the finest level's
@@ -124,16 +189,18 @@ impl Preconditioner for Multigrid {
         _z: &[f64],
     ) {
         let nf = sys.nf;
-        let (u, sr) = (&self.levels[0].u, &self.split_rows[..nf]);
+        let u = &self.levels[0].u;
         q[..nf]
             .par_chunks_mut(ROWS_PER_TASK)
             .zip(s[..nf].par_chunks_mut(ROWS_PER_TASK))
-            .zip(sr.par_chunks(ROWS_PER_TASK))
-            .for_each(|((q, s), c)| {
-                for ((q, s), &c) in q.iter_mut().zip(s.iter_mut()).zip(c) {
+            .enumerate()
+            .for_each(|(t, (q, s))| {
+                let r0 = t * ROWS_PER_TASK;
+                self.for_rows(sys, r0..r0 + q.len(), |row, x| {
+                    let (q, s) = (&mut q[row - r0], &mut s[row - r0]);
                     *q += alpha * *s;
-                    *s = u[c as usize] as f64 + beta * *s;
-                }
+                    *s = u[x] as f64 + beta * *s;
+                });
             });
     }
 
