@@ -357,10 +357,12 @@ fn name(pc: PressurePreconditioner) -> &'static str {
 ///
 /// Multigrid (the default: a W-cycle, three red-black sweeps, unit face weights): the CG
 /// vectors (`A s` 24, the `r` update and max with the scatter of `r` (`r` read and written 16,
-/// `A s` 8, cells 4, `b` 4) 32, `M^-1 r . r` read from the finest level's `u` (cells 4, `u` 4,
-/// `r` 8) 16, `q += alpha s` with `s = M^-1 r + beta s` (`q`, `s` read and written 32, cells
-/// 4, `u` 4) 40 = 112; 136 with `A s` reading the neighbours (session 18), 152 in session 16
-/// and before, with `q` updated in the step and `M^-1 r` gathered into `z`) and the cycle's
+/// `A s` 8, `b` 4) 28, `M^-1 r . r` read from the finest level's `u` (`u` 4, `r` 8) 12,
+/// `q += alpha s` with `s = M^-1 r + beta s` (`q`, `s` read and written 32, `u` 4) 36 = 100:
+/// each row's place on the grid follows from its run's first cell (session 19; before, a
+/// 4-byte index per row and pass: 112; 136 with `A s` reading the neighbours, session 18; 152
+/// in session 16 and before, with `q` updated in the step and `M^-1 r` gathered into `z`) and
+/// the cycle's
 /// `f32` grids per cell of the
 /// finest level, each smoothing being one pass over memory (all its half-sweeps and the
 /// residual or prolongation run as one wavefront over the planes, `multigrid/wavefront.rs`),
@@ -369,12 +371,12 @@ fn name(pc: PressurePreconditioner) -> &'static str {
 /// count 1 read, `u`, `r` written 8: 13), restriction (`r` 4), prolongation with
 /// post-smoothing (`b` 4, count 1 read, `u` read and written 8: 13) = 30, times 4/3 for the
 /// coarser levels (level `l` has 8^-l of the cells and the W-cycle visits it 2^l times): 40;
-/// 152 in all (176 in session 18; before it, with the `f32` inverse diagonal and diagonal: 40 a
+/// 140 in all (176 in session 18; before it, with the `f32` inverse diagonal and diagonal: 40 a
 /// cell, 189).
 fn bytes_per_row(pc: PressurePreconditioner) -> f64 {
     match pc {
         PressurePreconditioner::Mic0 => 192.0,
-        PressurePreconditioner::Multigrid => 112.0 + 30.0 * 4.0 / 3.0,
+        PressurePreconditioner::Multigrid => 100.0 + 30.0 * 4.0 / 3.0,
     }
 }
 
