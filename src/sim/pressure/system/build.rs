@@ -177,8 +177,8 @@ fn neighbours(
         let m = [c - 1, c + 1, c - n[0], c + n[0], c - plane, c + plane];
         // SAFETY: fluid cells are interior (`number_plane` checked it for this system), so
         // their six neighbours are cells of the grid, which `labels` and `row_of` hold; the
-        // cell before, `c - 1`, is not in the outermost x-layer either, so its `±y`, `±z`
-        // neighbours are cells of the grid too.
+        // cell before, `c - 1`, has `c`'s `j` and `k` (not in the outermost y- or z-layer), so
+        // its `±y`, `±z` neighbours are cells of the grid too.
         let l = m.map(|x| unsafe { *labels.get_unchecked(x) } as u8);
         let before = [c - 1 - n[0], c - 1 + n[0], c - 1 - plane, c - 1 + plane]
             .map(|x| unsafe { *labels.get_unchecked(x) } as u8 & 1);
