@@ -2,7 +2,10 @@
 //! lexicographic cell order (x fastest), each row's six neighbour rows (a non-fluid neighbour
 //! points at the dummy row `nf`, which always holds 0) and its diagonal (the non-solid
 //! neighbours: walls are Neumann), and the matrix-vector products the solvers use. Matrix-free:
-//! the work per product is proportional to the liquid, not to the box.
+//! the work per product is proportional to the liquid, not to the box. The products go by runs
+//! of rows (consecutive cells of one x-line with the same fluid `±y`, `±z` neighbours, whose
+//! neighbour rows follow from the run's first: [`System::runs`]), streaming `s` and the
+//! diagonal as slices rather than reading six neighbour indices per row.
 //!
 //! Variational solid boundaries (Batty, Bertails and Bridson 2007, "A fast variational
 //! framework for accurate solid-fluid coupling", SIGGRAPH): with obstacles, [`System::build_weights`]
