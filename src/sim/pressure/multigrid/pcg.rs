@@ -69,19 +69,17 @@ impl Multigrid {
 
     /// The rows' `r` into the finest level's `b` at their cells.
     fn scatter_rows(&mut self, sys: &System, r: &[f64]) {
-        let nf = sys.nf;
         let bp = SyncPtr(self.levels[0].b.as_mut_ptr());
         let this = &*self;
-        r[..nf]
-            .par_chunks(ROWS_PER_TASK)
-            .enumerate()
-            .for_each(|(t, rc)| {
-                let r0 = t * ROWS_PER_TASK;
-                this.for_rows(sys, r0..r0 + rc.len(), |row, x| {
+        (0..sys.nf.div_ceil(ROWS_PER_TASK))
+            .into_par_iter()
+            .for_each(|t| {
+                let rows = t * ROWS_PER_TASK..((t + 1) * ROWS_PER_TASK).min(sys.nf);
+                this.for_rows(sys, rows, |row, x| {
                     // SAFETY: the rows' cells are distinct and inside the window
                     // (`for_rows`), so their indices are distinct and in bounds, each written
                     // by the task of its row.
-                    unsafe { *bp.get(x) = rc[row - r0] as f32 };
+                    unsafe { *bp.get(x) = r[row] as f32 };
                 });
             });
     }
