@@ -362,10 +362,9 @@ fn name(pc: PressurePreconditioner) -> &'static str {
 /// each row's place on the grid follows from its run's first cell (session 19; before, a
 /// 4-byte index per row and pass: 112; 136 with `A s` reading the neighbours, session 18; 152
 /// in session 16 and before, with `q` updated in the step and `M^-1 r` gathered into `z`) and
-/// the cycle's
-/// `f32` grids per cell of the
-/// finest level, each smoothing being one pass over memory (all its half-sweeps and the
-/// residual or prolongation run as one wavefront over the planes, `multigrid/wavefront.rs`),
+/// the cycle's `f32` grids per cell of the finest level, each smoothing being one pass over
+/// memory (all its half-sweeps and the residual or prolongation run as one wavefront over the
+/// planes, `multigrid/wavefront.rs`),
 /// with unit weights reading each cell's open-face count (1 byte) for its diagonal and
 /// inverse (`multigrid/diagonal.rs`, session 18): pre-smoothing with the residual (`b` 4,
 /// count 1 read, `u`, `r` written 8: 13), restriction (`r` 4), prolongation with

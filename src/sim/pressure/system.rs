@@ -290,17 +290,16 @@ impl System {
     /// the `x` neighbours are the rows next to it, so its inner rows are slices of `s` (or of
     /// zeros, for a neighbour that is not fluid) at fixed offsets, a loop the compiler
     /// vectorises: a product streams `s`, the diagonal and its output, 24 bytes a row instead
-    /// of 48 with `nb` (each array counted once). A run holding a row along an obstacle ([`Self::cut`]) goes row by row.
-    /// The same numbers, added in the same order, as the row formulas [`a_row`] and
-    /// [`a_row_weighted`].
+    /// of 48 with `nb` (each array counted once). A run holding a row along an obstacle
+    /// ([`Self::cut`]) goes row by row. The same numbers, added in the same order, as the row
+    /// formulas [`a_row`] and [`a_row_weighted`].
     fn rows_into(&self, s: &[f64], r0: usize, o: &mut [f64]) {
         let (nf, end) = (self.nf, r0 + o.len());
         let (nb, diag, w, cut) = (&self.nb[..nf], &self.diag[..nf], &self.w, &self.cut);
         assert!(s.len() == nf + 1 && end <= nf);
-        let runs = &self.runs[..nf.div_ceil(64)];
         let mut a = r0;
         while a < end {
-            let b = next_run(runs, a + 1, end);
+            let b = self.run_end(a, end);
             let o = &mut o[a - r0..b - r0];
             if self.fractional && next_run(cut, a, b) < b {
                 for (r, o) in (a..b).zip(o) {
