@@ -79,6 +79,7 @@
 mod diagonal;
 mod direct;
 mod kernels;
+mod layout;
 mod level;
 mod members;
 mod pcg;

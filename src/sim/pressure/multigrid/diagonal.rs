@@ -17,8 +17,6 @@ impl Level {
     /// ghost-fluid surface's air terms ([`super::super::system::System::add_air_terms`]) on
     /// the finest level.
     pub fn add_to_diagonal(&mut self, cells: &[u32], extra: &[f64], win: &super::window::Window) {
-        let ny = self.n[1];
-        let (h, half) = (self.h, self.half);
         let (dg, inv) = (
             SyncPtr(self.diag.as_mut_ptr()),
             SyncPtr(self.invd.as_mut_ptr()),
@@ -35,7 +33,7 @@ impl Level {
                     return;
                 }
                 let [i, j, k] = win.local(c as usize);
-                let x = ((i + j + k) & 1) * half + (j + ny * k) * h + (i >> 1);
+                let x = self.split(i, j, k);
                 assert!(x < len);
                 // SAFETY: in bounds (checked); the cells are distinct, so is their index.
                 unsafe {
@@ -48,47 +46,86 @@ impl Level {
 
     /// The inverse diagonal and the diagonal (by colour, 0 on every entry of a compact row that
     /// is not a fluid cell), with unit weights also the open-face counts ([`Level::count`]),
-    /// and the fluid spans.
-    pub(super) fn finish_setup(&mut self) {
+    /// the fluid spans, and the rows' layout for them (`layout.rs`; `finer`: the finer level,
+    /// for a coarse one).
+    pub(super) fn finish_setup(&mut self, finer: Option<&Level>) {
         self.groups = [(0, 0, 0); 4];
         let n = self.n;
-        let st = self.strides();
-        let per = self.rows_per_task(SETUP_CELLS);
-        let (label, w, unit, h) = (&self.label, &self.w, self.unit, self.h);
+        let ny = n[1];
         let nx = n[0];
-        let half = self.half;
-        let (inv0, inv1) = self.invd.split_at_mut(half);
-        let (dg0, dg1) = self.diag.split_at_mut(half);
-        let (ct0, ct1) = self.count.split_at_mut(half);
+        // Only the previous spans' cells can hold non-zero values (set-up writes nothing
+        // else): zero them in the previous layout, so that every entry outside the new spans
+        // is 0 whatever the new layout.
+        for v in [&mut self.invd, &mut self.diag] {
+            self.lay.zero(v, &self.spans, ny, false);
+        }
+        self.lay.zero(&mut self.count, &self.spans, ny, false);
+        let per = self.rows_per_task(SETUP_CELLS);
+        let label = &self.label;
+        self.spans
+            .par_iter_mut()
+            .enumerate()
+            .with_min_len(per)
+            .for_each(|(row, span)| {
+                *span = fluid_span(&label[nx * row..nx * (row + 1)])
+                    .map_or([0, 0], |(lo, hi)| [lo as u32, hi as u32]);
+            });
+        let h = self.h;
+        self.lay
+            .plan(n, &self.spans, h, finer.map(|f| (&f.lay, f.n)));
+        let len = 2 * self.lay.half + h;
+        let alloc = self.alloc[0];
+        for v in [
+            &mut self.u,
+            &mut self.b,
+            &mut self.r,
+            &mut self.invd,
+            &mut self.diag,
+        ] {
+            super::redim::fit(v, len, alloc);
+        }
+        super::redim::fit(&mut self.count, len, alloc);
+        let st = self.strides();
+        let (label, w, unit, lay) = (&self.label, &self.w, self.unit, &self.lay);
+        let (invp, dgp, ctp) = (
+            SyncPtr(self.invd.as_mut_ptr()),
+            SyncPtr(self.diag.as_mut_ptr()),
+            SyncPtr(self.count.as_mut_ptr()),
+        );
         // The counts are the diagonal where every weight is 1 (ghost-fluid terms added later
         // clear this again, `add_to_diagonal`).
         self.int_diag = unit;
-        inv0.par_chunks_mut(h)
-            .zip(inv1.par_chunks_mut(h))
-            .zip(dg0.par_chunks_mut(h).zip(dg1.par_chunks_mut(h)))
-            .zip(ct0.par_chunks_mut(h).zip(ct1.par_chunks_mut(h)))
-            .zip(self.spans.par_iter_mut())
-            .with_min_len(per)
+        self.spans
+            .par_iter()
             .enumerate()
-            .for_each(|(row, ((((i0, i1), (d0, d1)), (c0, c1)), span))| {
-                // Only the previous span's cells can hold non-zero values (set-up writes
-                // nothing else): zero them, so that every entry outside the new span is 0.
-                let [plo, phi] = *span;
-                if plo < phi {
-                    let r = plo as usize >> 1..(phi as usize + 1) >> 1;
-                    for x in [&mut *i0, &mut *i1, &mut *d0, &mut *d1] {
-                        x[r.clone()].fill(0.0);
-                    }
-                    c0[r.clone()].fill(0);
-                    c1[r].fill(0);
+            .with_min_len(per)
+            .for_each(|(row, &[lo, hi])| {
+                if lo >= hi {
+                    return;
                 }
+                let (lo, hi) = (lo as usize, hi as usize);
+                let k = row / ny;
+                let ((s0, rl), (s1, _)) = (lay.stored(0, row, k), lay.stored(1, row, k));
+                assert!(s0.max(s1) + rl <= len);
+                // The row's stored entries of both colours, from compact `px` on.
+                // SAFETY: in bounds (asserted); rows' stored entries are disjoint, each
+                // written by this task alone.
+                let (i0, i1, d0, d1, c0, c1) = unsafe {
+                    let f =
+                        |p: SyncPtr<f32>, s: usize| std::slice::from_raw_parts_mut(p.get(s), rl);
+                    let b = |s: usize| std::slice::from_raw_parts_mut(ctp.get(s), rl);
+                    (
+                        f(invp, s0),
+                        f(invp, s1),
+                        f(dgp, s0),
+                        f(dgp, s1),
+                        b(s0),
+                        b(s1),
+                    )
+                };
+                let px = lay.px[k];
                 let o = nx * row;
                 let l = &label[o..o + nx];
-                let Some((lo, hi)) = fluid_span(l) else {
-                    *span = [0, 0];
-                    return;
-                };
-                *span = [lo as u32, hi as u32];
                 let q = (row % n[1] + row / n[1]) & 1;
                 let diag = |i: usize| -> f32 {
                     if l[i] != FLUID {
@@ -137,7 +174,7 @@ impl Level {
                             *n = if own == FLUID { open } else { 0 };
                         }
                         // Natural cells 2m and 2m + 1 at compact m of parities 0 and 1.
-                        let r = a >> 1..b >> 1;
+                        let r = (a >> 1) - px..(b >> 1) - px;
                         let [d0, d1] = &mut dg;
                         let [v0, v1] = &mut inv;
                         let [n0, n1] = &mut ct;
@@ -160,8 +197,8 @@ impl Level {
                 }
                 for i in lo..hi {
                     let d = diag(i);
-                    dg[i & 1][i >> 1] = d;
-                    inv[i & 1][i >> 1] = if d > 0.0 { 1.0 / d } else { 0.0 };
+                    dg[i & 1][(i >> 1) - px] = d;
+                    inv[i & 1][(i >> 1) - px] = if d > 0.0 { 1.0 / d } else { 0.0 };
                 }
             });
     }

@@ -5,6 +5,7 @@
 //! writes each cell from values that no other task writes in the same loop (the transfers read
 //! another level or another vector), so the result does not depend on the thread count.
 
+use super::SyncPtr;
 use super::level::{FLUID, Level};
 use rayon::prelude::*;
 
@@ -30,20 +31,14 @@ const LINE: usize = 128;
 /// weights) into two line buffers, the even and the odd fine cells (the fine `r` is stored by
 /// colour, so each is one compact row of the fine level as it is), then the x weights applied.
 pub(super) fn restrict(fine: &Level, coarse: &mut Level) {
-    let n = coarse.n;
     let per = coarse.rows_per_task(TASK_CELLS / 8);
-    let label = &coarse.label;
-    let (h, half) = (coarse.h, coarse.half);
-    let (b0, b1) = coarse.b.split_at_mut(half);
-    let avx2 = super::level::has_avx2();
-    b0.par_chunks_mut(h)
-        .zip(b1.par_chunks_mut(h))
-        .zip(coarse.spans.par_iter())
-        .enumerate()
+    let b = SyncPtr(coarse.b.as_mut_ptr());
+    let coarse = &*coarse;
+    (0..coarse.spans.len())
+        .into_par_iter()
         .with_min_len(per)
-        .for_each(|(row, ((b0, b1), &span))| {
-            restrict_one(fine, n, label, row, span, [b0, b1], avx2);
-        });
+        // SAFETY: `b` is `coarse.b`'s buffer; each task writes its row's entries alone.
+        .for_each(|row| unsafe { restrict_rows(fine, coarse, b.get(0), row..row + 1) });
 }
 
 /// Coarse rows `rows` of [`restrict`] into the coarse right-hand side at `b` (the coarse
@@ -57,22 +52,39 @@ pub(super) unsafe fn restrict_rows(
     b: *mut f32,
     rows: std::ops::Range<usize>,
 ) {
-    let (h, half) = (coarse.h, coarse.half);
-    let avx2 = super::level::has_avx2();
-    assert!(rows.end <= coarse.spans.len() && coarse.b.len() >= 2 * half);
+    let (avx2, lay, ny) = (super::level::has_avx2(), &coarse.lay, coarse.n[1]);
+    assert!(rows.end <= coarse.spans.len());
     for row in rows {
-        // SAFETY: the row's compact rows are in the buffer (asserted) and this thread's.
-        let (b0, b1) = unsafe {
-            let at = |o: usize| std::slice::from_raw_parts_mut(b.add(o + row * h), h);
-            (at(0), at(half))
-        };
         let span = coarse.spans[row];
-        restrict_one(fine, coarse.n, &coarse.label, row, span, [b0, b1], avx2);
+        if span[0] >= span[1] {
+            continue;
+        }
+        let k = row / ny;
+        let ((s0, len), (s1, _)) = (lay.stored(0, row, k), lay.stored(1, row, k));
+        assert!(s0.max(s1) + len <= coarse.b.len());
+        // SAFETY: the row's stored entries are in the buffer (asserted) and this thread's.
+        let (b0, b1) = unsafe {
+            let at = |o: usize| std::slice::from_raw_parts_mut(b.add(o), len);
+            (at(s0), at(s1))
+        };
+        let out = [b0, b1];
+        restrict_one(
+            fine,
+            coarse.n,
+            &coarse.label,
+            row,
+            span,
+            out,
+            lay.px[k],
+            avx2,
+        );
     }
 }
 
-/// Coarse row `row` (span `[lo, hi)`, compact rows `b` of colours 0 and 1) of [`restrict`].
+/// Coarse row `row` (span `[lo, hi)`, stored entries `b` of colours 0 and 1 from compact
+/// `px` on) of [`restrict`].
 #[inline(always)]
+#[allow(clippy::too_many_arguments)]
 fn restrict_one(
     fine: &Level,
     n: [usize; 3],
@@ -80,6 +92,7 @@ fn restrict_one(
     row: usize,
     [lo, hi]: [u32; 2],
     [b0, b1]: [&mut [f32]; 2],
+    px: usize,
     avx2: bool,
 ) {
     if lo >= hi {
@@ -93,11 +106,11 @@ fn restrict_one(
     #[cfg(target_arch = "x86_64")]
     if avx2 {
         // SAFETY: the CPU has AVX2.
-        unsafe { restrict_row_avx2(fine, j, k, span, label, out) };
+        unsafe { restrict_row_avx2(fine, j, k, span, label, out, px) };
         return;
     }
     let _ = avx2;
-    restrict_row(fine, j, k, span, label, out);
+    restrict_row(fine, j, k, span, label, out, px);
 }
 
 /// [`restrict_row`] compiled for AVX2 (no fused multiply-adds: the same bits).
@@ -113,12 +126,13 @@ unsafe fn restrict_row_avx2(
     span: (usize, usize),
     label: &[u8],
     out: [&mut [f32]; 2],
+    px: usize,
 ) {
-    restrict_row(fine, j, k, span, label, out);
+    restrict_row(fine, j, k, span, label, out, px);
 }
 
 /// Coarse row `(j, k)` of [`restrict`] on its span `[lo, hi)`: `label` the row's coarse
-/// labels, `out` its compact rows of even and odd cells. Fine x `2 i0 - 2 + 2t` and
+/// labels, `out` its compact rows of even and odd cells (stored from compact `px` on). Fine x `2 i0 - 2 + 2t` and
 /// `2 i0 - 1 + 2t` (the even and odd fine cells from coarse cell `i0`'s first tap) are the
 /// fine compact rows' entries `i0 - 1 + t`; those past the fine grid are the rows' padding,
 /// 0 as a wall's residual. Each line entry sums the 16 rows from 0 in the same order.
@@ -130,6 +144,7 @@ fn restrict_row(
     (lo, hi): (usize, usize),
     label: &[u8],
     out: [&mut [f32]; 2],
+    px: usize,
 ) {
     const L: usize = 8;
     let (tj, tk) = (fine_taps(j, fine.n[1]), fine_taps(k, fine.n[2]));
@@ -180,7 +195,7 @@ fn restrict_row(
             *v = 0.5 * (TAP[0] * e0 + TAP[1] * o0 + TAP[2] * e1 + TAP[3] * o1);
         }
         for (i, &v) in (i0..i1).zip(&v[..len]) {
-            out[i & 1][i >> 1] = if label[i] == FLUID { v } else { 0.0 };
+            out[i & 1][(i >> 1) - px] = if label[i] == FLUID { v } else { 0.0 };
         }
         i0 = i1;
     }

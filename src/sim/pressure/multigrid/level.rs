@@ -6,7 +6,9 @@
 //! naturally, at `i + nx (j + ny k)` as on the simulation grid; `u`, `b`, the residual `r`,
 //! the diagonal and its inverse are stored **by colour** (red-black ordering: colour
 //! `(i + j + k) % 2`), each row of each colour compact: cell `(i, j, k)` at
-//! `colour * half + row * h + i / 2` ([`Level::split`]). A cell's six neighbours are of the
+//! `colour * half + rs[row] + i / 2` ([`Level::split`]; where each row sits, `rs[row]`, is the
+//! [`Layout`]'s, `layout.rs`: a plane's rows store only the cells its liquid's loops reach,
+//! not the window's width). A cell's six neighbours are of the
 //! other colour: along y and z at the same compact index in the rows `row +- 1`, `row +- ny`,
 //! along x at compact `m - 1 + e` and `m + e` of its own row (`e = i % 2`). A red-black
 //! half-sweep thus reads and writes only its colour's cells, in contiguous vector loops with
@@ -27,6 +29,7 @@
 //! the V-cycle visits only those spans, so the work follows the liquid, not the box.
 
 use super::super::super::mac_grid::CellLabel;
+use super::layout::Layout;
 use rayon::prelude::*;
 
 pub(super) const AIR: u8 = CellLabel::Empty as u8;
@@ -52,10 +55,11 @@ pub(super) fn row_entries(nx: usize) -> usize {
 pub(super) struct Level {
     /// Cells per axis.
     pub n: [usize; 3],
-    /// Entries per compact row of one colour (at least `nx / 2 + 1 + PAD`).
+    /// Entries of the widest compact row of one colour (`nx / 2 + 1 + PAD` in whole chunks):
+    /// the room before the first row and after the last (`layout.rs`).
     pub h: usize,
-    /// Entries of one colour (`ny nz h`): colour 1 starts there.
-    pub half: usize,
+    /// Where each compact row is stored (`layout.rs`); colour 1 starts at `lay.half`.
+    pub(super) lay: Layout,
     /// Solution (correction) of this level (by colour).
     pub u: Vec<f32>,
     /// Right-hand side (on the finest level the scattered residual of CG; by colour).
@@ -96,20 +100,21 @@ impl Level {
     pub fn new(n: [usize; 3]) -> Self {
         let cells = n[0] * n[1] * n[2];
         let h = row_entries(n[0]);
-        let half = h * n[1] * n[2];
-        // One spare row at the end: the prolongation reads whole chunks of the last rows.
-        let zs = || vec![0.0f32; 2 * half + h];
+        // The widest layout: every row `h` entries, after a margin of `h` (`layout.rs`), and
+        // one spare row at the end (the prolongation reads whole chunks of the last rows).
+        let len = 2 * (h + h * n[1] * n[2]) + h;
+        let zs = || vec![0.0f32; len];
         let zw = || vec![0.0f32; cells + 2 * PAD];
         Self {
             n,
             h,
-            half,
+            lay: Layout::new(n, h),
             u: zs(),
             b: zs(),
             r: zs(),
             invd: zs(),
             diag: zs(),
-            count: vec![0; 2 * half + h],
+            count: vec![0; len],
             int_diag: false,
             unit: false,
             // Spare entries past the grid: the red-black loops read the weights of the
@@ -118,7 +123,7 @@ impl Level {
             label: vec![SOLID; cells],
             spans: vec![[0, 0]; n[1] * n[2]],
             groups: [(0, 0, 0); 4],
-            alloc: [2 * half + h, cells + 2 * PAD],
+            alloc: [len, cells + 2 * PAD],
         }
     }
 
@@ -135,13 +140,14 @@ impl Level {
     /// Index of cell `(i, j, k)` in the arrays stored by colour.
     #[inline(always)]
     pub fn split(&self, i: usize, j: usize, k: usize) -> usize {
-        ((i + j + k) & 1) * self.half + (j + self.n[1] * k) * self.h + (i >> 1)
+        ((i + j + k) & 1) * self.lay.half + self.lay.rs[j + self.n[1] * k] + (i >> 1)
     }
 
-    /// Start of compact row `row` of colour `colour`.
+    /// Virtual start of compact row `row` of colour `colour` (its cell `i` at `+ i / 2`; the
+    /// row's stored entries begin at [`Layout::stored`]).
     #[inline(always)]
     pub fn crow(&self, colour: usize, row: usize) -> usize {
-        colour * self.half + row * self.h
+        colour * self.lay.half + self.lay.rs[row]
     }
 
     /// Rows per rayon task for a per-row loop of this level.
@@ -194,7 +200,7 @@ impl Level {
         self.unit = weights.is_none();
         if self.unit {
             // The loops read no weights (see `unit`).
-            self.finish_setup();
+            self.finish_setup(None);
             return;
         }
         let label = &self.label;
@@ -233,7 +239,7 @@ impl Level {
                     z[i] = if open { face(2, i) } else { 0.0 };
                 }
             });
-        self.finish_setup();
+        self.finish_setup(None);
     }
 
     /// Labels and face weights of this (coarse) level from the finer level `f`: coarse cell
@@ -300,7 +306,7 @@ impl Level {
         // labels); otherwise coarse weights are the fine ones averaged.
         self.unit = f.unit;
         if self.unit {
-            self.finish_setup();
+            self.finish_setup(Some(f));
             return;
         }
         let st = self.strides();
@@ -363,7 +369,7 @@ impl Level {
                     };
                 }
             });
-        self.finish_setup();
+        self.finish_setup(Some(f));
     }
 
     /// The groups of stages of a wavefront of `stages` stages on `threads` threads over this
@@ -391,9 +397,8 @@ impl Level {
     /// it every cell holds 0 in all three (rows with an empty span are never written), as a
     /// new system needs.
     fn clear_spans(&mut self) {
-        let shape = (self.h, self.half, self.rows_per_task(SETUP_CELLS));
         for v in [&mut self.u, &mut self.b, &mut self.r] {
-            zero_rows(v, &self.spans, shape);
+            self.lay.zero(v, &self.spans, self.n[1], true);
         }
     }
 
@@ -430,24 +435,4 @@ pub(super) fn has_avx2() -> bool {
     return std::is_x86_feature_detected!("avx2");
     #[cfg(not(target_arch = "x86_64"))]
     false
-}
-
-/// Zeroes both colours' compact rows of `v` (`h` entries a row, colour 1 from `half`) where
-/// `spans` has a span, in tasks of `per` rows.
-pub(super) fn zero_rows<T: Copy + Default + Send>(
-    v: &mut [T],
-    spans: &[[u32; 2]],
-    (h, half, per): (usize, usize, usize),
-) {
-    let (v0, v1) = v[..2 * half].split_at_mut(half);
-    v0.par_chunks_mut(h)
-        .zip(v1.par_chunks_mut(h))
-        .zip(spans.par_iter())
-        .with_min_len(per)
-        .for_each(|((v0, v1), &[lo, hi])| {
-            if lo < hi {
-                v0.fill(T::default());
-                v1.fill(T::default());
-            }
-        });
 }

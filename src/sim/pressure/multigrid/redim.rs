@@ -2,7 +2,7 @@
 //! buffers [`Level::new`] allocated for the whole grid: the old layout's values are zeroed
 //! where they can be non-zero, then the lengths are set without writing.
 
-use super::level::{Level, PAD, SOLID, row_entries, zero_rows};
+use super::level::{Level, PAD, SOLID, row_entries};
 
 impl Level {
     /// Gives this level `n` cells per axis, in the buffers it has (each at most as long as
@@ -14,21 +14,22 @@ impl Level {
         if n == self.n {
             return;
         }
-        let (h, half) = (self.h, self.half);
-        let per = self.rows_per_task(8192);
-        let (spans, vectors) = self.vectors();
+        let ny = self.n[1];
+        let (lay, spans, vectors) = self.vectors();
         for v in vectors {
-            zero_rows(v, spans, (h, half, per));
+            lay.zero(v, spans, ny, true);
         }
-        zero_rows(&mut self.count, &self.spans, (h, half, per));
+        self.lay.zero(&mut self.count, &self.spans, ny, true);
         let h = row_entries(n[0]);
-        let half = h * n[1] * n[2];
+        // An empty layout (no row stored) until the set-up plans one for its spans.
+        self.lay.clear(n, h);
+        let half = self.lay.half;
         let cells = n[0] * n[1] * n[2];
         // Lengths set without writing: a written page of a buffer is resident from then on, and
         // a window's rows without liquid need not be (the whole grid's layout never wrote
         // them either: `resize` here made the 8M dam break's peak 7 bytes per particle larger).
         let alloc = self.alloc;
-        for v in self.vectors().1 {
+        for v in self.vectors().2 {
             fit(v, 2 * half + h, alloc[0]);
         }
         fit(&mut self.count, 2 * half + h, alloc[0]);
@@ -42,13 +43,12 @@ impl Level {
         self.spans.resize(n[1] * n[2], [0, 0]);
         self.n = n;
         self.h = h;
-        self.half = half;
         self.groups = [(0, 0, 0); 4];
     }
 
-    /// The spans, and the five `f32` vectors stored by colour (`u`, `b`, `r`, the inverse diagonal
+    /// The layout, the spans, and the five `f32` vectors stored by colour (`u`, `b`, `r`, the inverse diagonal
     /// and the diagonal).
-    fn vectors(&mut self) -> (&[[u32; 2]], [&mut Vec<f32>; 5]) {
+    fn vectors(&mut self) -> (&super::layout::Layout, &[[u32; 2]], [&mut Vec<f32>; 5]) {
         let v = [
             &mut self.u,
             &mut self.b,
@@ -56,14 +56,14 @@ impl Level {
             &mut self.invd,
             &mut self.diag,
         ];
-        (&self.spans, v)
+        (&self.lay, &self.spans, v)
     }
 }
 
 /// Sets `v`'s length to `len` without writing (`Vec::set_len`) within the `alloc` entries
 /// [`Level::new`] initialised: a written page of a buffer is resident from then on, and a
 /// window's rows without liquid need not be.
-fn fit<T: Copy>(v: &mut Vec<T>, len: usize, alloc: usize) {
+pub(super) fn fit<T: Copy>(v: &mut Vec<T>, len: usize, alloc: usize) {
     assert!(
         len <= alloc && alloc <= v.capacity(),
         "multigrid: a window too large"

@@ -369,13 +369,21 @@ impl Sweep<'_> {
     unsafe fn rows_plain<const AVX: bool>(&self, stage: Stage, rows: std::ops::Range<usize>) {
         let ny = self.n[1];
         let mut line: ProlongLine = [0.0; _];
+        if rows.is_empty() {
+            return;
+        }
+        // The plane's row starts, anew when the rows reach the next plane.
+        let mut pl = (rows.start / ny, self.planes(rows.start / ny));
         for row in rows {
             let (j, k) = (row % ny, row / ny);
+            if k != pl.0 {
+                pl = (k, self.planes(k));
+            }
             // SAFETY: the caller's.
             unsafe {
                 match stage {
-                    Stage::Colour(c, zero) => self.row::<AVX>(row, j, k, c, zero),
-                    Stage::Residual => self.residual_row::<AVX>(row, j, k),
+                    Stage::Colour(c, zero) => self.row::<AVX>(row, j, k, &pl.1, c, zero),
+                    Stage::Residual => self.residual_row::<AVX>(row, j, k, &pl.1),
                     Stage::Prolong(coarse) => self.prolong_row::<AVX>(coarse, row, j, k, &mut line),
                 }
             }

@@ -5,6 +5,7 @@ use super::*;
 use crate::sim::mac_grid::CellLabel::{Empty, Fluid, Solid};
 
 mod direct;
+mod layout;
 mod setup;
 mod slabs;
 mod team;

@@ -24,8 +24,10 @@ pub(super) type ProlongLine = [f32; LINE + 4 + 2 * LANES];
 /// What a Gauss-Seidel half-sweep reads and writes of one level.
 pub(super) struct Sweep<'a> {
     pub(super) n: [usize; 3],
-    /// Compact row length and colour offset ([`Level::h`], [`Level::half`]).
-    h: usize,
+    /// Where the compact rows are (`layout.rs`: [`Layout::rs`], [`Layout::ph`]) and the
+    /// colour offset (`lay.half`).
+    rs: &'a [usize],
+    ph: &'a [usize],
     half: usize,
     up: SyncPtr<f32>,
     /// The residual's output (`r`, by colour).
@@ -43,15 +45,39 @@ pub(super) struct Sweep<'a> {
     pub(super) avx2: bool,
 }
 
-/// A cell's six neighbours (all of the other colour) and its face weights, for the compact
-/// cells `m0 .. m0 + L` of one colour in one row: `o` is the other colour's compact row start,
-/// `e` the natural parity of this colour's cells in the row (cell `2m + e`), `nat` the natural
-/// index of cell `2 m0 + e`.
+/// Where the six neighbours (all of the other colour) of the cells of one colour and natural
+/// parity `e` (cells `2m + e`) of a row are: the entries of compact `m = 0` of the other
+/// colour's rows (virtual starts, `layout.rs`), so that cell `m`'s neighbours are at `x + m`
+/// and `x + m + 1` (along x), `ym + m`, `yp + m`, `zm + m`, `zp + m`. Per row, so that a
+/// chunk's loads are these bases plus the chunk's index.
+/// The virtual starts of a row and of the rows below and above it along z, and the row
+/// length of its plane (`layout.rs`).
+type Starts = ([usize; 3], usize);
+
+/// The virtual starts of row `j = 0` of a z-plane and of the planes below and above it (`b`),
+/// and their row lengths (`h`): row `j`'s [`Starts`] are `b + j h` (`layout.rs`), computed
+/// per plane rather than read per row (a row's loop is a few vector chunks).
 #[derive(Clone, Copy)]
-struct Taps {
-    o: usize,
-    e: usize,
-    nat: usize,
+pub(super) struct Planes {
+    b: [usize; 3],
+    h: [usize; 3],
+}
+
+impl Planes {
+    #[inline(always)]
+    fn row(&self, j: usize) -> Starts {
+        let (b, h) = (self.b, self.h);
+        ([b[0] + j * h[0], b[1] + j * h[1], b[2] + j * h[2]], h[0])
+    }
+}
+
+#[derive(Clone, Copy)]
+pub(super) struct Nb {
+    pub x: usize,
+    pub ym: usize,
+    pub yp: usize,
+    pub zm: usize,
+    pub zp: usize,
 }
 
 impl<'a> Sweep<'a> {
@@ -65,8 +91,9 @@ impl<'a> Sweep<'a> {
     pub(super) fn shared(lv: &'a Level, u: *mut f32, r: *mut f32) -> Self {
         Self {
             n: lv.n,
-            h: lv.h,
-            half: lv.half,
+            rs: &lv.lay.rs,
+            ph: &lv.lay.ph,
+            half: lv.lay.half,
             up: SyncPtr(u),
             rp: SyncPtr(r),
             b: &lv.b,
@@ -81,25 +108,62 @@ impl<'a> Sweep<'a> {
         }
     }
 
-    /// `sum_f w_f u_nb(f)` for `L` cells (see [`Taps`]), in the order of the natural-layout
-    /// loops: `(x- + x+) + (y- + y+) + (z- + z+)`, each term weighted unless `unit`.
+    /// Virtual start of compact row `row` of colour `c` ([`Level::crow`]).
+    #[inline(always)]
+    fn crow(&self, c: usize, row: usize) -> usize {
+        c * self.half + self.rs[row]
+    }
+
+    /// The row starts of z-plane `k` and the planes below and above it ([`Planes`]).
+    #[inline(always)]
+    pub(super) fn planes(&self, k: usize) -> Planes {
+        let (ny, nz) = (self.n[1], self.n[2]);
+        let at = |k: usize| (self.rs[ny * k], self.ph[k]);
+        let c = at(k);
+        let m = if k > 0 { at(k - 1) } else { c };
+        let p = if k + 1 < nz { at(k + 1) } else { c };
+        Planes {
+            b: [c.0, m.0, p.0],
+            h: [c.1, m.1, p.1],
+        }
+    }
+
+    /// The neighbours ([`Nb`]) in colour `oth`'s rows of the cells of natural parity `e` of the
+    /// row whose [`Starts`] are `(st, h)`.
+    #[inline(always)]
+    fn nb(&self, oth: usize, (st, h): Starts, e: usize) -> Nb {
+        let oh = if oth == 0 { 0 } else { self.half };
+        let o = oh + st[0];
+        Nb {
+            x: o + e - 1,
+            ym: o - h,
+            yp: o + h,
+            zm: oh + st[1],
+            zp: oh + st[2],
+        }
+    }
+
+    /// `sum_f w_f u_nb(f)` for the `L` cells from compact `m` of the neighbour rows `nb`
+    /// (natural index of the first `nat`, the others every other cell), in the order of the
+    /// natural-layout loops: `(x- + x+) + (y- + y+) + (z- + z+)`, each term weighted unless
+    /// `unit`.
     ///
     /// # Safety
     /// The cells are in a row of the level's interior (not the border layer) and `m0 + L`
     /// lies within the compact row; nothing writes the other colour meanwhile.
     #[inline(always)]
-    unsafe fn sums<const L: usize>(&self, t: Taps, out: &mut [f32; L]) {
-        let (h, ny, nx) = (self.h, self.n[1], self.n[0]);
+    unsafe fn sums<const L: usize>(&self, nb: &Nb, m: usize, nat: usize, out: &mut [f32; L]) {
+        let (ny, nx) = (self.n[1], self.n[0]);
         let u = self.up.0 as *const f32;
         // SAFETY: the caller's: the neighbours' compact entries are in the arrays.
         unsafe {
-            let sl = |o: usize, m: usize| std::slice::from_raw_parts(u.add(o), m);
+            let sl = |o: usize, l: usize| std::slice::from_raw_parts(u.add(o + m), l);
             let (ux, ym, yp, zm, zp) = (
-                sl(t.o + t.e - 1, L + 1),
-                sl(t.o - h, L),
-                sl(t.o + h, L),
-                sl(t.o - ny * h, L),
-                sl(t.o + ny * h, L),
+                sl(nb.x, L + 1),
+                sl(nb.ym, L),
+                sl(nb.yp, L),
+                sl(nb.zm, L),
+                sl(nb.zp, L),
             );
             if self.unit {
                 for i in 0..L {
@@ -111,7 +175,7 @@ impl<'a> Sweep<'a> {
                 let w = |a: usize, o: usize| *self.w[a].get_unchecked(o);
                 let st2 = nx * ny;
                 for i in 0..L {
-                    let c = t.nat + 2 * i;
+                    let c = nat + 2 * i;
                     out[i] = (w(0, c) * ux[i] + w(0, c + 1) * ux[i + 1])
                         + (w(1, c) * ym[i] + w(1, c + nx) * yp[i])
                         + (w(2, c) * zm[i] + w(2, c + st2) * zp[i]);
@@ -142,11 +206,13 @@ impl<'a> Sweep<'a> {
     /// No other task writes this row's cells of `colour`, nor any cell of the other colour in
     /// the six neighbouring rows' reach, while this runs.
     #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
     pub(super) unsafe fn row<const AVX: bool>(
         &self,
         row: usize,
         j: usize,
         k: usize,
+        pl: &Planes,
         colour: usize,
         from_zero: bool,
     ) {
@@ -156,13 +222,13 @@ impl<'a> Sweep<'a> {
         }
         let (lo, hi) = (lo as usize, hi as usize);
         let e = (colour + j + k) & 1;
-        let own = colour * self.half + row * self.h;
-        let oth = (1 - colour) * self.half + row * self.h;
+        let st = pl.row(j);
+        let own = if colour == 0 { 0 } else { self.half } + st.0[0];
+        let nb = self.nb(1 - colour, st, e);
         let (mut m0, m1) = (lo >> 1, (hi + 1) >> 1);
         let nat = self.n[0] * row + e;
         #[cfg(target_arch = "x86_64")]
         if AVX {
-            let nyh = self.n[1] * self.h;
             // Three loops, so that the unit-weight ones are compiled without the weights and
             // the counts' one without the inverse diagonal.
             let inv = avx::Diag {
@@ -182,10 +248,8 @@ impl<'a> Sweep<'a> {
                             self.b,
                             inv,
                             own + m0,
-                            oth + m0,
-                            e,
-                            self.h,
-                            nyh,
+                            &nb,
+                            m0,
                             from_zero,
                             $w,
                         )
@@ -217,12 +281,7 @@ impl<'a> Sweep<'a> {
             // inside the row's padding ([`super::level::PAD`]); the caller's for the rest.
             unsafe {
                 if !from_zero {
-                    let t = Taps {
-                        o: oth + m0,
-                        e,
-                        nat: nat + 2 * m0,
-                    };
-                    self.sums(t, &mut s);
+                    self.sums(&nb, m0, nat + 2 * m0, &mut s);
                 }
                 let b = std::slice::from_raw_parts(self.b.as_ptr().add(c), LANES);
                 let inv = std::slice::from_raw_parts(self.invd.as_ptr().add(c), LANES);
@@ -244,7 +303,13 @@ impl<'a> Sweep<'a> {
     /// No other task writes `u` in this row's or its four neighbour rows' reach, nor this
     /// row's `r`, while this runs.
     #[inline(always)]
-    pub(super) unsafe fn residual_row<const AVX: bool>(&self, row: usize, j: usize, k: usize) {
+    pub(super) unsafe fn residual_row<const AVX: bool>(
+        &self,
+        row: usize,
+        j: usize,
+        k: usize,
+        pl: &Planes,
+    ) {
         let [lo, hi] = self.spans[row];
         if lo >= hi {
             return;
@@ -254,11 +319,13 @@ impl<'a> Sweep<'a> {
         let base = self.n[0] * row;
         // Compact row starts of the row's even and odd natural cells.
         let q = (j + k) & 1;
-        let c = [q, 1 - q].map(|c| c * self.half + row * self.h);
+        let st = pl.row(j);
+        let c = [q, 1 - q].map(|c| if c == 0 { 0 } else { self.half } + st.0[0]);
+        // Parity e's cells (colour c[e]) have their neighbours in colour c[1 - e]'s rows.
+        let nb = [self.nb(1 - q, st, 0), self.nb(q, st, 1)];
         while m0 < m1 {
             #[cfg(target_arch = "x86_64")]
             if AVX {
-                let nyh = self.n[1] * self.h;
                 // SAFETY: as below; the CPU has AVX2 (`AVX`).
                 unsafe {
                     let (u, c, rp) = (self.up.0, c.map(|c| c + m0), self.rp.0);
@@ -267,10 +334,10 @@ impl<'a> Sweep<'a> {
                         n: self.count.as_ptr(),
                     };
                     if self.int {
-                        avx::residual_chunk::<true>(u, self.b, dg, c, self.h, nyh, rp, None);
+                        avx::residual_chunk::<true>(u, self.b, dg, c, &nb, m0, rp, None);
                     } else {
                         let w = self.avx_weights(base + 2 * m0);
-                        avx::residual_chunk::<false>(u, self.b, dg, c, self.h, nyh, rp, w);
+                        avx::residual_chunk::<false>(u, self.b, dg, c, &nb, m0, rp, w);
                     }
                 }
                 m0 += LANES;
@@ -278,16 +345,10 @@ impl<'a> Sweep<'a> {
             }
             for (e, &own) in c.iter().enumerate() {
                 let own = own + m0;
-                let oth = c[1 - e] + m0;
                 let mut s = [0.0f32; LANES];
                 // SAFETY: as in [`Self::row`]; the chunk of `r` is this task's alone.
                 unsafe {
-                    let t = Taps {
-                        o: oth,
-                        e,
-                        nat: base + 2 * m0 + e,
-                    };
-                    self.sums(t, &mut s);
+                    self.sums(&nb[e], m0, base + 2 * m0 + e, &mut s);
                     let sl = |p: &[f32]| std::slice::from_raw_parts(p.as_ptr().add(own), LANES);
                     let (bb, dg) = (sl(self.b), sl(self.diag));
                     let uc = std::slice::from_raw_parts(self.up.0.add(own) as *const f32, LANES);
@@ -337,10 +398,7 @@ impl<'a> Sweep<'a> {
         let cu = &coarse.u;
         // Colour q's fine cells are the even ones (2m), the other colour's the odd ones.
         let q = (j + k) & 1;
-        let (ev, od) = (
-            q * self.half + row * self.h,
-            (1 - q) * self.half + row * self.h,
-        );
+        let (ev, od) = (self.crow(q, row), self.crow(1 - q, row));
         let (mut m0, m1) = (lo >> 1, (hi + 1) >> 1);
         while m0 < m1 {
             let mb = (m0 + LINE).min(m1);
@@ -430,9 +488,10 @@ impl<'a> Sweep<'a> {
             // SAFETY: the caller's.
             Stage::Colour(c, z) => unsafe { self.plane::<AVX>(k, c, z) },
             Stage::Residual => {
+                let pl = self.planes(k);
                 for j in 0..ny {
                     // SAFETY: the caller's.
-                    unsafe { self.residual_row::<AVX>(j + ny * k, j, k) };
+                    unsafe { self.residual_row::<AVX>(j + ny * k, j, k, &pl) };
                 }
             }
             Stage::Prolong(coarse) => {
@@ -452,9 +511,10 @@ impl<'a> Sweep<'a> {
     /// As [`Self::row`], for the whole plane.
     #[inline(always)]
     unsafe fn plane<const AVX: bool>(&self, k: usize, colour: usize, from_zero: bool) {
+        let pl = self.planes(k);
         for j in 0..self.n[1] {
             // SAFETY: the caller's.
-            unsafe { self.row::<AVX>(j + self.n[1] * k, j, k, colour, from_zero) };
+            unsafe { self.row::<AVX>(j + self.n[1] * k, j, k, &pl, colour, from_zero) };
         }
     }
 }
@@ -482,7 +542,10 @@ pub(super) fn half_sweep(lv: &mut Level, colour: usize, from_zero: bool) {
     let sw = Sweep::new(lv);
     for row in 0..rows {
         // SAFETY: one row at a time.
-        unsafe { sw.row::<false>(row, row % ny, row / ny, colour, from_zero) }
+        unsafe {
+            let k = row / ny;
+            sw.row::<false>(row, row % ny, k, &sw.planes(k), colour, from_zero)
+        }
     }
 }
 

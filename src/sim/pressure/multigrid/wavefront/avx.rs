@@ -2,7 +2,7 @@
 //! with AVX2 intrinsics: the same operations in the same order as the plain loops (no fused
 //! multiply-adds), so the same bits.
 
-use super::LANES;
+use super::{LANES, Nb};
 use std::arch::x86_64::*;
 
 /// The natural-layout face weights of a level with fractional weights, and the natural
@@ -83,24 +83,17 @@ unsafe fn deinterleave(p: *const f32) -> (__m256, __m256) {
     }
 }
 
-/// `(x- + x+) + (y- + y+) + (z- + z+)` of the 8 cells at other-colour compact `o`, each
-/// term times its face weight when `w` is given (the plain loops' order).
+/// `(x- + x+) + (y- + y+) + (z- + z+)` of the 8 cells at compact `m` of the neighbour rows
+/// `nb`, each term times its face weight when `w` is given (the plain loops' order).
 #[inline(always)]
-unsafe fn sum8(
-    u: *const f32,
-    o: usize,
-    e: usize,
-    h: usize,
-    nyh: usize,
-    w: Option<Weights>,
-) -> __m256 {
+unsafe fn sum8(u: *const f32, nb: &Nb, m: usize, w: Option<Weights>) -> __m256 {
     // SAFETY: the caller's; the weight arrays have spare entries past the grid.
     unsafe {
-        let l = |x: usize| _mm256_loadu_ps(u.add(x));
+        let l = |x: usize| _mm256_loadu_ps(u.add(x + m));
         let Some(w) = w else {
-            let x = _mm256_add_ps(l(o + e - 1), l(o + e));
-            let y = _mm256_add_ps(l(o - h), l(o + h));
-            let z = _mm256_add_ps(l(o - nyh), l(o + nyh));
+            let x = _mm256_add_ps(l(nb.x), l(nb.x + 1));
+            let y = _mm256_add_ps(l(nb.ym), l(nb.yp));
+            let z = _mm256_add_ps(l(nb.zm), l(nb.zp));
             return _mm256_add_ps(_mm256_add_ps(x, y), z);
         };
         let c = w.nat;
@@ -109,15 +102,16 @@ unsafe fn sum8(
         let (wy0, wy1) = (ev(w.w[1].add(c)), ev(w.w[1].add(c + w.nx)));
         let (wz0, wz1) = (ev(w.w[2].add(c)), ev(w.w[2].add(c + w.st2)));
         let m = _mm256_mul_ps;
-        let x = _mm256_add_ps(m(wx0, l(o + e - 1)), m(wx1, l(o + e)));
-        let y = _mm256_add_ps(m(wy0, l(o - h)), m(wy1, l(o + h)));
-        let z = _mm256_add_ps(m(wz0, l(o - nyh)), m(wz1, l(o + nyh)));
+        let x = _mm256_add_ps(m(wx0, l(nb.x)), m(wx1, l(nb.x + 1)));
+        let y = _mm256_add_ps(m(wy0, l(nb.ym)), m(wy1, l(nb.yp)));
+        let z = _mm256_add_ps(m(wz0, l(nb.zm)), m(wz1, l(nb.zp)));
         _mm256_add_ps(_mm256_add_ps(x, y), z)
     }
 }
 
-/// `u[c ..] = inv (b + s)` on one chunk of compact cells starting at `c`, the other
-/// colour's compact cells at `o` (`s = 0` from zero); `inv` from the counts if `INT`.
+/// `u[c ..] = inv (b + s)` on one chunk of compact cells starting at `c`, the chunk's
+/// compact `m` in its row, the neighbour rows `nb` (`s = 0` from zero); `inv` from the counts
+/// if `INT`.
 ///
 /// # Safety
 /// The CPU has AVX2; the chunk and its neighbours are in the arrays; no other task writes
@@ -129,10 +123,8 @@ pub(super) unsafe fn sweep_chunk<const INT: bool>(
     b: &[f32],
     inv: Diag,
     c: usize,
-    o: usize,
-    e: usize,
-    h: usize,
-    nyh: usize,
+    nb: &Nb,
+    m: usize,
     from_zero: bool,
     w: Option<Weights>,
 ) {
@@ -146,7 +138,7 @@ pub(super) unsafe fn sweep_chunk<const INT: bool>(
                     nat: w.nat + 2 * t,
                     ..w
                 });
-                sum8(u, o + t, e, h, nyh, w)
+                sum8(u, nb, m + t, w)
             };
             let bb = _mm256_loadu_ps(b.as_ptr().add(c + t));
             let iv = inverse8::<INT>(inv, c + t);
@@ -185,8 +177,8 @@ pub(super) unsafe fn line_pairs(line: &mut [f32], a: &[f32], b: &[f32], w: f32) 
 
 /// The residual `b - diag u + s` (0 where the diagonal is 0) of one chunk of compact cells
 /// of both colours (`c[0]`: the colour of the row's even natural cells, `c[1]`: the odd
-/// ones; each colour's neighbours at the other's), stored by colour into `r` at the same
-/// compact entries.
+/// ones; `nb[e]` the neighbour rows of parity `e`'s cells, `m` the chunk's compact start),
+/// stored by colour into `r` at the same compact entries.
 ///
 /// # Safety
 /// As [`sweep_chunk`]; `r`'s chunks at `c` are this task's alone. `w.nat`: the row's
@@ -198,8 +190,8 @@ pub(super) unsafe fn residual_chunk<const INT: bool>(
     b: &[f32],
     diag: Diag,
     c: [usize; 2],
-    h: usize,
-    nyh: usize,
+    nb: &[Nb; 2],
+    m: usize,
     r: *mut f32,
     w: Option<Weights>,
 ) {
@@ -208,12 +200,12 @@ pub(super) unsafe fn residual_chunk<const INT: bool>(
         let u = u as *const f32;
         for t in (0..LANES).step_by(8) {
             for e in 0..2 {
-                let (own, oth) = (c[e] + t, c[1 - e] + t);
+                let own = c[e] + t;
                 let w = w.map(|w| Weights {
                     nat: w.nat + 2 * t + e,
                     ..w
                 });
-                let s = sum8(u, oth, e, h, nyh, w);
+                let s = sum8(u, &nb[e], m + t, w);
                 let bb = _mm256_loadu_ps(b.as_ptr().add(own));
                 let dg = diagonal8::<INT>(diag, own);
                 let uc = _mm256_loadu_ps(u.add(own));
