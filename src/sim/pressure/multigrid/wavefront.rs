@@ -388,7 +388,12 @@ impl<'a> Sweep<'a> {
         let (lo, hi) = (lo as usize, hi as usize);
         let (jj, wj) = coarse_taps(j);
         let (kk, wk) = coarse_taps(k);
-        let crow = |j: usize, k: usize| (j + coarse.n[1] * k, (j + k) & 1);
+        // Each coarse row's starts of the colour of its even cells and of the other colour.
+        let (crs, ch) = (&coarse.lay.rs, coarse.lay.half);
+        let crow = |j: usize, k: usize| {
+            let (o, p) = (crs[j + coarse.n[1] * k], (j + k) & 1);
+            [p * ch + o, (1 - p) * ch + o]
+        };
         let rows = [
             (crow(jj[0], kk[0]), wj[0] * wk[0]),
             (crow(jj[1], kk[0]), wj[1] * wk[0]),
@@ -406,10 +411,9 @@ impl<'a> Sweep<'a> {
             let xa = m0 & !1;
             let pairs = (mb - xa + 2).div_ceil(2);
             line[..2 * pairs.next_multiple_of(LANES)].fill(0.0);
-            for &((cr, parity), wr) in &rows {
+            for &([a, b], wr) in &rows {
                 // Coarse natural x at compact x / 2 of colour (x + parity) % 2.
-                let a = coarse.crow(parity, cr) + xa / 2;
-                let b = coarse.crow(1 - parity, cr) + xa / 2;
+                let (a, b) = (a + xa / 2, b + xa / 2);
                 #[cfg(target_arch = "x86_64")]
                 if AVX {
                     for p in (0..pairs).step_by(LANES) {
