@@ -104,10 +104,15 @@ impl Problem {
                 })
                 .collect()
         });
-        let mut row_of = vec![NONE; cells];
+        Self::new(n, labels, weights)
+    }
+
+    /// The problem of these labels and face weights: its rows are the fluid cells in order.
+    fn new(n: [usize; 3], labels: Vec<CellLabel>, weights: [Vec<f32>; 3]) -> Self {
+        let mut row_of = vec![NONE; labels.len()];
         let mut cell_of = Vec::new();
-        for c in 0..cells {
-            if labels[c] == Fluid {
+        for (c, l) in labels.iter().enumerate() {
+            if *l == Fluid {
                 row_of[c] = cell_of.len() as u32;
                 cell_of.push(c as u32);
             }

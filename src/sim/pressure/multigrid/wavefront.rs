@@ -16,6 +16,11 @@
 use super::SyncPtr;
 use super::kernels::coarse_taps;
 use super::level::{LANES, Level, has_avx2};
+use reach::Nb;
+pub(super) use reach::Planes;
+
+/// Where a row's neighbour rows are (`layout.rs`): [`Planes`], [`Nb`].
+mod reach;
 
 /// Fine compact cells per block of the prolongation's line buffer, and that buffer.
 const LINE: usize = 128;
@@ -43,41 +48,6 @@ pub(super) struct Sweep<'a> {
     pub(super) spans: &'a [[u32; 2]],
     /// The CPU has AVX2 ([`Self::stage`]).
     pub(super) avx2: bool,
-}
-
-/// Where the six neighbours (all of the other colour) of the cells of one colour and natural
-/// parity `e` (cells `2m + e`) of a row are: the entries of compact `m = 0` of the other
-/// colour's rows (virtual starts, `layout.rs`), so that cell `m`'s neighbours are at `x + m`
-/// and `x + m + 1` (along x), `ym + m`, `yp + m`, `zm + m`, `zp + m`. Per row, so that a
-/// chunk's loads are these bases plus the chunk's index.
-/// The virtual starts of a row and of the rows below and above it along z, and the row
-/// length of its plane (`layout.rs`).
-type Starts = ([usize; 3], usize);
-
-/// The virtual starts of row `j = 0` of a z-plane and of the planes below and above it (`b`),
-/// and their row lengths (`h`): row `j`'s [`Starts`] are `b + j h` (`layout.rs`), computed
-/// per plane rather than read per row (a row's loop is a few vector chunks).
-#[derive(Clone, Copy)]
-pub(super) struct Planes {
-    b: [usize; 3],
-    h: [usize; 3],
-}
-
-impl Planes {
-    #[inline(always)]
-    fn row(&self, j: usize) -> Starts {
-        let (b, h) = (self.b, self.h);
-        ([b[0] + j * h[0], b[1] + j * h[1], b[2] + j * h[2]], h[0])
-    }
-}
-
-#[derive(Clone, Copy)]
-pub(super) struct Nb {
-    pub x: usize,
-    pub ym: usize,
-    pub yp: usize,
-    pub zm: usize,
-    pub zp: usize,
 }
 
 impl<'a> Sweep<'a> {
@@ -112,35 +82,6 @@ impl<'a> Sweep<'a> {
     #[inline(always)]
     fn crow(&self, c: usize, row: usize) -> usize {
         c * self.half + self.rs[row]
-    }
-
-    /// The row starts of z-plane `k` and the planes below and above it ([`Planes`]).
-    #[inline(always)]
-    pub(super) fn planes(&self, k: usize) -> Planes {
-        let (ny, nz) = (self.n[1], self.n[2]);
-        let at = |k: usize| (self.rs[ny * k], self.ph[k]);
-        let c = at(k);
-        let m = if k > 0 { at(k - 1) } else { c };
-        let p = if k + 1 < nz { at(k + 1) } else { c };
-        Planes {
-            b: [c.0, m.0, p.0],
-            h: [c.1, m.1, p.1],
-        }
-    }
-
-    /// The neighbours ([`Nb`]) in colour `oth`'s rows of the cells of natural parity `e` of the
-    /// row whose [`Starts`] are `(st, h)`.
-    #[inline(always)]
-    fn nb(&self, oth: usize, (st, h): Starts, e: usize) -> Nb {
-        let oh = if oth == 0 { 0 } else { self.half };
-        let o = oh + st[0];
-        Nb {
-            x: o + e - 1,
-            ym: o - h,
-            yp: o + h,
-            zm: oh + st[1],
-            zp: oh + st[2],
-        }
     }
 
     /// `sum_f w_f u_nb(f)` for the `L` cells from compact `m` of the neighbour rows `nb`

@@ -7,27 +7,12 @@ use super::*;
 
 /// A problem of unit weights from its labels.
 fn from_labels(n: [usize; 3], labels: Vec<CellLabel>) -> Problem {
-    let cells = labels.len();
-    let mut row_of = vec![NONE; cells];
-    let mut cell_of = Vec::new();
-    for (c, l) in labels.iter().enumerate() {
-        if *l == Fluid {
-            row_of[c] = cell_of.len() as u32;
-            cell_of.push(c as u32);
-        }
-    }
     let weights = std::array::from_fn(|a| {
         let mut m = n;
         m[a] += 1;
         vec![1.0; m[0] * m[1] * m[2]]
     });
-    Problem {
-        n,
-        labels,
-        weights,
-        cell_of,
-        row_of,
-    }
+    Problem::new(n, labels, weights)
 }
 
 /// A dam break's flowing frame: a layer `depth` cells deep over the whole floor, a column

@@ -43,21 +43,7 @@ fn embed(
             })
             .collect()
     });
-    let mut row_of = vec![NONE; cells];
-    let mut cell_of = Vec::new();
-    for (c, l) in labels.iter().enumerate() {
-        if *l == Fluid {
-            row_of[c] = cell_of.len() as u32;
-            cell_of.push(c as u32);
-        }
-    }
-    Problem {
-        n: big,
-        labels,
-        weights,
-        cell_of,
-        row_of,
-    }
+    Problem::new(big, labels, weights)
 }
 
 /// The bits of one application of the cycle after a set-up for `p`, the ghost-fluid terms
