@@ -30,8 +30,14 @@
 //! rs[row]` away (wrapping arithmetic: the plane below may start its rows further right).
 
 use super::super::super::sync_ptr::SyncPtr;
-use super::level::{LANES, PAD};
 use rayon::prelude::*;
+
+/// Cells per vector chunk of a compact row's loops (`wavefront.rs`).
+pub(super) const LANES: usize = 8;
+
+/// Spare entries past each compact row's last cell: a row's chunks of [`LANES`] cells, and the
+/// x-neighbour one cell past them, stay inside the row.
+pub(super) const PAD: usize = LANES + 1;
 
 pub(super) struct Layout {
     /// Per row `j + ny k`: its virtual start (cell `i` of colour `c` at `c half + rs + i / 2`).

@@ -39,12 +39,7 @@ pub(super) const SOLID: u8 = CellLabel::Solid as u8;
 /// Cells per rayon task of the per-solve set-up passes.
 pub(super) const SETUP_CELLS: usize = 8192;
 
-/// Cells per vector chunk of a compact row's loops (`wavefront.rs`).
-pub(super) const LANES: usize = 8;
-
-/// Spare entries past each compact row's last cell: a row's chunks of [`LANES`] cells, and the
-/// x-neighbour one cell past them, stay inside the row.
-pub(super) const PAD: usize = LANES + 1;
+pub(super) use super::layout::{LANES, PAD};
 
 /// Entries of one compact row of one colour for rows of `nx` cells (at least `nx / 2 + 1 +
 /// PAD`, whole vector chunks).
