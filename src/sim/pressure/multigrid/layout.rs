@@ -3,15 +3,16 @@
 //! around that plane needs, not as long as the level's window is wide.
 //!
 //! Why: a row's loops visit only its span, yet they cost in proportion to the entries the row
-//! *stores*: the hardware prefetchers stream on past a span's end through the rest of the
-//! row. Measured (session 20, `mg_cycle` on 1 thread, the 8M dam break's frame-2 labels, the
-//! same 1.0M fluid cells): padding every row by 16, 40 and 120 entries made the finest
-//! level's smoothing 1.33x, 1.84x and 2.7x as slow and the restriction 1.5x, 2.3x, 3.1x,
-//! in proportion to the stored entries. A dam break's flowing frames fill a wide window
+//! *stores* (most likely the hardware prefetchers streaming on past a span's end through the
+//! rest of the row; the measuring machine exposes no counters to confirm it). Measured
+//! (session 20, `mg_cycle` on 1 thread, the 8M dam break's frame-2 labels, the same 1.0M
+//! fluid cells): padding every row by 16, 40 and 120 entries made the finest level's
+//! smoothing 1.33x, 1.84x and 2.7x as slow and the restriction 1.5x, 2.3x, 3.1x, in
+//! proportion to the stored entries. A dam break's flowing frames fill a wide window
 //! unevenly (the spread layer's planes are full width, the column's above it a quarter of
-//! it): the frame-10 window stores 1.80 entries per fluid cell where the standing column's
-//! stores 1.11, and its finest level cost 1.5x as much per fluid cell. Per plane the
-//! frame-10 liquid needs 1.07.
+//! it): the frame-10 window holds 1.80 cells per fluid cell where the standing column's holds
+//! 1.11, and its finest level cost 1.5x as much per fluid cell; with rows per plane its cycle
+//! costs 0.7x what it did (`mg_cycle`, 2 threads), the column's 1.06x.
 //!
 //! The layout: plane `k` stores the cells `[x0_k, end_k)` of each of its rows (`x0_k` even),
 //! in `ph[k]` entries a row (with [`PAD`] spare entries, whole vector chunks); cell `i` of row
