@@ -33,12 +33,12 @@ const LINE: usize = 128;
 pub(super) fn restrict(fine: &Level, coarse: &mut Level) {
     let per = coarse.rows_per_task(TASK_CELLS / 8);
     let b = SyncPtr(coarse.b.as_mut_ptr());
-    let coarse = &*coarse;
-    (0..coarse.spans.len())
-        .into_par_iter()
-        .with_min_len(per)
-        // SAFETY: `b` is `coarse.b`'s buffer; each task writes its row's entries alone.
-        .for_each(|row| unsafe { restrict_rows(fine, coarse, b.get(0), row..row + 1) });
+    let (coarse, rows) = (&*coarse, coarse.spans.len());
+    (0..rows.div_ceil(per)).into_par_iter().for_each(|t| {
+        let rows = t * per..((t + 1) * per).min(rows);
+        // SAFETY: `b` is `coarse.b`'s buffer; each task writes its rows' entries alone.
+        unsafe { restrict_rows(fine, coarse, b.get(0), rows) }
+    });
 }
 
 /// Coarse rows `rows` of [`restrict`] into the coarse right-hand side at `b` (the coarse

@@ -78,10 +78,16 @@ impl<'a> Sweep<'a> {
         }
     }
 
+    /// Where colour `c`'s entries begin (colour 1 at `half`).
+    #[inline(always)]
+    fn base(&self, c: usize) -> usize {
+        if c == 0 { 0 } else { self.half }
+    }
+
     /// Virtual start of compact row `row` of colour `c` ([`Level::crow`]).
     #[inline(always)]
     fn crow(&self, c: usize, row: usize) -> usize {
-        c * self.half + self.rs[row]
+        self.base(c) + self.rs[row]
     }
 
     /// `sum_f w_f u_nb(f)` for the `L` cells from compact `m` of the neighbour rows `nb`
@@ -164,7 +170,7 @@ impl<'a> Sweep<'a> {
         let (lo, hi) = (lo as usize, hi as usize);
         let e = (colour + j + k) & 1;
         let st = pl.row(j);
-        let own = if colour == 0 { 0 } else { self.half } + st.0[0];
+        let own = self.base(colour) + st.0[0];
         let nb = self.nb(1 - colour, st, e);
         let (mut m0, m1) = (lo >> 1, (hi + 1) >> 1);
         let nat = self.n[0] * row + e;
@@ -261,7 +267,7 @@ impl<'a> Sweep<'a> {
         // Compact row starts of the row's even and odd natural cells.
         let q = (j + k) & 1;
         let st = pl.row(j);
-        let c = [q, 1 - q].map(|c| if c == 0 { 0 } else { self.half } + st.0[0]);
+        let c = [q, 1 - q].map(|c| self.base(c) + st.0[0]);
         // Parity e's cells (colour c[e]) have their neighbours in colour c[1 - e]'s rows.
         let nb = [self.nb(1 - q, st, 0), self.nb(q, st, 1)];
         while m0 < m1 {

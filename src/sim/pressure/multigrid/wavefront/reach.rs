@@ -59,7 +59,7 @@ impl Sweep<'_> {
     /// row whose [`Starts`] are `(st, h)`.
     #[inline(always)]
     pub(super) fn nb(&self, oth: usize, (st, h): Starts, e: usize) -> Nb {
-        let oh = if oth == 0 { 0 } else { self.half };
+        let oh = self.base(oth);
         let o = oh + st[0];
         Nb {
             x: o + e - 1,
