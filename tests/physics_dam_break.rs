@@ -80,9 +80,13 @@ fn dam_break_volume_changes(
     density_correction: bool,
     max_per_cell: Option<u32>,
     surface_wave_step: Option<f64>,
+    seed: Option<u64>,
 ) -> (Vec<f64>, u32) {
     let h = 0.01;
     let mut s = scene([0.0, 0.0, 0.0], h, [32, 10, 37], 30.0, 90);
+    if let Some(seed) = seed {
+        s.seed = seed;
+    }
     let p = seeded(
         &mut s,
         vec![Source::Box {
@@ -120,7 +124,7 @@ fn dam_break_volume_changes(
 /// itself reads the seeded volume within 0.1%).
 #[test]
 fn dam_break_keeps_volume() {
-    let (changes, bulk_max) = dam_break_volume_changes(true, None, None);
+    let (changes, bulk_max) = dam_break_volume_changes(true, None, None, None);
     eprintln!("most particles in a bulk cell: {bulk_max}");
     let worst = changes.iter().fold(0.0f64, |m, c| m.max(c.abs()));
     eprintln!(
@@ -140,38 +144,46 @@ fn dam_break_keeps_volume() {
 /// The control for [`dam_break_keeps_volume`]: without the density correction the same FLIP
 /// dam break at CFL 3 loses volume (particles drift into over-packed cells, a known FLIP
 /// artefact): about 8% over 3 s. The loss depends on the splashing, so on the jitter of the
-/// seeding: over jitter seeds 1-12 (`SEEDS=1,2,3,4,5,6,7,8,9,10,11,12 cargo bench --bench
-/// dam_volume_drift`) it is -8.04% mean, 0.80% standard deviation with the leapfrog kicks
-/// (this test's seed 7: -9.69%), -8.16% / 1.34% with a full kick at each frame start (the rule
-/// before `dt_prev` crossed frames; seed 7: -6.09%, the figure this band was first centred on)
-/// and -8.37% / 0.94% with symplectic Euler (seed 7: -8.56%); -16.3% at the longer substeps
-/// before `solver.surface_wave_step` (shorter substeps drift less). Asserted as a loss of 6% to
-/// 10% at the end (the seeds' mean within a quarter of it, about two standard deviations: was
-/// 4.6-7.6%, centred on one seed's draw), and beyond the corrected run's 1% already half-way:
-/// so it is the correction that keeps the volume (with it: +0.38% mean over the same seeds).
-/// The thinning of crowded cells is off here too (it is no volume control). The substeps are
-/// those the band was measured at, `solver.surface_wave_step` 0.47 (three per frame when calm;
-/// the default until session 8): at today's default, 0.32 (four per frame), the same run loses
-/// 4.45% (worst 4.52%), so shorter substeps drift less here too.
+/// seeding and on the last bits of the arithmetic: over jitter seeds 1-12 (`SEEDS=1,2,3,4,5,6,
+/// 7,8,9,10,11,12 cargo bench --bench dam_volume_drift`) it is -8.32% mean, 1.14% standard
+/// deviation (session 21, the CG's dot products summed in four lanes; -8.04% / 0.80% before,
+/// the same flow to the last bits otherwise; seed 7, the test's single seed until then, went
+/// from -9.69% to -10.23%, out of the band it was held to). So the test takes the mean over
+/// those twelve seeds (its standard error about 0.3%) and asserts it within a loss of 6% to
+/// 10% (the band the single seed had, now about six standard errors either side), and each
+/// seed beyond the corrected run's 1% already half-way: so it is the correction that keeps
+/// the volume (with it: +0.38% mean over the same seeds). Earlier figures, same
+/// seeds: -8.16% / 1.34% with a full kick at each frame start (the rule before `dt_prev`
+/// crossed frames) and -8.37% / 0.94% with symplectic Euler; -16.3% at the longer substeps
+/// before `solver.surface_wave_step` (shorter substeps drift less). The thinning of crowded
+/// cells is off here too (it is no volume control). The substeps are those the band was
+/// measured at, `solver.surface_wave_step` 0.47 (three per frame when calm; the default until
+/// session 8): at today's default, 0.32 (four per frame), seed 7 loses 4.45%, so shorter
+/// substeps drift less here too.
 #[test]
 fn dam_break_loses_volume_without_the_density_correction() {
-    let (changes, _) = dam_break_volume_changes(false, Some(0), Some(0.47));
-    let last = *changes.last().unwrap();
-    let worst = changes.iter().fold(0.0f64, |m, &c| m.min(c));
-    eprintln!(
-        "without the density correction: volume change at 3 s {:+.2}%, worst {:+.2}%",
-        100.0 * last,
-        100.0 * worst
-    );
+    let mut lasts = Vec::new();
+    for seed in 1..=12u64 {
+        let (changes, _) = dam_break_volume_changes(false, Some(0), Some(0.47), Some(seed));
+        let last = *changes.last().unwrap();
+        eprintln!(
+            "seed {seed}: without the density correction the volume changes {:+.2}% at 1.5 s, {:+.2}% at 3 s",
+            100.0 * changes[44],
+            100.0 * last
+        );
+        assert!(
+            changes[44] < -0.01,
+            "seed {seed}, half-way: {:+.2}%",
+            100.0 * changes[44]
+        );
+        lasts.push(last);
+    }
+    let mean = lasts.iter().sum::<f64>() / lasts.len() as f64;
+    eprintln!("mean over seeds 1-12 at 3 s: {:+.2}%", 100.0 * mean);
     assert!(
-        (-0.100..=-0.060).contains(&last),
-        "volume change at 3 s without the correction: {:+.2}% (README: about -8%)",
-        100.0 * last
-    );
-    assert!(
-        changes[44] < -0.01,
-        "half-way: {:+.2}%",
-        100.0 * changes[44]
+        (-0.100..=-0.060).contains(&mean),
+        "mean volume change at 3 s without the correction over seeds 1-12: {:+.2}% (README: about -8%)",
+        100.0 * mean
     );
 }
 

@@ -3,8 +3,15 @@
 //! Floating-point addition is not associative, so a sum split across however many threads
 //! rayon happens to use would change in the last bits with the thread count. Here every sum is
 //! cut into fixed chunks of [`CHUNK`] elements (a constant, not a function of the pool), each
-//! chunk summed left to right in f64, and the chunk partials summed left to right. Maxima are
-//! exact in any order and use rayon's reduction directly.
+//! chunk summed in f64 over [`LANES`] lanes ([`Lanes`]: element `i` of the chunk into lane
+//! `i % 4`, each lane in order, then `(l0 + l1) + (l2 + l3)`), and the chunk partials summed
+//! left to right. Maxima are exact in any order and use rayon's reduction directly.
+//!
+//! Why lanes: one running sum is a chain of dependent additions, each waiting for the last
+//! (about 4 cycles on this project's machines), which bounded the CG loop's dot products
+//! far below memory bandwidth (session 21: the 8M dam break's `A s` with `s . A s` took 1.94
+//! ms an iteration for 24 MB, 12 GB/s against the triad's 30); four independent chains fill
+//! one vector register and the order is still fixed by the element's place in its chunk.
 
 use rayon::prelude::*;
 
@@ -20,6 +27,48 @@ pub const MIN_TASK: usize = 32 * 1024;
 /// product, building the rows).
 pub const MIN_ROWS: usize = 8 * 1024;
 
+/// Independent running sums per chunk ([`Lanes`]).
+pub const LANES: usize = 4;
+
+/// The running sums of one chunk: element `i` of the chunk (counted from the chunk's start,
+/// a multiple of [`CHUNK`], so a row's lane is `row % LANES` too) goes to lane `i % LANES`.
+#[derive(Clone, Copy, Default)]
+pub struct Lanes(pub [f64; LANES]);
+
+impl Lanes {
+    /// Adds `x` as element `i` of the chunk.
+    #[inline(always)]
+    pub fn add(&mut self, i: usize, x: f64) {
+        self.0[i % LANES] += x;
+    }
+
+    /// The chunk's sum: `(l0 + l1) + (l2 + l3)`.
+    #[inline(always)]
+    pub fn sum(self) -> f64 {
+        let l = self.0;
+        (l[0] + l[1]) + (l[2] + l[3])
+    }
+}
+
+/// `sum_i x_i y_i` over one chunk, by [`Lanes`] (whole groups of four vectorised).
+#[inline(always)]
+pub fn dot_chunk(x: &[f64], y: &[f64]) -> f64 {
+    let n = x.len().min(y.len());
+    let (x, y) = (&x[..n], &y[..n]);
+    let mut l = Lanes::default();
+    let (x4, y4) = (x.chunks_exact(LANES), y.chunks_exact(LANES));
+    let (xr, yr) = (x4.remainder(), y4.remainder());
+    for (a, b) in x4.zip(y4) {
+        for k in 0..LANES {
+            l.0[k] += a[k] * b[k];
+        }
+    }
+    for (k, (a, b)) in xr.iter().zip(yr).enumerate() {
+        l.0[k] += a * b;
+    }
+    l.sum()
+}
+
 /// Number of partial sums a vector of `n` elements needs.
 pub fn partials_len(n: usize) -> usize {
     n.div_ceil(CHUNK)
@@ -31,13 +80,7 @@ pub fn dot(a: &[f64], b: &[f64], partials: &mut [f64]) -> f64 {
         .zip(b.par_chunks(CHUNK))
         .zip(partials.par_iter_mut())
         .with_min_len(MIN_TASK / CHUNK)
-        .for_each(|((x, y), p)| {
-            let mut s = 0.0;
-            for (u, v) in x.iter().zip(y) {
-                s += u * v;
-            }
-            *p = s;
-        });
+        .for_each(|((x, y), p)| *p = dot_chunk(x, y));
     partials.iter().sum()
 }
 

@@ -259,7 +259,7 @@ impl System {
     }
 
     /// `out = A s` on the fluid rows (weighted when `fractional`) and, in the same pass,
-    /// `out . s` (fixed chunks of [`reduce::CHUNK`], as [`reduce::dot`] sums them). Vectors
+    /// `out . s` (fixed chunks of [`reduce::CHUNK`] by lanes, as [`reduce::dot`] sums them). Vectors
     /// have `nf + 1` entries.
     pub fn mul_dot(&self, s: &[f64], out: &mut [f64], partials: &mut [f64]) -> f64 {
         let nf = self.nf;
@@ -273,12 +273,8 @@ impl System {
                 let r0 = ci * reduce::CHUNK;
                 let rows = (nf - r0.min(nf)).min(oc.len());
                 self.rows_into(s, r0, &mut oc[..rows]);
-                // Row after row, the dummy row too (s = 0 there).
-                let mut acc = 0.0;
-                for (o, sr) in oc.iter().zip(&s[r0..]) {
-                    acc += o * sr;
-                }
-                *p = acc;
+                // By lanes (`reduce::Lanes`), the dummy row too (s = 0 there).
+                *p = reduce::dot_chunk(oc, &s[r0..]);
             });
         partials.iter().sum()
     }

@@ -8,21 +8,27 @@
 use super::super::super::mac_grid::CellLabel;
 use super::super::super::sync_ptr::SyncPtr;
 use super::super::preconditioner::Preconditioner;
-use super::super::reduce::CHUNK;
+use super::super::reduce::{CHUNK, LANES, Lanes};
 use super::super::system::System;
 use super::{Multigrid, ROWS_PER_TASK};
 use rayon::prelude::*;
 use std::ops::Range;
 
 impl Multigrid {
-    /// `f(r, x)` for each row `r` of `rows` in order, `x` the index of its cell in the finest
-    /// level's arrays stored by colour ([`super::level::Level::split`]): per run of rows
-    /// ([`System::runs`]) the first cell's window coordinates, then `x` of cell `i0 + t` is
-    /// `base[(i0 + t) % 2] + (i0 + t) / 2`. Panics unless every run's cells lie inside the
-    /// window, follow each other along x, and come after the previous row's cell (so the rows'
-    /// indices are distinct and in bounds, which the scatters' parallel writes rely on).
+    /// `g(a..b, i0, base)` for each run of rows `a..b` ([`System::runs`], cut at the ends of
+    /// `rows`) in order: the run's cells are `i0 + t` (`t < b - a`) of one x-line of the
+    /// finest level, cell `i`'s index in its arrays stored by colour
+    /// ([`super::level::Level::split`]) is `base[i % 2] + i / 2`. Panics unless every run's
+    /// cells lie inside the window, follow each other along x, and come after the previous
+    /// row's cell (so the rows' indices are distinct and in bounds, which the scatters'
+    /// parallel writes rely on).
     #[inline(always)]
-    fn for_rows(&self, sys: &System, rows: Range<usize>, mut f: impl FnMut(usize, usize)) {
+    fn for_runs(
+        &self,
+        sys: &System,
+        rows: Range<usize>,
+        mut g: impl FnMut(Range<usize>, usize, [usize; 2]),
+    ) {
         let (lv, win, cell_of) = (&self.levels[0], &self.window, &sys.cell_of[..sys.nf]);
         let mut a = rows.start;
         let mut before = if a > 0 { Some(cell_of[a - 1]) } else { None };
@@ -37,19 +43,27 @@ impl Multigrid {
                     && before.is_none_or(|p| (p as usize) < c),
                 "multigrid: the rows' cells must be increasing and inside the liquid's box"
             );
-            let base = [lv.split(0, j, k), lv.split(1, j, k)];
-            for (t, r) in (a..b).enumerate() {
-                let i = i0 + t;
-                f(r, base[i & 1] + (i >> 1));
-            }
+            g(a..b, i0, [lv.split(0, j, k), lv.split(1, j, k)]);
             before = Some(cell_of[b - 1]);
             a = b;
         }
     }
 
+    /// `f(r, x)` for each row `r` of `rows` in order, `x` the index of its cell in the finest
+    /// level's arrays stored by colour (by runs, [`Self::for_runs`]).
+    #[inline(always)]
+    fn for_rows(&self, sys: &System, rows: Range<usize>, mut f: impl FnMut(usize, usize)) {
+        self.for_runs(sys, rows, |run, i0, base| {
+            for (t, r) in run.enumerate() {
+                let i = i0 + t;
+                f(r, base[i & 1] + (i >> 1));
+            }
+        });
+    }
+
     /// `M^-1 r . r` with `M^-1 r` the finest level's `u` at the rows' cells (after a cycle),
-    /// summed in fixed chunks, without writing `M^-1 r` anywhere: `next_direction` reads it
-    /// from `u` again.
+    /// summed in fixed chunks by lanes (as `reduce::dot` sums), without writing `M^-1 r`
+    /// anywhere: `next_direction` reads it from `u` again.
     fn dot_u(&self, sys: &System, r: &[f64], partials: &mut [f64]) -> f64 {
         let nf = sys.nf;
         let u = &self.levels[0].u;
@@ -59,10 +73,34 @@ impl Multigrid {
             .enumerate()
             .with_min_len(ROWS_PER_TASK / CHUNK)
             .for_each(|(ci, p)| {
-                let mut acc = 0.0f64;
+                let mut acc = Lanes::default();
                 let rows = ci * CHUNK..((ci + 1) * CHUNK).min(nf);
-                self.for_rows(sys, rows, |row, x| acc += u[x] as f64 * r[row]);
-                *p = acc;
+                self.for_runs(sys, rows, |run, i0, base| {
+                    let x = |row: usize| {
+                        let i = i0 + row - run.start;
+                        base[i & 1] + (i >> 1)
+                    };
+                    // Rows to a multiple of four one by one, then four at a time into the
+                    // four lanes (row `r` into lane `r % 4` either way: the same sums).
+                    let mut row = run.start;
+                    let body = run.end.min(row.next_multiple_of(LANES));
+                    while row < body {
+                        acc.add(row, u[x(row)] as f64 * r[row]);
+                        row += 1;
+                    }
+                    while row + LANES <= run.end {
+                        let rr = &r[row..row + LANES];
+                        for l in 0..LANES {
+                            acc.0[l] += u[x(row + l)] as f64 * rr[l];
+                        }
+                        row += LANES;
+                    }
+                    while row < run.end {
+                        acc.add(row, u[x(row)] as f64 * r[row]);
+                        row += 1;
+                    }
+                });
+                *p = acc.sum();
             });
         partials[..chunks].iter().sum()
     }

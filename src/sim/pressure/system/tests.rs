@@ -144,12 +144,15 @@ fn products_by_runs_are_the_row_formulas() {
         for r in 0..nf {
             assert_eq!(out[r].to_bits(), want[r].to_bits(), "seed {seed} row {r}");
         }
+        // Per chunk, four lanes (row r of the chunk into lane r % 4, each in row order) summed
+        // as (l0 + l1) + (l2 + l3); the chunks left to right.
         let mut want_dot = 0.0;
         for ch in 0..=nf / reduce::CHUNK {
-            let rows = ch * reduce::CHUNK..((ch + 1) * reduce::CHUNK).min(nf + 1);
-            want_dot += rows
-                .map(|r| if r < nf { want[r] * s[r] } else { 0.0 })
-                .sum::<f64>();
+            let mut lane = [0.0f64; 4];
+            for r in ch * reduce::CHUNK..((ch + 1) * reduce::CHUNK).min(nf + 1) {
+                lane[r % 4] += if r < nf { want[r] * s[r] } else { 0.0 };
+            }
+            want_dot += (lane[0] + lane[1]) + (lane[2] + lane[3]);
         }
         assert_eq!(dot.to_bits(), want_dot.to_bits(), "seed {seed}");
         let mut m = vec![0.0; nf + 1];
