@@ -10,7 +10,7 @@
 //! Why lanes: one running sum is a chain of dependent additions, each waiting for the last
 //! (about 4 cycles on this project's machines), which bounded the CG loop's dot products
 //! far below memory bandwidth (session 21: the 8M dam break's `A s` with `s . A s` took 1.94
-//! ms an iteration for 24 MB, 12 GB/s against the triad's 30); four independent chains fill
+//! ms an iteration for 24 MB, 12 GB/s against the triad's 30-39); four independent chains fill
 //! one vector register and the order is still fixed by the element's place in its chunk.
 
 use rayon::prelude::*;
@@ -29,6 +29,10 @@ pub const MIN_ROWS: usize = 8 * 1024;
 
 /// Independent running sums per chunk ([`Lanes`]).
 pub const LANES: usize = 4;
+const _: () = assert!(
+    LANES == 4 && CHUNK.is_multiple_of(LANES),
+    "Lanes::sum adds four lanes"
+);
 
 /// The running sums of one chunk: element `i` of the chunk (counted from the chunk's start,
 /// a multiple of [`CHUNK`], so a row's lane is `row % LANES` too) goes to lane `i % LANES`.
@@ -90,4 +94,44 @@ pub fn max_abs(a: &[f64]) -> f64 {
         .with_min_len(MIN_TASK)
         .map(|x| x.abs())
         .reduce(|| 0.0, f64::max)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `dot` is the lanes' sum written out (entry `i` of chunk `c` into lane `i % 4`, each lane
+    /// in order, `(l0 + l1) + (l2 + l3)`, the chunks left to right), bit for bit, on lengths
+    /// with a partial last chunk and a partial last group of four, and on 1 and 3 threads.
+    #[test]
+    fn dot_is_the_lanes_sum_on_any_pool() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+        };
+        for n in [1, 3, 4, 4097, 3 * CHUNK + 6, 5 * CHUNK] {
+            let a: Vec<f64> = (0..n).map(|_| next()).collect();
+            let b: Vec<f64> = (0..n).map(|_| next() * 1e3).collect();
+            let mut want = 0.0;
+            for c in 0..n.div_ceil(CHUNK) {
+                let mut lane = [0.0f64; 4];
+                for i in c * CHUNK..((c + 1) * CHUNK).min(n) {
+                    lane[(i - c * CHUNK) % 4] += a[i] * b[i];
+                }
+                want += (lane[0] + lane[1]) + (lane[2] + lane[3]);
+            }
+            for threads in [1, 3] {
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .unwrap();
+                let mut partials = vec![0.0; partials_len(n)];
+                let got = pool.install(|| dot(&a, &b, &mut partials));
+                assert_eq!(got.to_bits(), want.to_bits(), "n {n}, {threads} threads");
+            }
+        }
+    }
 }
