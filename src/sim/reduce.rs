@@ -9,7 +9,7 @@
 //!
 //! Why lanes: one running sum is a chain of dependent additions, each waiting for the last
 //! (about 4 cycles on this project's machines), which bounded the CG loop's dot products
-//! far below memory bandwidth (session 21: the 8M dam break's `A s` with `s . A s` took 1.94
+//! far below memory bandwidth (session 21: the 8M dam break's `A s` with `s . A s` took 1.95
 //! ms an iteration for 24 MB, 12 GB/s against the triad's 30-39); four independent chains fill
 //! one vector register and the order is still fixed by the element's place in its chunk.
 

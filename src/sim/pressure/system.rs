@@ -259,8 +259,8 @@ impl System {
     }
 
     /// `out = A s` on the fluid rows (weighted when `fractional`) and, in the same pass,
-    /// `out . s` (fixed chunks of [`reduce::CHUNK`] by lanes, as [`reduce::dot`] sums them). Vectors
-    /// have `nf + 1` entries.
+    /// `out . s` (fixed chunks of [`reduce::CHUNK`] by lanes, as [`reduce::dot`] sums them).
+    /// Vectors have `nf + 1` entries.
     pub fn mul_dot(&self, s: &[f64], out: &mut [f64], partials: &mut [f64]) -> f64 {
         let nf = self.nf;
         let s = &s[..nf + 1];
