@@ -158,14 +158,6 @@ impl Layout {
             at += ny * ph;
         }
         self.half = at;
-        if std::env::var("LAY_DEBUG").is_ok() {
-            eprintln!(
-                "layout n {n:?} off {off} half {} full {} ph {:?}",
-                at,
-                off * ny * nz,
-                &self.ph[..nz.min(400)]
-            );
-        }
     }
 
     /// Zeroes both colours' entries of `v` in the rows that have a span in `spans` (this

@@ -335,11 +335,11 @@ impl<'a> Sweep<'a> {
         let (lo, hi) = (lo as usize, hi as usize);
         let (jj, wj) = coarse_taps(j);
         let (kk, wk) = coarse_taps(k);
-        // Each coarse row's starts of the colour of its even cells and of the other colour.
-        let (crs, ch) = (&coarse.lay.rs, coarse.lay.half);
+        // Each coarse row's starts of the colour of its even cells and of the other colour,
+        // once per row rather than per block of the line.
         let crow = |j: usize, k: usize| {
-            let (o, p) = (crs[j + coarse.n[1] * k], (j + k) & 1);
-            [p * ch + o, (1 - p) * ch + o]
+            let (row, p) = (j + coarse.n[1] * k, (j + k) & 1);
+            [coarse.crow(p, row), coarse.crow(1 - p, row)]
         };
         let rows = [
             (crow(jj[0], kk[0]), wj[0] * wk[0]),
