@@ -7,7 +7,7 @@
 //! per smoothing and residual (`wavefront/avx.rs`).
 
 use super::super::super::sync_ptr::SyncPtr;
-use super::super::system::fluid_span;
+use super::super::system::{fluid_span, is_cut};
 use super::level::{FLUID, Level, SETUP_CELLS};
 use rayon::prelude::*;
 
@@ -15,8 +15,14 @@ impl Level {
     /// Adds `extra[r]` to the diagonal of the fluid cell `cells[r]` (index in the simulation
     /// grid, inside the window `win`; strictly increasing) and updates its inverse: the
     /// ghost-fluid surface's air terms ([`super::super::system::System::add_air_terms`]) on
-    /// the finest level.
-    pub fn add_to_diagonal(&mut self, cells: &[u32], extra: &[f64], win: &super::window::Window) {
+    /// the finest level; not at the rows whose bit is set in `skip` (cells not in the cycle).
+    pub fn add_to_diagonal(
+        &mut self,
+        cells: &[u32],
+        extra: &[f64],
+        win: &super::window::Window,
+        skip: Option<&[u64]>,
+    ) {
         let (dg, inv) = (
             SyncPtr(self.diag.as_mut_ptr()),
             SyncPtr(self.invd.as_mut_ptr()),
@@ -27,9 +33,10 @@ impl Level {
         cells
             .par_iter()
             .zip(extra.par_iter())
+            .enumerate()
             .with_min_len(SETUP_CELLS)
-            .for_each(|(&c, &e)| {
-                if e == 0.0 {
+            .for_each(|(row, (&c, &e))| {
+                if e == 0.0 || skip.is_some_and(|s| is_cut(s, row)) {
                     return;
                 }
                 let [i, j, k] = win.local(c as usize);

@@ -3,7 +3,10 @@
 //! result where it lies, on the finest level's grid. The passes find each row's cell in the
 //! finest level's arrays by runs of rows ([`System::runs`]: consecutive cells of one x-line),
 //! from the run's first cell, rather than from a per-row index: 4 bytes a row and pass fewer
-//! (the index, [`Multigrid::map_rows`], serves [`Multigrid::apply`] without a system).
+//! (the index, [`Multigrid::map_rows`], serves [`Multigrid::apply`] without a system). The
+//! drops' runs (`drops.rs`) are not in the cycle: the passes skip them when they move values
+//! to and from the grid, and read their `M^-1 r` from the CG vector `z`, where the drops'
+//! sweeps write it (in `step_and_apply` `z` held `A s`, spent by then).
 
 use super::super::super::mac_grid::CellLabel;
 use super::super::super::sync_ptr::SyncPtr;
@@ -15,10 +18,11 @@ use rayon::prelude::*;
 use std::ops::Range;
 
 impl Multigrid {
-    /// `g(a..b, i0, base)` for each run of rows `a..b` ([`System::runs`], cut at the ends of
-    /// `rows`) in order: the run's cells are `i0 + t` (`t < b - a`) of one x-line of the
-    /// finest level, cell `i`'s index in its arrays stored by colour
-    /// ([`super::level::Level::split`]) is `base[i % 2] + i / 2`. Panics unless every run's
+    /// `g(a..b, Some((i0, base)))` for each run of rows `a..b` ([`System::runs`], cut at the
+    /// ends of `rows`) in order, `g(a..b, None)` for a drop's run (`drops.rs`, not in the
+    /// cycle): the run's cells are `i0 + t` (`t < b - a`) of one x-line of the finest level,
+    /// cell `i`'s index in its arrays stored by colour ([`super::level::Level::split`]) is
+    /// `base[i % 2] + i / 2`. Panics unless every run's
     /// cells lie inside the window, follow each other along x, and come after the previous
     /// row's cell (so the rows' indices are distinct and in bounds, which the scatters'
     /// parallel writes rely on).
@@ -27,13 +31,18 @@ impl Multigrid {
         &self,
         sys: &System,
         rows: Range<usize>,
-        mut g: impl FnMut(Range<usize>, usize, [usize; 2]),
+        mut g: impl FnMut(Range<usize>, Option<(usize, [usize; 2])>),
     ) {
         let (lv, win, cell_of) = (&self.levels[0], &self.window, &sys.cell_of[..sys.nf]);
         let mut a = rows.start;
         let mut before = if a > 0 { Some(cell_of[a - 1]) } else { None };
         while a < rows.end {
             let b = sys.run_end(a, rows.end);
+            if self.drops.holds(a) {
+                g(a..b, None);
+                a = b;
+                continue;
+            }
             let c = cell_of[a] as usize;
             let [i0, j, k] = win.local(c);
             assert!(
@@ -43,28 +52,32 @@ impl Multigrid {
                     && before.is_none_or(|p| (p as usize) < c),
                 "multigrid: the rows' cells must be increasing and inside the liquid's box"
             );
-            g(a..b, i0, [lv.split(0, j, k), lv.split(1, j, k)]);
+            g(a..b, Some((i0, [lv.split(0, j, k), lv.split(1, j, k)])));
             before = Some(cell_of[b - 1]);
             a = b;
         }
     }
 
-    /// `f(r, x)` for each row `r` of `rows` in order, `x` the index of its cell in the finest
-    /// level's arrays stored by colour (by runs, [`Self::for_runs`]).
+    /// `f(r, Some(x))` for each row `r` of `rows` in order, `x` the index of its cell in the
+    /// finest level's arrays stored by colour (by runs, [`Self::for_runs`]); `f(r, None)` for
+    /// a drop's row.
     #[inline(always)]
-    fn for_rows(&self, sys: &System, rows: Range<usize>, mut f: impl FnMut(usize, usize)) {
-        self.for_runs(sys, rows, |run, i0, base| {
-            for (t, r) in run.enumerate() {
-                let i = i0 + t;
-                f(r, base[i & 1] + (i >> 1));
+    fn for_rows(&self, sys: &System, rows: Range<usize>, mut f: impl FnMut(usize, Option<usize>)) {
+        self.for_runs(sys, rows, |run, at| match at {
+            Some((i0, base)) => {
+                for (t, r) in run.enumerate() {
+                    let i = i0 + t;
+                    f(r, Some(base[i & 1] + (i >> 1)));
+                }
             }
+            None => run.for_each(|r| f(r, None)),
         });
     }
 
-    /// `M^-1 r . r` with `M^-1 r` the finest level's `u` at the rows' cells (after a cycle),
-    /// summed in fixed chunks by lanes (as `reduce::dot` sums), without writing `M^-1 r`
-    /// anywhere: `next_direction` reads it from `u` again.
-    fn dot_u(&self, sys: &System, r: &[f64], partials: &mut [f64]) -> f64 {
+    /// `M^-1 r . r` with `M^-1 r` the finest level's `u` at the rows' cells (after a cycle)
+    /// and `zd` at the drops' rows, summed in fixed chunks by lanes (as `reduce::dot` sums),
+    /// without writing `M^-1 r` anywhere else: `next_direction` reads it from `u` again.
+    fn dot_u(&self, sys: &System, r: &[f64], zd: &[f64], partials: &mut [f64]) -> f64 {
         let nf = sys.nf;
         let u = &self.levels[0].u;
         let chunks = nf.div_ceil(CHUNK);
@@ -75,7 +88,11 @@ impl Multigrid {
             .for_each(|(ci, p)| {
                 let mut acc = Lanes::default();
                 let rows = ci * CHUNK..((ci + 1) * CHUNK).min(nf);
-                self.for_runs(sys, rows, |run, i0, base| {
+                self.for_runs(sys, rows, |run, at| {
+                    let Some((i0, base)) = at else {
+                        run.for_each(|row| acc.add(row, zd[row] * r[row]));
+                        return;
+                    };
                     let x = |row: usize| {
                         let i = i0 + row - run.start;
                         base[i & 1] + (i >> 1)
@@ -114,10 +131,12 @@ impl Multigrid {
             .for_each(|t| {
                 let rows = t * ROWS_PER_TASK..((t + 1) * ROWS_PER_TASK).min(sys.nf);
                 this.for_rows(sys, rows, |row, x| {
-                    // SAFETY: the rows' cells are distinct and inside the window
-                    // (`for_rows`), so their indices are distinct and in bounds, each written
-                    // by the task of its row.
-                    unsafe { *bp.get(x) = r[row] as f32 };
+                    if let Some(x) = x {
+                        // SAFETY: the rows' cells are distinct and inside the window
+                        // (`for_rows`), so their indices are distinct and in bounds, each
+                        // written by the task of its row.
+                        unsafe { *bp.get(x) = r[row] as f32 };
+                    }
                 });
             });
     }
@@ -133,12 +152,23 @@ impl Multigrid {
 /// step: 136 bytes per row and iteration instead of 152, the same bits).
 impl Preconditioner for Multigrid {
     fn setup(&mut self, sys: &System, labels: &[CellLabel], open: Option<&[Vec<f32>; 3]>) {
-        Multigrid::setup(self, labels, open.filter(|_| sys.fractional));
+        let open = open.filter(|_| sys.fractional);
+        if self.drops.label(sys, labels, self.settings.drop_cells) > 0 {
+            // The cycle sees the drops' cells as air (`drops.rs`).
+            let held = std::mem::take(&mut self.drops.labels);
+            self.setup_levels(&held, open);
+            self.drops.labels = held;
+        } else {
+            self.setup_levels(labels, open);
+        }
         if sys.has_air {
             // Ghost fluid: the finest level's diagonal takes the rows' air terms, so that its
-            // operator is the system's (the coarse levels keep the staircase's).
+            // operator is the system's (the coarse levels keep the staircase's); not the
+            // drops', which are not in the cycle.
             let win = self.window;
-            self.levels[0].add_to_diagonal(&sys.cell_of[..sys.nf], &sys.air[..sys.nf], &win);
+            let skip = (!self.drops.rows.is_empty()).then_some(&self.drops.bits[..]);
+            let (cells, air) = (&sys.cell_of[..sys.nf], &sys.air[..sys.nf]);
+            self.levels[0].add_to_diagonal(cells, air, &win, skip);
         }
     }
 
@@ -153,9 +183,14 @@ impl Preconditioner for Multigrid {
             .enumerate()
             .for_each(|(t, zc)| {
                 let r0 = t * ROWS_PER_TASK;
-                this.for_rows(sys, r0..r0 + zc.len(), |row, x| zc[row - r0] = u[x] as f64);
+                this.for_rows(sys, r0..r0 + zc.len(), |row, x| {
+                    if let Some(x) = x {
+                        zc[row - r0] = u[x] as f64;
+                    }
+                });
             });
-        self.dot_u(sys, r, partials)
+        self.drops.smooth(r, z, self.settings.drop_sweeps);
+        self.dot_u(sys, r, z, partials)
     }
 
     /// `r -= alpha z` with `max |r|` and the scatter of the new `r` in one pass, then the
@@ -199,8 +234,10 @@ impl Preconditioner for Multigrid {
                 }
                 let r0 = t * T;
                 this.for_rows(sys, r0..r0 + r.len(), |row, x| {
-                    // SAFETY: as in `scatter_rows`.
-                    unsafe { *bp.get(x) = r[row - r0] as f32 };
+                    if let Some(x) = x {
+                        // SAFETY: as in `scatter_rows`.
+                        unsafe { *bp.get(x) = r[row - r0] as f32 };
+                    }
                 });
                 m[0].max(m[1]).max(m[2].max(m[3]))
             })
@@ -209,7 +246,9 @@ impl Preconditioner for Multigrid {
             return (0.0, rmax);
         }
         self.vcycle();
-        (self.dot_u(sys, r, partials), rmax)
+        // `z` (`A s`) is spent: it takes the drops' `M^-1 r`.
+        self.drops.smooth(r, z, self.settings.drop_sweeps);
+        (self.dot_u(sys, r, z, partials), rmax)
     }
 
     /// `q += alpha s`, then `s = M^-1 r + beta s` with `M^-1 r` read from the finest level's
@@ -222,7 +261,7 @@ impl Preconditioner for Multigrid {
         beta: f64,
         q: &mut [f64],
         s: &mut [f64],
-        _z: &[f64],
+        z: &[f64],
     ) {
         let nf = sys.nf;
         let u = &self.levels[0].u;
@@ -233,9 +272,10 @@ impl Preconditioner for Multigrid {
             .for_each(|(t, (q, s))| {
                 let r0 = t * ROWS_PER_TASK;
                 self.for_rows(sys, r0..r0 + q.len(), |row, x| {
+                    let m = x.map_or(z[row], |x| u[x] as f64);
                     let (q, s) = (&mut q[row - r0], &mut s[row - r0]);
                     *q += alpha * *s;
-                    *s = u[x] as f64 + beta * *s;
+                    *s = m + beta * *s;
                 });
             });
     }

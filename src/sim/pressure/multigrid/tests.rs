@@ -5,6 +5,7 @@ use super::*;
 use crate::sim::mac_grid::CellLabel::{Empty, Fluid, Solid};
 
 mod direct;
+mod drops;
 mod layout;
 mod setup;
 mod slabs;
@@ -170,6 +171,15 @@ impl Problem {
         let c = 4 + n[0] * (4 + n[1] * 4);
         self.labels[c] == Fluid
     }
+}
+
+/// `f()` on a pool of `threads` threads.
+fn on_threads<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> T {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap();
+    pool.install(f)
 }
 
 /// Conjugate gradient on `A x = b` (f64), preconditioned by `m` (`None`: plain CG), stopping at
@@ -349,11 +359,7 @@ fn preconditioner_is_thread_independent() {
     let p = Problem::random(9, [70, 60, 40], true);
     let r: Vec<f64> = (0..p.rows()).map(|i| rnd(9, i as u64) - 0.5).collect();
     let run = |threads: usize| {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap();
-        pool.install(|| {
+        on_threads(threads, || {
             let mut mg = multigrid(&p, true);
             let mut z = vec![0.0; p.rows()];
             mg.apply(&p.cell_of, &r, &mut z);

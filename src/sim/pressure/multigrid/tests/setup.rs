@@ -137,6 +137,6 @@ fn counts_are_the_unit_diagonal_where_the_level_says_so() {
     assert!(!b.levels[0].int_diag);
     let air: Vec<f64> = (0..p.rows()).map(|r| (r % 3) as f64 * 0.5).collect();
     let win = a.window();
-    a.levels[0].add_to_diagonal(&p.cell_of, &air, &win);
+    a.levels[0].add_to_diagonal(&p.cell_of, &air, &win, None);
     assert!(!a.levels[0].int_diag && a.levels[1].int_diag);
 }

@@ -52,7 +52,7 @@ fn cycle_bits(mg: &mut Multigrid, p: &Problem, fractional: bool, air: Option<&[f
     mg.setup(&p.labels, fractional.then_some(&p.weights));
     if let Some(air) = air {
         let win = mg.window();
-        mg.levels[0].add_to_diagonal(&p.cell_of, air, &win);
+        mg.levels[0].add_to_diagonal(&p.cell_of, air, &win, None);
     }
     let r: Vec<f64> = (0..p.rows()).map(|i| rnd(21, i as u64) - 0.5).collect();
     let mut z = vec![0.0; p.rows()];

@@ -1,0 +1,279 @@
+//! The liquid's small pieces (drops) apart from the multigrid: a block-diagonal
+//! preconditioner.
+//!
+//! The liquid's fluid cells fall into connected pieces (two cells are joined when they share
+//! a face), and the pressure matrix has no entry between two pieces: `A` is block-diagonal,
+//! one block per piece. Any preconditioner that is symmetric positive definite on each block
+//! is one for `A` (Saad 2003, "Iterative methods for sparse linear systems", sec. 10.1: block
+//! Jacobi), so each piece may be preconditioned its own way. Where a wave breaks, the liquid
+//! is one main body and thousands of drops flung from the sheet: on the 8M-particle dam break
+//! at frame 22 the main body has 1,015,966 cells and 2,703 drops hold 7,189 (at most 191
+//! each, 0.7% of the rows), scattered across the tank's width. Those drops cost the cycle far
+//! more than their share: each z-plane's rows store every cell from the first to the last
+//! their loops reach (`layout.rs`), so a drop far from the body widens its rows (3.02 stored
+//! cells per fluid cell at frame 22, 1.86 without the drops), and the cycle with the drops
+//! turned to air took 0.7x the time (`cargo bench --bench mg_cycle` on the dumped labels,
+//! `scripts/mg_label_pieces.py --drops-to-air`).
+//!
+//! So each set-up labels the pieces ([`Drops::label`]: a union-find over the system's runs of
+//! rows, [`System::runs`], joined along x to the next run and along +y, +z to the run holding
+//! the first row's neighbour, found by a cursor that only moves forward because the
+//! neighbours' rows increase with the rows), keeps the largest piece and every piece of more
+//! than [`super::Settings::drop_cells`] cells in the multigrid, and gives it the grid's labels
+//! with the other pieces' cells turned to air (no multigrid cell touches them: a drop has no
+//! face in common with another piece). The drops' rows are preconditioned by
+//! [`super::Settings::drop_sweeps`] symmetric Gauss-Seidel sweeps from zero (a forward sweep
+//! over the drop rows in row order, then a backward one, on the system's own rows: diagonal
+//! with the ghost-fluid air terms, face weights), serial and in a fixed order: a symmetric
+//! positive (semi-)definite map of each drop's right-hand side, like the cycle's own sweeps.
+//! The CG loop's passes (`pcg.rs`) skip the drops' runs when they move values to and from the
+//! grid and read their `M^-1 r` from the CG vector the sweeps wrote.
+
+use super::super::super::mac_grid::CellLabel;
+use super::super::system::{System, is_cut};
+use rayon::prelude::*;
+
+/// The drops of the current system and the scratch of their labelling.
+pub(super) struct Drops {
+    /// One bit per row, set on the rows of drops (whole runs: a run lies in one piece).
+    pub bits: Vec<u64>,
+    /// The drops' rows, increasing.
+    pub rows: Vec<u32>,
+    /// The grid's labels with the drops' cells as air (the multigrid's set-up reads them);
+    /// empty unless drops are enabled.
+    pub labels: Vec<CellLabel>,
+    /// Scratch of [`Self::label`]: each run's first row, its parent in the union-find, and
+    /// each root's cells (grown only when a system has more runs than any before).
+    starts: Vec<u32>,
+    parent: Vec<u32>,
+    cells: Vec<u32>,
+    /// The drops' rows as a compact system, by position in [`Self::rows`]: each row's
+    /// neighbours' positions (`NO_ROW` where the neighbour is not fluid) with their weights
+    /// (1 without face weights), its diagonal, and its `r` and `z` during [`Self::smooth`]:
+    /// the sweeps read a few hundred kilobytes instead of rows scattered over the CG vectors.
+    nb: Vec<[u32; 6]>,
+    w: Vec<[f32; 6]>,
+    diag: Vec<f64>,
+    rz: Vec<[f64; 2]>,
+}
+
+/// No neighbour in [`Drops::nb`].
+const NO_ROW: u32 = u32::MAX;
+
+/// The root of `x`'s set, halving the path on the way.
+fn find(p: &mut [u32], mut x: u32) -> u32 {
+    while p[x as usize] != x {
+        let g = p[p[x as usize] as usize];
+        p[x as usize] = g;
+        x = g;
+    }
+    x
+}
+
+/// Joins the sets of `a` and `b` under the smaller root (a fixed rule: the result does not
+/// depend on anything but the order of the calls).
+fn join(p: &mut [u32], a: u32, b: u32) {
+    let (ra, rb) = (find(p, a), find(p, b));
+    if ra != rb {
+        p[ra.max(rb) as usize] = ra.min(rb);
+    }
+}
+
+impl Drops {
+    /// Buffers for a grid of `cells` cells (`enabled`: also the labels' copy and the
+    /// scratch; without it there are never drops). The scratch is reserved for the most a
+    /// grid can need (a run per cell; drops in an eighth of the cells, [`Self::label`]) and
+    /// never grows, so no set-up allocates; only the pages a system uses become resident.
+    pub fn new(cells: usize, enabled: bool) -> Self {
+        let (runs, drops) = if enabled { (cells, cells / 8) } else { (0, 0) };
+        Self {
+            bits: vec![0; cells.div_ceil(64) + 1],
+            rows: Vec::with_capacity(drops),
+            labels: vec![CellLabel::Empty; if enabled { cells } else { 0 }],
+            starts: Vec::with_capacity(runs),
+            parent: Vec::with_capacity(runs),
+            cells: Vec::with_capacity(runs),
+            nb: Vec::with_capacity(drops),
+            w: Vec::with_capacity(drops),
+            diag: Vec::with_capacity(drops),
+            rz: Vec::with_capacity(drops),
+        }
+    }
+
+    /// No drops (every row to the multigrid).
+    pub fn clear(&mut self) {
+        for &r in &self.rows {
+            self.bits[r as usize >> 6] = 0;
+        }
+        self.rows.clear();
+    }
+
+    /// Bytes held.
+    pub fn bytes(&self) -> usize {
+        8 * self.bits.capacity()
+            + self.labels.capacity()
+            + 4 * (self.rows.capacity()
+                + self.starts.capacity()
+                + self.parent.capacity()
+                + self.cells.capacity())
+            + 24 * (self.nb.capacity() + self.w.capacity())
+            + 8 * self.diag.capacity()
+            + 16 * self.rz.capacity()
+    }
+
+    /// Finds the pieces of `sys`'s fluid rows and marks as drops every piece of at most
+    /// `max_cells` cells but the largest (the first of the largest in row order), as long as
+    /// the drops' rows fit the scratch (an eighth of the grid's cells: the pieces in row order
+    /// of their first run that would not fit stay in the cycle, which is as correct); then,
+    /// if there are drops, writes `labels` with their cells as air into [`Self::labels`].
+    /// Returns the number of drop rows.
+    pub fn label(&mut self, sys: &System, labels: &[CellLabel], max_cells: usize) -> usize {
+        self.clear();
+        let nf = sys.nf;
+        if max_cells == 0 || nf == 0 || self.labels.len() != labels.len() {
+            return 0;
+        }
+        let starts = &mut self.starts;
+        starts.clear();
+        let mut a = 0;
+        while a < nf {
+            starts.push(a as u32);
+            a = sys.run_end(a, nf);
+        }
+        let nr = starts.len();
+        let end = |i: usize| starts.get(i + 1).map_or(nf, |&s| s as usize);
+        let p = &mut self.parent;
+        p.clear();
+        p.extend(0..nr as u32);
+        // Per direction (+y, +z) the run holding the last neighbour found: the neighbours'
+        // rows increase with the rows, so the cursor only moves forward.
+        let mut cur = [0usize; 2];
+        for i in 0..nr {
+            let (a, b) = (starts[i] as usize, end(i));
+            if b < nf && sys.nb[b - 1][1] as usize == b {
+                join(p, i as u32, i as u32 + 1);
+            }
+            let m = sys.nb[a];
+            for (c, q) in cur.iter_mut().zip([m[3] as usize, m[5] as usize]) {
+                if q >= nf {
+                    continue;
+                }
+                while end(*c) <= q {
+                    *c += 1;
+                }
+                assert!(starts[*c] as usize <= q, "drops: runs out of order");
+                join(p, i as u32, *c as u32);
+            }
+        }
+        let cells = &mut self.cells;
+        cells.clear();
+        cells.resize(nr, 0);
+        for i in 0..nr {
+            let root = find(p, i as u32) as usize;
+            cells[root] += (end(i) - starts[i] as usize) as u32;
+        }
+        // The main body: the first root of the most cells.
+        let main = (0..nr).fold(0, |m, i| if cells[i] > cells[m] { i } else { m });
+        // Room left for drop rows; a piece is taken at its first run, whole, or not at all
+        // (its root's count then marks it left out).
+        let mut room = self.rows.capacity();
+        for i in 0..nr {
+            let root = find(p, i as u32) as usize;
+            if root == main || cells[root] == u32::MAX || cells[root] as usize > max_cells {
+                continue;
+            }
+            if root == i {
+                if cells[root] as usize > room {
+                    cells[root] = u32::MAX;
+                    continue;
+                }
+                room -= cells[root] as usize;
+            }
+            for r in starts[i] as usize..end(i) {
+                self.bits[r >> 6] |= 1 << (r & 63);
+                self.rows.push(r as u32);
+            }
+        }
+        self.compact(sys);
+        if !self.rows.is_empty() {
+            self.labels
+                .par_chunks_mut(1 << 16)
+                .zip(labels.par_chunks(1 << 16))
+                .for_each(|(o, l)| o.copy_from_slice(l));
+            for &r in &self.rows {
+                self.labels[sys.cell_of[r as usize] as usize] = CellLabel::Empty;
+            }
+        }
+        self.rows.len()
+    }
+
+    /// Whether row `r` is a drop's.
+    #[inline(always)]
+    pub fn holds(&self, r: usize) -> bool {
+        is_cut(&self.bits, r)
+    }
+
+    /// The compact system of the drops' rows ([`Self::nb`]): a fluid neighbour of a drop row
+    /// is a drop row (the same piece), found in the increasing [`Self::rows`] by one cursor
+    /// per direction, which only moves forward (the neighbours' rows increase with the rows).
+    fn compact(&mut self, sys: &System) {
+        let (nf, rows) = (sys.nf, &self.rows);
+        self.nb.clear();
+        self.w.clear();
+        self.diag.clear();
+        let mut cur = [0usize; 6];
+        for &row in rows {
+            let row = row as usize;
+            let m = &sys.nb[row];
+            let mut at = [NO_ROW; 6];
+            for k in 0..6 {
+                if (m[k] as usize) < nf {
+                    while rows.get(cur[k]).is_some_and(|&x| x < m[k]) {
+                        cur[k] += 1;
+                    }
+                    assert!(rows.get(cur[k]) == Some(&m[k]), "drops: a drop's neighbour");
+                    at[k] = cur[k] as u32;
+                }
+            }
+            self.nb.push(at);
+            let cut = sys.fractional && is_cut(&sys.cut, row);
+            self.w.push(if cut { sys.w[row] } else { [1.0; 6] });
+            self.diag.push(sys.diag[row]);
+        }
+        self.rz.clear();
+        self.rz.resize(rows.len(), [0.0; 2]);
+    }
+
+    /// `z = M^-1 r` on the drops' rows: `sweeps` symmetric Gauss-Seidel sweeps on `A z = r`
+    /// from zero (each a forward sweep over the rows in order then a backward one), serial, on
+    /// the compact system. A row of zero diagonal (every face closed) gets 0.
+    pub fn smooth(&mut self, r: &[f64], z: &mut [f64], sweeps: u32) {
+        if self.rows.is_empty() {
+            return;
+        }
+        for (rz, &row) in self.rz.iter_mut().zip(&self.rows) {
+            *rz = [r[row as usize], 0.0];
+        }
+        let (nb, w, diag, rz) = (&self.nb, &self.w, &self.diag, &mut self.rz);
+        let row_gs = |rz: &mut [[f64; 2]], i: usize| {
+            let mut acc = rz[i][0];
+            for k in 0..6 {
+                if nb[i][k] != NO_ROW {
+                    acc += w[i][k] as f64 * rz[nb[i][k] as usize][1];
+                }
+            }
+            rz[i][1] = if diag[i] > 0.0 { acc / diag[i] } else { 0.0 };
+        };
+        for _ in 0..sweeps {
+            for i in 0..rz.len() {
+                row_gs(rz, i);
+            }
+            for i in (0..rz.len()).rev() {
+                row_gs(rz, i);
+            }
+        }
+        for (rz, &row) in rz.iter().zip(&self.rows) {
+            z[row as usize] = rz[1];
+        }
+    }
+}
