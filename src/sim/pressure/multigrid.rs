@@ -283,7 +283,6 @@ impl Multigrid {
             .sum::<usize>()
             + 4 * self.split_rows.capacity()
             + self.direct.bytes()
-            + self.drops.bytes()
     }
 
     /// The level solved exactly at the bottom of the cycle, and its unknowns (`None`: the

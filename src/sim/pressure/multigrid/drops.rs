@@ -108,19 +108,6 @@ impl Drops {
         self.rows.clear();
     }
 
-    /// Bytes held.
-    pub fn bytes(&self) -> usize {
-        8 * self.bits.capacity()
-            + self.labels.capacity()
-            + 4 * (self.rows.capacity()
-                + self.starts.capacity()
-                + self.parent.capacity()
-                + self.cells.capacity())
-            + 24 * (self.nb.capacity() + self.w.capacity())
-            + 8 * self.diag.capacity()
-            + 16 * self.rz.capacity()
-    }
-
     /// Finds the pieces of `sys`'s fluid rows and marks as drops every piece of at most
     /// `max_cells` cells but the largest (the first of the largest in row order), as long as
     /// the drops' rows fit the scratch (an eighth of the grid's cells: the pieces in row order
@@ -168,16 +155,16 @@ impl Drops {
         let cells = &mut self.cells;
         cells.clear();
         cells.resize(nr, 0);
-        for i in 0..nr {
+        for (i, &a) in starts.iter().enumerate() {
             let root = find(p, i as u32) as usize;
-            cells[root] += (end(i) - starts[i] as usize) as u32;
+            cells[root] += (end(i) - a as usize) as u32;
         }
         // The main body: the first root of the most cells.
         let main = (0..nr).fold(0, |m, i| if cells[i] > cells[m] { i } else { m });
         // Room left for drop rows; a piece is taken at its first run, whole, or not at all
         // (its root's count then marks it left out).
         let mut room = self.rows.capacity();
-        for i in 0..nr {
+        for (i, &a) in starts.iter().enumerate() {
             let root = find(p, i as u32) as usize;
             if root == main || cells[root] == u32::MAX || cells[root] as usize > max_cells {
                 continue;
@@ -189,7 +176,7 @@ impl Drops {
                 }
                 room -= cells[root] as usize;
             }
-            for r in starts[i] as usize..end(i) {
+            for r in a as usize..end(i) {
                 self.bits[r >> 6] |= 1 << (r & 63);
                 self.rows.push(r as u32);
             }
