@@ -25,6 +25,15 @@ fn rnd(seed: u64, i: u64) -> f64 {
     (x >> 11) as f64 / (1u64 << 53) as f64
 }
 
+/// Per face component `a`, `w(a, f)` on each face `f` of its grid of `n + e_a` nodes.
+fn face_weights(n: [usize; 3], w: impl Fn(usize, usize) -> f32) -> [Vec<f32>; 3] {
+    std::array::from_fn(|a| {
+        let mut m = n;
+        m[a] += 1;
+        (0..m[0] * m[1] * m[2]).map(|f| w(a, f)).collect()
+    })
+}
+
 /// A free-surface problem: labels, face weights, and the rows (fluid cells in order).
 struct Problem {
     n: [usize; 3],
@@ -92,18 +101,12 @@ impl Problem {
                 }
             }
         }
-        let weights = std::array::from_fn(|a| {
-            let mut m = n;
-            m[a] += 1;
-            (0..m[0] * m[1] * m[2])
-                .map(|f| {
-                    if fractional {
-                        (0.05 + 0.95 * rnd(seed, 100_000 * (a as u64 + 1) + f as u64)) as f32
-                    } else {
-                        1.0
-                    }
-                })
-                .collect()
+        let weights = face_weights(n, |a, f| {
+            if fractional {
+                (0.05 + 0.95 * rnd(seed, 100_000 * (a as u64 + 1) + f as u64)) as f32
+            } else {
+                1.0
+            }
         });
         Self::new(n, labels, weights)
     }

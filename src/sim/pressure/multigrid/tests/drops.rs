@@ -66,12 +66,7 @@ fn spray(n: [usize; 3]) -> Problem {
             }
         }
     }
-    let weights = std::array::from_fn(|a| {
-        let mut m = n;
-        m[a] += 1;
-        vec![1.0; m[0] * m[1] * m[2]]
-    });
-    Problem::new(n, labels, weights)
+    Problem::new(n, labels, face_weights(n, |_, _| 1.0))
 }
 
 /// Every piece of at most `max` cells but the largest (the first in row order of the most
