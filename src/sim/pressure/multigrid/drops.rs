@@ -18,7 +18,9 @@
 //! So each set-up labels the pieces ([`Drops::label`]: a union-find over the system's runs of
 //! rows, [`System::runs`], joined along x to the next run and along +y, +z to the run holding
 //! the first row's neighbour, found by a cursor that only moves forward because the
-//! neighbours' rows increase with the rows), keeps the largest piece and every piece of more
+//! neighbours' rows increase with the rows; in slabs of z-planes in parallel, then across the
+//! slabs' boundaries: each set's root is its first run whatever the order of the joins, so
+//! the pieces do not depend on the slabs or the threads), keeps the largest piece and every piece of more
 //! than [`super::Settings::drop_cells`] cells in the multigrid, and gives it the grid's labels
 //! with the other pieces' cells turned to air (no multigrid cell touches them: a drop has no
 //! face in common with another piece). The drops' rows are preconditioned by
@@ -30,6 +32,7 @@
 //! grid and read their `M^-1 r` from the CG vector the sweeps wrote.
 
 use super::super::super::mac_grid::CellLabel;
+use super::super::super::sync_ptr::SyncPtr;
 use super::super::system::{System, is_cut};
 use rayon::prelude::*;
 
@@ -47,6 +50,10 @@ pub(super) struct Drops {
     starts: Vec<u32>,
     parent: Vec<u32>,
     cells: Vec<u32>,
+    /// Scratch of [`Self::label`]: the first run of each slab of planes, and the end.
+    bounds: Vec<u32>,
+    /// Fewest runs per slab ([`SLAB_RUNS`]; tests lower it).
+    pub slab_runs: usize,
     /// The drops' rows as a compact system, by position in [`Self::rows`]: each row's
     /// neighbours' positions (`NO_ROW` where the neighbour is not fluid) with their weights
     /// (1 without face weights), its diagonal, and its `r` and `z` during [`Self::smooth`]:
@@ -60,22 +67,29 @@ pub(super) struct Drops {
 /// No neighbour in [`Drops::nb`].
 const NO_ROW: u32 = u32::MAX;
 
-/// The root of `x`'s set, halving the path on the way.
-fn find(p: &mut [u32], mut x: u32) -> u32 {
-    while p[x as usize] != x {
-        let g = p[p[x as usize] as usize];
-        p[x as usize] = g;
+/// Fewest runs per slab of the labelling's joins (slabs of z-planes, joined in parallel).
+const SLAB_RUNS: usize = 1024;
+/// Most slabs.
+const MAX_SLABS: usize = 256;
+
+/// The root of `x`'s set in `p`, the parents of the runs `off..off + p.len()` (every run
+/// `x`'s path reaches lies there), halving the path on the way. Every parent is at most its
+/// run (`join` hangs the larger root under the smaller), so a root is its set's first run.
+fn find(p: &mut [u32], off: u32, mut x: u32) -> u32 {
+    while p[(x - off) as usize] != x {
+        let g = p[(p[(x - off) as usize] - off) as usize];
+        p[(x - off) as usize] = g;
         x = g;
     }
     x
 }
 
-/// Joins the sets of `a` and `b` under the smaller root (a fixed rule: the result does not
-/// depend on anything but the order of the calls).
-fn join(p: &mut [u32], a: u32, b: u32) {
-    let (ra, rb) = (find(p, a), find(p, b));
+/// Joins the sets of `a` and `b` (runs of `p` as in [`find`]) under the smaller root: each
+/// set's root is its first run, whatever the order of the joins.
+fn join(p: &mut [u32], off: u32, a: u32, b: u32) {
+    let (ra, rb) = (find(p, off, a), find(p, off, b));
     if ra != rb {
-        p[ra.max(rb) as usize] = ra.min(rb);
+        p[(ra.max(rb) - off) as usize] = ra.min(rb);
     }
 }
 
@@ -93,6 +107,8 @@ impl Drops {
             starts: Vec::with_capacity(runs),
             parent: Vec::with_capacity(runs),
             cells: Vec::with_capacity(runs),
+            bounds: Vec::with_capacity(MAX_SLABS + 1),
+            slab_runs: SLAB_RUNS,
             nb: Vec::with_capacity(drops),
             w: Vec::with_capacity(drops),
             diag: Vec::with_capacity(drops),
@@ -129,35 +145,77 @@ impl Drops {
         }
         let nr = starts.len();
         let end = |i: usize| starts.get(i + 1).map_or(nf, |&s| s as usize);
+        // Slabs of whole z-planes (a run lies in one plane), each a range of runs.
+        let bounds = &mut self.bounds;
+        bounds.clear();
+        bounds.push(0);
+        let slabs = (nr / self.slab_runs.max(1)).clamp(1, MAX_SLABS);
+        for s in 1..slabs {
+            let k = sys.ijk_of[starts[s * nr / slabs] as usize][2] as usize;
+            let b = starts.partition_point(|&a| a < sys.plane_rows[k]) as u32;
+            if b > *bounds.last().unwrap() {
+                bounds.push(b);
+            }
+        }
+        bounds.push(nr as u32);
         let p = &mut self.parent;
         p.clear();
         p.extend(0..nr as u32);
-        // Per direction (+y, +z) the run holding the last neighbour found: the neighbours'
-        // rows increase with the rows, so the cursor only moves forward.
-        let mut cur = [0usize; 2];
-        for i in 0..nr {
-            let (a, b) = (starts[i] as usize, end(i));
-            if b < nf && sys.nb[b - 1][1] as usize == b {
-                join(p, i as u32, i as u32 + 1);
+        // Within each slab in parallel: every join but those of +z neighbours in the next
+        // slab. Per direction (+y, +z) the run holding the last neighbour found: the
+        // neighbours' rows increase with the rows, so the cursor only moves forward.
+        let pp = SyncPtr(p.as_mut_ptr());
+        let bounds = &*bounds;
+        (0..bounds.len() - 1).into_par_iter().for_each(|s| {
+            let (b0, b1) = (bounds[s] as usize, bounds[s + 1] as usize);
+            // SAFETY: the slabs' ranges of runs are disjoint, each written by its own task.
+            let p = unsafe { std::slice::from_raw_parts_mut(pp.get(b0), b1 - b0) };
+            let (off, next) = (b0 as u32, starts.get(b1).map_or(nf, |&a| a as usize));
+            let mut cur = [b0; 2];
+            for i in b0..b1 {
+                let (a, b) = (starts[i] as usize, end(i));
+                if b < nf && sys.nb[b - 1][1] as usize == b {
+                    join(p, off, i as u32, i as u32 + 1);
+                }
+                let m = sys.nb[a];
+                for (c, q) in cur.iter_mut().zip([m[3] as usize, m[5] as usize]) {
+                    if q >= next {
+                        continue;
+                    }
+                    while end(*c) <= q {
+                        *c += 1;
+                    }
+                    assert!(starts[*c] as usize <= q, "drops: runs out of order");
+                    join(p, off, i as u32, *c as u32);
+                }
             }
-            let m = sys.nb[a];
-            for (c, q) in cur.iter_mut().zip([m[3] as usize, m[5] as usize]) {
+        });
+        // Across the slabs: the +z joins of each slab's last plane.
+        for &b1 in &bounds[1..bounds.len() - 1] {
+            let b1 = b1 as usize;
+            let k = sys.ijk_of[starts[b1] as usize][2] as usize;
+            let first = starts.partition_point(|&a| a < sys.plane_rows[k - 1]);
+            let mut c = b1;
+            for i in first..b1 {
+                let q = sys.nb[starts[i] as usize][5] as usize;
                 if q >= nf {
                     continue;
                 }
-                while end(*c) <= q {
-                    *c += 1;
+                while end(c) <= q {
+                    c += 1;
                 }
-                assert!(starts[*c] as usize <= q, "drops: runs out of order");
-                join(p, i as u32, *c as u32);
+                assert!(starts[c] as usize <= q, "drops: runs out of order");
+                join(p, 0, i as u32, c as u32);
             }
         }
+        // Every run's parent to its root, in order (a parent is at most its run), and the
+        // roots' cells.
         let cells = &mut self.cells;
         cells.clear();
         cells.resize(nr, 0);
         for (i, &a) in starts.iter().enumerate() {
-            let root = find(p, i as u32) as usize;
-            cells[root] += (end(i) - a as usize) as u32;
+            p[i] = p[p[i] as usize];
+            cells[p[i] as usize] += (end(i) - a as usize) as u32;
         }
         // The main body: the first root of the most cells.
         let main = (0..nr).fold(0, |m, i| if cells[i] > cells[m] { i } else { m });
@@ -165,7 +223,7 @@ impl Drops {
         // (its root's count then marks it left out).
         let mut room = self.rows.capacity();
         for (i, &a) in starts.iter().enumerate() {
-            let root = find(p, i as u32) as usize;
+            let root = p[i] as usize;
             if root == main || cells[root] == u32::MAX || cells[root] as usize > max_cells {
                 continue;
             }

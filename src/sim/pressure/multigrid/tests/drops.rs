@@ -73,7 +73,8 @@ fn spray(n: [usize; 3]) -> Problem {
 /// cells) is a drop while the drops fit in an eighth of the grid's cells, on problems with
 /// hundreds of pieces (the random holes and drops of [`Problem::random`], its closed pocket,
 /// balls): the drop rows and the labels the cycle gets (drops as air, all else unchanged)
-/// equal the flood fill's. Without a bound (`usize::MAX`) the pieces overflow that room.
+/// equal the flood fill's, with the joins in one slab of planes and in slabs of a few planes
+/// (in parallel, then across the slabs).
 #[test]
 fn drops_are_the_small_pieces_but_the_largest() {
     for seed in [11u64, 12, 0] {
@@ -90,7 +91,12 @@ fn drops_are_the_small_pieces_but_the_largest() {
         // Pieces are found in order of their first row: the first of the largest is the main.
         let main = ps.iter().position(|r| r.len() == big).unwrap();
         let mut drops = Drops::new(p.labels.len(), true);
-        for max in [0, 1, 7, 48, 256, usize::MAX] {
+        // One slab of planes, and slabs of a few planes (joined in parallel, then across).
+        for (slab_runs, max) in [1 << 20, 8]
+            .into_iter()
+            .flat_map(|s| [0, 1, 7, 48, 256, usize::MAX].map(|m| (s, m)))
+        {
+            drops.slab_runs = slab_runs;
             let n = drops.label(&sys, &p.labels, max);
             // The pieces in order of their first row, while they fit in an eighth of the
             // grid's cells.
@@ -108,7 +114,10 @@ fn drops_are_the_small_pieces_but_the_largest() {
                 let all: usize = ps.iter().map(|r| r.len()).sum::<usize>() - big;
                 assert!(want.len() < all, "the room is never reached");
             }
-            assert_eq!(drops.rows, want, "seed {seed}, max {max}");
+            assert_eq!(
+                drops.rows, want,
+                "seed {seed}, max {max}, slab runs {slab_runs}"
+            );
             assert_eq!(n, want.len());
             for r in 0..sys.nf {
                 assert_eq!(drops.holds(r), want.binary_search(&(r as u32)).is_ok());
