@@ -45,8 +45,8 @@ pub(super) struct Drops {
     /// The grid's labels with the drops' cells as air (the multigrid's set-up reads them);
     /// empty unless drops are enabled.
     pub labels: Vec<CellLabel>,
-    /// Scratch of [`Self::label`]: each run's first row, its parent in the union-find, and
-    /// each root's cells (grown only when a system has more runs than any before).
+    /// Scratch of [`Self::label`]: each run's first row, its parent in the union-find (its
+    /// root once [`Self::pieces`] is done), and each root's cells.
     starts: Vec<u32>,
     parent: Vec<u32>,
     cells: Vec<u32>,
@@ -136,87 +136,11 @@ impl Drops {
         if max_cells == 0 || nf == 0 || self.labels.len() != labels.len() {
             return 0;
         }
-        let starts = &mut self.starts;
-        starts.clear();
-        let mut a = 0;
-        while a < nf {
-            starts.push(a as u32);
-            a = sys.run_end(a, nf);
-        }
-        let nr = starts.len();
-        let end = |i: usize| starts.get(i + 1).map_or(nf, |&s| s as usize);
-        // Slabs of whole z-planes (a run lies in one plane), each a range of runs.
-        let bounds = &mut self.bounds;
-        bounds.clear();
-        bounds.push(0);
-        let slabs = (nr / self.slab_runs.max(1)).clamp(1, MAX_SLABS);
-        for s in 1..slabs {
-            let k = sys.ijk_of[starts[s * nr / slabs] as usize][2] as usize;
-            let b = starts.partition_point(|&a| a < sys.plane_rows[k]) as u32;
-            if b > *bounds.last().unwrap() {
-                bounds.push(b);
-            }
-        }
-        bounds.push(nr as u32);
-        let p = &mut self.parent;
-        p.clear();
-        p.extend(0..nr as u32);
-        // Within each slab in parallel: every join but those of +z neighbours in the next
-        // slab. Per direction (+y, +z) the run holding the last neighbour found: the
-        // neighbours' rows increase with the rows, so the cursor only moves forward.
-        let pp = SyncPtr(p.as_mut_ptr());
-        let bounds = &*bounds;
-        (0..bounds.len() - 1).into_par_iter().for_each(|s| {
-            let (b0, b1) = (bounds[s] as usize, bounds[s + 1] as usize);
-            // SAFETY: the slabs' ranges of runs are disjoint, each written by its own task.
-            let p = unsafe { std::slice::from_raw_parts_mut(pp.get(b0), b1 - b0) };
-            let (off, next) = (b0 as u32, starts.get(b1).map_or(nf, |&a| a as usize));
-            let mut cur = [b0; 2];
-            for i in b0..b1 {
-                let (a, b) = (starts[i] as usize, end(i));
-                if b < nf && sys.nb[b - 1][1] as usize == b {
-                    join(p, off, i as u32, i as u32 + 1);
-                }
-                let m = sys.nb[a];
-                for (c, q) in cur.iter_mut().zip([m[3] as usize, m[5] as usize]) {
-                    if q >= next {
-                        continue;
-                    }
-                    while end(*c) <= q {
-                        *c += 1;
-                    }
-                    assert!(starts[*c] as usize <= q, "drops: runs out of order");
-                    join(p, off, i as u32, *c as u32);
-                }
-            }
+        self.pieces(sys);
+        let (starts, p, cells) = (&self.starts, &self.parent, &mut self.cells);
+        let (nr, end) = (starts.len(), |i: usize| {
+            starts.get(i + 1).map_or(nf, |&s| s as usize)
         });
-        // Across the slabs: the +z joins of each slab's last plane.
-        for &b1 in &bounds[1..bounds.len() - 1] {
-            let b1 = b1 as usize;
-            let k = sys.ijk_of[starts[b1] as usize][2] as usize;
-            let first = starts.partition_point(|&a| a < sys.plane_rows[k - 1]);
-            let mut c = b1;
-            for i in first..b1 {
-                let q = sys.nb[starts[i] as usize][5] as usize;
-                if q >= nf {
-                    continue;
-                }
-                while end(c) <= q {
-                    c += 1;
-                }
-                assert!(starts[c] as usize <= q, "drops: runs out of order");
-                join(p, 0, i as u32, c as u32);
-            }
-        }
-        // Every run's parent to its root, in order (a parent is at most its run), and the
-        // roots' cells.
-        let cells = &mut self.cells;
-        cells.clear();
-        cells.resize(nr, 0);
-        for (i, &a) in starts.iter().enumerate() {
-            p[i] = p[p[i] as usize];
-            cells[p[i] as usize] += (end(i) - a as usize) as u32;
-        }
         // The main body: the first root of the most cells.
         let main = (0..nr).fold(0, |m, i| if cells[i] > cells[m] { i } else { m });
         // Room left for drop rows; a piece is taken at its first run, whole, or not at all
@@ -250,6 +174,93 @@ impl Drops {
             }
         }
         self.rows.len()
+    }
+
+    /// The pieces of `sys`'s fluid rows (`nf > 0`): [`Self::starts`] the runs' first rows,
+    /// [`Self::parent`] each run's root (its piece's first run), [`Self::cells`] each root's
+    /// cells (0 for a run that is not a root).
+    fn pieces(&mut self, sys: &System) {
+        let nf = sys.nf;
+        let starts = &mut self.starts;
+        starts.clear();
+        let mut a = 0;
+        while a < nf {
+            starts.push(a as u32);
+            a = sys.run_end(a, nf);
+        }
+        let nr = starts.len();
+        let end = |i: usize| starts.get(i + 1).map_or(nf, |&s| s as usize);
+        // `c` to the run holding row `q` (at or after run `c`).
+        let advance = |c: &mut usize, q: usize| {
+            while end(*c) <= q {
+                *c += 1;
+            }
+            assert!(starts[*c] as usize <= q, "drops: runs out of order");
+        };
+        // Slabs of whole z-planes (a run lies in one plane), each a range of runs.
+        let bounds = &mut self.bounds;
+        bounds.clear();
+        bounds.push(0);
+        let slabs = (nr / self.slab_runs.max(1)).clamp(1, MAX_SLABS);
+        for s in 1..slabs {
+            let k = sys.ijk_of[starts[s * nr / slabs] as usize][2] as usize;
+            let b = starts.partition_point(|&a| a < sys.plane_rows[k]) as u32;
+            if b > *bounds.last().unwrap() {
+                bounds.push(b);
+            }
+        }
+        bounds.push(nr as u32);
+        let p = &mut self.parent;
+        p.clear();
+        p.extend(0..nr as u32);
+        // Within each slab in parallel: every join but those of +z neighbours in the next
+        // slab. Per direction (+y, +z) the run holding the last neighbour found: the
+        // neighbours' rows increase with the rows, so the cursor only moves forward.
+        let pp = SyncPtr(p.as_mut_ptr());
+        let bounds = &*bounds;
+        (0..bounds.len() - 1).into_par_iter().for_each(|s| {
+            let (b0, b1) = (bounds[s] as usize, bounds[s + 1] as usize);
+            // SAFETY: the slabs' ranges of runs are disjoint, each written by its own task.
+            let p = unsafe { std::slice::from_raw_parts_mut(pp.get(b0), b1 - b0) };
+            let (off, next) = (b0 as u32, starts.get(b1).map_or(nf, |&a| a as usize));
+            let mut cur = [b0; 2];
+            for (i, &a) in (b0..).zip(&starts[b0..b1]) {
+                let (a, b) = (a as usize, end(i));
+                if b < nf && sys.nb[b - 1][1] as usize == b {
+                    join(p, off, i as u32, i as u32 + 1);
+                }
+                let m = sys.nb[a];
+                for (c, q) in cur.iter_mut().zip([m[3] as usize, m[5] as usize]) {
+                    if q < next {
+                        advance(c, q);
+                        join(p, off, i as u32, *c as u32);
+                    }
+                }
+            }
+        });
+        // Across the slabs: the +z joins of each slab's last plane.
+        for &b1 in &bounds[1..bounds.len() - 1] {
+            let b1 = b1 as usize;
+            let k = sys.ijk_of[starts[b1] as usize][2] as usize;
+            let first = starts.partition_point(|&a| a < sys.plane_rows[k - 1]);
+            let mut c = b1;
+            for (i, &a) in (first..).zip(&starts[first..b1]) {
+                let q = sys.nb[a as usize][5] as usize;
+                if q < nf {
+                    advance(&mut c, q);
+                    join(p, 0, i as u32, c as u32);
+                }
+            }
+        }
+        // Every run's parent to its root, in order (a parent is at most its run), and the
+        // roots' cells.
+        let cells = &mut self.cells;
+        cells.clear();
+        cells.resize(nr, 0);
+        for (i, &a) in starts.iter().enumerate() {
+            p[i] = p[p[i] as usize];
+            cells[p[i] as usize] += (end(i) - a as usize) as u32;
+        }
     }
 
     /// Whether row `r` is a drop's.
