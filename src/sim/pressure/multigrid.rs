@@ -63,9 +63,12 @@
 //! break's 162 x 42 x 98 grid, `cargo bench --bench mg_cycle`),
 //! all allocated once in [`Multigrid::new`] for the whole grid; each set-up fits the levels
 //! to the liquid's box in those buffers (`window.rs`: the rows follow each other in memory,
-//! and the 8M dam break's standing column cycles 2.4-2.6x faster), and each z-plane's rows
-//! store only the cells its liquid's loops reach (`layout.rs`: a row costs what it stores,
-//! not what it visits; the 8M dam break's flowing frames cycle 1.4x faster); `u`, `b`, `r`
+//! and the 8M dam break's standing column cycles 2.4-2.6x faster), and each row stores only
+//! the ranges of cells its own and its neighbours' loops reach, the loops visiting its
+//! segments (`layout.rs`, `segments.rs`: a row costs what it stores, not what it visits; the
+//! 8M dam break's flowing frames cycle 1.4x faster with rows as long as their plane's liquid,
+//! session 20, and its last frames 1.5x faster again with rows of their own ranges, session
+//! 23); `u`, `b`, `r`
 //! and the diagonals are stored by
 //! colour (red-black ordering, `level.rs`), so a half-sweep's vector lanes are all cells of its
 //! colour, and the restriction reads a fine row's even and odd cells as two compact rows. Each solve re-labels the levels ([`Multigrid::setup`]) and each application
@@ -96,6 +99,7 @@ mod pcg;
 #[cfg(feature = "mg-profile")]
 pub mod profile;
 mod redim;
+mod segments;
 mod slabs;
 mod sweeps;
 mod team;
@@ -326,6 +330,11 @@ impl Multigrid {
         for l in 1..self.active {
             let (f, c) = self.levels.split_at_mut(l);
             c[0].setup_coarse(&f[l - 1]);
+            // The finer level's prolongation reads this level's rows (`segments.rs`).
+            let f = &mut f[l - 1];
+            f.seg.place_prolong(f.n, &c[0].lay, c[0].n);
+            let c = &mut c[0];
+            c.seg.place_restrict(c.n, &f.lay, f.n);
         }
         // The finest level that fits the direct solve's budgets ends the cycle.
         self.direct.level = None;
@@ -378,8 +387,10 @@ impl Multigrid {
                 check_task_cells(cell_of, t, c, cells);
                 // The window's first cell in the row of the last cell: a next cell further
                 // along the same row needs no division. Cell i of the window's row lies at
-                // compact i / 2 of the colour of i's parity (`base[i % 2]`, [`Level::split`]).
-                let (nx, mut start, mut base) = (win.n[0], usize::MAX, [0, 0]);
+                // compact i / 2 of the colour of i's parity (`base[i % 2]`, [`Level::split`])
+                // of the stored range from `x0` to `end` (`layout.rs`).
+                let (nx, mut start, mut jk) = (win.n[0], usize::MAX, (0, 0));
+                let (mut base, mut range) = ([0, 0], (1, 0));
                 for (s, &c) in s.iter_mut().zip(c) {
                     let c = c as usize;
                     if c < start || c >= start + nx {
@@ -389,9 +400,15 @@ impl Multigrid {
                         );
                         let [i, j, k] = win.local(c);
                         start = c - i;
-                        base = [lv.split(0, j, k), lv.split(1, j, k)];
+                        jk = (j, k);
+                        range = (1, 0);
                     }
                     let i = c - start;
+                    if i < range.0 || i >= range.1 {
+                        let (j, k) = jk;
+                        base = lv.bases(j, k, i);
+                        range = lv.lay.holding(j + lv.n[1] * k, i);
+                    }
                     *s = (base[i & 1] + (i >> 1)) as u32;
                 }
             });

@@ -60,13 +60,13 @@ impl Level {
         let n = self.n;
         let ny = n[1];
         let nx = n[0];
-        // Only the previous spans' cells can hold non-zero values (set-up writes nothing
-        // else): zero them in the previous layout, so that every entry outside the new spans
-        // is 0 whatever the new layout.
+        // Only the previous segments' cells can hold non-zero values (set-up writes nothing
+        // else): zero them in the previous layout, so that every entry outside the new
+        // segments is 0 whatever the new layout.
         for v in [&mut self.invd, &mut self.diag] {
-            self.lay.zero(v, &self.spans, ny, false);
+            self.lay.zero(v, &self.seg, false);
         }
-        self.lay.zero(&mut self.count, &self.spans, ny, false);
+        self.lay.zero(&mut self.count, &self.seg, false);
         let per = self.rows_per_task(SETUP_CELLS);
         let label = &self.label;
         self.spans
@@ -77,9 +77,10 @@ impl Level {
                 *span = fluid_span(&label[nx * row..nx * (row + 1)])
                     .map_or([0, 0], |(lo, hi)| [lo as u32, hi as u32]);
             });
+        self.seg.plan(&self.label, nx, &self.spans, per);
         let h = self.h;
-        self.lay
-            .plan(n, &self.spans, h, finer.map(|f| (&f.lay, f.n)));
+        self.lay.plan(n, &self.seg, h, finer.map(|f| (&f.seg, f.n)));
+        self.seg.place(&self.lay, ny);
         let len = 2 * self.lay.half + h;
         let alloc = self.alloc[0];
         for v in [
@@ -93,7 +94,7 @@ impl Level {
         }
         super::redim::fit(&mut self.count, len, alloc);
         let st = self.strides();
-        let (label, w, unit, lay) = (&self.label, &self.w, self.unit, &self.lay);
+        let (label, w, unit, lay, seg) = (&self.label, &self.w, self.unit, &self.lay, &self.seg);
         let (invp, dgp, ctp) = (
             SyncPtr(self.invd.as_mut_ptr()),
             SyncPtr(self.diag.as_mut_ptr()),
@@ -102,17 +103,15 @@ impl Level {
         // The counts are the diagonal where every weight is 1 (ghost-fluid terms added later
         // clear this again, `add_to_diagonal`).
         self.int_diag = unit;
-        self.spans
-            .par_iter()
-            .enumerate()
+        (0..self.spans.len())
+            .into_par_iter()
             .with_min_len(per)
-            .for_each(|(row, &[lo, hi])| {
-                if lo >= hi {
+            .for_each(|row| {
+                let segs = seg.of(row);
+                if segs.is_empty() {
                     return;
                 }
-                let (lo, hi) = (lo as usize, hi as usize);
-                let k = row / ny;
-                let ((s0, rl), (s1, _)) = (lay.stored(0, row, k), lay.stored(1, row, k));
+                let ((s0, rl), (s1, _)) = (lay.stored(0, row), lay.stored(1, row));
                 assert!(s0.max(s1) + rl <= len);
                 // The row's stored entries of both colours, from compact `px` on.
                 // SAFETY: in bounds (asserted); rows' stored entries are disjoint, each
@@ -130,7 +129,6 @@ impl Level {
                         b(s1),
                     )
                 };
-                let px = lay.px[k];
                 let o = nx * row;
                 let l = &label[o..o + nx];
                 let q = (row % n[1] + row / n[1]) & 1;
@@ -153,59 +151,66 @@ impl Level {
                 } else {
                     ([i1, i0], [d1, d0], [c1, c0])
                 };
-                if unit {
-                    // The open faces of the span's cells counted a line at a time over the
-                    // six neighbours' label rows, then split by colour in pairs of cells, the
-                    // inverses as `1 / d` (loops the compiler vectorises). The line runs over
-                    // whole pairs (from an even cell to an even end: at most one cell past
-                    // the span at each end, which is not fluid and gets 0, its value anyway,
-                    // inside the compact range the next set-up clears).
-                    let mut cnt = [0u8; 256];
-                    let (mut a, end) = (lo & !1, (hi + 1) & !1);
-                    while a < end {
-                        let b = (a + cnt.len()).min(end);
-                        let c = o + a;
-                        let len = b - a;
-                        let sl = |x: usize| &label[x..x + len];
-                        // Zipped slices of one length (no bounds tests, byte lanes); a
-                        // label is open unless SOLID (2), so `1 - (x >> 1)` counts it.
-                        let it = cnt[..len]
-                            .iter_mut()
-                            .zip(sl(c))
-                            .zip(sl(c - 1).iter().zip(sl(c + 1)))
-                            .zip(sl(c - st[1]).iter().zip(sl(c + st[1])))
-                            .zip(sl(c - st[2]).iter().zip(sl(c + st[2])));
-                        for ((((n, &own), (&x0, &x1)), (&y0, &y1)), (&z0, &z1)) in it {
-                            let solid = (x0 >> 1) + (x1 >> 1) + (y0 >> 1) + (y1 >> 1);
-                            let open = 6 - (solid + (z0 >> 1) + (z1 >> 1));
-                            *n = if own == FLUID { open } else { 0 };
+                // Per segment (`segments.rs`): the cells of its range `v + i / 2` on from the
+                // row's stored start (`layout.rs`).
+                for &super::segments::Seg { span: [lo, hi], .. } in segs {
+                    let (lo, hi) = (lo as usize, hi as usize);
+                    let v = lay.at(row, lo);
+                    if unit {
+                        // The open faces of the span's cells counted a line at a time over the
+                        // six neighbours' label rows, then split by colour in pairs of cells, the
+                        // inverses as `1 / d` (loops the compiler vectorises). The line runs over
+                        // whole pairs (from an even cell to an even end: at most one cell past
+                        // the span at each end, which is not fluid and gets 0, its value anyway,
+                        // inside the compact range the next set-up clears).
+                        let mut cnt = [0u8; 256];
+                        let (mut a, end) = (lo & !1, (hi + 1) & !1);
+                        while a < end {
+                            let b = (a + cnt.len()).min(end);
+                            let c = o + a;
+                            let len = b - a;
+                            let sl = |x: usize| &label[x..x + len];
+                            // Zipped slices of one length (no bounds tests, byte lanes); a
+                            // label is open unless SOLID (2), so `1 - (x >> 1)` counts it.
+                            let it = cnt[..len]
+                                .iter_mut()
+                                .zip(sl(c))
+                                .zip(sl(c - 1).iter().zip(sl(c + 1)))
+                                .zip(sl(c - st[1]).iter().zip(sl(c + st[1])))
+                                .zip(sl(c - st[2]).iter().zip(sl(c + st[2])));
+                            for ((((n, &own), (&x0, &x1)), (&y0, &y1)), (&z0, &z1)) in it {
+                                let solid = (x0 >> 1) + (x1 >> 1) + (y0 >> 1) + (y1 >> 1);
+                                let open = 6 - (solid + (z0 >> 1) + (z1 >> 1));
+                                *n = if own == FLUID { open } else { 0 };
+                            }
+                            // Natural cells 2m and 2m + 1 at compact m of parities 0 and 1.
+                            let r = v.wrapping_add(a >> 1)..v.wrapping_add(b >> 1);
+                            let [d0, d1] = &mut dg;
+                            let [v0, v1] = &mut inv;
+                            let [n0, n1] = &mut ct;
+                            let out = (d0[r.clone()].iter_mut().zip(&mut d1[r.clone()]))
+                                .zip(v0[r.clone()].iter_mut().zip(&mut v1[r.clone()]))
+                                .zip(n0[r.clone()].iter_mut().zip(&mut n1[r]));
+                            for (p, (((d0, d1), (v0, v1)), (n0, n1))) in
+                                cnt[..len].chunks_exact(2).zip(out)
+                            {
+                                (*n0, *n1) = (p[0], p[1]);
+                                let (e0, e1) = (p[0] as f32, p[1] as f32);
+                                *d0 = e0;
+                                *d1 = e1;
+                                *v0 = if e0 > 0.0 { 1.0 / e0 } else { 0.0 };
+                                *v1 = if e1 > 0.0 { 1.0 / e1 } else { 0.0 };
+                            }
+                            a = b;
                         }
-                        // Natural cells 2m and 2m + 1 at compact m of parities 0 and 1.
-                        let r = (a >> 1) - px..(b >> 1) - px;
-                        let [d0, d1] = &mut dg;
-                        let [v0, v1] = &mut inv;
-                        let [n0, n1] = &mut ct;
-                        let out = (d0[r.clone()].iter_mut().zip(&mut d1[r.clone()]))
-                            .zip(v0[r.clone()].iter_mut().zip(&mut v1[r.clone()]))
-                            .zip(n0[r.clone()].iter_mut().zip(&mut n1[r]));
-                        for (p, (((d0, d1), (v0, v1)), (n0, n1))) in
-                            cnt[..len].chunks_exact(2).zip(out)
-                        {
-                            (*n0, *n1) = (p[0], p[1]);
-                            let (e0, e1) = (p[0] as f32, p[1] as f32);
-                            *d0 = e0;
-                            *d1 = e1;
-                            *v0 = if e0 > 0.0 { 1.0 / e0 } else { 0.0 };
-                            *v1 = if e1 > 0.0 { 1.0 / e1 } else { 0.0 };
-                        }
-                        a = b;
+                        continue;
                     }
-                    return;
-                }
-                for i in lo..hi {
-                    let d = diag(i);
-                    dg[i & 1][(i >> 1) - px] = d;
-                    inv[i & 1][(i >> 1) - px] = if d > 0.0 { 1.0 / d } else { 0.0 };
+                    for i in lo..hi {
+                        let d = diag(i);
+                        let x = v.wrapping_add(i >> 1);
+                        dg[i & 1][x] = d;
+                        inv[i & 1][x] = if d > 0.0 { 1.0 / d } else { 0.0 };
+                    }
                 }
             });
     }

@@ -9,8 +9,9 @@
 //! is one main body and thousands of drops flung from the sheet: on the 8M-particle dam break
 //! at frame 22 the main body has 1,015,966 cells and 2,703 drops hold 7,189 (at most 191
 //! each, 0.7% of the rows), scattered across the tank's width. Those drops cost the cycle far
-//! more than their share: each z-plane's rows store every cell from the first to the last
-//! their loops reach (`layout.rs`), so a drop far from the body widens its rows (3.02 stored
+//! more than their share: each z-plane's rows stored every cell from the first to the last
+//! their loops reach (`layout.rs` until session 23, when rows came to store their own
+//! ranges), so a drop far from the body widened its rows (3.02 stored
 //! cells per fluid cell at frame 22, 1.86 without the drops), and the cycle with the drops
 //! turned to air took 0.7x the time (`cargo bench --bench mg_cycle` on the dumped labels,
 //! `scripts/mg_label_pieces.py --drops-to-air`).

@@ -52,150 +52,152 @@ pub(super) unsafe fn restrict_rows(
     b: *mut f32,
     rows: std::ops::Range<usize>,
 ) {
-    let (avx2, lay, ny) = (super::level::has_avx2(), &coarse.lay, coarse.n[1]);
+    let avx2 = super::level::has_avx2();
     assert!(rows.end <= coarse.spans.len());
     for row in rows {
-        let span = coarse.spans[row];
-        if span[0] >= span[1] {
-            continue;
+        for (s, fst) in coarse.seg.with_fine(row) {
+            let (span, st) = (s.span, s.st());
+            #[cfg(target_arch = "x86_64")]
+            if avx2 {
+                // SAFETY: the CPU has AVX2; the caller's for `b`.
+                unsafe { restrict_avx2(fine, coarse, row, span, (st[0], fst), b) };
+                continue;
+            }
+            let _ = avx2;
+            // SAFETY: the caller's.
+            unsafe { restrict_segment(fine, coarse, row, span, (st[0], fst), b) };
         }
-        let k = row / ny;
-        let ((s0, len), (s1, _)) = (lay.stored(0, row, k), lay.stored(1, row, k));
-        assert!(s0.max(s1) + len <= coarse.b.len());
-        // SAFETY: the row's stored entries are in the buffer (asserted) and this thread's.
-        let (b0, b1) = unsafe {
-            let at = |o: usize| std::slice::from_raw_parts_mut(b.add(o), len);
-            (at(s0), at(s1))
-        };
-        let out = [b0, b1];
-        restrict_one(
-            fine,
-            coarse.n,
-            &coarse.label,
-            row,
-            span,
-            out,
-            lay.px[k],
-            avx2,
-        );
     }
 }
 
-/// Coarse row `row` (span `[lo, hi)`, stored entries `b` of colours 0 and 1 from compact
-/// `px` on) of [`restrict`].
-#[inline(always)]
-#[allow(clippy::too_many_arguments)]
-fn restrict_one(
-    fine: &Level,
-    n: [usize; 3],
-    label: &[u8],
-    row: usize,
-    [lo, hi]: [u32; 2],
-    [b0, b1]: [&mut [f32]; 2],
-    px: usize,
-    avx2: bool,
-) {
-    if lo >= hi {
-        return;
-    }
-    let (j, k) = (row % n[1], row / n[1]);
-    // Natural cell i is at compact i / 2 of colour (i + j + k) % 2.
-    let out = if (j + k) & 1 == 0 { [b0, b1] } else { [b1, b0] };
-    let label = &label[n[0] * row..][..n[0]];
-    let span = (lo as usize, hi as usize);
-    #[cfg(target_arch = "x86_64")]
-    if avx2 {
-        // SAFETY: the CPU has AVX2.
-        unsafe { restrict_row_avx2(fine, j, k, span, label, out, px) };
-        return;
-    }
-    let _ = avx2;
-    restrict_row(fine, j, k, span, label, out, px);
-}
-
-/// [`restrict_row`] compiled for AVX2 (no fused multiply-adds: the same bits).
+/// [`restrict_segment`] compiled for AVX2 (no fused multiply-adds: the same bits).
 ///
 /// # Safety
-/// The CPU has AVX2.
+/// As [`restrict_segment`], and the CPU has AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn restrict_row_avx2(
+unsafe fn restrict_avx2(
     fine: &Level,
-    j: usize,
-    k: usize,
-    span: (usize, usize),
-    label: &[u8],
-    out: [&mut [f32]; 2],
-    px: usize,
+    coarse: &Level,
+    row: usize,
+    span: [u32; 2],
+    st: (usize, &[usize; 16]),
+    b: *mut f32,
 ) {
-    restrict_row(fine, j, k, span, label, out, px);
+    // SAFETY: the caller's.
+    unsafe { restrict_segment(fine, coarse, row, span, st, b) };
 }
 
-/// Coarse row `(j, k)` of [`restrict`] on its span `[lo, hi)`: `label` the row's coarse
-/// labels, `out` its compact rows of even and odd cells (stored from compact `px` on). Fine x `2 i0 - 2 + 2t` and
-/// `2 i0 - 1 + 2t` (the even and odd fine cells from coarse cell `i0`'s first tap) are the
-/// fine compact rows' entries `i0 - 1 + t`; those past the fine grid are the rows' padding,
-/// 0 as a wall's residual. Each line entry sums the 16 rows from 0 in the same order.
+/// Coarse row `row`'s segment `[lo, hi)` of [`restrict`] (the row's virtual start `st` in the
+/// range that holds it, colour 0: `layout.rs`; `fst`, the 16 fine rows' starts where they
+/// store the segment's fine cells, `segments.rs`), into `b`. Per block of coarse cells, the
+/// 16 fine rows around the row (z tap outer, y tap inner) are summed with their y and z
+/// weights into two line buffers, the even and the odd fine cells from fine x `2 i0 - 2` on
+/// (fine compact `i0 - 1 + t` of each colour's row): eight pairs at a time over all 16 rows
+/// where `fst` has them, else each fine row along its own segments only (its other cells are
+/// not fluid, their residual 0: the same sums and bits as summing every cell); then the x
+/// weights.
+///
+/// # Safety
+/// `b` is the coarse level's `b`; no other thread reads or writes this row of it meanwhile.
 #[inline(always)]
-fn restrict_row(
+unsafe fn restrict_segment(
     fine: &Level,
-    j: usize,
-    k: usize,
-    (lo, hi): (usize, usize),
-    label: &[u8],
-    out: [&mut [f32]; 2],
-    px: usize,
+    coarse: &Level,
+    row: usize,
+    [lo, hi]: [u32; 2],
+    (st, fst): (usize, &[usize; 16]),
+    b: *mut f32,
 ) {
     const L: usize = 8;
+    let n = coarse.n;
+    let (j, k) = (row % n[1], row / n[1]);
+    let (lo, hi) = (lo as usize, hi as usize);
     let (tj, tk) = (fine_taps(j, fine.n[1]), fine_taps(k, fine.n[2]));
-    // The 16 fine rows (z tap outer, y tap inner): their even cells' and odd cells' compact
-    // row starts, and weight.
-    let mut rows = [(0usize, 0usize, 0.0f32); 16];
-    for (a, (zk, wk)) in tk.iter().zip(TAP).enumerate() {
-        for (b, (yj, wj)) in tj.iter().zip(TAP).enumerate() {
-            let (fr, q) = (yj + fine.n[1] * zk, (yj + zk) & 1);
-            rows[4 * a + b] = (fine.crow(q, fr), fine.crow(1 - q, fr), wj * wk);
-        }
-    }
-    let r = &fine.r;
-    let reach = rows.iter().map(|&(e, o, _)| e.max(o)).max().unwrap_or(0);
+    let label = &coarse.label[n[0] * row..][..n[0]];
+    let (r, fh, ch) = (&fine.r, fine.lay.half, coarse.lay.half);
     let mut ev = [0.0f32; LINE + 2 * L];
     let mut od = [0.0f32; LINE + 2 * L];
+    // The 16 fine rows' even and odd cells' virtual starts and weights, where they are kept.
+    let mut rows = [(0usize, 0usize, 0.0f32); 16];
+    let fast = fst[0] != usize::MAX;
+    if fast {
+        for (a, (&zk, wk)) in tk.iter().zip(TAP).enumerate() {
+            for (b, (&yj, wj)) in tj.iter().zip(TAP).enumerate() {
+                let (t, q) = (4 * a + b, (yj + zk) & 1);
+                rows[t] = (q * fh + fst[t], (1 - q) * fh + fst[t], wj * wk);
+            }
+        }
+    }
+    let reach = rows.iter().map(|&(e, o, _)| e.max(o)).max().unwrap_or(0);
     let mut i0 = lo;
     while i0 < hi {
         let i1 = (i0 + LINE).min(hi);
-        // Pairs t = 0 ..= i1 - i0 (the last coarse cell's taps reach pair i1 - 1 - i0 + 1).
-        let pairs = (i1 - i0 + 1).next_multiple_of(L);
-        let m0 = i0 - 1;
-        // The fine rows' compact entries m0 .. m0 + pairs: inside each row (its padding covers
-        // a chunk past the last cell, `Level::new`); bounds-checked here, once per block for
-        // all 16 rows (slices made per block cost more than the block's sums on short rows).
-        assert!(reach + m0 + pairs <= r.len());
-        for t in (0..pairs).step_by(L) {
-            let (mut ae, mut ao) = ([0.0f32; L], [0.0f32; L]);
-            for &(e, o, w) in &rows {
-                // SAFETY: e, o <= reach and t + L <= pairs: in bounds (asserted above).
-                let (re, ro) = unsafe {
-                    let at = |x: usize| std::slice::from_raw_parts(r.as_ptr().add(x + m0 + t), L);
-                    (at(e), at(o))
-                };
-                for l in 0..L {
-                    ae[l] += w * re[l];
-                    ao[l] += w * ro[l];
+        // Pairs t = 0 ..= i1 - i0 (the last coarse cell's taps reach pair i1 - 1 - i0 + 1):
+        // fine compact m0 + t.
+        let (m0, pairs) = (i0 - 1, i1 - i0 + 1);
+        if fast {
+            let pairs = pairs.next_multiple_of(L);
+            // Each fine row's compact entries m0 .. m0 + pairs lie in its range and padding
+            // (`segments.rs`); bounds-checked here, once per block for all 16 rows.
+            assert!(reach + m0 + pairs <= r.len());
+            for t in (0..pairs).step_by(L) {
+                let (mut ae, mut ao) = ([0.0f32; L], [0.0f32; L]);
+                for &(e, o, w) in &rows {
+                    // SAFETY: e, o <= reach and t + L <= pairs: in bounds (asserted above).
+                    let (re, ro) = unsafe {
+                        let at =
+                            |x: usize| std::slice::from_raw_parts(r.as_ptr().add(x + m0 + t), L);
+                        (at(e), at(o))
+                    };
+                    for l in 0..L {
+                        ae[l] += w * re[l];
+                        ao[l] += w * ro[l];
+                    }
+                }
+                ev[t..t + L].copy_from_slice(&ae);
+                od[t..t + L].copy_from_slice(&ao);
+            }
+        } else {
+            ev[..pairs].fill(0.0);
+            od[..pairs].fill(0.0);
+            for (&zk, wk) in tk.iter().zip(TAP) {
+                for (&yj, wj) in tj.iter().zip(TAP) {
+                    let (fr, q) = (yj + fine.n[1] * zk, (yj + zk) & 1);
+                    let w = wj * wk;
+                    for s in fine.seg.of(fr) {
+                        let ([a, b], fst) = (s.span, s.st());
+                        // The fine segment's pairs within the block's.
+                        let (ma, mb) = (
+                            (a as usize >> 1).max(m0),
+                            ((b as usize + 1) >> 1).min(m0 + pairs),
+                        );
+                        if ma >= mb {
+                            continue;
+                        }
+                        let (e, o) = (q * fh + fst[0], (1 - q) * fh + fst[0]);
+                        let (re, ro) = (&r[e + ma..e + mb], &r[o + ma..o + mb]);
+                        let (le, lo) = (&mut ev[ma - m0..mb - m0], &mut od[ma - m0..mb - m0]);
+                        for (l, x) in le.iter_mut().zip(re) {
+                            *l += w * x;
+                        }
+                        for (l, x) in lo.iter_mut().zip(ro) {
+                            *l += w * x;
+                        }
+                    }
                 }
             }
-            ev[t..t + L].copy_from_slice(&ae);
-            od[t..t + L].copy_from_slice(&ao);
         }
         let len = i1 - i0;
-        let mut v = [0.0f32; LINE];
         let (e0, o0, e1, o1) = (&ev[..len], &od[..len], &ev[1..len + 1], &od[1..len + 1]);
-        for ((((v, e0), o0), e1), o1) in v[..len].iter_mut().zip(e0).zip(o0).zip(e1).zip(o1) {
+        for (t, (((e0, o0), e1), o1)) in e0.iter().zip(o0).zip(e1).zip(o1).enumerate() {
+            let i = i0 + t;
             // Weights sum to 8: P^T r / 2 = 4 * (mean).
-            *v = 0.5 * (TAP[0] * e0 + TAP[1] * o0 + TAP[2] * e1 + TAP[3] * o1);
-        }
-        for (i, &v) in (i0..i1).zip(&v[..len]) {
-            out[i & 1][(i >> 1) - px] = if label[i] == FLUID { v } else { 0.0 };
+            let v = 0.5 * (TAP[0] * e0 + TAP[1] * o0 + TAP[2] * e1 + TAP[3] * o1);
+            let x = ((i + j + k) & 1) * ch + st + (i >> 1);
+            assert!(x < coarse.b.len());
+            // SAFETY: in bounds (asserted); this row's entries are this thread's.
+            unsafe { *b.add(x) = if label[i] == FLUID { v } else { 0.0 } };
         }
         i0 = i1;
     }

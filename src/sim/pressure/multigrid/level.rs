@@ -30,6 +30,7 @@
 
 use super::super::super::mac_grid::CellLabel;
 use super::layout::Layout;
+use super::segments::Segments;
 use rayon::prelude::*;
 
 pub(super) const AIR: u8 = CellLabel::Empty as u8;
@@ -83,6 +84,8 @@ pub(super) struct Level {
     pub label: Vec<u8>,
     /// Per row `j + ny k`: `[lo, hi)` of its fluid cells along x (`lo == hi`: none).
     pub spans: Vec<[u32; 2]>,
+    /// The spans cut at their long gaps: what the cycle's loops visit (`segments.rs`).
+    pub(super) seg: Segments,
     /// The wavefronts' groups of stages decided since the last set-up, as `(stages, threads,
     /// groups)` (`groups` 0: one wavefront; `stages` 0: an empty entry): see
     /// [`Self::groups_memo`].
@@ -117,6 +120,7 @@ impl Level {
             w: [zw(), zw(), zw()],
             label: vec![SOLID; cells],
             spans: vec![[0, 0]; n[1] * n[2]],
+            seg: Segments::new(n),
             groups: [(0, 0, 0); 4],
             alloc: [len, cells + 2 * PAD],
         }
@@ -135,14 +139,24 @@ impl Level {
     /// Index of cell `(i, j, k)` in the arrays stored by colour.
     #[inline(always)]
     pub fn split(&self, i: usize, j: usize, k: usize) -> usize {
-        ((i + j + k) & 1) * self.lay.half + self.lay.rs[j + self.n[1] * k] + (i >> 1)
+        self.bases(j, k, i)[i & 1] + (i >> 1)
     }
 
-    /// Virtual start of compact row `row` of colour `colour` (its cell `i` at `+ i / 2`; the
-    /// row's stored entries begin at [`Layout::stored`]).
+    /// Where the cells of row `(j, k)` in the stored range that holds cell `x` are: cell `i`
+    /// of that range at `bases[i % 2] + i / 2` (`layout.rs`).
     #[inline(always)]
-    pub fn crow(&self, colour: usize, row: usize) -> usize {
-        colour * self.lay.half + self.lay.rs[row]
+    pub fn bases(&self, j: usize, k: usize, x: usize) -> [usize; 2] {
+        let row = j + self.n[1] * k;
+        let p = (j + k) & 1;
+        [self.crow_at(p, row, x), self.crow_at(1 - p, row, x)]
+    }
+
+    /// Virtual start of compact row `row` of colour `colour` in the stored range that holds
+    /// cell `x` (the range's cell `i` at `+ i / 2`; the row's stored entries begin at
+    /// [`Layout::stored`]).
+    #[inline(always)]
+    pub fn crow_at(&self, colour: usize, row: usize, x: usize) -> usize {
+        colour * self.lay.half + self.lay.start(row, x)
     }
 
     /// Rows per rayon task for a per-row loop of this level.
@@ -393,7 +407,7 @@ impl Level {
     /// new system needs.
     fn clear_spans(&mut self) {
         for v in [&mut self.u, &mut self.b, &mut self.r] {
-            self.lay.zero(v, &self.spans, self.n[1], true);
+            self.lay.zero(v, &self.seg, true);
         }
     }
 

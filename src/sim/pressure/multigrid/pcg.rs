@@ -52,7 +52,8 @@ impl Multigrid {
                     && before.is_none_or(|p| (p as usize) < c),
                 "multigrid: the rows' cells must be increasing and inside the liquid's box"
             );
-            g(a..b, Some((i0, [lv.split(0, j, k), lv.split(1, j, k)])));
+            // A run's cells lie in one segment, so in one stored range (`layout.rs`).
+            g(a..b, Some((i0, lv.bases(j, k, i0))));
             before = Some(cell_of[b - 1]);
             a = b;
         }

@@ -14,12 +14,11 @@ impl Level {
         if n == self.n {
             return;
         }
-        let ny = self.n[1];
-        let (lay, spans, vectors) = self.vectors();
+        let (lay, seg, vectors) = self.vectors();
         for v in vectors {
-            lay.zero(v, spans, ny, true);
+            lay.zero(v, seg, true);
         }
-        self.lay.zero(&mut self.count, &self.spans, ny, true);
+        self.lay.zero(&mut self.count, &self.seg, true);
         let h = row_entries(n[0]);
         // An empty layout (no row stored) until the set-up plans one for its spans.
         self.lay.clear(n, h);
@@ -41,14 +40,21 @@ impl Level {
         self.label.resize(cells, SOLID);
         self.spans.clear();
         self.spans.resize(n[1] * n[2], [0, 0]);
+        self.seg.clear(n[1] * n[2]);
         self.n = n;
         self.h = h;
         self.groups = [(0, 0, 0); 4];
     }
 
-    /// The layout, the spans, and the five `f32` vectors stored by colour (`u`, `b`, `r`, the inverse diagonal
+    /// The layout, the segments, and the five `f32` vectors stored by colour (`u`, `b`, `r`, the inverse diagonal
     /// and the diagonal).
-    fn vectors(&mut self) -> (&super::layout::Layout, &[[u32; 2]], [&mut Vec<f32>; 5]) {
+    fn vectors(
+        &mut self,
+    ) -> (
+        &super::layout::Layout,
+        &super::segments::Segments,
+        [&mut Vec<f32>; 5],
+    ) {
         let v = [
             &mut self.u,
             &mut self.b,
@@ -56,7 +62,7 @@ impl Level {
             &mut self.invd,
             &mut self.diag,
         ];
-        (&self.lay, &self.spans, v)
+        (&self.lay, &self.seg, v)
     }
 }
 

@@ -372,18 +372,13 @@ impl Sweep<'_> {
         if rows.is_empty() {
             return;
         }
-        // The plane's row starts, anew when the rows reach the next plane.
-        let mut pl = (rows.start / ny, self.planes(rows.start / ny));
         for row in rows {
             let (j, k) = (row % ny, row / ny);
-            if k != pl.0 {
-                pl = (k, self.planes(k));
-            }
             // SAFETY: the caller's.
             unsafe {
                 match stage {
-                    Stage::Colour(c, zero) => self.row::<AVX>(row, j, k, &pl.1, c, zero),
-                    Stage::Residual => self.residual_row::<AVX>(row, j, k, &pl.1),
+                    Stage::Colour(c, zero) => self.row::<AVX>(row, j, k, c, zero),
+                    Stage::Residual => self.residual_row::<AVX>(row, j, k),
                     Stage::Prolong(coarse) => self.prolong_row::<AVX>(coarse, row, j, k, &mut line),
                 }
             }

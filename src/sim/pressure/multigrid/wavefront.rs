@@ -16,11 +16,15 @@
 use super::SyncPtr;
 use super::kernels::coarse_taps;
 use super::level::{LANES, Level, has_avx2};
+use super::segments::{Seg, Segments};
 use reach::Nb;
-pub(super) use reach::Planes;
+pub(super) use stages::{Extra, Stage, Stages, liquid_planes};
 
-/// Where a row's neighbour rows are (`layout.rs`): [`Planes`], [`Nb`].
+/// Where a segment's neighbour rows are (`layout.rs`): [`Nb`].
 mod reach;
+
+/// The stages of a wavefront ([`Stages`]).
+mod stages;
 
 /// Fine compact cells per block of the prolongation's line buffer, and that buffer.
 const LINE: usize = 128;
@@ -29,10 +33,7 @@ pub(super) type ProlongLine = [f32; LINE + 4 + 2 * LANES];
 /// What a Gauss-Seidel half-sweep reads and writes of one level.
 pub(super) struct Sweep<'a> {
     pub(super) n: [usize; 3],
-    /// Where the compact rows are (`layout.rs`: [`Layout::rs`], [`Layout::ph`]) and the
-    /// colour offset (`lay.half`).
-    rs: &'a [usize],
-    ph: &'a [usize],
+    /// The colour offset (`lay.half`, `layout.rs`).
     half: usize,
     up: SyncPtr<f32>,
     /// The residual's output (`r`, by colour).
@@ -46,6 +47,9 @@ pub(super) struct Sweep<'a> {
     w: &'a [Vec<f32>; 3],
     unit: bool,
     pub(super) spans: &'a [[u32; 2]],
+    /// The spans cut at their long gaps, which the loops visit, with where their rows and
+    /// neighbour rows are stored (`segments.rs`, `layout.rs`).
+    seg: &'a Segments,
     /// The CPU has AVX2 ([`Self::stage`]).
     pub(super) avx2: bool,
 }
@@ -61,8 +65,6 @@ impl<'a> Sweep<'a> {
     pub(super) fn shared(lv: &'a Level, u: *mut f32, r: *mut f32) -> Self {
         Self {
             n: lv.n,
-            rs: &lv.lay.rs,
-            ph: &lv.lay.ph,
             half: lv.lay.half,
             up: SyncPtr(u),
             rp: SyncPtr(r),
@@ -74,6 +76,7 @@ impl<'a> Sweep<'a> {
             w: &lv.w,
             unit: lv.unit,
             spans: &lv.spans,
+            seg: &lv.seg,
             avx2: has_avx2(),
         }
     }
@@ -82,12 +85,6 @@ impl<'a> Sweep<'a> {
     #[inline(always)]
     fn base(&self, c: usize) -> usize {
         if c == 0 { 0 } else { self.half }
-    }
-
-    /// Virtual start of compact row `row` of colour `c` ([`Level::crow`]).
-    #[inline(always)]
-    fn crow(&self, c: usize, row: usize) -> usize {
-        self.base(c) + self.rs[row]
     }
 
     /// `sum_f w_f u_nb(f)` for the `L` cells from compact `m` of the neighbour rows `nb`
@@ -153,24 +150,56 @@ impl<'a> Sweep<'a> {
     /// No other task writes this row's cells of `colour`, nor any cell of the other colour in
     /// the six neighbouring rows' reach, while this runs.
     #[inline(always)]
-    #[allow(clippy::too_many_arguments)]
     pub(super) unsafe fn row<const AVX: bool>(
         &self,
         row: usize,
         j: usize,
         k: usize,
-        pl: &Planes,
         colour: usize,
         from_zero: bool,
     ) {
-        let [lo, hi] = self.spans[row];
-        if lo >= hi {
-            return;
+        for s in self.seg.of(row) {
+            // SAFETY: the caller's.
+            unsafe { self.seg_sweep::<AVX>(s, j, k, colour, from_zero) };
         }
-        let (lo, hi) = (lo as usize, hi as usize);
+    }
+
+    /// [`Self::row`] on one segment `s` of row `(j, k)`.
+    ///
+    /// # Safety
+    /// As [`Self::row`].
+    #[inline(always)]
+    unsafe fn seg_sweep<const AVX: bool>(
+        &self,
+        s: &Seg,
+        j: usize,
+        k: usize,
+        colour: usize,
+        from_zero: bool,
+    ) {
+        let span = (s.span[0] as usize, s.span[1] as usize);
+        // SAFETY: the caller's.
+        unsafe { self.row_span::<AVX>(s.row as usize, j, k, &s.st(), colour, from_zero, span) };
+    }
+
+    /// [`Self::row`] on one segment `[lo, hi)` of the row (`segments.rs`).
+    ///
+    /// # Safety
+    /// As [`Self::row`].
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn row_span<const AVX: bool>(
+        &self,
+        row: usize,
+        j: usize,
+        k: usize,
+        st: &[usize; 5],
+        colour: usize,
+        from_zero: bool,
+        (lo, hi): (usize, usize),
+    ) {
         let e = (colour + j + k) & 1;
-        let st = pl.row(j);
-        let own = self.base(colour) + st.0[0];
+        let own = self.base(colour) + st[0];
         let nb = self.nb(1 - colour, st, e);
         let (mut m0, m1) = (lo >> 1, (hi + 1) >> 1);
         let nat = self.n[0] * row + e;
@@ -250,24 +279,32 @@ impl<'a> Sweep<'a> {
     /// No other task writes `u` in this row's or its four neighbour rows' reach, nor this
     /// row's `r`, while this runs.
     #[inline(always)]
-    pub(super) unsafe fn residual_row<const AVX: bool>(
+    pub(super) unsafe fn residual_row<const AVX: bool>(&self, row: usize, j: usize, k: usize) {
+        for s in self.seg.of(row) {
+            let span = (s.span[0] as usize, s.span[1] as usize);
+            // SAFETY: the caller's.
+            unsafe { self.residual_span::<AVX>(s.row as usize, j, k, &s.st(), span) };
+        }
+    }
+
+    /// [`Self::residual_row`] on one segment `[lo, hi)` of the row (`segments.rs`).
+    ///
+    /// # Safety
+    /// As [`Self::residual_row`].
+    #[inline(always)]
+    unsafe fn residual_span<const AVX: bool>(
         &self,
         row: usize,
         j: usize,
         k: usize,
-        pl: &Planes,
+        st: &[usize; 5],
+        (lo, hi): (usize, usize),
     ) {
-        let [lo, hi] = self.spans[row];
-        if lo >= hi {
-            return;
-        }
-        let (lo, hi) = (lo as usize, hi as usize);
         let (mut m0, m1) = (lo >> 1, (hi + 1) >> 1);
         let base = self.n[0] * row;
         // Compact row starts of the row's even and odd natural cells.
         let q = (j + k) & 1;
-        let st = pl.row(j);
-        let c = [q, 1 - q].map(|c| self.base(c) + st.0[0]);
+        let c = [q, 1 - q].map(|c| self.base(c) + st[0]);
         // Parity e's cells (colour c[e]) have their neighbours in colour c[1 - e]'s rows.
         let nb = [self.nb(1 - q, st, 0), self.nb(q, st, 1)];
         while m0 < m1 {
@@ -328,29 +365,48 @@ impl<'a> Sweep<'a> {
         k: usize,
         line: &mut ProlongLine,
     ) {
-        let [lo, hi] = self.spans[row];
-        if lo >= hi {
-            return;
+        for (s, pro) in self.seg.with_coarse(row..row + 1) {
+            let span = (s.span[0] as usize, s.span[1] as usize);
+            // SAFETY: the caller's.
+            unsafe { self.prolong_span::<AVX>(coarse, j, k, (&s.st(), pro), line, span) };
         }
-        let (lo, hi) = (lo as usize, hi as usize);
+    }
+
+    /// [`Self::prolong_row`] on one segment `[lo, hi)` of the row (`segments.rs`).
+    ///
+    /// # Safety
+    /// As [`Self::prolong_row`].
+    #[inline(always)]
+    unsafe fn prolong_span<const AVX: bool>(
+        &self,
+        coarse: &Level,
+        j: usize,
+        k: usize,
+        (st, pro): (&[usize; 5], &[usize; 4]),
+        line: &mut ProlongLine,
+        (lo, hi): (usize, usize),
+    ) {
         let (jj, wj) = coarse_taps(j);
         let (kk, wk) = coarse_taps(k);
         // Each coarse row's starts of the colour of its even cells and of the other colour,
         // once per row rather than per block of the line.
-        let crow = |j: usize, k: usize| {
-            let (row, p) = (j + coarse.n[1] * k, (j + k) & 1);
-            [coarse.crow(p, row), coarse.crow(1 - p, row)]
+        // The coarse rows' virtual starts in the range that holds every coarse cell the
+        // segment reads (`segments.rs`, `layout.rs`), of each colour.
+        let ch = coarse.lay.half;
+        let crow = |s: usize, j: usize, k: usize| {
+            let p = (j + k) & 1;
+            [p * ch + s, (1 - p) * ch + s]
         };
         let rows = [
-            (crow(jj[0], kk[0]), wj[0] * wk[0]),
-            (crow(jj[1], kk[0]), wj[1] * wk[0]),
-            (crow(jj[0], kk[1]), wj[0] * wk[1]),
-            (crow(jj[1], kk[1]), wj[1] * wk[1]),
+            (crow(pro[0], jj[0], kk[0]), wj[0] * wk[0]),
+            (crow(pro[1], jj[1], kk[0]), wj[1] * wk[0]),
+            (crow(pro[2], jj[0], kk[1]), wj[0] * wk[1]),
+            (crow(pro[3], jj[1], kk[1]), wj[1] * wk[1]),
         ];
         let cu = &coarse.u;
         // Colour q's fine cells are the even ones (2m), the other colour's the odd ones.
         let q = (j + k) & 1;
-        let (ev, od) = (self.crow(q, row), self.crow(1 - q, row));
+        let (ev, od) = (self.base(q) + st[0], self.base(1 - q) + st[0]);
         let (mut m0, m1) = (lo >> 1, (hi + 1) >> 1);
         while m0 < m1 {
             let mb = (m0 + LINE).min(m1);
@@ -438,19 +494,29 @@ impl<'a> Sweep<'a> {
         match stage {
             // SAFETY: the caller's.
             Stage::Colour(c, z) => unsafe { self.plane::<AVX>(k, c, z) },
+            // The plane's segments, one loop (`segments.rs`).
             Stage::Residual => {
-                let pl = self.planes(k);
-                for j in 0..ny {
+                for s in self.seg.rows(ny * k..ny * (k + 1)) {
+                    let (span, j) = (
+                        (s.span[0] as usize, s.span[1] as usize),
+                        s.row as usize - ny * k,
+                    );
                     // SAFETY: the caller's.
-                    unsafe { self.residual_row::<AVX>(j + ny * k, j, k, &pl) };
+                    unsafe { self.residual_span::<AVX>(s.row as usize, j, k, &s.st(), span) };
                 }
             }
             Stage::Prolong(coarse) => {
-                // The line buffer, once per plane (each row fills what it reads).
+                // The line buffer, once per plane (each segment fills what it reads).
                 let mut line = [0.0f32; LINE + 4 + 2 * LANES];
-                for j in 0..ny {
+                for (s, pro) in self.seg.with_coarse(ny * k..ny * (k + 1)) {
+                    let (span, j) = (
+                        (s.span[0] as usize, s.span[1] as usize),
+                        s.row as usize - ny * k,
+                    );
                     // SAFETY: the caller's: this row of `u` is this task's alone.
-                    unsafe { self.prolong_row::<AVX>(coarse, j + ny * k, j, k, &mut line) };
+                    unsafe {
+                        self.prolong_span::<AVX>(coarse, j, k, (&s.st(), pro), &mut line, span)
+                    };
                 }
             }
         }
@@ -462,10 +528,10 @@ impl<'a> Sweep<'a> {
     /// As [`Self::row`], for the whole plane.
     #[inline(always)]
     unsafe fn plane<const AVX: bool>(&self, k: usize, colour: usize, from_zero: bool) {
-        let pl = self.planes(k);
-        for j in 0..self.n[1] {
+        let ny = self.n[1];
+        for s in self.seg.rows(ny * k..ny * (k + 1)) {
             // SAFETY: the caller's.
-            unsafe { self.row::<AVX>(j + self.n[1] * k, j, k, &pl, colour, from_zero) };
+            unsafe { self.seg_sweep::<AVX>(s, s.row as usize - ny * k, k, colour, from_zero) };
         }
     }
 }
@@ -495,77 +561,11 @@ pub(super) fn half_sweep(lv: &mut Level, colour: usize, from_zero: bool) {
         // SAFETY: one row at a time.
         unsafe {
             let k = row / ny;
-            sw.row::<false>(row, row % ny, k, &sw.planes(k), colour, from_zero)
+            sw.row::<false>(row, row % ny, k, colour, from_zero)
         }
     }
-}
-
-/// What a wavefront does besides the half-sweeps.
-#[derive(Clone, Copy)]
-pub(super) enum Extra<'a> {
-    /// Nothing.
-    None,
-    /// The residual `r = b - A u` after the last half-sweep.
-    Residual,
-    /// `u += P coarse.u` before the first half-sweep.
-    Prolong(&'a Level),
 }
 
 /// AVX2 chunks of the unit-weight loops (the same bits as the plain loops).
 #[cfg(target_arch = "x86_64")]
 mod avx;
-
-/// One stage of a wavefront.
-#[derive(Clone, Copy)]
-pub(super) enum Stage<'a> {
-    /// A half-sweep of a colour (`from_zero` or not).
-    Colour(usize, bool),
-    Residual,
-    Prolong(&'a Level),
-}
-
-/// The z-planes `[k0, k1)` from the first to the last holding liquid (`None`: no liquid).
-pub(super) fn liquid_planes(lv: &Level) -> Option<(usize, usize)> {
-    let (ny, nz) = (lv.n[1], lv.n[2]);
-    let has = |k: usize| (0..ny).any(|j| lv.spans[j + ny * k][0] < lv.spans[j + ny * k][1]);
-    let k0 = (0..nz).find(|&k| has(k))?;
-    Some((k0, (0..nz).rev().find(|&k| has(k)).map_or(k0, |k| k + 1)))
-}
-
-/// The stages of `rb_sweeps`' wavefront (`sweeps.rs`): the prolongation, `2 sweeps`
-/// half-sweeps (colour `first + h` mod 2, the first `from_zero`), the residual, as `extra`
-/// asks.
-#[derive(Clone, Copy)]
-pub(super) struct Stages<'a> {
-    extra: Extra<'a>,
-    first: usize,
-    from_zero: bool,
-    pre: usize,
-    pub(super) count: usize,
-}
-
-impl<'a> Stages<'a> {
-    pub(super) fn new(sweeps: usize, first: usize, from_zero: bool, extra: Extra<'a>) -> Self {
-        let pre = matches!(extra, Extra::Prolong(_)) as usize;
-        let count = 2 * sweeps + pre + matches!(extra, Extra::Residual) as usize;
-        Self {
-            extra,
-            first,
-            from_zero,
-            pre,
-            count,
-        }
-    }
-
-    /// Stage `h`.
-    pub(super) fn at(&self, h: usize) -> Stage<'a> {
-        match self.extra {
-            Extra::Prolong(c) if h == 0 => Stage::Prolong(c),
-            Extra::Residual if h + 1 == self.count => Stage::Residual,
-            _ => Stage::Colour(
-                (self.first + h - self.pre) % 2,
-                self.from_zero && h == self.pre,
-            ),
-        }
-    }
-}
