@@ -146,17 +146,18 @@ impl Layout {
     }
 
     /// For the range of row `row` that holds cell `x` ([`Self::at`]): its first cell, the
-    /// cell past its last stored entry (its padding included), and the next range's first
-    /// cell (`usize::MAX` if none).
-    pub fn reach(&self, row: usize, x: usize) -> (usize, usize, usize) {
+    /// cell past its last stored entry (its padding included), the next range's first cell
+    /// (`usize::MAX` if none), and the row's virtual start in it ([`Self::start`]).
+    pub fn reach(&self, row: usize, x: usize) -> (usize, usize, usize, usize) {
         let rs = self.ranges(row);
         let i = rs.iter().rposition(|r| r.x0 as usize <= x).unwrap_or(0);
         let Some(r) = rs.get(i) else {
-            return (0, 0, usize::MAX);
+            return (0, 0, usize::MAX, self.rs[row]);
         };
         let (x0, end) = (r.x0 as usize, r.end as usize);
         let next = rs.get(i + 1).map_or(usize::MAX, |r| r.x0 as usize);
-        (x0, x0 + 2 * entries(x0, end), next)
+        let start = self.rs[row] + r.o as usize - x0 / 2;
+        (x0, x0 + 2 * entries(x0, end), next, start)
     }
 
     /// Start of row `row`'s stored entries of colour `c` and their number.
@@ -197,11 +198,13 @@ impl Layout {
                 // Uninitialised: a zeroed buffer per row was a third of the set-up's time.
                 let mut buf = [const { std::mem::MaybeUninit::<[u32; 2]>::uninit() }; JOIN];
                 let mut m = 0;
-                let mut whole = [u32::MAX, 0];
+                // The intervals' first start and last end, and their last start and first end.
+                let (mut whole, mut close) = ([u32::MAX, 0], [0, u32::MAX]);
                 let mut push = |a: u32, b: u32| {
                     let b = b.min(nx as u32);
                     if a < b {
                         whole = [whole[0].min(a), whole[1].max(b)];
+                        close = [close[0].max(a), close[1].min(b)];
                         if m < JOIN {
                             buf[m].write([a, b]);
                         }
@@ -233,10 +236,12 @@ impl Layout {
                         }
                     }
                 }
-                let m = if m <= JOIN {
+                // Every interval starting before every other's end plus MERGE (the liquid's
+                // body: its rows and their neighbours' alike) joins them all into one range,
+                // as the sorted joins below would; so do too many intervals.
+                let m = if m <= JOIN && (m < 2 || close[0] as usize >= close[1] as usize + MERGE) {
                     m
                 } else {
-                    // Too many to join: one range over them all.
                     buf[0].write(whole);
                     1
                 };

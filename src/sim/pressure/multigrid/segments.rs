@@ -213,9 +213,9 @@ impl Segments {
                     .flat_map(|&zk| tj.map(|yj| yj + fnn[1] * zk))
                     .enumerate()
                 {
-                    let (s, stored, next) = fine.reach(fr, x0);
+                    let (s, stored, next, start) = fine.reach(fr, x0);
                     all &= s <= x0 && 2 * (hi + 8) <= stored && next >= 2 * hi;
-                    f[t] = fine.start(fr, x0);
+                    f[t] = start;
                 }
                 if !all {
                     *f = [usize::MAX; 16];
