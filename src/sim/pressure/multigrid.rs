@@ -102,6 +102,7 @@ mod redim;
 mod segments;
 mod slabs;
 mod sweeps;
+mod taps;
 mod team;
 mod team_knobs;
 #[cfg(test)]
@@ -332,9 +333,10 @@ impl Multigrid {
             c[0].setup_coarse(&f[l - 1]);
             // The finer level's prolongation reads this level's rows (`segments.rs`).
             let f = &mut f[l - 1];
-            f.seg.place_prolong(f.n, &c[0].lay, c[0].n);
-            let c = &mut c[0];
-            c.seg.place_restrict(c.n, &f.lay, f.n);
+            let cl = &c[0].lay;
+            f.seg.place_prolong(f.n, c[0].n, |r, x| cl.start(r, x));
+            let (c, fl) = (&mut c[0], &f.lay);
+            c.seg.place_restrict(c.n, f.n, |r, x| fl.reach(r, x));
         }
         // The finest level that fits the direct solve's budgets ends the cycle.
         self.direct.level = None;

@@ -80,7 +80,8 @@ impl Level {
         self.seg.plan(&self.label, nx, &self.spans, per);
         let h = self.h;
         self.lay.plan(n, &self.seg, h, finer.map(|f| (&f.seg, f.n)));
-        self.seg.place(&self.lay, ny);
+        let lay = &self.lay;
+        self.seg.place(ny, |r, x| lay.start(r, x));
         let len = 2 * self.lay.half + h;
         let alloc = self.alloc[0];
         for v in [

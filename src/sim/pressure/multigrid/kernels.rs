@@ -7,19 +7,14 @@
 
 use super::SyncPtr;
 use super::level::{FLUID, Level};
+#[cfg(test)]
+use super::taps::coarse_taps;
+use super::taps::{TAP, fine_taps};
 use rayon::prelude::*;
 
 /// Cells per rayon task of the V-cycle's loops.
 const TASK_CELLS: usize = 16 * 1024;
 
-/// Per-axis fine cells `2I - 2, 2I - 1, 2I, 2I + 1` of coarse cell `I`'s restriction stencil
-/// (weights 1, 3, 3, 1 over 4), the last clamped to the fine grid: it is then a wall cell, whose
-/// residual is 0.
-#[inline(always)]
-fn fine_taps(ci: usize, m: usize) -> [usize; 4] {
-    [2 * ci - 2, 2 * ci - 1, 2 * ci, (2 * ci + 1).min(m - 1)]
-}
-const TAP: [f32; 4] = [0.25, 0.75, 0.75, 0.25];
 /// Coarse cells per chunk of a transfer's line buffers.
 const LINE: usize = 128;
 
@@ -201,15 +196,6 @@ unsafe fn restrict_segment(
         }
         i0 = i1;
     }
-}
-
-/// Per-axis coarse neighbours and weights of fine cell `i`: its parent `(i + 1) / 2` (weight
-/// 3/4) and the coarse cell on its side (1/4).
-#[inline(always)]
-pub(super) fn coarse_taps(i: usize) -> ([usize; 2], [f32; 2]) {
-    let p = i.div_ceil(2);
-    let q = if i % 2 == 1 { p - 1 } else { p + 1 };
-    ([p, q], [0.75, 0.25])
 }
 
 /// `r = b - A u` on the fluid cells of the spans (0 on the other cells of a span), one cell

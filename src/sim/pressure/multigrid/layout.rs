@@ -226,7 +226,7 @@ impl Layout {
                 }
                 if let Some((f, fnn)) = finer {
                     // Fine rows 2J - 2 ..= 2J + 1 of planes 2K - 2 ..= 2K + 1 read this row
-                    // (`kernels::coarse_taps`); fine cell x has parent (x + 1) / 2.
+                    // (`taps::coarse_taps`); fine cell x has parent (x + 1) / 2.
                     let (j, k) = (row % ny, row / ny);
                     for fk in (2 * k).saturating_sub(2)..(2 * k + 2).min(fnn[2]) {
                         for fj in (2 * j).saturating_sub(2)..(2 * j + 2).min(fnn[1]) {

@@ -23,8 +23,7 @@
 //! each row's segments cost 10% more at the 8M dam break's frame 2 (`mg_cycle`, 1 thread).
 
 use super::super::super::mac_grid::CellLabel;
-use super::kernels::coarse_taps;
-use super::layout::Layout;
+use super::taps::{coarse_taps, fine_taps};
 use rayon::prelude::*;
 
 /// A run of cells that are not fluid cuts a span where it holds a whole block of this many
@@ -152,9 +151,10 @@ impl Segments {
         })
     }
 
-    /// Each segment's starts of its row and its four neighbour rows in `lay` (this level's
-    /// layout, `ny` rows a plane).
-    pub fn place(&mut self, lay: &Layout, ny: usize) {
+    /// Each segment's starts of its row and its four neighbour rows (`ny` rows a plane) in
+    /// this level's layout: `start(row, x)`, the virtual start of `row` in its range that
+    /// holds cell `x` (`Layout::start`).
+    pub fn place(&mut self, ny: usize, start: impl Fn(usize, usize) -> usize + Sync) {
         let Self { first, segs, .. } = self;
         Self::rows_of(first, segs).for_each(|(row, segs)| {
             for s in segs {
@@ -162,16 +162,22 @@ impl Segments {
                 let x = s.span[0] as usize;
                 // An interior row's (the only ones with fluid cells) neighbours exist.
                 s.st = [row, row - 1, row + 1, row - ny, row + ny].map(|r| {
-                    u32::try_from(lay.start(r, x)).expect("multigrid: a level of 2^32 entries")
+                    u32::try_from(start(r, x)).expect("multigrid: a level of 2^32 entries")
                 });
             }
         });
     }
 
-    /// Each segment's starts of the four coarse rows its prolongation reads in `coarse` (the
-    /// next level, `cn` cells per axis), in the range that holds the parent of its first cell:
-    /// the order of `wavefront.rs`'s prolongation. This level has `n` cells per axis.
-    pub fn place_prolong(&mut self, n: [usize; 3], coarse: &Layout, cn: [usize; 3]) {
+    /// Each segment's starts of the four coarse rows its prolongation reads in the next level
+    /// (`cn` cells per axis; `start` its `Layout::start`), in the range that holds the parent
+    /// of its first cell: the order of `wavefront.rs`'s prolongation. This level has `n` cells
+    /// per axis.
+    pub fn place_prolong(
+        &mut self,
+        n: [usize; 3],
+        cn: [usize; 3],
+        start: impl Fn(usize, usize) -> usize + Sync,
+    ) {
         let Self {
             first, segs, pro, ..
         } = self;
@@ -183,23 +189,27 @@ impl Segments {
             let a = first[row] as usize;
             for (p, &Seg { span: [lo, _], .. }) in pro.iter_mut().zip(&segs[a..]) {
                 let x = (lo as usize).div_ceil(2);
-                *p = [cr(0, 0), cr(1, 0), cr(0, 1), cr(1, 1)].map(|r| coarse.start(r, x));
+                *p = [cr(0, 0), cr(1, 0), cr(0, 1), cr(1, 1)].map(|r| start(r, x));
             }
         });
     }
 
-    /// Each (coarse) segment's starts of the 16 fine rows its restriction reads in `fine`
-    /// (the finer level's layout, `fnn` cells per axis), where each stores the segment's fine
-    /// cells in one range that the reads stay inside (else `usize::MAX`). This level has `n` cells
-    /// per axis.
-    pub fn place_restrict(&mut self, n: [usize; 3], fine: &Layout, fnn: [usize; 3]) {
+    /// Each (coarse) segment's starts of the 16 fine rows its restriction reads in the finer
+    /// level (`fnn` cells per axis; `reach` its `Layout::reach`), where each stores the
+    /// segment's fine cells in one range that the reads stay inside (else `usize::MAX`). This
+    /// level has `n` cells per axis.
+    pub fn place_restrict(
+        &mut self,
+        n: [usize; 3],
+        fnn: [usize; 3],
+        reach: impl Fn(usize, usize) -> (usize, usize, usize, usize) + Sync,
+    ) {
         let Self {
             first, segs, rst, ..
         } = self;
         Self::rows_of(first, rst).for_each(|(row, rst)| {
             let (j, k) = (row % n[1], row / n[1]);
-            let taps = |c: usize, m: usize| [2 * c - 2, 2 * c - 1, 2 * c, (2 * c + 1).min(m - 1)];
-            let (tj, tk) = (taps(j, fnn[1]), taps(k, fnn[2]));
+            let (tj, tk) = (fine_taps(j, fnn[1]), fine_taps(k, fnn[2]));
             let a = first[row] as usize;
             for (f, &Seg { span: [lo, hi], .. }) in rst.iter_mut().zip(&segs[a..]) {
                 // The restriction reads fine compact entries lo - 1 .. hi + 8 of each colour
@@ -213,7 +223,7 @@ impl Segments {
                     .flat_map(|&zk| tj.map(|yj| yj + fnn[1] * zk))
                     .enumerate()
                 {
-                    let (s, stored, next, start) = fine.reach(fr, x0);
+                    let (s, stored, next, start) = reach(fr, x0);
                     all &= s <= x0 && 2 * (hi + 8) <= stored && next >= 2 * hi;
                     f[t] = start;
                 }

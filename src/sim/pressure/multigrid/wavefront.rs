@@ -14,9 +14,9 @@
 //! use its intrinsics (no fused multiply-adds: the plain loops' operations and bits).
 
 use super::SyncPtr;
-use super::kernels::coarse_taps;
 use super::level::{LANES, Level, has_avx2};
 use super::segments::{Seg, Segments};
+use super::taps::coarse_taps;
 use reach::Nb;
 pub(super) use stages::{Extra, Stage, Stages, liquid_planes};
 

@@ -2,8 +2,29 @@
 //! is read from, and a thin spread layer under a narrow column (a dam break's flowing frames)
 //! stores far fewer entries than rows as wide as the window would.
 
-use super::super::kernels::coarse_taps;
+use super::super::taps::coarse_taps;
 use super::*;
+
+/// MGPCG with `mg` on `p` (a random right-hand side from `seed`) matches a tightly converged
+/// CG, in under 60 iterations (as `mgpcg_matches_tightly_converged_cg`).
+fn matches_cg(p: &Problem, mg: &mut Multigrid, seed: u64) {
+    let b = rhs(p, seed);
+    let (q_ref, _) = pcg(p, &b, 1e-13, 20_000, None);
+    let (q_mg, it) = pcg(p, &b, 1e-8, 500, Some(mg));
+    assert!(it < 60, "MGPCG took {it} iterations");
+    let (err, gmax) = gradient_error(p, &q_ref, &q_mg);
+    assert!(err <= 1e-5 * gmax, "gradient error {err:e} of {gmax:e}");
+}
+
+/// `entries` (a colour) at most `most` of what another layout stores (`against`).
+fn stores_at_most(what: &str, entries: usize, against: usize, most: f64) {
+    let ratio = entries as f64 / against as f64;
+    eprintln!("{what}: {entries} entries a colour against {against}: {ratio:.2}");
+    assert!(
+        ratio <= most,
+        "{what}: {entries} entries against {against} ({ratio:.2})"
+    );
+}
 
 /// A problem of unit weights from its labels.
 fn from_labels(n: [usize; 3], labels: Vec<CellLabel>) -> Problem {
@@ -152,18 +173,8 @@ fn a_spread_layer_stores_what_its_planes_need() {
     let [nx, ny, nz] = lv.n;
     let entries = lv.lay.half - lv.lay.rs[0];
     let wide = ny * nz * super::super::level::row_entries(nx);
-    let ratio = entries as f64 / wide as f64;
-    eprintln!("spread 200: {entries} entries a colour against {wide}: {ratio:.2}");
-    assert!(
-        ratio <= 0.40,
-        "{entries} entries against {wide} ({ratio:.2})"
-    );
-    let b = rhs(&p, 77);
-    let (q_ref, _) = pcg(&p, &b, 1e-13, 20_000, None);
-    let (q_mg, it) = pcg(&p, &b, 1e-8, 500, Some(&mut mg));
-    assert!(it < 60, "MGPCG took {it} iterations");
-    let (err, gmax) = gradient_error(&p, &q_ref, &q_mg);
-    assert!(err <= 1e-5 * gmax, "gradient error {err:e} of {gmax:e}");
+    stores_at_most("spread 200", entries, wide, 0.40);
+    matches_cg(&p, &mut mg, 77);
 }
 
 /// Liquid that climbs both end walls above a pool (a dam break's wave running back; the 8M
@@ -219,18 +230,8 @@ fn rows_store_their_own_ranges_where_liquid_climbs_both_walls() {
         }
     };
     let planes: usize = (0..nz).map(plane).sum();
-    let ratio = entries as f64 / planes as f64;
-    eprintln!("walls: {entries} entries a colour against {planes} by planes: {ratio:.2}");
-    assert!(
-        ratio <= 0.5,
-        "{entries} entries against {planes} ({ratio:.2})"
-    );
-    let b = rhs(&p, 91);
-    let (q_ref, _) = pcg(&p, &b, 1e-13, 20_000, None);
-    let (q_mg, it) = pcg(&p, &b, 1e-8, 500, Some(&mut mg));
-    assert!(it < 60, "MGPCG took {it} iterations");
-    let (err, gmax) = gradient_error(&p, &q_ref, &q_mg);
-    assert!(err <= 1e-5 * gmax, "gradient error {err:e} of {gmax:e}");
+    stores_at_most("walls", entries, planes, 0.5);
+    matches_cg(&p, &mut mg, 91);
 }
 
 /// The restriction reads a coarse segment's 16 fine rows at once where each stores the
