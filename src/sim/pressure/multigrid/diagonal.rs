@@ -114,7 +114,7 @@ impl Level {
                 }
                 let ((s0, rl), (s1, _)) = (lay.stored(0, row), lay.stored(1, row));
                 assert!(s0.max(s1) + rl <= len);
-                // The row's stored entries of both colours, from compact `px` on.
+                // The row's stored entries of both colours (its ranges, one after the other).
                 // SAFETY: in bounds (asserted); rows' stored entries are disjoint, each
                 // written by this task alone.
                 let (i0, i1, d0, d1, c0, c1) = unsafe {
