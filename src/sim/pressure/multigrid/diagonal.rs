@@ -154,9 +154,10 @@ impl Level {
                 };
                 // Per segment (`segments.rs`): the cells of its range `v + i / 2` on from the
                 // row's stored start (`layout.rs`).
-                for &super::segments::Seg { span: [lo, hi], .. } in segs {
-                    let (lo, hi) = (lo as usize, hi as usize);
-                    let v = lay.at(row, lo);
+                for sg in segs {
+                    let [lo, hi] = sg.span.map(|x| x as usize);
+                    // The segment's start (placed above) less the row's first entry.
+                    let v = sg.st()[0].wrapping_sub(s0);
                     if unit {
                         // The open faces of the span's cells counted a line at a time over the
                         // six neighbours' label rows, then split by colour in pairs of cells, the

@@ -9,7 +9,7 @@ use super::SyncPtr;
 use super::level::{FLUID, Level};
 #[cfg(test)]
 use super::taps::coarse_taps;
-use super::taps::{TAP, fine_taps};
+use super::taps::{PAIRS, TAP, fine_taps};
 use rayon::prelude::*;
 
 /// Cells per rayon task of the V-cycle's loops.
@@ -104,7 +104,7 @@ unsafe fn restrict_segment(
     (st, fst): (usize, &[usize; 16]),
     b: *mut f32,
 ) {
-    const L: usize = 8;
+    const L: usize = PAIRS;
     let n = coarse.n;
     let (j, k) = (row % n[1], row / n[1]);
     let (lo, hi) = (lo as usize, hi as usize);
@@ -184,14 +184,16 @@ unsafe fn restrict_segment(
             }
         }
         let len = i1 - i0;
+        // The block's last entry of either colour is in `b` (so are the others).
+        assert!(ch + st + ((i1 - 1) >> 1) < coarse.b.len());
         let (e0, o0, e1, o1) = (&ev[..len], &od[..len], &ev[1..len + 1], &od[1..len + 1]);
         for (t, (((e0, o0), e1), o1)) in e0.iter().zip(o0).zip(e1).zip(o1).enumerate() {
             let i = i0 + t;
             // Weights sum to 8: P^T r / 2 = 4 * (mean).
             let v = 0.5 * (TAP[0] * e0 + TAP[1] * o0 + TAP[2] * e1 + TAP[3] * o1);
             let x = ((i + j + k) & 1) * ch + st + (i >> 1);
-            assert!(x < coarse.b.len());
-            // SAFETY: in bounds (asserted); this row's entries are this thread's.
+            // SAFETY: in bounds (asserted for the block); this row's entries are this
+            // thread's.
             unsafe { *b.add(x) = if label[i] == FLUID { v } else { 0.0 } };
         }
         i0 = i1;

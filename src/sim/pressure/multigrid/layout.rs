@@ -120,15 +120,19 @@ impl Layout {
     /// (wrapping): the range that holds `x` (the last range from `x` back; the first if none).
     #[inline(always)]
     pub fn at(&self, row: usize, x: usize) -> usize {
-        let (n, rs) = (self.nr[row] as usize, &self.ranges[row * self.per..]);
-        let mut r = rs[0];
-        for q in &rs[1..n.max(1)] {
-            if q.x0 as usize > x {
-                break;
-            }
-            r = *q;
-        }
+        let r = self.ranges[row * self.per + self.find(row, x)];
         (r.o as usize).wrapping_sub(r.x0 as usize / 2)
+    }
+
+    /// The index among row `row`'s ranges of the last one from cell `x` back (0 if none, or
+    /// if the row stores nothing: its first slot, zeroed).
+    #[inline(always)]
+    fn find(&self, row: usize, x: usize) -> usize {
+        let rs = self.ranges(row);
+        (1..rs.len())
+            .take_while(|&i| rs[i].x0 as usize <= x)
+            .last()
+            .unwrap_or(0)
     }
 
     /// The virtual start (colour 0) of row `row` in the range that holds cell `x`: cell `i` of
@@ -140,8 +144,7 @@ impl Layout {
 
     /// The cells `[x0, end)` of the range of row `row` that [`Self::at`] gives for cell `x`.
     pub fn holding(&self, row: usize, x: usize) -> (usize, usize) {
-        let rs = self.ranges(row);
-        let r = rs.iter().rev().find(|r| r.x0 as usize <= x).or(rs.first());
+        let r = self.ranges(row).get(self.find(row, x));
         r.map_or((0, 0), |r| (r.x0 as usize, r.end as usize))
     }
 
@@ -149,8 +152,7 @@ impl Layout {
     /// cell past its last stored entry (its padding included), the next range's first cell
     /// (`usize::MAX` if none), and the row's virtual start in it ([`Self::start`]).
     pub fn reach(&self, row: usize, x: usize) -> (usize, usize, usize, usize) {
-        let rs = self.ranges(row);
-        let i = rs.iter().rposition(|r| r.x0 as usize <= x).unwrap_or(0);
+        let (rs, i) = (self.ranges(row), self.find(row, x));
         let Some(r) = rs.get(i) else {
             return (0, 0, usize::MAX, self.rs[row]);
         };

@@ -23,7 +23,7 @@
 //! each row's segments cost 10% more at the 8M dam break's frame 2 (`mg_cycle`, 1 thread).
 
 use super::super::super::mac_grid::CellLabel;
-use super::taps::{coarse_taps, fine_taps};
+use super::taps::{PAIRS, coarse_taps, fine_taps};
 use rayon::prelude::*;
 
 /// A run of cells that are not fluid cuts a span where it holds a whole block of this many
@@ -44,8 +44,8 @@ pub(super) struct Segments {
     /// Per segment of a coarse level: the finer level's virtual starts (colour 0) of the 16
     /// fine rows its restriction reads (z tap outer, y tap inner), where each of them stores
     /// the segment's fine cells `2 lo - 2 .. 2 hi` in one range, which the reads' padding
-    /// stays inside; `[usize::MAX; 16]` where one does not ([`Self::place_restrict`]: the restriction then reads the fine rows along
-    /// their segments).
+    /// stays inside; `[usize::MAX; 16]` where one does not ([`Self::place_restrict`]: the
+    /// restriction then reads the fine rows along their segments).
     rst: Vec<[usize; 16]>,
 }
 
@@ -100,19 +100,19 @@ impl Segments {
     /// starts.
     #[inline(always)]
     pub fn of(&self, row: usize) -> &[Seg] {
-        &self.segs[self.first[row] as usize..self.first[row + 1] as usize]
+        self.rows(row..row + 1)
     }
 
-    /// The entries of row `row`'s segments.
+    /// The entries of the segments of the rows `rows`.
     #[inline(always)]
-    fn range(&self, row: usize) -> std::ops::Range<usize> {
-        self.first[row] as usize..self.first[row + 1] as usize
+    fn entries(&self, rows: std::ops::Range<usize>) -> std::ops::Range<usize> {
+        self.first[rows.start] as usize..self.first[rows.end] as usize
     }
 
     /// The segments of the rows `rows`, in order (a loop over them visits no empty row).
     #[inline(always)]
     pub fn rows(&self, rows: std::ops::Range<usize>) -> &[Seg] {
-        &self.segs[self.first[rows.start] as usize..self.first[rows.end] as usize]
+        &self.segs[self.entries(rows)]
     }
 
     /// The segments of the rows `rows` with the coarse rows' starts
@@ -122,7 +122,7 @@ impl Segments {
         &self,
         rows: std::ops::Range<usize>,
     ) -> impl Iterator<Item = (&Seg, &[usize; 4])> {
-        let r = self.first[rows.start] as usize..self.first[rows.end] as usize;
+        let r = self.entries(rows);
         self.segs[r.clone()].iter().zip(&self.pro[r])
     }
 
@@ -130,11 +130,11 @@ impl Segments {
     /// ([`Self::place_restrict`]).
     #[inline(always)]
     pub fn with_fine(&self, row: usize) -> impl Iterator<Item = (&Seg, &[usize; 16])> {
-        let r = self.range(row);
+        let r = self.entries(row..row + 1);
         self.segs[r.clone()].iter().zip(&self.rst[r])
     }
 
-    /// The rows' segments' entries, each with its row (rows of `ny` per plane), in parallel.
+    /// Each row's entries of `v` (one per segment), with the row, in parallel.
     fn rows_of<'a, T: Send>(
         first: &'a [u32],
         v: &'a mut [T],
@@ -186,8 +186,8 @@ impl Segments {
             let (jj, _) = coarse_taps(j);
             let (kk, _) = coarse_taps(k);
             let cr = |a: usize, b: usize| jj[a] + cn[1] * kk[b];
-            let a = first[row] as usize;
-            for (p, &Seg { span: [lo, _], .. }) in pro.iter_mut().zip(&segs[a..]) {
+            for (p, &Seg { span: [lo, _], .. }) in pro.iter_mut().zip(&segs[first[row] as usize..])
+            {
                 let x = (lo as usize).div_ceil(2);
                 *p = [cr(0, 0), cr(1, 0), cr(0, 1), cr(1, 1)].map(|r| start(r, x));
             }
@@ -210,11 +210,11 @@ impl Segments {
         Self::rows_of(first, rst).for_each(|(row, rst)| {
             let (j, k) = (row % n[1], row / n[1]);
             let (tj, tk) = (fine_taps(j, fnn[1]), fine_taps(k, fnn[2]));
-            let a = first[row] as usize;
-            for (f, &Seg { span: [lo, hi], .. }) in rst.iter_mut().zip(&segs[a..]) {
-                // The restriction reads fine compact entries lo - 1 .. hi + 8 of each colour
-                // (whole chunks of pairs), of which the cells up to 2 hi - 1 count: they must
-                // be in the range's entries, and no other range may hold a cell below 2 hi.
+            for (f, &Seg { span: [lo, hi], .. }) in rst.iter_mut().zip(&segs[first[row] as usize..])
+            {
+                // The restriction reads fine compact entries lo - 1 .. hi + PAIRS of each
+                // colour (whole chunks of pairs), of which the cells up to 2 hi - 1 count: they
+                // must be in the range's entries, and no other range may hold a cell below 2 hi.
                 let (lo, hi) = (lo as usize, hi as usize);
                 let x0 = 2 * lo - 2;
                 let mut all = true;
@@ -224,7 +224,7 @@ impl Segments {
                     .enumerate()
                 {
                     let (s, stored, next, start) = reach(fr, x0);
-                    all &= s <= x0 && 2 * (hi + 8) <= stored && next >= 2 * hi;
+                    all &= s <= x0 && 2 * (hi + PAIRS) <= stored && next >= 2 * hi;
                     f[t] = start;
                 }
                 if !all {

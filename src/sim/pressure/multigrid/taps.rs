@@ -22,3 +22,7 @@ pub(super) fn coarse_taps(i: usize) -> ([usize; 2], [f32; 2]) {
     let q = if i % 2 == 1 { p - 1 } else { p + 1 };
     ([p, q], [0.75, 0.25])
 }
+
+/// Fine pairs (an even and an odd cell) a restriction sums at once, all 16 fine rows together
+/// (`kernels::restrict_segment`): its reads run up to this many pairs past a block.
+pub(super) const PAIRS: usize = 8;

@@ -160,16 +160,16 @@ impl<'a> Sweep<'a> {
     ) {
         for s in self.seg.of(row) {
             // SAFETY: the caller's.
-            unsafe { self.seg_sweep::<AVX>(s, j, k, colour, from_zero) };
+            unsafe { self.row_span::<AVX>(s, j, k, colour, from_zero) };
         }
     }
 
-    /// [`Self::row`] on one segment `s` of row `(j, k)`.
+    /// [`Self::row`] on one segment `s` (`segments.rs`) of row `(j, k)`.
     ///
     /// # Safety
     /// As [`Self::row`].
     #[inline(always)]
-    unsafe fn seg_sweep<const AVX: bool>(
+    unsafe fn row_span<const AVX: bool>(
         &self,
         s: &Seg,
         j: usize,
@@ -177,27 +177,7 @@ impl<'a> Sweep<'a> {
         colour: usize,
         from_zero: bool,
     ) {
-        let span = (s.span[0] as usize, s.span[1] as usize);
-        // SAFETY: the caller's.
-        unsafe { self.row_span::<AVX>(s.row as usize, j, k, &s.st(), colour, from_zero, span) };
-    }
-
-    /// [`Self::row`] on one segment `[lo, hi)` of the row (`segments.rs`).
-    ///
-    /// # Safety
-    /// As [`Self::row`].
-    #[inline(always)]
-    #[allow(clippy::too_many_arguments)]
-    unsafe fn row_span<const AVX: bool>(
-        &self,
-        row: usize,
-        j: usize,
-        k: usize,
-        st: &[usize; 5],
-        colour: usize,
-        from_zero: bool,
-        (lo, hi): (usize, usize),
-    ) {
+        let (row, st, [lo, hi]) = (s.row as usize, &s.st(), s.span.map(|x| x as usize));
         let e = (colour + j + k) & 1;
         let own = self.base(colour) + st[0];
         let nb = self.nb(1 - colour, st, e);
@@ -281,25 +261,18 @@ impl<'a> Sweep<'a> {
     #[inline(always)]
     pub(super) unsafe fn residual_row<const AVX: bool>(&self, row: usize, j: usize, k: usize) {
         for s in self.seg.of(row) {
-            let span = (s.span[0] as usize, s.span[1] as usize);
             // SAFETY: the caller's.
-            unsafe { self.residual_span::<AVX>(s.row as usize, j, k, &s.st(), span) };
+            unsafe { self.residual_span::<AVX>(s, j, k) };
         }
     }
 
-    /// [`Self::residual_row`] on one segment `[lo, hi)` of the row (`segments.rs`).
+    /// [`Self::residual_row`] on one segment `s` (`segments.rs`) of row `(j, k)`.
     ///
     /// # Safety
     /// As [`Self::residual_row`].
     #[inline(always)]
-    unsafe fn residual_span<const AVX: bool>(
-        &self,
-        row: usize,
-        j: usize,
-        k: usize,
-        st: &[usize; 5],
-        (lo, hi): (usize, usize),
-    ) {
+    unsafe fn residual_span<const AVX: bool>(&self, s: &Seg, j: usize, k: usize) {
+        let (row, st, [lo, hi]) = (s.row as usize, &s.st(), s.span.map(|x| x as usize));
         let (mut m0, m1) = (lo >> 1, (hi + 1) >> 1);
         let base = self.n[0] * row;
         // Compact row starts of the row's even and odd natural cells.
@@ -366,13 +339,13 @@ impl<'a> Sweep<'a> {
         line: &mut ProlongLine,
     ) {
         for (s, pro) in self.seg.with_coarse(row..row + 1) {
-            let span = (s.span[0] as usize, s.span[1] as usize);
             // SAFETY: the caller's.
-            unsafe { self.prolong_span::<AVX>(coarse, j, k, (&s.st(), pro), line, span) };
+            unsafe { self.prolong_span::<AVX>(coarse, (s, pro), j, k, line) };
         }
     }
 
-    /// [`Self::prolong_row`] on one segment `[lo, hi)` of the row (`segments.rs`).
+    /// [`Self::prolong_row`] on one segment `s` (`segments.rs`) of row `(j, k)`, `pro` its
+    /// coarse rows' starts.
     ///
     /// # Safety
     /// As [`Self::prolong_row`].
@@ -380,12 +353,12 @@ impl<'a> Sweep<'a> {
     unsafe fn prolong_span<const AVX: bool>(
         &self,
         coarse: &Level,
+        (s, pro): (&Seg, &[usize; 4]),
         j: usize,
         k: usize,
-        (st, pro): (&[usize; 5], &[usize; 4]),
         line: &mut ProlongLine,
-        (lo, hi): (usize, usize),
     ) {
+        let (st, [lo, hi]) = (&s.st(), s.span.map(|x| x as usize));
         let (jj, wj) = coarse_taps(j);
         let (kk, wk) = coarse_taps(k);
         // Each coarse row's starts of the colour of its even cells and of the other colour,
@@ -497,26 +470,17 @@ impl<'a> Sweep<'a> {
             // The plane's segments, one loop (`segments.rs`).
             Stage::Residual => {
                 for s in self.seg.rows(ny * k..ny * (k + 1)) {
-                    let (span, j) = (
-                        (s.span[0] as usize, s.span[1] as usize),
-                        s.row as usize - ny * k,
-                    );
                     // SAFETY: the caller's.
-                    unsafe { self.residual_span::<AVX>(s.row as usize, j, k, &s.st(), span) };
+                    unsafe { self.residual_span::<AVX>(s, s.row as usize - ny * k, k) };
                 }
             }
             Stage::Prolong(coarse) => {
                 // The line buffer, once per plane (each segment fills what it reads).
                 let mut line = [0.0f32; LINE + 4 + 2 * LANES];
                 for (s, pro) in self.seg.with_coarse(ny * k..ny * (k + 1)) {
-                    let (span, j) = (
-                        (s.span[0] as usize, s.span[1] as usize),
-                        s.row as usize - ny * k,
-                    );
+                    let j = s.row as usize - ny * k;
                     // SAFETY: the caller's: this row of `u` is this task's alone.
-                    unsafe {
-                        self.prolong_span::<AVX>(coarse, j, k, (&s.st(), pro), &mut line, span)
-                    };
+                    unsafe { self.prolong_span::<AVX>(coarse, (s, pro), j, k, &mut line) };
                 }
             }
         }
@@ -531,7 +495,7 @@ impl<'a> Sweep<'a> {
         let ny = self.n[1];
         for s in self.seg.rows(ny * k..ny * (k + 1)) {
             // SAFETY: the caller's.
-            unsafe { self.seg_sweep::<AVX>(s, s.row as usize - ny * k, k, colour, from_zero) };
+            unsafe { self.row_span::<AVX>(s, s.row as usize - ny * k, k, colour, from_zero) };
         }
     }
 }
