@@ -27,8 +27,12 @@
 //! face in common with another piece). The drops' rows are preconditioned by
 //! [`super::Settings::drop_sweeps`] symmetric Gauss-Seidel sweeps from zero (a forward sweep
 //! over the drop rows in row order, then a backward one, on the system's own rows: diagonal
-//! with the ghost-fluid air terms, face weights), serial and in a fixed order: a symmetric
+//! with the ghost-fluid air terms, face weights), in a fixed order: a symmetric
 //! positive (semi-)definite map of each drop's right-hand side, like the cycle's own sweeps.
+//! The rows are kept piece by piece (pieces in order of their first row, each piece's rows
+//! increasing), and since no piece reads another's values, the sweeps run piece by piece, on
+//! all threads, each piece's rows in the cache while its sweeps last: the same bits as sweeps
+//! over all the drop rows in row order (`drop_sweeps_by_pieces_equal_sweeps_in_row_order`).
 //! The CG loop's passes (`pcg.rs`) skip the drops' runs when they move values to and from the
 //! grid and read their `M^-1 r` from the CG vector the sweeps wrote.
 
@@ -41,8 +45,11 @@ use rayon::prelude::*;
 pub(super) struct Drops {
     /// One bit per row, set on the rows of drops (whole runs: a run lies in one piece).
     pub bits: Vec<u64>,
-    /// The drops' rows, increasing.
+    /// The drops' rows, piece by piece (pieces in order of their first row), each piece's
+    /// rows increasing.
     pub rows: Vec<u32>,
+    /// Where each piece's rows begin in [`Self::rows`], and their end (empty without drops).
+    pub piece_at: Vec<u32>,
     /// The grid's labels with the drops' cells as air (the multigrid's set-up reads them);
     /// empty unless drops are enabled.
     pub labels: Vec<CellLabel>,
@@ -51,10 +58,15 @@ pub(super) struct Drops {
     starts: Vec<u32>,
     parent: Vec<u32>,
     cells: Vec<u32>,
+    /// Scratch of [`Self::label`]: per root of a drop, where its next row goes in
+    /// [`Self::rows`].
+    slot: Vec<u32>,
     /// Scratch of [`Self::label`]: the first run of each slab of planes, and the end.
     bounds: Vec<u32>,
     /// Fewest runs per slab ([`SLAB_RUNS`]; tests lower it).
     pub slab_runs: usize,
+    /// Drop rows per task of [`Self::smooth`] ([`PIECE_ROWS`]; tests lower it).
+    pub piece_rows: usize,
     /// The drops' rows as a compact system, by position in [`Self::rows`]: each row's
     /// neighbours' positions (`NO_ROW` where the neighbour is not fluid) with their weights
     /// (1 without face weights), its diagonal, and its `r` and `z` during [`Self::smooth`]:
@@ -67,6 +79,10 @@ pub(super) struct Drops {
 
 /// No neighbour in [`Drops::nb`].
 const NO_ROW: u32 = u32::MAX;
+
+/// Drop rows per task of [`Drops::smooth`] (whole pieces: a task takes the pieces that begin
+/// in its range).
+const PIECE_ROWS: usize = 2048;
 
 /// Fewest runs per slab of the labelling's joins (slabs of z-planes, joined in parallel).
 const SLAB_RUNS: usize = 1024;
@@ -104,12 +120,15 @@ impl Drops {
         Self {
             bits: vec![0; cells.div_ceil(64) + 1],
             rows: Vec::with_capacity(drops),
+            piece_at: Vec::with_capacity(drops + 1),
             labels: vec![CellLabel::Empty; if enabled { cells } else { 0 }],
             starts: Vec::with_capacity(runs),
             parent: Vec::with_capacity(runs),
             cells: Vec::with_capacity(runs),
+            slot: Vec::with_capacity(runs),
             bounds: Vec::with_capacity(MAX_SLABS + 1),
             slab_runs: SLAB_RUNS,
+            piece_rows: PIECE_ROWS,
             nb: Vec::with_capacity(drops),
             w: Vec::with_capacity(drops),
             diag: Vec::with_capacity(drops),
@@ -123,6 +142,7 @@ impl Drops {
             self.bits[r as usize >> 6] = 0;
         }
         self.rows.clear();
+        self.piece_at.clear();
     }
 
     /// Finds the pieces of `sys`'s fluid rows and marks as drops every piece of at most
@@ -145,24 +165,35 @@ impl Drops {
         // The main body: the first root of the most cells.
         let main = (0..nr).fold(0, |m, i| if cells[i] > cells[m] { i } else { m });
         // Room left for drop rows; a piece is taken at its first run, whole, or not at all
-        // (its root's count then marks it left out).
-        let mut room = self.rows.capacity();
+        // (its root's count then marks it left out). A piece taken gets its place in `rows`
+        // at its first run (after the pieces taken before it), and each of its runs' rows go
+        // to the next places of it.
+        let (room, slot) = (self.rows.capacity(), &mut self.slot);
+        slot.clear();
+        slot.resize(nr, 0);
         for (i, &a) in starts.iter().enumerate() {
             let root = p[i] as usize;
             if root == main || cells[root] == u32::MAX || cells[root] as usize > max_cells {
                 continue;
             }
             if root == i {
-                if cells[root] as usize > room {
+                let taken = self.rows.len();
+                if cells[root] as usize > room - taken {
                     cells[root] = u32::MAX;
                     continue;
                 }
-                room -= cells[root] as usize;
+                self.piece_at.push(taken as u32);
+                slot[root] = taken as u32;
+                self.rows.resize(taken + cells[root] as usize, 0);
             }
             for r in a as usize..end(i) {
                 self.bits[r >> 6] |= 1 << (r & 63);
-                self.rows.push(r as u32);
+                self.rows[slot[root] as usize] = r as u32;
+                slot[root] += 1;
             }
+        }
+        if !self.rows.is_empty() {
+            self.piece_at.push(self.rows.len() as u32);
         }
         self.compact(sys);
         if !self.rows.is_empty() {
@@ -271,66 +302,93 @@ impl Drops {
     }
 
     /// The compact system of the drops' rows ([`Self::nb`]): a fluid neighbour of a drop row
-    /// is a drop row (the same piece), found in the increasing [`Self::rows`] by one cursor
-    /// per direction, which only moves forward (the neighbours' rows increase with the rows).
+    /// is a row of the same piece, found in the piece's increasing rows by one cursor per
+    /// direction, which only moves forward (the neighbours' rows increase with the rows).
     fn compact(&mut self, sys: &System) {
         let (nf, rows) = (sys.nf, &self.rows);
         self.nb.clear();
         self.w.clear();
         self.diag.clear();
-        let mut cur = [0usize; 6];
-        for &row in rows {
-            let row = row as usize;
-            let m = &sys.nb[row];
-            let mut at = [NO_ROW; 6];
-            for k in 0..6 {
-                if (m[k] as usize) < nf {
-                    while rows.get(cur[k]).is_some_and(|&x| x < m[k]) {
-                        cur[k] += 1;
+        for piece in self.piece_at.windows(2) {
+            let (p0, p1) = (piece[0] as usize, piece[1] as usize);
+            let mut cur = [p0; 6];
+            for &row in &rows[p0..p1] {
+                let row = row as usize;
+                let m = &sys.nb[row];
+                let mut at = [NO_ROW; 6];
+                for k in 0..6 {
+                    if (m[k] as usize) < nf {
+                        while cur[k] < p1 && rows[cur[k]] < m[k] {
+                            cur[k] += 1;
+                        }
+                        assert!(
+                            cur[k] < p1 && rows[cur[k]] == m[k],
+                            "drops: a drop's neighbour"
+                        );
+                        at[k] = cur[k] as u32;
                     }
-                    assert!(rows.get(cur[k]) == Some(&m[k]), "drops: a drop's neighbour");
-                    at[k] = cur[k] as u32;
                 }
+                self.nb.push(at);
+                let cut = sys.fractional && is_cut(&sys.cut, row);
+                self.w.push(if cut { sys.w[row] } else { [1.0; 6] });
+                self.diag.push(sys.diag[row]);
             }
-            self.nb.push(at);
-            let cut = sys.fractional && is_cut(&sys.cut, row);
-            self.w.push(if cut { sys.w[row] } else { [1.0; 6] });
-            self.diag.push(sys.diag[row]);
         }
         self.rz.clear();
         self.rz.resize(rows.len(), [0.0; 2]);
     }
 
     /// `z = M^-1 r` on the drops' rows: `sweeps` symmetric Gauss-Seidel sweeps on `A z = r`
-    /// from zero (each a forward sweep over the rows in order then a backward one), serial, on
-    /// the compact system. A row of zero diagonal (every face closed) gets 0.
+    /// from zero (each a forward sweep over the rows in order then a backward one), on the
+    /// compact system, piece by piece: pieces in tasks of about [`Self::piece_rows`] rows (a task
+    /// takes the pieces that begin in its range), each piece's sweeps done before the next.
+    /// A row of zero diagonal (every face closed) gets 0.
     pub fn smooth(&mut self, r: &[f64], z: &mut [f64], sweeps: u32) {
-        if self.rows.is_empty() {
+        let n = self.rows.len();
+        if n == 0 {
             return;
         }
-        for (rz, &row) in self.rz.iter_mut().zip(&self.rows) {
-            *rz = [r[row as usize], 0.0];
-        }
-        let (nb, w, diag, rz) = (&self.nb, &self.w, &self.diag, &mut self.rz);
-        let row_gs = |rz: &mut [[f64; 2]], i: usize| {
-            let mut acc = rz[i][0];
-            for k in 0..6 {
-                if nb[i][k] != NO_ROW {
-                    acc += w[i][k] as f64 * rz[nb[i][k] as usize][1];
+        assert!(z.len() >= r.len() && self.rz.len() == n);
+        let (rows, at, nb, w, diag) = (&self.rows, &self.piece_at, &self.nb, &self.w, &self.diag);
+        let (rzp, zp) = (SyncPtr(self.rz.as_mut_ptr()), SyncPtr(z.as_mut_ptr()));
+        let per = self.piece_rows.max(1);
+        (0..n.div_ceil(per)).into_par_iter().for_each(|t| {
+            let first = |x: usize| at.partition_point(|&a| (a as usize) < x);
+            let pieces = first(t * per)..first((t + 1) * per).min(at.len() - 1);
+            for pc in pieces {
+                let (p0, p1) = (at[pc] as usize, at[pc + 1] as usize);
+                // SAFETY: the pieces' ranges of positions are disjoint, each piece in the
+                // task holding its start; `p1 <= n`.
+                let rz = unsafe { std::slice::from_raw_parts_mut(rzp.get(p0), p1 - p0) };
+                for (rz, &row) in rz.iter_mut().zip(&rows[p0..p1]) {
+                    *rz = [r[row as usize], 0.0];
+                }
+                // A row's neighbours lie in its piece: positions `p0..p1`.
+                let row_gs = |rz: &mut [[f64; 2]], i: usize| {
+                    let x = p0 + i;
+                    let mut acc = rz[i][0];
+                    for k in 0..6 {
+                        if nb[x][k] != NO_ROW {
+                            acc += w[x][k] as f64 * rz[nb[x][k] as usize - p0][1];
+                        }
+                    }
+                    rz[i][1] = if diag[x] > 0.0 { acc / diag[x] } else { 0.0 };
+                };
+                for _ in 0..sweeps {
+                    for i in 0..rz.len() {
+                        row_gs(rz, i);
+                    }
+                    for i in (0..rz.len()).rev() {
+                        row_gs(rz, i);
+                    }
+                }
+                for (rz, &row) in rz.iter().zip(&rows[p0..p1]) {
+                    assert!((row as usize) < r.len());
+                    // SAFETY: in bounds (above); the drop rows are distinct, each written by
+                    // the task of its piece.
+                    unsafe { *zp.get(row as usize) = rz[1] };
                 }
             }
-            rz[i][1] = if diag[i] > 0.0 { acc / diag[i] } else { 0.0 };
-        };
-        for _ in 0..sweeps {
-            for i in 0..rz.len() {
-                row_gs(rz, i);
-            }
-            for i in (0..rz.len()).rev() {
-                row_gs(rz, i);
-            }
-        }
-        for (rz, &row) in rz.iter().zip(&self.rows) {
-            z[row as usize] = rz[1];
-        }
+        });
     }
 }

@@ -17,6 +17,52 @@ use super::{Multigrid, ROWS_PER_TASK};
 use rayon::prelude::*;
 use std::ops::Range;
 
+/// Where a run's cells `i0 + t` (`t < len`) lie in the arrays stored by colour (`base` from
+/// [`super::level::Level::bases`]): the even `t` at `e + t / 2`, the odd `t` at `o + t / 2`,
+/// `[e, o]` returned with the counts `[ceil(len / 2), floor(len / 2)]`. The loops over a run
+/// take those two ranges as slices, checked once a run, and walk them in pairs.
+#[inline(always)]
+fn halves(i0: usize, base: [usize; 2], len: usize) -> ([usize; 2], [usize; 2]) {
+    let (a, par) = (i0 >> 1, i0 & 1);
+    (
+        [base[par] + a, base[1 - par] + a + par],
+        [len.div_ceil(2), len / 2],
+    )
+}
+
+/// The two colours' slices of a run ([`halves`]) in `u`.
+#[inline(always)]
+fn run_of(u: &[f32], i0: usize, base: [usize; 2], len: usize) -> (&[f32], &[f32]) {
+    let ([e, o], [ne, no]) = halves(i0, base, len);
+    (&u[e..e + ne], &u[o..o + no])
+}
+
+/// `b` at a run's cells from `r` (the run's rows, in order), through the raw pointer to the
+/// finest level's `b` of length `len_b`.
+///
+/// # Safety
+/// No other task reads or writes the run's cells meanwhile.
+#[inline(always)]
+unsafe fn scatter_run(bp: SyncPtr<f32>, len_b: usize, i0: usize, base: [usize; 2], r: &[f64]) {
+    let ([e, o], [ne, no]) = halves(i0, base, r.len());
+    assert!(e + ne <= len_b && o + no <= len_b);
+    // SAFETY: in bounds (above); the two colours' ranges are disjoint, and the caller's.
+    let (be, bo) = unsafe {
+        (
+            std::slice::from_raw_parts_mut(bp.get(e), ne),
+            std::slice::from_raw_parts_mut(bp.get(o), no),
+        )
+    };
+    let mut r2 = r.chunks_exact(2);
+    for ((r, be), bo) in (&mut r2).zip(be.iter_mut()).zip(bo.iter_mut()) {
+        *be = r[0] as f32;
+        *bo = r[1] as f32;
+    }
+    if let [x] = r2.remainder() {
+        be[ne - 1] = *x as f32;
+    }
+}
+
 impl Multigrid {
     /// `g(a..b, Some((i0, base)))` for each run of rows `a..b` ([`System::runs`], cut at the
     /// ends of `rows`) in order, `g(a..b, None)` for a drop's run (`drops.rs`, not in the
@@ -59,22 +105,6 @@ impl Multigrid {
         }
     }
 
-    /// `f(r, Some(x))` for each row `r` of `rows` in order, `x` the index of its cell in the
-    /// finest level's arrays stored by colour (by runs, [`Self::for_runs`]); `f(r, None)` for
-    /// a drop's row.
-    #[inline(always)]
-    fn for_rows(&self, sys: &System, rows: Range<usize>, mut f: impl FnMut(usize, Option<usize>)) {
-        self.for_runs(sys, rows, |run, at| match at {
-            Some((i0, base)) => {
-                for (t, r) in run.enumerate() {
-                    let i = i0 + t;
-                    f(r, Some(base[i & 1] + (i >> 1)));
-                }
-            }
-            None => run.for_each(|r| f(r, None)),
-        });
-    }
-
     /// `M^-1 r . r` with `M^-1 r` the finest level's `u` at the rows' cells (after a cycle)
     /// and `zd` at the drops' rows, summed in fixed chunks by lanes (as `reduce::dot` sums),
     /// without writing `M^-1 r` anywhere else: `next_direction` reads it from `u` again.
@@ -94,28 +124,19 @@ impl Multigrid {
                         run.for_each(|row| acc.add(row, zd[row] * r[row]));
                         return;
                     };
-                    let x = |row: usize| {
-                        let i = i0 + row - run.start;
-                        base[i & 1] + (i >> 1)
-                    };
-                    // Rows to a multiple of four one by one, then four at a time into the
-                    // four lanes (row `r` into lane `r % 4` either way: the same sums).
+                    // Row `row` into lane `row % 4`, the rows in order (the same sums as
+                    // `reduce::dot`), two rows (one of each colour) at a time.
+                    let (ue, uo) = run_of(u, i0, base, run.len());
+                    let rr = &r[run.clone()];
+                    let mut r2 = rr.chunks_exact(2);
                     let mut row = run.start;
-                    let body = run.end.min(row.next_multiple_of(LANES));
-                    while row < body {
-                        acc.add(row, u[x(row)] as f64 * r[row]);
-                        row += 1;
+                    for ((r, &e), &o) in (&mut r2).zip(ue).zip(uo) {
+                        acc.0[row % LANES] += e as f64 * r[0];
+                        acc.0[(row + 1) % LANES] += o as f64 * r[1];
+                        row += 2;
                     }
-                    while row + LANES <= run.end {
-                        let rr = &r[row..row + LANES];
-                        for l in 0..LANES {
-                            acc.0[l] += u[x(row + l)] as f64 * rr[l];
-                        }
-                        row += LANES;
-                    }
-                    while row < run.end {
-                        acc.add(row, u[x(row)] as f64 * r[row]);
-                        row += 1;
+                    if let [x] = r2.remainder() {
+                        acc.add(row, ue[ue.len() - 1] as f64 * x);
                     }
                 });
                 *p = acc.sum();
@@ -125,18 +146,20 @@ impl Multigrid {
 
     /// The rows' `r` into the finest level's `b` at their cells.
     fn scatter_rows(&mut self, sys: &System, r: &[f64]) {
-        let bp = SyncPtr(self.levels[0].b.as_mut_ptr());
+        let (bp, len_b) = (
+            SyncPtr(self.levels[0].b.as_mut_ptr()),
+            self.levels[0].b.len(),
+        );
         let this = &*self;
         (0..sys.nf.div_ceil(ROWS_PER_TASK))
             .into_par_iter()
             .for_each(|t| {
                 let rows = t * ROWS_PER_TASK..((t + 1) * ROWS_PER_TASK).min(sys.nf);
-                this.for_rows(sys, rows, |row, x| {
-                    if let Some(x) = x {
-                        // SAFETY: the rows' cells are distinct and inside the window
-                        // (`for_rows`), so their indices are distinct and in bounds, each
-                        // written by the task of its row.
-                        unsafe { *bp.get(x) = r[row] as f32 };
+                this.for_runs(sys, rows, |run, at| {
+                    if let Some((i0, base)) = at {
+                        // SAFETY: the rows' cells are distinct (`for_runs`), so the runs'
+                        // cells are, each written by the task of its rows.
+                        unsafe { scatter_run(bp, len_b, i0, base, &r[run]) };
                     }
                 });
             });
@@ -184,9 +207,18 @@ impl Preconditioner for Multigrid {
             .enumerate()
             .for_each(|(t, zc)| {
                 let r0 = t * ROWS_PER_TASK;
-                this.for_rows(sys, r0..r0 + zc.len(), |row, x| {
-                    if let Some(x) = x {
-                        zc[row - r0] = u[x] as f64;
+                this.for_runs(sys, r0..r0 + zc.len(), |run, at| {
+                    if let Some((i0, base)) = at {
+                        let (ue, uo) = run_of(u, i0, base, run.len());
+                        let z = &mut zc[run.start - r0..run.end - r0];
+                        let mut z2 = z.chunks_exact_mut(2);
+                        for ((z, &e), &o) in (&mut z2).zip(ue).zip(uo) {
+                            z[0] = e as f64;
+                            z[1] = o as f64;
+                        }
+                        if let [x] = z2.into_remainder() {
+                            *x = ue[ue.len() - 1] as f64;
+                        }
                     }
                 });
             });
@@ -211,7 +243,10 @@ impl Preconditioner for Multigrid {
         stop_at: f64,
     ) -> (f64, f64) {
         let nf = sys.nf;
-        let bp = SyncPtr(self.levels[0].b.as_mut_ptr());
+        let (bp, len_b) = (
+            SyncPtr(self.levels[0].b.as_mut_ptr()),
+            self.levels[0].b.len(),
+        );
         const T: usize = ROWS_PER_TASK;
         let this = &*self;
         let rmax = r[..nf]
@@ -234,10 +269,12 @@ impl Preconditioner for Multigrid {
                     m[0] = m[0].max(r.abs());
                 }
                 let r0 = t * T;
-                this.for_rows(sys, r0..r0 + r.len(), |row, x| {
-                    if let Some(x) = x {
+                this.for_runs(sys, r0..r0 + r.len(), |run, at| {
+                    if let Some((i0, base)) = at {
                         // SAFETY: as in `scatter_rows`.
-                        unsafe { *bp.get(x) = r[row - r0] as f32 };
+                        unsafe {
+                            scatter_run(bp, len_b, i0, base, &r[run.start - r0..run.end - r0])
+                        };
                     }
                 });
                 m[0].max(m[1]).max(m[2].max(m[3]))
@@ -272,11 +309,30 @@ impl Preconditioner for Multigrid {
             .enumerate()
             .for_each(|(t, (q, s))| {
                 let r0 = t * ROWS_PER_TASK;
-                self.for_rows(sys, r0..r0 + q.len(), |row, x| {
-                    let m = x.map_or(z[row], |x| u[x] as f64);
-                    let (q, s) = (&mut q[row - r0], &mut s[row - r0]);
+                let step = |q: &mut f64, s: &mut f64, m: f64| {
                     *q += alpha * *s;
                     *s = m + beta * *s;
+                };
+                self.for_runs(sys, r0..r0 + q.len(), |run, at| {
+                    let (q, s) = (
+                        &mut q[run.start - r0..run.end - r0],
+                        &mut s[run.start - r0..run.end - r0],
+                    );
+                    let Some((i0, base)) = at else {
+                        for ((q, s), &m) in q.iter_mut().zip(s.iter_mut()).zip(&z[run]) {
+                            step(q, s, m);
+                        }
+                        return;
+                    };
+                    let (ue, uo) = run_of(u, i0, base, run.len());
+                    let (mut q2, mut s2) = (q.chunks_exact_mut(2), s.chunks_exact_mut(2));
+                    for ((q, s), (&e, &o)) in (&mut q2).zip(&mut s2).zip(ue.iter().zip(uo)) {
+                        step(&mut q[0], &mut s[0], e as f64);
+                        step(&mut q[1], &mut s[1], o as f64);
+                    }
+                    if let ([q], [s]) = (q2.into_remainder(), s2.into_remainder()) {
+                        step(q, s, ue[ue.len() - 1] as f64);
+                    }
                 });
             });
     }

@@ -100,15 +100,19 @@ fn drops_are_the_small_pieces_but_the_largest() {
             let n = drops.label(&sys, &p.labels, max);
             // The pieces in order of their first row, while they fit in an eighth of the
             // grid's cells.
+            // Piece by piece, in that order, each piece's rows increasing.
             let mut room = p.labels.len() / 8;
-            let mut want: Vec<u32> = Vec::new();
+            let (mut want, mut at): (Vec<u32>, Vec<u32>) = (Vec::new(), Vec::new());
             for (i, r) in ps.iter().enumerate() {
                 if i != main && max > 0 && r.len() <= max && r.len() <= room {
                     room -= r.len();
+                    at.push(want.len() as u32);
                     want.extend(r);
                 }
             }
-            want.sort_unstable();
+            if !want.is_empty() {
+                at.push(want.len() as u32);
+            }
             if seed == 0 && max >= 1 {
                 // The spray: more drop cells than the room.
                 let all: usize = ps.iter().map(|r| r.len()).sum::<usize>() - big;
@@ -118,7 +122,9 @@ fn drops_are_the_small_pieces_but_the_largest() {
                 drops.rows, want,
                 "seed {seed}, max {max}, slab runs {slab_runs}"
             );
+            assert_eq!(drops.piece_at, at, "seed {seed}, max {max}");
             assert_eq!(n, want.len());
+            want.sort_unstable();
             for r in 0..sys.nf {
                 assert_eq!(drops.holds(r), want.binary_search(&(r as u32)).is_ok());
             }
@@ -261,4 +267,73 @@ fn drops_apart_keep_the_preconditioner_symmetric_and_thread_independent() {
     let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
     assert!(bits(&ma) == bits(&two.2) && bits(&mb) == bits(&two.3));
     assert_eq!(ama.to_bits(), two.4.to_bits());
+}
+
+/// The drops' sweeps run piece by piece on all threads (`Drops::smooth`); each is a
+/// Gauss-Seidel sweep over all the drop rows in row order, done here on the system's own
+/// rows (its neighbours, weights and diagonal, not the drops' compact copy): the same bits,
+/// on 1 and 2 threads, with unit and fractional weights and pieces that straddle the tasks'
+/// ranges.
+#[test]
+fn drop_sweeps_by_pieces_equal_sweeps_in_row_order() {
+    for (seed, fractional) in [(41u64, false), (42, true)] {
+        let p = Problem::random(seed, [40, 31, 29], fractional);
+        let s = solver(&p, fractional, 256);
+        let Preconditioning::Multigrid(m) = &s.preconditioner else {
+            unreachable!()
+        };
+        let (sys, nf) = (&s.sys, s.sys.nf);
+        let mut rows = m.drops.rows.clone();
+        assert!(rows.len() > 200, "seed {seed}: {} drop rows", rows.len());
+        rows.sort_unstable();
+        let r: Vec<f64> = (0..=nf).map(|i| rnd(seed + 7, i as u64) - 0.5).collect();
+        // The reference: sweeps over the drop rows in row order, on the system's rows.
+        let mut want = vec![0.0f64; nf + 1];
+        let gs = |z: &mut [f64], row: usize| {
+            let mut acc = r[row];
+            for k in 0..6 {
+                let q = sys.nb[row][k] as usize;
+                if q < nf {
+                    let cut = sys.fractional && crate::sim::pressure::system::is_cut(&sys.cut, row);
+                    let w = if cut { sys.w[row][k] } else { 1.0 };
+                    acc += w as f64 * z[q];
+                }
+            }
+            z[row] = if sys.diag[row] > 0.0 {
+                acc / sys.diag[row]
+            } else {
+                0.0
+            };
+        };
+        for _ in 0..m.settings.drop_sweeps {
+            rows.iter().for_each(|&row| gs(&mut want, row as usize));
+            rows.iter()
+                .rev()
+                .for_each(|&row| gs(&mut want, row as usize));
+        }
+        // Tasks of the default size (one here), and of 7 rows (pieces of a few rows straddle
+        // their ranges: each goes whole to the task where it begins).
+        for (threads, per) in [(1, 0), (2, 0), (1, 7), (2, 7)] {
+            let mut s = solver(&p, fractional, 256);
+            let Preconditioning::Multigrid(m) = &mut s.preconditioner else {
+                unreachable!()
+            };
+            if per > 0 {
+                m.drops.piece_rows = per;
+            }
+            let mut z = vec![0.0f64; nf + 1];
+            let sweeps = m.settings.drop_sweeps;
+            on_threads(threads, || m.drops.smooth(&r, &mut z, sweeps));
+            for &row in &rows {
+                let row = row as usize;
+                assert_eq!(
+                    z[row].to_bits(),
+                    want[row].to_bits(),
+                    "seed {seed}, {threads} threads, {per} rows a task, row {row}: {} vs {}",
+                    z[row],
+                    want[row]
+                );
+            }
+        }
+    }
 }
