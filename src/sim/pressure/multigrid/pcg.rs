@@ -63,6 +63,20 @@ unsafe fn scatter_run(bp: SyncPtr<f32>, len_b: usize, i0: usize, base: [usize; 2
     }
 }
 
+/// `acc.add(row, x)` ([`Lanes::add`]) by a constant index, so that the lanes of a loop that
+/// also adds four at a time stay in registers (an array indexed by a variable lives in
+/// memory: each add then waited for the last store).
+#[inline(always)]
+fn into_lane(acc: &mut Lanes, row: usize, x: f64) {
+    const _: () = assert!(LANES == 4);
+    match row % LANES {
+        0 => acc.0[0] += x,
+        1 => acc.0[1] += x,
+        2 => acc.0[2] += x,
+        _ => acc.0[3] += x,
+    }
+}
+
 impl Multigrid {
     /// `g(a..b, Some((i0, base)))` for each run of rows `a..b` ([`System::runs`], cut at the
     /// ends of `rows`) in order, `g(a..b, None)` for a drop's run (`drops.rs`, not in the
@@ -121,22 +135,42 @@ impl Multigrid {
                 let rows = ci * CHUNK..((ci + 1) * CHUNK).min(nf);
                 self.for_runs(sys, rows, |run, at| {
                     let Some((i0, base)) = at else {
-                        run.for_each(|row| acc.add(row, zd[row] * r[row]));
+                        run.for_each(|row| into_lane(&mut acc, row, zd[row] * r[row]));
                         return;
                     };
                     // Row `row` into lane `row % 4`, the rows in order (the same sums as
-                    // `reduce::dot`), two rows (one of each colour) at a time.
+                    // `reduce::dot`): rows to a multiple of four one by one, then four at a
+                    // time into the four lanes by constant index (kept in registers), their
+                    // `u` from the run's two colour slices (two of each colour, the first
+                    // even or odd as the group's offset in the run).
                     let (ue, uo) = run_of(u, i0, base, run.len());
-                    let rr = &r[run.clone()];
-                    let mut r2 = rr.chunks_exact(2);
+                    let one = |acc: &mut Lanes, row: usize| {
+                        let t = row - run.start;
+                        let x = if t & 1 == 0 { ue[t >> 1] } else { uo[t >> 1] };
+                        into_lane(acc, row, x as f64 * r[row]);
+                    };
                     let mut row = run.start;
-                    for ((r, &e), &o) in (&mut r2).zip(ue).zip(uo) {
-                        acc.0[row % LANES] += e as f64 * r[0];
-                        acc.0[(row + 1) % LANES] += o as f64 * r[1];
-                        row += 2;
+                    let body = run.end.min(row.next_multiple_of(LANES));
+                    while row < body {
+                        one(&mut acc, row);
+                        row += 1;
                     }
-                    if let [x] = r2.remainder() {
-                        acc.add(row, ue[ue.len() - 1] as f64 * x);
+                    while row + LANES <= run.end {
+                        let (t, rr) = (row - run.start, &r[row..row + LANES]);
+                        let h = t >> 1;
+                        let v = if t & 1 == 0 {
+                            [ue[h], uo[h], ue[h + 1], uo[h + 1]]
+                        } else {
+                            [uo[h], ue[h + 1], uo[h + 1], ue[h + 2]]
+                        };
+                        for l in 0..LANES {
+                            acc.0[l] += v[l] as f64 * rr[l];
+                        }
+                        row += LANES;
+                    }
+                    while row < run.end {
+                        one(&mut acc, row);
+                        row += 1;
                     }
                 });
                 *p = acc.sum();
