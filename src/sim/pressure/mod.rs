@@ -164,7 +164,8 @@ impl PressureSolver {
     /// Use the MIC(0) preconditioner (true, the default) or none (plain CG). Allocates: call
     /// before stepping.
     pub fn set_preconditioner(&mut self, on: bool) {
-        let cells = self.warm_cell.capacity();
+        // The vectors have a row per grid cell and the dummy (`new`; never shortened).
+        let cells = self.q.len() - 1;
         self.preconditioner = if on {
             Preconditioning::Mic0(Mic0::new(cells))
         } else {
