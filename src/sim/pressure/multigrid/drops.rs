@@ -21,10 +21,10 @@
 //! the first row's neighbour, found by a cursor that only moves forward because the
 //! neighbours' rows increase with the rows; in slabs of z-planes in parallel, then across the
 //! slabs' boundaries: each set's root is its first run whatever the order of the joins, so
-//! the pieces do not depend on the slabs or the threads), keeps the largest piece and every piece of more
-//! than [`super::Settings::drop_cells`] cells in the multigrid, and gives it the grid's labels
-//! with the other pieces' cells turned to air (no multigrid cell touches them: a drop has no
-//! face in common with another piece). The drops' rows are preconditioned by
+//! the pieces do not depend on the slabs or the threads), keeps the largest piece and every
+//! piece of more than [`super::Settings::drop_cells`] cells in the multigrid, and gives it the
+//! grid's labels with the other pieces' cells turned to air (no multigrid cell touches them:
+//! a drop has no face in common with another piece). The drops' rows are preconditioned by
 //! [`super::Settings::drop_sweeps`] symmetric Gauss-Seidel sweeps from zero (a forward sweep
 //! over the drop rows in row order, then a backward one, on the system's own rows: diagonal
 //! with the ghost-fluid air terms, face weights), in a fixed order: a symmetric
@@ -383,9 +383,9 @@ impl Drops {
                     }
                 }
                 for (rz, &row) in rz.iter().zip(&rows[p0..p1]) {
-                    assert!((row as usize) < r.len());
-                    // SAFETY: in bounds (above); the drop rows are distinct, each written by
-                    // the task of its piece.
+                    // SAFETY: `row < r.len() <= z.len()` (`r[row]` was read above, the
+                    // lengths asserted); the drop rows are distinct, each written by the task
+                    // of its piece.
                     unsafe { *zp.get(row as usize) = rz[1] };
                 }
             }

@@ -7,9 +7,10 @@
 //! run's cells alternate colours, so in the arrays stored by colour they are two contiguous
 //! slices, which each pass takes once a run and walks in pairs ([`halves`]; a per-row
 //! closure computing each index, not inlined, took 7.7% of the replayed 8M frame-28 solve in
-//! the next-direction pass alone, session 24). The drops' runs (`drops.rs`) are not in the cycle: the passes skip them when they move values
-//! to and from the grid, and read their `M^-1 r` from the CG vector `z`, where the drops'
-//! sweeps write it (in `step_and_apply` `z` held `A s`, spent by then).
+//! the next-direction pass alone, session 24). The drops' runs (`drops.rs`) are not in the
+//! cycle: the passes skip them when they move values to and from the grid, and read their
+//! `M^-1 r` from the CG vector `z`, where the drops' sweeps write it (in `step_and_apply` `z`
+//! held `A s`, spent by then).
 
 use super::super::super::mac_grid::CellLabel;
 use super::super::super::sync_ptr::SyncPtr;
