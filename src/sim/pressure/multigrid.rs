@@ -99,6 +99,7 @@ mod pcg;
 #[cfg(feature = "mg-profile")]
 pub mod profile;
 mod redim;
+mod runs;
 mod segments;
 mod slabs;
 mod sweeps;
@@ -210,6 +211,8 @@ pub struct Multigrid {
     team_phases: Vec<[std::sync::atomic::AtomicU32; 2]>,
     /// The liquid's pieces preconditioned apart from the cycle in the CG loop (`drops.rs`).
     drops: drops::Drops,
+    /// The CG rows' segments on the finest level since the last CG set-up (`runs.rs`).
+    runs: runs::Runs,
     /// Smoothing settings (may be changed between solves).
     pub settings: Settings,
 }
@@ -249,6 +252,7 @@ impl Multigrid {
             team_key: None,
             team_phases: Vec::new(),
             drops: drops::Drops::new(n.iter().product(), settings.drop_cells > 0),
+            runs: runs::Runs::with_room(n.iter().product::<usize>() / runs::CELLS_PER_ENTRY),
         }
     }
 
@@ -288,6 +292,7 @@ impl Multigrid {
             .sum::<usize>()
             + 4 * self.split_rows.capacity()
             + self.direct.bytes()
+            + self.runs.bytes()
     }
 
     /// The level solved exactly at the bottom of the cycle, and its unknowns (`None`: the

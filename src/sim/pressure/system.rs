@@ -83,6 +83,9 @@ pub struct System {
     /// Cells per axis of the grid of the last [`Self::build`], whose every fluid cell it checked
     /// to be interior (not in the outermost layer): the velocity update relies on it.
     pub dims: [usize; 3],
+    /// Counts the builds ([`Self::build`]): what was derived from one system's rows (the
+    /// multigrid's table of their segments) is checked against it.
+    pub stamp: u64,
 }
 
 /// Whether row `r` is marked in the bitset `cut` (see [`System::cut`]).
@@ -110,6 +113,7 @@ impl System {
             cut: Vec::new(),
             fractional: false,
             dims: [0; 3],
+            stamp: 0,
         }
     }
 

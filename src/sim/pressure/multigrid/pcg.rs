@@ -17,6 +17,7 @@ use super::super::super::sync_ptr::SyncPtr;
 use super::super::preconditioner::Preconditioner;
 use super::super::reduce::{CHUNK, LANES, Lanes};
 use super::super::system::System;
+use super::runs::{Iter, each_run};
 use super::{Multigrid, ROWS_PER_TASK};
 use rayon::prelude::*;
 use std::ops::Range;
@@ -82,45 +83,11 @@ fn into_lane(acc: &mut Lanes, row: usize, x: f64) {
 }
 
 impl Multigrid {
-    /// `g(a..b, Some((i0, base)))` for each run of rows `a..b` ([`System::runs`], cut at the
-    /// ends of `rows`) in order, `g(a..b, None)` for a drop's run (`drops.rs`, not in the
-    /// cycle): the run's cells are `i0 + t` (`t < b - a`) of one x-line of the finest level,
-    /// cell `i`'s index in its arrays stored by colour ([`super::level::Level::split`]) is
-    /// `base[i % 2] + i / 2`. Panics unless every run's
-    /// cells lie inside the window, follow each other along x, and come after the previous
-    /// row's cell (so the rows' indices are distinct and in bounds, which the scatters'
-    /// parallel writes rely on).
+    /// The CG rows' segments within `rows` ([`super::runs::Runs::iter`]).
     #[inline(always)]
-    fn for_runs(
-        &self,
-        sys: &System,
-        rows: Range<usize>,
-        mut g: impl FnMut(Range<usize>, Option<(usize, [usize; 2])>),
-    ) {
-        let (lv, win, cell_of) = (&self.levels[0], &self.window, &sys.cell_of[..sys.nf]);
-        let mut a = rows.start;
-        let mut before = if a > 0 { Some(cell_of[a - 1]) } else { None };
-        while a < rows.end {
-            let b = sys.run_end(a, rows.end);
-            if self.drops.holds(a) {
-                g(a..b, None);
-                a = b;
-                continue;
-            }
-            let c = cell_of[a] as usize;
-            let [i0, j, k] = win.local(c);
-            assert!(
-                win.holds(c)
-                    && i0 + (b - a) < win.n[0]
-                    && cell_of[b - 1] as usize == c + (b - 1 - a)
-                    && before.is_none_or(|p| (p as usize) < c),
-                "multigrid: the rows' cells must be increasing and inside the liquid's box"
-            );
-            // A run's cells lie in one segment, so in one stored range (`layout.rs`).
-            g(a..b, Some((i0, lv.bases(j, k, i0))));
-            before = Some(cell_of[b - 1]);
-            a = b;
-        }
+    pub(super) fn runs_of<'a>(&'a self, sys: &'a System, rows: Range<usize>) -> Iter<'a> {
+        let parts = (&self.levels[0], &self.window, &self.drops);
+        self.runs.iter(sys, rows, parts)
     }
 
     /// `M^-1 r . r` with `M^-1 r` the finest level's `u` at the rows' cells (after a cycle)
@@ -137,10 +104,10 @@ impl Multigrid {
             .for_each(|(ci, p)| {
                 let mut acc = Lanes::default();
                 let rows = ci * CHUNK..((ci + 1) * CHUNK).min(nf);
-                self.for_runs(sys, rows, |run, at| {
+                each_run!(self.runs_of(sys, rows), |run, at| {
                     let Some((i0, base)) = at else {
                         run.for_each(|row| into_lane(&mut acc, row, zd[row] * r[row]));
-                        return;
+                        continue;
                     };
                     // Row `row` into lane `row % 4`, the rows in order (the same sums as
                     // `reduce::dot`): rows to a multiple of four one by one, then four at a
@@ -193,10 +160,11 @@ impl Multigrid {
             .into_par_iter()
             .for_each(|t| {
                 let rows = t * ROWS_PER_TASK..((t + 1) * ROWS_PER_TASK).min(sys.nf);
-                this.for_runs(sys, rows, |run, at| {
+                each_run!(this.runs_of(sys, rows), |run, at| {
                     if let Some((i0, base)) = at {
-                        // SAFETY: the rows' cells are distinct (`for_runs`), so the runs'
-                        // cells are, each written by the task of its rows.
+                        // SAFETY: the rows' cells are distinct and their slots in bounds
+                        // (checked by the table's build, `runs.rs`), so the runs' cells are,
+                        // each written by the task of its rows.
                         unsafe { scatter_run(bp, len_b, i0, base, &r[run]) };
                     }
                 });
@@ -232,6 +200,8 @@ impl Preconditioner for Multigrid {
             let (cells, air) = (&sys.cell_of[..sys.nf], &sys.air[..sys.nf]);
             self.levels[0].add_to_diagonal(cells, air, &win, skip);
         }
+        self.runs
+            .build(sys, &self.levels[0], &self.window, &self.drops);
     }
 
     fn apply(&mut self, sys: &System, r: &[f64], z: &mut [f64], partials: &mut [f64]) -> f64 {
@@ -245,7 +215,7 @@ impl Preconditioner for Multigrid {
             .enumerate()
             .for_each(|(t, zc)| {
                 let r0 = t * ROWS_PER_TASK;
-                this.for_runs(sys, r0..r0 + zc.len(), |run, at| {
+                each_run!(this.runs_of(sys, r0..r0 + zc.len()), |run, at| {
                     if let Some((i0, base)) = at {
                         let (ue, uo) = run_of(u, i0, base, run.len());
                         let z = &mut zc[run.start - r0..run.end - r0];
@@ -307,7 +277,7 @@ impl Preconditioner for Multigrid {
                     m[0] = m[0].max(r.abs());
                 }
                 let r0 = t * T;
-                this.for_runs(sys, r0..r0 + r.len(), |run, at| {
+                each_run!(this.runs_of(sys, r0..r0 + r.len()), |run, at| {
                     if let Some((i0, base)) = at {
                         // SAFETY: as in `scatter_rows`.
                         unsafe {
@@ -351,7 +321,7 @@ impl Preconditioner for Multigrid {
                     *q += alpha * *s;
                     *s = m + beta * *s;
                 };
-                self.for_runs(sys, r0..r0 + q.len(), |run, at| {
+                each_run!(self.runs_of(sys, r0..r0 + q.len()), |run, at| {
                     let (q, s) = (
                         &mut q[run.start - r0..run.end - r0],
                         &mut s[run.start - r0..run.end - r0],
@@ -360,7 +330,7 @@ impl Preconditioner for Multigrid {
                         for ((q, s), &m) in q.iter_mut().zip(s.iter_mut()).zip(&z[run]) {
                             step(q, s, m);
                         }
-                        return;
+                        continue;
                     };
                     let (ue, uo) = run_of(u, i0, base, run.len());
                     let (mut q2, mut s2) = (q.chunks_exact_mut(2), s.chunks_exact_mut(2));

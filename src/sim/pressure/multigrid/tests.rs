@@ -7,6 +7,7 @@ use crate::sim::mac_grid::CellLabel::{Empty, Fluid, Solid};
 mod direct;
 mod drops;
 mod layout;
+mod runs;
 mod setup;
 mod slabs;
 mod team;

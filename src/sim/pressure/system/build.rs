@@ -22,6 +22,7 @@ impl System {
     /// only: a neighbour that is not fluid is the dummy row by its label, so the entries of
     /// other cells keep whatever an earlier system left there.
     pub fn build(&mut self, d: &GridDims, labels: &[CellLabel]) {
+        self.stamp = self.stamp.wrapping_add(1);
         self.fractional = false;
         self.has_air = false;
         let n = d.n;

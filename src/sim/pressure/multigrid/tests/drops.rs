@@ -140,7 +140,7 @@ fn drops_are_the_small_pieces_but_the_largest() {
 
 /// A pressure solver on `p` with the multigrid (`drop_cells` as given), the ghost-fluid air
 /// terms from a random fill, and `p`'s weights when `fractional`; its system built and set up.
-fn solver(p: &Problem, fractional: bool, drop_cells: usize) -> PressureSolver {
+pub(super) fn solver(p: &Problem, fractional: bool, drop_cells: usize) -> PressureSolver {
     let cells = p.labels.len();
     let mut s = PressureSolver::new(cells);
     s.set_preconditioning(crate::sim::settings::PressurePreconditioner::Multigrid, p.n);
