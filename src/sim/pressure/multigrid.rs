@@ -252,7 +252,10 @@ impl Multigrid {
             team_key: None,
             team_phases: Vec::new(),
             drops: drops::Drops::new(n.iter().product(), settings.drop_cells > 0),
-            runs: runs::Runs::with_room(n.iter().product::<usize>() / runs::CELLS_PER_ENTRY),
+            runs: {
+                let cells = n.iter().product::<usize>();
+                runs::Runs::with_room(cells, cells / runs::CELLS_PER_ENTRY)
+            },
         }
     }
 

@@ -1,9 +1,11 @@
 //! The multigrid as the CG loop's preconditioner (MGPCG, McAdams et al. 2010): the
 //! [`Preconditioner`] implementation, and the passes over the CG vectors that read the cycle's
 //! result where it lies, on the finest level's grid. The passes find each row's cell in the
-//! finest level's arrays by runs of rows ([`System::runs`]: consecutive cells of one x-line),
-//! from the run's first cell, rather than from a per-row index: 4 bytes a row and pass fewer
-//! (the index, [`Multigrid::map_rows`], serves [`Multigrid::apply`] without a system). A
+//! finest level's arrays by segments of rows (consecutive cells of one x-line), from the table
+//! of the rows' segments that each set-up builds (`runs.rs`, walked with [`each_run!`]: each
+//! segment's first cell and colour bases, found and checked once a set-up rather than in
+//! every pass), rather than from a per-row index: 4 bytes a row and pass fewer (the index,
+//! [`Multigrid::map_rows`], serves [`Multigrid::apply`] without a system). A
 //! run's cells alternate colours, so in the arrays stored by colour they are two contiguous
 //! slices, which each pass takes once a run and walks in pairs ([`halves`]; a per-row
 //! closure computing each index, not inlined, took 7.7% of the replayed 8M frame-28 solve in

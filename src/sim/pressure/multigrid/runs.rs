@@ -63,10 +63,14 @@ pub(super) struct Runs {
 }
 
 impl Runs {
-    /// A table with room for `entries` segments (allocated now).
-    pub fn with_room(entries: usize) -> Self {
+    /// A table for a grid of `cells` cells, with room for `entries` segments (allocated now,
+    /// with its per-chunk lists for every cell fluid: no build allocates).
+    pub fn with_room(cells: usize, entries: usize) -> Self {
+        let chunks = cells.div_ceil(CHUNK);
         Self {
             at: Vec::with_capacity(entries + 1),
+            first: Vec::with_capacity(chunks),
+            count: Vec::with_capacity(chunks),
             ..Self::default()
         }
     }

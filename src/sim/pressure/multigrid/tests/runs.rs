@@ -31,7 +31,7 @@ fn rows_table_gives_each_rows_slot_and_the_drops() {
             let Preconditioning::Multigrid(m) = &mut s.preconditioner else {
                 unreachable!()
             };
-            m.runs = Runs::with_room(0);
+            m.runs = Runs::with_room(p.labels.len(), 0);
             m.runs.build(&s.sys, &m.levels[0], &m.window, &m.drops);
         }
         let nf = s.sys.nf;
