@@ -317,6 +317,7 @@ impl Multigrid {
     /// [`Self::setup`] without clearing the drops (the CG loop's set-up marks them first).
     fn setup_levels(&mut self, labels: &[CellLabel], weights: Option<&[Vec<f32>; 3]>) {
         self.split_len = None;
+        self.runs.invalidate();
         self.team_key = None;
         let full = self.window.full;
         self.window = if self.settings.window {

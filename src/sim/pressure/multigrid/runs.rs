@@ -75,6 +75,12 @@ impl Runs {
         }
     }
 
+    /// Forgets the table (the levels it points into are being set up again): reading it
+    /// panics until the next [`Self::build`].
+    pub fn invalidate(&mut self) {
+        self.stamp = None;
+    }
+
     /// Bytes held.
     pub fn bytes(&self) -> usize {
         16 * self.at.capacity() + 4 * (self.first.capacity() + self.count.capacity())

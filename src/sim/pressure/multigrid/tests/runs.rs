@@ -102,8 +102,9 @@ fn rows_table_gives_each_rows_slot_and_the_drops() {
     assert!(with_drops > 0);
 }
 
-/// A table read with the system rebuilt since its set-up (the rows may have changed) panics
-/// rather than giving another system's slots.
+/// A table read with the system rebuilt since its set-up (the rows may have changed), or
+/// with the levels set up again without it (the slots may have moved), panics rather than
+/// giving another system's or layout's slots.
 #[test]
 #[should_panic(expected = "not this system's")]
 fn rows_table_of_another_system_panics() {
@@ -119,6 +120,24 @@ fn rows_table_of_another_system_panics() {
     let Preconditioning::Multigrid(m) = &s.preconditioner else {
         unreachable!()
     };
+    let mut n = 0;
+    each_run!(m.runs_of(&s.sys, 0..s.sys.nf), |_run, _at| {
+        n += 1;
+    });
+    assert!(n > 0);
+}
+
+/// The levels set up again (`Multigrid::setup`, as a benchmark does) without the table: reading
+/// it panics.
+#[test]
+#[should_panic(expected = "not this system's")]
+fn rows_table_of_levels_set_up_again_panics() {
+    let p = Problem::random(25, [20, 17, 15], false);
+    let mut s = solver(&p, false, 256);
+    let Preconditioning::Multigrid(m) = &mut s.preconditioner else {
+        unreachable!()
+    };
+    m.setup(&p.labels, None);
     let mut n = 0;
     each_run!(m.runs_of(&s.sys, 0..s.sys.nf), |_run, _at| {
         n += 1;
