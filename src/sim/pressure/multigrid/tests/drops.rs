@@ -8,7 +8,7 @@ use super::super::drops::Drops;
 use super::*;
 use crate::sim::pressure::system::System;
 
-fn dims(n: [usize; 3]) -> GridDims {
+pub(super) fn dims(n: [usize; 3]) -> GridDims {
     GridDims {
         n,
         h: 0.1,

@@ -1,13 +1,12 @@
 //! The table of the CG rows' segments (`runs.rs`) against a per-row derivation: every row's
 //! slot on the finest level, the drops' rows, any range of rows, and a table used with a
-//! system built after it.
+//! system built after it or with levels set up again.
 
-use super::super::super::Preconditioning;
 use super::super::super::reduce::CHUNK;
+use super::super::super::{Preconditioning, PressureSolver};
 use super::super::runs::{Runs, each_run};
-use super::drops::solver;
+use super::drops::{dims, solver};
 use super::*;
-use crate::sim::mac_grid::GridDims;
 
 /// On problems of several chunks of rows (random balls, holes and drops, with unit and
 /// fractional weights; the drops apart and every piece in the cycle), with the table and
@@ -102,21 +101,8 @@ fn rows_table_gives_each_rows_slot_and_the_drops() {
     assert!(with_drops > 0);
 }
 
-/// A table read with the system rebuilt since its set-up (the rows may have changed), or
-/// with the levels set up again without it (the slots may have moved), panics rather than
-/// giving another system's or layout's slots.
-#[test]
-#[should_panic(expected = "not this system's")]
-fn rows_table_of_another_system_panics() {
-    let p = Problem::random(24, [20, 17, 15], false);
-    let mut s = solver(&p, false, 256);
-    let d = GridDims {
-        n: p.n,
-        h: 0.1,
-        lower: [0.0; 3],
-        open: [[false; 2]; 3],
-    };
-    s.sys.build(&d, &p.labels);
+/// Walks every row's segment of `s`'s table (what each CG pass does).
+fn walk(s: &PressureSolver) -> usize {
     let Preconditioning::Multigrid(m) = &s.preconditioner else {
         unreachable!()
     };
@@ -124,23 +110,35 @@ fn rows_table_of_another_system_panics() {
     each_run!(m.runs_of(&s.sys, 0..s.sys.nf), |_run, _at| {
         n += 1;
     });
-    assert!(n > 0);
+    n
 }
 
-/// The levels set up again (`Multigrid::setup`, as a benchmark does) without the table: reading
-/// it panics.
+/// Walks the table of a set-up problem, spoils it with `spoil`, and walks it again.
+fn walk_after(seed: u64, spoil: impl FnOnce(&mut PressureSolver, &Problem)) {
+    let p = Problem::random(seed, [20, 17, 15], false);
+    let mut s = solver(&p, false, 256);
+    assert!(walk(&s) > 0);
+    spoil(&mut s, &p);
+    walk(&s);
+}
+
+/// A table read with the system rebuilt since its set-up (the rows may have changed) panics
+/// rather than giving another system's slots.
+#[test]
+#[should_panic(expected = "not this system's")]
+fn rows_table_of_another_system_panics() {
+    walk_after(24, |s, p| s.sys.build(&dims(p.n), &p.labels));
+}
+
+/// The levels set up again (`Multigrid::setup`, as a benchmark does) without the table (the
+/// slots may have moved): reading it panics.
 #[test]
 #[should_panic(expected = "not this system's")]
 fn rows_table_of_levels_set_up_again_panics() {
-    let p = Problem::random(25, [20, 17, 15], false);
-    let mut s = solver(&p, false, 256);
-    let Preconditioning::Multigrid(m) = &mut s.preconditioner else {
-        unreachable!()
-    };
-    m.setup(&p.labels, None);
-    let mut n = 0;
-    each_run!(m.runs_of(&s.sys, 0..s.sys.nf), |_run, _at| {
-        n += 1;
+    walk_after(25, |s, p| {
+        let Preconditioning::Multigrid(m) = &mut s.preconditioner else {
+            unreachable!()
+        };
+        m.setup(&p.labels, None);
     });
-    assert!(n > 0);
 }
