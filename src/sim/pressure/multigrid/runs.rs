@@ -94,9 +94,7 @@ impl Runs {
         let nf = sys.nf;
         let cell_of = &sys.cell_of[..nf];
         let chunks = nf.div_ceil(CHUNK);
-        // A segment starts where the cell does not follow the row before's (a fluid cell is
-        // never on the grid's outermost layer, so consecutive cells share their x-line).
-        let starts = |r: usize| r == 0 || cell_of[r] != cell_of[r - 1].wrapping_add(1);
+        let starts = |r: usize| r == 0 || !follows(cell_of, r);
         self.count.resize(chunks, 0);
         self.count.par_iter_mut().enumerate().for_each(|(ci, n)| {
             let rows = ci * CHUNK..((ci + 1) * CHUNK).min(nf);
@@ -133,9 +131,15 @@ impl Runs {
             // This chunk's entries: from its first segment's to the next chunk's.
             let hi = count.get(ci + 1).map_or(total, |&x| x as usize);
             let mut slots = count[ci] as usize..hi;
-            for r in (ci * CHUNK..((ci + 1) * CHUNK).min(nf)).filter(|&r| starts(r)) {
+            // From segment to segment: the first starting in this chunk, then each's end.
+            let (mut r, stop) = (ci * CHUNK, ((ci + 1) * CHUNK).min(nf));
+            if !starts(r) {
+                r = segment_end(cell_of, r, nf);
+            }
+            while r < stop {
                 let end = segment_end(cell_of, r, nf);
                 let e = segment(lv, win, drops, cell_of[r] as usize, r, end - r);
+                r = end;
                 let k = slots
                     .next()
                     .expect("multigrid: a chunk's segments as counted");
@@ -265,12 +269,8 @@ impl Iterator for ScanIter<'_> {
         if self.a >= self.end {
             return None;
         }
+        // The rows' cells increase: the build checked every row, with or without room.
         let (from, cell_of) = (self.a, self.cell_of);
-        // The rows' cells increase (checked as the table's build does).
-        assert!(
-            from == 0 || cell_of[from - 1] < cell_of[from],
-            "multigrid: the rows' cells must increase"
-        );
         let b = segment_end(cell_of, from, self.end);
         self.a = b;
         let (c, len) = (cell_of[from] as usize, b - from);
@@ -280,12 +280,20 @@ impl Iterator for ScanIter<'_> {
     }
 }
 
+/// Whether row `r`'s cell follows row `r - 1`'s along x (`r > 0`): the rows are one segment
+/// there (a fluid cell is never on the grid's outermost layer, so consecutive cells share
+/// their x-line).
+#[inline(always)]
+fn follows(cell_of: &[u32], r: usize) -> bool {
+    cell_of[r] == cell_of[r - 1].wrapping_add(1)
+}
+
 /// The end of the segment of rows from row `r` (before `end`): the first row whose cell does
 /// not follow the row before's.
 #[inline(always)]
 fn segment_end(cell_of: &[u32], r: usize, end: usize) -> usize {
     let mut b = r + 1;
-    while b < end && cell_of[b] == cell_of[b - 1].wrapping_add(1) {
+    while b < end && follows(cell_of, b) {
         b += 1;
     }
     b
