@@ -36,6 +36,7 @@ pub(super) fn rb_sweeps(
     first: usize,
     from_zero: bool,
     extra: Extra,
+    omega: f32,
 ) {
     let Some((k0, k1)) = liquid_planes(lv) else {
         return;
@@ -43,7 +44,7 @@ pub(super) fn rb_sweeps(
     if sweeps == 0 {
         return;
     }
-    let st = Stages::new(sweeps, first, from_zero, extra);
+    let st = Stages::new(sweeps, first, from_zero, extra, omega);
     let (stage, stages) = (|h| st.at(h), st.count);
     let threads = rayon::current_num_threads();
     let (plan, starts) = slab_plan(lv, k0, k1, stages, threads);

@@ -251,7 +251,8 @@ impl Cycle<'_> {
             let planes = liquid_planes(lv);
             t.solo(Kind::Coarsest, l, || {
                 for (first, zero) in [(0, true), (1, false)] {
-                    let st = Stages::new(s.coarsest_sweeps as usize, first, zero, Extra::None);
+                    let (n, w) = (s.coarsest_sweeps as usize, s.omega);
+                    let st = Stages::new(n, first, zero, Extra::None, w);
                     if let Some(planes) = planes {
                         // SAFETY: one task alone.
                         unsafe { sweeps::serial(&sw, &|h| st.at(h), st.count, planes) };
@@ -263,7 +264,13 @@ impl Cycle<'_> {
         self.sweeps(
             t,
             l,
-            Stages::new(s.pre_sweeps as usize, 0, from_zero, Extra::Residual),
+            Stages::new(
+                s.pre_sweeps as usize,
+                0,
+                from_zero,
+                Extra::Residual,
+                s.omega,
+            ),
         );
         self.restrict(t, l);
         self.run(t, l + 1, true);
@@ -276,7 +283,13 @@ impl Cycle<'_> {
         self.sweeps(
             t,
             l,
-            Stages::new(s.pre_sweeps as usize, 1, false, Extra::Prolong(coarse)),
+            Stages::new(
+                s.pre_sweeps as usize,
+                1,
+                false,
+                Extra::Prolong(coarse),
+                s.omega,
+            ),
         );
     }
 
@@ -377,7 +390,7 @@ impl Sweep<'_> {
             // SAFETY: the caller's.
             unsafe {
                 match stage {
-                    Stage::Colour(c, zero) => self.row::<AVX>(row, j, k, c, zero),
+                    Stage::Colour(c, zero, w) => self.row::<AVX>(row, j, k, c, zero, w),
                     Stage::Residual => self.residual_row::<AVX>(row, j, k),
                     Stage::Prolong(coarse) => self.prolong_row::<AVX>(coarse, row, j, k, &mut line),
                 }

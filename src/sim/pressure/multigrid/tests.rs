@@ -394,13 +394,16 @@ fn fused_sweep_equals_two_half_sweeps() {
         // Fills every level's b and u with a V-cycle's values.
         mg.apply(&p.cell_of, &r, &mut z);
         for l in 0..mg.levels() {
-            for (first, from_zero, sweeps) in [
-                (0, true, 1),
-                (0, false, 1),
-                (1, false, 1),
-                (0, true, 2),
-                (1, false, 2),
-                (0, false, 3),
+            for (first, from_zero, sweeps, omega) in [
+                (0, true, 1, 1.0),
+                (0, false, 1, 1.0),
+                (1, false, 1, 1.0),
+                (0, true, 2, 1.0),
+                (1, false, 2, 1.0),
+                (0, false, 3, 1.0),
+                (0, true, 3, 1.45),
+                (1, false, 3, 1.45),
+                (0, false, 2, 1.3),
             ] {
                 let mut a = Multigrid::new(p.n, Settings::default());
                 a.setup(&p.labels, fractional.then_some(&p.weights));
@@ -408,7 +411,9 @@ fn fused_sweep_equals_two_half_sweeps() {
                 a.levels[l].u.clone_from(&u0);
                 a.levels[l].b.clone_from(&mg.levels[l].b);
                 for h in 0..2 * sweeps {
-                    wavefront::half_sweep(&mut a.levels[l], (first + h) % 2, from_zero && h == 0);
+                    let (c, zero) = ((first + h) % 2, from_zero && h == 0);
+                    let w = wavefront::relaxation(first, h, 2 * sweeps, omega);
+                    wavefront::half_sweep(&mut a.levels[l], c, zero, w);
                 }
                 let want = a.levels[l].u.clone();
                 for threads in [1, 2, 3, 5, 16] {
@@ -424,6 +429,7 @@ fn fused_sweep_equals_two_half_sweeps() {
                             first,
                             from_zero,
                             wavefront::Extra::None,
+                            omega,
                         )
                     });
                     let same = a.levels[l]
@@ -433,7 +439,7 @@ fn fused_sweep_equals_two_half_sweeps() {
                         .all(|(x, y)| x.to_bits() == y.to_bits());
                     assert!(
                         same,
-                        "level {l}, first {first}, from_zero {from_zero}, {sweeps} sweeps, {threads} threads"
+                        "level {l}, first {first}, from_zero {from_zero}, {sweeps} sweeps, omega {omega}, {threads} threads"
                     );
                 }
                 // The finest levels have work (coarser ones may have no liquid left).
@@ -477,11 +483,12 @@ fn fused_residual_and_prolongation_equal_separate_passes() {
             a
         };
         for l in 0..mg.levels() - 1 {
-            for sweeps in [1, 3] {
+            for (sweeps, omega) in [(1, 1.0), (3, 1.0), (3, 1.45)] {
+                let w = |first, h| wavefront::relaxation(first, h, 2 * sweeps, omega);
                 // Pre-smoothing from zero, then the residual.
                 let mut a = fresh();
                 for h in 0..2 * sweeps {
-                    wavefront::half_sweep(&mut a.levels[l], h % 2, h == 0);
+                    wavefront::half_sweep(&mut a.levels[l], h % 2, h == 0, w(0, h));
                 }
                 kernels::residual(&mut a.levels[l]);
                 // Prolongation, then the mirrored smoothing.
@@ -489,7 +496,7 @@ fn fused_residual_and_prolongation_equal_separate_passes() {
                 let (f, co) = c.levels.split_at_mut(l + 1);
                 kernels::prolong_add(&co[0], &mut f[l]);
                 for h in 0..2 * sweeps {
-                    wavefront::half_sweep(&mut f[l], (1 + h) % 2, false);
+                    wavefront::half_sweep(&mut f[l], (1 + h) % 2, false, w(1, h));
                 }
                 assert!(l > 1 || a.levels[l].r.iter().any(|&x| x != 0.0));
                 for threads in [1, 2, 3, 5, 16] {
@@ -499,14 +506,19 @@ fn fused_residual_and_prolongation_equal_separate_passes() {
                         .unwrap();
                     let mut b = fresh();
                     let x = wavefront::Extra::Residual;
-                    pool.install(|| super::sweeps::rb_sweeps(&mut b.levels[l], sweeps, 0, true, x));
-                    let what = format!("level {l}, {sweeps} sweeps, {threads} threads");
+                    pool.install(|| {
+                        super::sweeps::rb_sweeps(&mut b.levels[l], sweeps, 0, true, x, omega)
+                    });
+                    let what =
+                        format!("level {l}, {sweeps} sweeps, omega {omega}, {threads} threads");
                     assert!(same(&b.levels[l].u, &a.levels[l].u), "pre u, {what}");
                     assert!(same(&b.levels[l].r, &a.levels[l].r), "residual, {what}");
                     let mut d = fresh();
                     let (f, co) = d.levels.split_at_mut(l + 1);
                     let x = wavefront::Extra::Prolong(&co[0]);
-                    pool.install(|| super::sweeps::rb_sweeps(&mut f[l], sweeps, 1, false, x));
+                    pool.install(|| {
+                        super::sweeps::rb_sweeps(&mut f[l], sweeps, 1, false, x, omega)
+                    });
                     assert!(same(&f[l].u, &c.levels[l].u), "post u, {what}");
                 }
             }

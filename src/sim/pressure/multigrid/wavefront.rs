@@ -18,6 +18,8 @@ use super::level::{LANES, Level, has_avx2};
 use super::segments::{Seg, Segments};
 use super::taps::coarse_taps;
 use reach::Nb;
+#[cfg(test)]
+pub(super) use stages::relaxation;
 pub(super) use stages::{Extra, Stage, Stages, liquid_planes};
 
 /// Where a segment's neighbour rows are (`layout.rs`): [`Nb`].
@@ -157,10 +159,11 @@ impl<'a> Sweep<'a> {
         k: usize,
         colour: usize,
         from_zero: bool,
+        omega: f32,
     ) {
         for s in self.seg.of(row) {
             // SAFETY: the caller's.
-            unsafe { self.row_span::<AVX>(s, j, k, colour, from_zero) };
+            unsafe { self.row_span::<AVX>(s, j, k, colour, from_zero, omega) };
         }
     }
 
@@ -176,6 +179,7 @@ impl<'a> Sweep<'a> {
         k: usize,
         colour: usize,
         from_zero: bool,
+        omega: f32,
     ) {
         let (row, st, [lo, hi]) = (s.row as usize, &s.st(), s.span.map(|x| x as usize));
         let e = (colour + j + k) & 1;
@@ -208,6 +212,7 @@ impl<'a> Sweep<'a> {
                             m0,
                             from_zero,
                             $w,
+                            omega,
                         )
                     }
                 };
@@ -243,7 +248,12 @@ impl<'a> Sweep<'a> {
                 let inv = std::slice::from_raw_parts(self.invd.as_ptr().add(c), LANES);
                 let out = std::slice::from_raw_parts_mut(self.up.get(c), LANES);
                 for t in 0..LANES {
-                    out[t] = inv[t] * (b[t] + s[t]);
+                    let g = inv[t] * (b[t] + s[t]);
+                    out[t] = if omega == 1.0 {
+                        g
+                    } else {
+                        out[t] + omega * (g - out[t])
+                    };
                 }
             }
             m0 += LANES;
@@ -466,7 +476,7 @@ impl<'a> Sweep<'a> {
         let ny = self.n[1];
         match stage {
             // SAFETY: the caller's.
-            Stage::Colour(c, z) => unsafe { self.plane::<AVX>(k, c, z) },
+            Stage::Colour(c, z, w) => unsafe { self.plane::<AVX>(k, c, z, w) },
             // The plane's segments, one loop (`segments.rs`).
             Stage::Residual => {
                 for s in self.seg.rows(ny * k..ny * (k + 1)) {
@@ -491,11 +501,12 @@ impl<'a> Sweep<'a> {
     /// # Safety
     /// As [`Self::row`], for the whole plane.
     #[inline(always)]
-    unsafe fn plane<const AVX: bool>(&self, k: usize, colour: usize, from_zero: bool) {
+    unsafe fn plane<const AVX: bool>(&self, k: usize, colour: usize, zero: bool, omega: f32) {
         let ny = self.n[1];
         for s in self.seg.rows(ny * k..ny * (k + 1)) {
+            let j = s.row as usize - ny * k;
             // SAFETY: the caller's.
-            unsafe { self.row_span::<AVX>(s, s.row as usize - ny * k, k, colour, from_zero) };
+            unsafe { self.row_span::<AVX>(s, j, k, colour, zero, omega) };
         }
     }
 }
@@ -515,17 +526,18 @@ fn add_line<T: Copy + Default + PartialEq>(
 }
 
 /// One Gauss-Seidel half-sweep over the cells of colour `colour` (`(i + j + k) % 2`):
-/// `u_c = (b_c + sum_f w_f u_nb) / diag_c` (0 on non-fluid cells), row after row;
-/// `from_zero`: the other colour taken as 0. The reference for `rb_sweeps` (`sweeps.rs`).
+/// `u_c = (b_c + sum_f w_f u_nb) / diag_c` (0 on non-fluid cells), row after row, or with
+/// `omega` other than 1 `u_c += omega (that - u_c)`; `from_zero`: the other colour taken as
+/// 0. The reference for `rb_sweeps` (`sweeps.rs`).
 #[cfg(test)]
-pub(super) fn half_sweep(lv: &mut Level, colour: usize, from_zero: bool) {
+pub(super) fn half_sweep(lv: &mut Level, colour: usize, from_zero: bool, omega: f32) {
     let (ny, rows) = (lv.n[1], lv.spans.len());
     let sw = Sweep::new(lv);
     for row in 0..rows {
         // SAFETY: one row at a time.
         unsafe {
             let k = row / ny;
-            sw.row::<false>(row, row % ny, k, colour, from_zero)
+            sw.row::<false>(row, row % ny, k, colour, from_zero, omega)
         }
     }
 }

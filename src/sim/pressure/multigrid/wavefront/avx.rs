@@ -127,6 +127,7 @@ pub(super) unsafe fn sweep_chunk<const INT: bool>(
     m: usize,
     from_zero: bool,
     w: Option<Weights>,
+    omega: f32,
 ) {
     // SAFETY: the caller's.
     unsafe {
@@ -142,7 +143,15 @@ pub(super) unsafe fn sweep_chunk<const INT: bool>(
             };
             let bb = _mm256_loadu_ps(b.as_ptr().add(c + t));
             let iv = inverse8::<INT>(inv, c + t);
-            _mm256_storeu_ps(u.add(c + t), _mm256_mul_ps(iv, _mm256_add_ps(bb, s)));
+            let g = _mm256_mul_ps(iv, _mm256_add_ps(bb, s));
+            let g = if omega == 1.0 {
+                g
+            } else {
+                // Over-relaxed: `u + omega (g - u)`, as the plain loop.
+                let o = _mm256_loadu_ps(u.add(c + t));
+                _mm256_add_ps(o, _mm256_mul_ps(_mm256_set1_ps(omega), _mm256_sub_ps(g, o)))
+            };
+            _mm256_storeu_ps(u.add(c + t), g);
         }
     }
 }

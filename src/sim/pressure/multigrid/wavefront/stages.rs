@@ -17,8 +17,9 @@ pub(in super::super) enum Extra<'a> {
 /// One stage of a wavefront.
 #[derive(Clone, Copy)]
 pub(in super::super) enum Stage<'a> {
-    /// A half-sweep of a colour (`from_zero` or not).
-    Colour(usize, bool),
+    /// A half-sweep of a colour (`from_zero` or not), over-relaxed by the factor (1: plain
+    /// Gauss-Seidel; [`relaxation`]).
+    Colour(usize, bool, f32),
     Residual,
     Prolong(&'a Level),
 }
@@ -31,15 +32,30 @@ pub(in super::super) fn liquid_planes(lv: &Level) -> Option<(usize, usize)> {
     Some((k0, (0..nz).rev().find(|&k| has(k)).map_or(k0, |k| k + 1)))
 }
 
+/// The over-relaxation of half-sweep `q` of a smoothing of `halves` half-sweeps whose first
+/// colour is `first` (0: red first, the smoothing before the coarse correction; 1: black first,
+/// the one after): `omega` but on the first two half-sweeps of a red-first smoothing and the
+/// last two of a black-first one, which are plain (1). A smoothing from zero starts with both
+/// colours' values stale or zero, which a relaxed update would mix in; and the black-first
+/// smoothing runs the red-first one's half-sweeps in reverse order with the same factors, so
+/// that it is its adjoint and the cycle stays symmetric (each half-sweep, relaxed or not, is
+/// self-adjoint in the energy inner product).
+pub(in super::super) fn relaxation(first: usize, q: usize, halves: usize, omega: f32) -> f32 {
+    let plain = if first == 0 { q < 2 } else { q + 2 >= halves };
+    if plain { 1.0 } else { omega }
+}
+
 /// The stages of `rb_sweeps`' wavefront (`sweeps.rs`): the prolongation, `2 sweeps`
-/// half-sweeps (colour `first + h` mod 2, the first `from_zero`), the residual, as `extra`
-/// asks.
+/// half-sweeps (colour `first + h` mod 2, the first `from_zero`, over-relaxed as
+/// [`relaxation`] says), the residual, as `extra` asks.
 #[derive(Clone, Copy)]
 pub(in super::super) struct Stages<'a> {
     extra: Extra<'a>,
     first: usize,
     from_zero: bool,
     pre: usize,
+    /// The smoother's over-relaxation ([`relaxation`]).
+    omega: f32,
     pub(in super::super) count: usize,
 }
 
@@ -49,6 +65,7 @@ impl<'a> Stages<'a> {
         first: usize,
         from_zero: bool,
         extra: Extra<'a>,
+        omega: f32,
     ) -> Self {
         let pre = matches!(extra, Extra::Prolong(_)) as usize;
         let count = 2 * sweeps + pre + matches!(extra, Extra::Residual) as usize;
@@ -57,6 +74,7 @@ impl<'a> Stages<'a> {
             first,
             from_zero,
             pre,
+            omega,
             count,
         }
     }
@@ -66,10 +84,14 @@ impl<'a> Stages<'a> {
         match self.extra {
             Extra::Prolong(c) if h == 0 => Stage::Prolong(c),
             Extra::Residual if h + 1 == self.count => Stage::Residual,
-            _ => Stage::Colour(
-                (self.first + h - self.pre) % 2,
-                self.from_zero && h == self.pre,
-            ),
+            _ => {
+                let halves = self.count - self.pre - matches!(self.extra, Extra::Residual) as usize;
+                Stage::Colour(
+                    (self.first + h - self.pre) % 2,
+                    self.from_zero && h == self.pre,
+                    relaxation(self.first, h - self.pre, halves, self.omega),
+                )
+            }
         }
     }
 }
