@@ -48,7 +48,10 @@
 //!   iterations. Where no level fits, the coarsest level takes [`Settings::coarsest_sweeps`]
 //!   red-black sweeps then as many black-red ones;
 //! - up: `u_l += P u_{l+1}` (cell-centred trilinear interpolation, weights 27/64 ... 1/64)
-//!   and the same number of sweeps in the mirrored order (black first).
+//!   and the same number of sweeps in the mirrored order (black first);
+//! - the sweeps over-relaxed (red-black SOR smoothing, Yavneh 1996; [`Settings::omega`], 1.3:
+//!   7.1 CG iterations a substep on the 1M dam break against 8.4), all but the first two
+//!   half-sweeps down (from zero) and their mirror images, the last two up.
 //!
 //! The post-smoother is the adjoint of the pre-smoother and restriction is a constant times
 //! `P^T`, and `k` steps from zero of a symmetric linear iteration are a symmetric map of the
