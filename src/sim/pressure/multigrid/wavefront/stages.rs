@@ -54,6 +54,8 @@ pub(in super::super) struct Stages<'a> {
     first: usize,
     from_zero: bool,
     pre: usize,
+    /// The half-sweeps, `2 sweeps`.
+    halves: usize,
     /// The smoother's over-relaxation ([`relaxation`]).
     omega: f32,
     pub(in super::super) count: usize,
@@ -74,6 +76,7 @@ impl<'a> Stages<'a> {
             first,
             from_zero,
             pre,
+            halves: 2 * sweeps,
             omega,
             count,
         }
@@ -84,14 +87,11 @@ impl<'a> Stages<'a> {
         match self.extra {
             Extra::Prolong(c) if h == 0 => Stage::Prolong(c),
             Extra::Residual if h + 1 == self.count => Stage::Residual,
-            _ => {
-                let halves = self.count - self.pre - matches!(self.extra, Extra::Residual) as usize;
-                Stage::Colour(
-                    (self.first + h - self.pre) % 2,
-                    self.from_zero && h == self.pre,
-                    relaxation(self.first, h - self.pre, halves, self.omega),
-                )
-            }
+            _ => Stage::Colour(
+                (self.first + h - self.pre) % 2,
+                self.from_zero && h == self.pre,
+                relaxation(self.first, h - self.pre, self.halves, self.omega),
+            ),
         }
     }
 }
