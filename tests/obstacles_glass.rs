@@ -251,7 +251,7 @@ fn shipped_glass_scene_holds_at_full_resolution() {
 /// [`anisotropic_mesh_touches_the_glass_base`] for the default method).
 #[test]
 fn liquid_mesh_touches_the_glass_base() {
-    let (with, without, cell_s) = glass_base_distances(Method::ZhuBridson, 45);
+    let (with, without, cell_s) = glass_base_distances(Method::ZhuBridson, &[45]).remove(0);
     let worst = with.iter().fold(0.0f64, |a, d| a.max(d.abs()));
     let gap_without = without.iter().copied().fold(f64::INFINITY, f64::min);
     assert!(with.len() > 50, "{} vertices on the base", with.len());
@@ -266,7 +266,7 @@ fn liquid_mesh_touches_the_glass_base() {
 }
 
 /// [`liquid_mesh_touches_the_glass_base`]'s contact check (same reference and tolerance) with
-/// the default `anisotropic` method, at frames 30, 40, 45 and 60 of the settling water
+/// the default `anisotropic` method, at every frame from 30 to 60 of the settling water
 /// (without the clip its bottom already comes within 0.64 mm of the base, so that part does
 /// not apply). It failed before session 7: one bottom vertex of 414 stood 6.25 mm (one surface
 /// cell) above the base at frame 45, 7.1, 9.6 and 8.9 mm at frames 30, 40 and 60, over spots
@@ -276,12 +276,20 @@ fn liquid_mesh_touches_the_glass_base() {
 /// surface, a particle and its image were then 18 mm apart, more than the kernels bridge.
 /// Mirrored across the simulation's wall instead (images 5 mm closer) the bottom met the base
 /// at frames 35 and 44-60 but still missed it by 10.2 and 9.6 mm at frames 30 and 40; the
-/// pocket fill alone left 6.3-9.6 mm at frames 30, 40, 45, 46 and 60; with both, every frame
-/// meets it (largest distance under 1e-5 m).
+/// pocket fill alone left 6.3-9.6 mm at frames 30, 40, 45, 46 and 60; with both, those four
+/// frames met it. Session 27 checked every frame: frames 52, 53, 56 and 58 still missed by
+/// 6.4-6.6 mm (and 54-60 by 6.3-6.8 mm with the multigrid's smoother over-relaxed by 1.45
+/// instead of 1.3: the void moves with the trajectory), over a void whose air ran along the
+/// side wall to the free surface, so the pocket fill left it; the interior fill
+/// (`surface::obstacles::fill_interior`: air in a simulation cell whose neighbours all hold
+/// particles or are solid, and in the sliver under it) meets the base at every frame.
 #[test]
 fn anisotropic_mesh_touches_the_glass_base() {
-    for frame in [30, 40, 45, 60] {
-        let (with, _, cell_s) = glass_base_distances(Method::Anisotropic, frame);
+    let frames: Vec<u32> = (30..=60).collect();
+    for (frame, (with, _, cell_s)) in frames
+        .iter()
+        .zip(glass_base_distances(Method::Anisotropic, &frames))
+    {
         let worst = with.iter().fold(0.0f64, |a, d| a.max(d.abs()));
         assert!(
             with.len() > 50,
@@ -295,10 +303,11 @@ fn anisotropic_mesh_touches_the_glass_base() {
     }
 }
 
-/// The settled glass of [`liquid_mesh_touches_the_glass_base`] meshed with `method`, with and
-/// without the glass's distance at `frame`: the signed distances to the glass of the
-/// downward-facing vertices over the middle of the base, and the surface cell.
-fn glass_base_distances(method: Method, frame: u32) -> (Vec<f64>, Vec<f64>, f64) {
+/// The settled glass of [`liquid_mesh_touches_the_glass_base`] meshed with `method` at each
+/// of `frames` (increasing; one simulation), with and without the glass's distance: the
+/// signed distances to the glass of the downward-facing vertices over the middle of the base,
+/// and the surface cell.
+fn glass_base_distances(method: Method, frames: &[u32]) -> Vec<(Vec<f64>, Vec<f64>, f64)> {
     let l = scene(
         r#"{"domain": {"lower": [-0.1, -0.1, -0.0125], "cell_size": 0.0125, "resolution": [16, 16, 16]},
             "obstacles": [{"type": "mesh", "path": "../inputs/glass.obj"}],
@@ -306,45 +315,51 @@ fn glass_base_distances(method: Method, frame: u32) -> (Vec<f64>, Vec<f64>, f64)
             "time": {"fps": 30, "frames": 60}}"#,
     );
     let mut sim = Simulation::new(&l.scene, l.particles.clone(), 0).unwrap();
-    for _ in 0..frame {
-        sim.advance_frame();
-    }
-    let t = l.scene.frame_time(frame);
-    let glass = &l.scene.built_obstacles.solids[0];
-    let sd = |p: [f64; 3]| glass.distance_and_normal(p, t);
-    let h = l.scene.domain.cell_size;
-    let settings = SurfaceSettings {
-        method,
-        ..l.scene.surface.clone()
-    };
-    let cell_s = settings.level_set_params(&l.scene.domain).cell;
-    let bottom = |with: bool| -> Vec<f64> {
-        let m = surge::surface::reconstruct_with_solids(
-            sim.particles(),
-            &settings,
-            &l.scene.domain,
-            with.then_some(&sd as surge::surface::obstacles::SolidDistance<'_>),
+    let mut done = 0;
+    let mut out = Vec::new();
+    for &frame in frames {
+        while done < frame {
+            sim.advance_frame();
+            done += 1;
+        }
+        let t = l.scene.frame_time(frame);
+        let glass = &l.scene.built_obstacles.solids[0];
+        let sd = |p: [f64; 3]| glass.distance_and_normal(p, t);
+        let h = l.scene.domain.cell_size;
+        let settings = SurfaceSettings {
+            method,
+            ..l.scene.surface.clone()
+        };
+        let cell_s = settings.level_set_params(&l.scene.domain).cell;
+        let bottom = |with: bool| -> Vec<f64> {
+            let m = surge::surface::reconstruct_with_solids(
+                sim.particles(),
+                &settings,
+                &l.scene.domain,
+                with.then_some(&sd as surge::surface::obstacles::SolidDistance<'_>),
+            );
+            m.positions
+                .iter()
+                .zip(&m.normals)
+                .map(|(v, n)| (v.map(|c| c as f64), n[2]))
+                .filter(|(v, nz)| {
+                    (v[0] * v[0] + v[1] * v[1]).sqrt() < 0.055 && v[2] < 0.01 + h && *nz < -0.7
+                })
+                .map(|(v, _)| glass.signed_distance(v, t))
+                .collect()
+        };
+        let with = bottom(true);
+        let without = bottom(false);
+        let worst = with.iter().fold(0.0f64, |a, d| a.max(d.abs()));
+        let gap_without = without.iter().copied().fold(f64::INFINITY, f64::min);
+        eprintln!(
+            "{method}, frame {frame}: bottom vertices: {} with the glass, worst |distance| {worst:.5} m (surface cell {cell_s} m); without: {} vertices, nearest {gap_without:.5} m",
+            with.len(),
+            without.len()
         );
-        m.positions
-            .iter()
-            .zip(&m.normals)
-            .map(|(v, n)| (v.map(|c| c as f64), n[2]))
-            .filter(|(v, nz)| {
-                (v[0] * v[0] + v[1] * v[1]).sqrt() < 0.055 && v[2] < 0.01 + h && *nz < -0.7
-            })
-            .map(|(v, _)| glass.signed_distance(v, t))
-            .collect()
-    };
-    let with = bottom(true);
-    let without = bottom(false);
-    let worst = with.iter().fold(0.0f64, |a, d| a.max(d.abs()));
-    let gap_without = without.iter().copied().fold(f64::INFINITY, f64::min);
-    eprintln!(
-        "{method}, frame {frame}: bottom vertices: {} with the glass, worst |distance| {worst:.5} m (surface cell {cell_s} m); without: {} vertices, nearest {gap_without:.5} m",
-        with.len(),
-        without.len()
-    );
-    (with, without, cell_s)
+        out.push((with, without, cell_s));
+    }
+    out
 }
 
 /// The other side of [`anisotropic_mesh_touches_the_glass_base`]: the contact comes from the

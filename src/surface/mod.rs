@@ -379,12 +379,15 @@ pub fn reconstruct_with_solids(
     let cells = obstacles::SimCells {
         lower: domain.lower,
         h: domain.cell_size,
+        n: domain.resolution.map(|n| n as usize),
     };
     let mirrored = solids.and_then(|sd| obstacles::with_mirrors(particles, p.reach(), cells, sd));
     let mut ls = level_set_of(mirrored.as_ref().unwrap_or(particles), settings, domain);
     drop(mirrored);
     if let Some(sd) = solids {
         let mut class = obstacles::clip(&mut ls, &p, sd, domain.cell_size);
+        let occ = obstacles::occupancy(particles, cells);
+        obstacles::fill_interior(&mut ls, &mut class, &p, sd, cells, &occ);
         obstacles::fill_pockets(&mut ls, &mut class, &p, sd);
     }
     let mut mesh = marching_cubes::extract(&ls);
