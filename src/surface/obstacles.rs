@@ -200,41 +200,58 @@ pub const OPEN: u8 = 3;
 /// Returns each point's class ([`LIQUID`], [`SOLID`], [`POCKET`] within `band` of a solid,
 /// [`OPEN`]) for [`fill_pockets`].
 pub fn clip(ls: &mut LevelSet, p: &Params, sd: SolidDistance<'_>, band: f64) -> Vec<u8> {
+    let eps = 1e-4 * p.cell;
+    let mut class = vec![OPEN; ls.phi.len()];
+    each_point(ls, &mut class, p.cell, |q, x, c| {
+        let d = sd(q).0;
+        let solid = (eps - d) as f32;
+        if solid > *x {
+            *x = solid;
+        }
+        let in_region = (0..3).all(|a| q[a] >= p.region_lo[a] && q[a] <= p.region_hi[a]);
+        *c = if *x <= 0.0 {
+            LIQUID
+        } else if d.is_nan() || !in_region {
+            OPEN
+        } else if d < eps {
+            SOLID
+        } else if d < band {
+            POCKET
+        } else {
+            OPEN
+        };
+        0
+    });
+    class
+}
+
+/// Runs `f(q, phi, class)` at every point of `ls` (`q` its position, m, on the lattice of
+/// spacing `h`) with its entries of `ls.phi` and `class`, in parallel by blocks; returns the
+/// sum of what `f` returns.
+fn each_point(
+    ls: &mut LevelSet,
+    class: &mut [u8],
+    h: f64,
+    f: impl Fn([f64; 3], &mut f32, &mut u8) -> usize + Sync,
+) -> usize {
     use super::sparse_grid::{B, BP};
     let g = &ls.grid;
-    let h = p.cell;
-    let eps = 1e-4 * h;
-    let mut class = vec![OPEN; ls.phi.len()];
     ls.phi
         .par_chunks_mut(BP)
         .zip(class.par_chunks_mut(BP))
         .enumerate()
-        .for_each(|(s, (phi, class))| {
+        .map(|(s, (phi, class))| {
             let bc = g.coords(g.blocks[s]);
             let first: [i64; 3] = std::array::from_fn(|a| g.origin[a] + bc[a] * B as i64);
+            let mut sum = 0;
             for (k, (x, c)) in phi.iter_mut().zip(class.iter_mut()).enumerate() {
                 let l = [k % B, (k / B) % B, k / (B * B)];
                 let q: [f64; 3] = std::array::from_fn(|a| (first[a] + l[a] as i64) as f64 * h);
-                let d = sd(q).0;
-                let solid = (eps - d) as f32;
-                if solid > *x {
-                    *x = solid;
-                }
-                let in_region = (0..3).all(|a| q[a] >= p.region_lo[a] && q[a] <= p.region_hi[a]);
-                *c = if *x <= 0.0 {
-                    LIQUID
-                } else if d.is_nan() || !in_region {
-                    OPEN
-                } else if d < eps {
-                    SOLID
-                } else if d < band {
-                    POCKET
-                } else {
-                    OPEN
-                };
+                sum += f(q, x, c);
             }
-        });
-    class
+            sum
+        })
+        .sum()
 }
 
 /// Fills the air pockets enclosed by liquid and solid within `band` of a solid (see the module
@@ -409,41 +426,27 @@ pub fn fill_interior(
     cells: SimCells,
     occ: &[AtomicU8],
 ) -> usize {
-    use super::sparse_grid::{B, BP};
-    let g = &ls.grid;
     let eps = 1e-4 * p.cell;
-    ls.phi
-        .par_chunks_mut(BP)
-        .zip(class.par_chunks_mut(BP))
-        .enumerate()
-        .map(|(s, (phi, class))| {
-            let bc = g.coords(g.blocks[s]);
-            let first: [i64; 3] = std::array::from_fn(|a| g.origin[a] + bc[a] * B as i64);
-            let mut filled = 0;
-            for (k, (x, c)) in phi.iter_mut().zip(class.iter_mut()).enumerate() {
-                if *c != POCKET {
-                    continue;
-                }
-                let l = [k % B, (k / B) % B, k / (B * B)];
-                let q: [f64; 3] = std::array::from_fn(|a| (first[a] + l[a] as i64) as f64 * p.cell);
-                let mut cell = cells.cell_of(q);
-                let held = cells
-                    .index(cell)
-                    .is_some_and(|i| occ[i].load(Ordering::Relaxed) & OCCUPIED != 0);
-                let mut at = None;
-                if !held && sd(cells.centre(cell)).0 < 0.0 {
-                    let (d, n) = sd(q);
-                    cell = cells.cell_of(std::array::from_fn(|a| q[a] + cells.h * n[a]));
-                    at = Some(d);
-                }
-                if interior(cell, cells, occ, sd) {
-                    let d = at.unwrap_or_else(|| sd(q).0);
-                    *x = x.min((eps - d) as f32);
-                    *c = LIQUID;
-                    filled += 1;
-                }
-            }
-            filled
-        })
-        .sum()
+    each_point(ls, class, p.cell, |q, x, c| {
+        if *c != POCKET {
+            return 0;
+        }
+        let mut cell = cells.cell_of(q);
+        let held = cells
+            .index(cell)
+            .is_some_and(|i| occ[i].load(Ordering::Relaxed) & OCCUPIED != 0);
+        let mut at = None;
+        if !held && sd(cells.centre(cell)).0 < 0.0 {
+            let (d, n) = sd(q);
+            cell = cells.cell_of(std::array::from_fn(|a| q[a] + cells.h * n[a]));
+            at = Some(d);
+        }
+        if !interior(cell, cells, occ, sd) {
+            return 0;
+        }
+        let d = at.unwrap_or_else(|| sd(q).0);
+        *x = x.min((eps - d) as f32);
+        *c = LIQUID;
+        1
+    })
 }
