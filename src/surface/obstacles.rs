@@ -343,7 +343,8 @@ pub fn snap(mesh: &mut TriMesh, band: f64, sd: SolidDistance<'_>) {
 
 /// One byte per simulation cell (x fastest), bit 0 set where a particle lies: the
 /// simulation's fluid cells. [`fill_interior`] caches in the other bits whether a cell is
-/// interior.
+/// interior. A byte a cell of the domain, per meshed frame with obstacles: next to the
+/// simulation's own grids (tens of bytes a cell) it does not bound a bake's memory.
 pub fn occupancy(particles: &Particles, cells: SimCells) -> Vec<AtomicU8> {
     let [nx, ny, nz] = cells.n;
     let occ: Vec<AtomicU8> = (0..nx * ny * nz).map(|_| AtomicU8::new(0)).collect();
@@ -376,7 +377,8 @@ impl SimCells {
         std::array::from_fn(|a| self.lower[a] + (c[a] as f64 + 0.5) * self.h)
     }
 
-    /// Cell `c`'s index if it lies inside the domain's wall layer.
+    /// Cell `c`'s index if it lies inside the domain and off its wall layer (the one-cell
+    /// solid layer on each side, which no particle holds).
     fn index(&self, c: [i64; 3]) -> Option<usize> {
         let [nx, ny, nz] = self.n.map(|n| n as i64);
         let inside = (0..3).all(|a| c[a] >= 1 && c[a] < [nx, ny, nz][a] - 1);
