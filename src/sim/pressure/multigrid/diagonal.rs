@@ -63,10 +63,9 @@ impl Level {
         // Only the previous segments' cells can hold non-zero values (set-up writes nothing
         // else): zero them in the previous layout, so that every entry outside the new
         // segments is 0 whatever the new layout.
-        for v in [&mut self.invd, &mut self.diag] {
-            self.lay.zero(v, &self.seg, false);
-        }
-        self.lay.zero(&mut self.count, &self.seg, false);
+        let fs = [&mut self.invd[..], &mut self.diag[..]];
+        self.lay
+            .zero(fs, Some(&mut self.count[..]), &self.seg, false);
         let per = self.rows_per_task(SETUP_CELLS);
         let label = &self.label;
         self.spans

@@ -282,12 +282,20 @@ impl Layout {
         self.half = self.rs[rows];
     }
 
-    /// Zeroes both colours' entries of `v` in the rows that have a segment in `seg` (this
-    /// layout's, placed in it: [`Segments::place`]): the whole stored row if `whole`, else the
-    /// segments' compact cells.
-    pub fn zero<T: Copy + Default + Send + Sync>(&self, v: &mut [T], seg: &Segments, whole: bool) {
-        let len = v.len();
-        let p = SyncPtr(v.as_mut_ptr());
+    /// Zeroes both colours' entries of every `f32` array of `fs` and of `bytes` (if given) in
+    /// the rows that have a segment in `seg` (this layout's, placed in it:
+    /// [`Segments::place`]): the whole stored row if `whole`, else the segments' compact
+    /// cells. One parallel loop over the rows for all the arrays (a loop each woke the
+    /// workers once per array and level at every set-up).
+    pub fn zero<const N: usize>(
+        &self,
+        fs: [&mut [f32]; N],
+        bytes: Option<&mut [u8]>,
+        seg: &Segments,
+        whole: bool,
+    ) {
+        let fs = fs.map(|v| (SyncPtr(v.as_mut_ptr()), v.len()));
+        let bytes = bytes.map(|v| (SyncPtr(v.as_mut_ptr()), v.len()));
         (0..self.nr.len())
             .into_par_iter()
             .with_min_len(256)
@@ -297,10 +305,17 @@ impl Layout {
                     return;
                 }
                 let fill = |a: usize, b: usize| {
-                    assert!(a <= b && b <= len);
-                    // SAFETY: in bounds (asserted); rows' stored entries are disjoint, so
-                    // no other task writes these.
-                    unsafe { std::slice::from_raw_parts_mut(p.get(a), b - a).fill(T::default()) };
+                    for &(p, len) in &fs {
+                        assert!(a <= b && b <= len);
+                        // SAFETY: in bounds (asserted); rows' stored entries are disjoint, so
+                        // no other task writes these.
+                        unsafe { std::slice::from_raw_parts_mut(p.get(a), b - a).fill(0.0) };
+                    }
+                    if let Some((p, len)) = bytes {
+                        assert!(a <= b && b <= len);
+                        // SAFETY: as above.
+                        unsafe { std::slice::from_raw_parts_mut(p.get(a), b - a).fill(0) };
+                    }
                 };
                 for c in 0..2 {
                     let (s, h) = self.stored(c, row);

@@ -406,9 +406,8 @@ impl Level {
     /// it every cell holds 0 in all three (rows with an empty span are never written), as a
     /// new system needs.
     fn clear_spans(&mut self) {
-        for v in [&mut self.u, &mut self.b, &mut self.r] {
-            self.lay.zero(v, &self.seg, true);
-        }
+        let fs = [&mut self.u[..], &mut self.b[..], &mut self.r[..]];
+        self.lay.zero(fs, None, &self.seg, true);
     }
 
     /// Fluid cells with a non-zero diagonal (the unknowns of this level).

@@ -14,11 +14,15 @@ impl Level {
         if n == self.n {
             return;
         }
-        let (lay, seg, vectors) = self.vectors();
-        for v in vectors {
-            lay.zero(v, seg, true);
-        }
-        self.lay.zero(&mut self.count, &self.seg, true);
+        let fs = [
+            &mut self.u[..],
+            &mut self.b[..],
+            &mut self.r[..],
+            &mut self.invd[..],
+            &mut self.diag[..],
+        ];
+        self.lay
+            .zero(fs, Some(&mut self.count[..]), &self.seg, true);
         let h = row_entries(n[0]);
         // An empty layout (no row stored) until the set-up plans one for its spans.
         self.lay.clear(n, h);
