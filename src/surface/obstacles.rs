@@ -361,10 +361,38 @@ pub fn occupancy(particles: &Particles, cells: SimCells) -> Vec<AtomicU8> {
     occ
 }
 
-/// [`occupancy`]'s bits: a particle in the cell; the cell known interior; known not.
+/// [`occupancy`]'s bits: a particle in the cell; the cell known interior; known not; its
+/// centre known in a solid; known not.
 const OCCUPIED: u8 = 1;
 const INTERIOR: u8 = 2;
 const NOT_INTERIOR: u8 = 4;
+const SOLID_CENTRE: u8 = 8;
+const OPEN_CENTRE: u8 = 16;
+
+/// Whether cell `i` (`c`) holds no particle and has its centre in a solid: a cell the
+/// simulation labels solid. Cached in `occ` (many points and neighbours ask of one cell).
+fn solid_cell(
+    c: [i64; 3],
+    i: usize,
+    cells: SimCells,
+    occ: &[AtomicU8],
+    sd: SolidDistance<'_>,
+) -> bool {
+    let bits = occ[i].load(Ordering::Relaxed);
+    if bits & OCCUPIED != 0 {
+        return false;
+    }
+    if bits & (SOLID_CENTRE | OPEN_CENTRE) != 0 {
+        return bits & SOLID_CENTRE != 0;
+    }
+    let yes = sd(cells.centre(c)).0 < 0.0;
+    // A function of the solid: the same whichever task caches it.
+    occ[i].fetch_or(
+        if yes { SOLID_CENTRE } else { OPEN_CENTRE },
+        Ordering::Relaxed,
+    );
+    yes
+}
 
 impl SimCells {
     /// The cell holding `q` (may be out of the grid).
@@ -404,7 +432,7 @@ fn interior(c: [i64; 3], cells: SimCells, occ: &[AtomicU8], sd: SolidDistance<'_
     let yes = (0..27).filter(|&o| o != 13).all(|o| {
         let nb = [c[0] + o % 3 - 1, c[1] + (o / 3) % 3 - 1, c[2] + o / 9 - 1];
         cells.index(nb).is_some_and(|j| {
-            occ[j].load(Ordering::Relaxed) & OCCUPIED != 0 || sd(cells.centre(nb)).0 < 0.0
+            occ[j].load(Ordering::Relaxed) & OCCUPIED != 0 || solid_cell(nb, j, cells, occ, sd)
         })
     });
     // A function of the particles and the solid: the same whichever task caches it.
@@ -434,11 +462,12 @@ pub fn fill_interior(
             return 0;
         }
         let mut cell = cells.cell_of(q);
-        let held = cells
-            .index(cell)
-            .is_some_and(|i| occ[i].load(Ordering::Relaxed) & OCCUPIED != 0);
         let mut at = None;
-        if !held && sd(cells.centre(cell)).0 < 0.0 {
+        let solid = match cells.index(cell) {
+            Some(i) => solid_cell(cell, i, cells, occ, sd),
+            None => sd(cells.centre(cell)).0 < 0.0,
+        };
+        if solid {
             let (d, n) = sd(q);
             cell = cells.cell_of(std::array::from_fn(|a| q[a] + cells.h * n[a]));
             at = Some(d);

@@ -14,15 +14,8 @@ impl Level {
         if n == self.n {
             return;
         }
-        let fs = [
-            &mut self.u[..],
-            &mut self.b[..],
-            &mut self.r[..],
-            &mut self.invd[..],
-            &mut self.diag[..],
-        ];
-        self.lay
-            .zero(fs, Some(&mut self.count[..]), &self.seg, true);
+        let (lay, seg, vectors, count) = self.vectors();
+        lay.zero(vectors.map(|v| &mut v[..]), Some(&mut count[..]), seg, true);
         let h = row_entries(n[0]);
         // An empty layout (no row stored) until the set-up plans one for its spans.
         self.lay.clear(n, h);
@@ -32,10 +25,11 @@ impl Level {
         // a window's rows without liquid need not be (the whole grid's layout never wrote
         // them either: `resize` here made the 8M dam break's peak 7 bytes per particle larger).
         let alloc = self.alloc;
-        for v in self.vectors().2 {
+        let (_, _, vectors, count) = self.vectors();
+        for v in vectors {
             fit(v, 2 * half + h, alloc[0]);
         }
-        fit(&mut self.count, 2 * half + h, alloc[0]);
+        fit(count, 2 * half + h, alloc[0]);
         for w in &mut self.w {
             fit(w, cells + 2 * PAD, alloc[1]);
         }
@@ -50,14 +44,15 @@ impl Level {
         self.groups = [(0, 0, 0); 4];
     }
 
-    /// The layout, the segments, and the five `f32` vectors stored by colour (`u`, `b`, `r`, the inverse diagonal
-    /// and the diagonal).
+    /// The layout, the segments, the five `f32` vectors stored by colour (`u`, `b`, `r`, the
+    /// inverse diagonal and the diagonal) and the open-face counts, stored the same way.
     fn vectors(
         &mut self,
     ) -> (
         &super::layout::Layout,
         &super::segments::Segments,
         [&mut Vec<f32>; 5],
+        &mut Vec<u8>,
     ) {
         let v = [
             &mut self.u,
@@ -66,7 +61,7 @@ impl Level {
             &mut self.invd,
             &mut self.diag,
         ];
-        (&self.lay, &self.seg, v)
+        (&self.lay, &self.seg, v, &mut self.count)
     }
 }
 
