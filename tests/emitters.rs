@@ -450,3 +450,73 @@ fn previews_outline_emitters_and_sinks_faintly() {
         "outline darkens by {darkest}"
     );
 }
+
+/// An emitter region far larger than the domain (a box reaching a million metres out, a
+/// turned one as large) is clipped to the grid: its scratch and its lattice walk stay the
+/// domain's size (found by fuzzing the scene file: before, the emitter's lattice was sized by
+/// its whole region, and such a box aborted with "capacity overflow" or a failed 36 GB
+/// allocation). The clipped box emits exactly the particles of a box that ends just past the
+/// grid (the lattice is the domain's, so the same points fall inside the grid), and the run's
+/// peak memory stays under the hostile-input bound.
+#[test]
+fn emitter_far_larger_than_the_domain_is_clipped_to_it() {
+    use common::measured::{MAX_RSS_KB, run_measured};
+    let dir = tempfile::tempdir().unwrap();
+    let scene = |min_x: &str, extra: &str| {
+        channel(&format!(r#""time": {{ "fps": 30, "frames": 6 }}{extra}"#)).replace(
+            r#""min": [0.05, 0.05, 0.05]"#,
+            &format!(r#""min": [{min_x}, 0.05, 0.05]"#),
+        )
+    };
+    std::fs::write(dir.path().join("near.json"), scene("-0.1", "")).unwrap();
+    std::fs::write(dir.path().join("far.json"), scene("-1e6", "")).unwrap();
+    // A 2 km cube turned 30 degrees about z and 10 about x, covering the whole domain.
+    let turned = channel(r#""time": { "fps": 30, "frames": 3 }"#).replace(
+        r#""min": [0.05, 0.05, 0.05], "max": [0.2, 0.35, 0.3]"#,
+        r#""min": [-1000, -1000, -1000], "max": [1000, 1000, 1000],
+           "transform": { "rotate": [10, 0, 30] }"#,
+    );
+    std::fs::write(dir.path().join("turned.json"), turned).unwrap();
+    ok(&surge(
+        dir.path(),
+        &["-q", "run", "near.json", "-o", "near"],
+    ));
+    for (scene, out) in [("far.json", "far"), ("turned.json", "turned")] {
+        let o = run_measured(dir.path(), &["-q", "run", scene, "-o", out], &[]);
+        eprintln!(
+            "{scene}: exit {:?}, {:.2} s, peak RSS {:.1} MB",
+            o.code,
+            o.seconds,
+            o.max_rss_kb as f64 / 1024.0
+        );
+        assert_eq!((o.code, o.signal), (Some(0), None), "{scene}: {}", o.stderr);
+        assert!(
+            o.max_rss_kb < MAX_RSS_KB,
+            "{scene}: peak RSS {} kB",
+            o.max_rss_kb
+        );
+    }
+    let (near, far) = (dir.path().join("near"), dir.path().join("far"));
+    let mut frames = 0;
+    for f in 0..=6 {
+        let name = format!("particles/frame_{f:04}.bin");
+        let (a, b) = (
+            std::fs::read(near.join(&name)),
+            std::fs::read(far.join(&name)),
+        );
+        assert!(a.unwrap() == b.unwrap(), "{name} differs");
+        frames += 1;
+    }
+    assert_eq!(frames, 7);
+    let added: u64 = (stats(&far).iter())
+        .filter_map(|l| l["emission"]["added"][0].as_u64())
+        .sum();
+    assert!(added > 1000, "the clipped emitter added {added}");
+    // The turned cube fills the domain's liquid region at its first substep.
+    let turned = stats(&dir.path().join("turned"));
+    let filled = turned[1]["particles"].as_u64().unwrap();
+    assert!(
+        filled > 8 * 22 * 6 * 8 / 2,
+        "the turned cube filled {filled} particles"
+    );
+}

@@ -46,7 +46,7 @@ mod grid;
 mod lattice;
 mod spec;
 pub use lattice::hash;
-use lattice::{ZoneScratch, slot, zone_slots};
+use lattice::{ZoneScratch, grid_box, lattice_range, slot, zone_slots};
 pub use spec::*;
 
 /// Per-frame figures of emission and removal (stats).
@@ -76,13 +76,14 @@ struct EmitterState {
     vb: [f64; 3],
     /// Body-frame bounds of the region.
     body: ([f64; 3], [f64; 3]),
-    /// Most cells the region covers at any of its poses (the reserve per refill).
+    /// Most grid cells the region covers at any of its poses (the reserve per refill).
     cells: usize,
-    /// Lattice index range `[lo, hi]` per axis at the substep's end (a constant size).
+    /// Lattice index range `[lo, hi]` per axis at the substep's end, clipped to the grid.
     range: [(i64, i64); 3],
     /// Particles per lattice box of `range` (x fastest).
     occ: Vec<AtomicU32>,
-    /// Grid cell range `[lo, hi]` per axis of the region's world bounds at the substep's end.
+    /// Grid cell range `[lo, hi]` per axis of the region's world bounds at the substep's end,
+    /// within the grid.
     crange: [(i64, i64); 3],
     /// Particles per grid cell of `crange` (x fastest).
     cell_occ: Vec<AtomicU32>,
@@ -96,7 +97,7 @@ struct EmitterState {
 
 impl EmitterState {
     fn dims(&self) -> [usize; 3] {
-        self.range.map(|(lo, hi)| (hi - lo + 1) as usize)
+        self.range.map(|(lo, hi)| (hi - lo + 1).max(0) as usize)
     }
     /// Index in `occ` of lattice index `m`, if in range.
     #[inline]
@@ -164,6 +165,14 @@ impl Emission {
         cap: usize,
         seed: u64,
     ) -> Self {
+        // Every buffer of an emitter is sized by the part of its region that can overlap the
+        // grid, not by the region: a region far larger than the domain (a box to +-1e6 m) is
+        // clipped to it, so its scratch and its lattice walk stay the domain's size.
+        let (glo, ghi) = grid_box(d);
+        let span = (0..3)
+            .map(|a| (ghi[a] - glo[a]).powi(2))
+            .sum::<f64>()
+            .sqrt();
         let emitters = emitters
             .iter()
             .map(|e| {
@@ -172,7 +181,10 @@ impl Emission {
                     .map(|t| {
                         let (lo, hi) = e.shape.bounds(t);
                         (0..3)
-                            .map(|a| ((hi[a] - lo[a]) / d.h as f64).ceil().max(1.0) as usize + 1)
+                            .map(|a| {
+                                let extent = (hi[a].min(ghi[a]) - lo[a].max(glo[a])).max(0.0);
+                                (extent / d.h as f64).ceil().max(1.0) as usize + 1
+                            })
                             .product::<usize>()
                     })
                     .max()
@@ -180,20 +192,28 @@ impl Emission {
                 let pose = e.shape.pose(e.start);
                 let (o, tip) = (pose.to_body([0.0; 3]), pose.to_body(e.velocity));
                 let body = e.shape.body_bounds();
+                // The lattice range of a substep ([`Emission::prepare`]) spans at most the
+                // region's body-frame box and the grid's (whose extent on any axis is at most
+                // the grid's diagonal), with margins.
                 let lattice: usize = (0..3)
-                    .map(|a| ((body.1[a] - body.0[a]) / (0.5 * d.h as f64)).ceil() as usize + 4)
+                    .map(|a| {
+                        let extent = (body.1[a] - body.0[a]).min(span);
+                        (extent / (0.5 * d.h as f64)).ceil() as usize + 5
+                    })
                     .product();
                 let diag = (0..3)
                     .map(|a| (body.1[a] - body.0[a]).powi(2))
                     .sum::<f64>()
                     .sqrt();
-                let cube = (diag / d.h as f64).ceil() as usize + 3;
+                // The grid cells of the region's world box at any pose, within the grid.
+                let cube = (diag / d.h as f64).ceil().min(1e9) as usize + 3;
+                let cell_slots: usize = d.n.iter().map(|&n| n.min(cube)).product();
                 EmitterState {
                     e: e.clone(),
                     crange: [(0, -1); 3],
                     faces: Default::default(),
                     faces_ready: false,
-                    cell_occ: (0..cube * cube * cube).map(|_| AtomicU32::new(0)).collect(),
+                    cell_occ: (0..cell_slots).map(|_| AtomicU32::new(0)).collect(),
                     vb: std::array::from_fn(|a| tip[a] - o[a]),
                     body,
                     cells,
@@ -287,10 +307,10 @@ impl Emission {
         }
     }
 
-    /// Each emitter's activity, bounds and lattice range at the substep's end, its box counts
-    /// zeroed (the count buffer grows only when a moving region's range does).
+    /// Each emitter's activity, bounds and lattice range at the substep's end (clipped to the
+    /// grid, [`lattice_range`]), its box counts zeroed (the buffers hold the largest range of
+    /// any pose, sized once in [`Self::new`]).
     fn prepare(&mut self, d: &GridDims, t0: f64, t: f64) {
-        let sp_h = 0.5 * d.h as f64;
         let lower = d.lower.map(|x| x as f64);
         for st in &mut self.emitters {
             st.active = st.e.active(t0, t);
@@ -300,25 +320,24 @@ impl Emission {
             let now = st.shift(t);
             let (lo, hi) = st.e.shape.bounds(t);
             st.aabb = [lo.map(|x| x as f32), hi.map(|x| x as f32)];
-            let (blo, bhi) = st.body;
-            st.range = std::array::from_fn(|a| {
-                let l = ((blo[a] - lower[a] - now[a]) / sp_h).floor() as i64 - 1;
-                (l, l + ((bhi[a] - blo[a]) / sp_h).ceil() as i64 + 2)
-            });
+            let pose = st.e.shape.pose(t);
+            st.range = lattice_range(st.body, &pose, d, now);
             let n: usize = st.dims().iter().product();
             st.occ[..n]
                 .iter()
                 .for_each(|c| c.store(0, Ordering::Relaxed));
             let h = d.h as f64;
-            // At most the cube of the region's diagonal (the buffer's size) at any pose.
+            // Within the grid, and at most the cube of the region's diagonal (the buffer's
+            // size) at any pose.
             st.crange = std::array::from_fn(|a| {
-                let cell = |x: f64| ((x - lower[a]) / h).floor() as i64;
-                (cell(lo[a]), cell(hi[a]))
+                let cell = |x: f64| ((x - lower[a]) / h).floor();
+                let top = d.n[a] as f64 - 1.0;
+                (cell(lo[a]).max(0.0) as i64, cell(hi[a]).min(top) as i64)
             });
             let nc: usize = st
                 .crange
                 .iter()
-                .map(|(l, h)| (h - l + 1) as usize)
+                .map(|(l, h)| (h - l + 1).max(0) as usize)
                 .product();
             st.cell_occ[..nc.min(st.cell_occ.len())]
                 .iter()

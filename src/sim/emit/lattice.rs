@@ -4,6 +4,7 @@
 
 use super::super::cell_sort::SortedParticles;
 use super::super::mac_grid::GridDims;
+use crate::geometry::transform::Pose;
 
 /// Index of `m` in a box of indices `range` (x fastest), if inside it.
 #[inline]
@@ -18,6 +19,49 @@ pub(super) fn slot(range: &[(i64, i64); 3], m: [i64; 3]) -> Option<usize> {
         idx = idx * n + r as usize;
     }
     Some(idx)
+}
+
+/// The grid's world box, its wall layer included: no particle and no emitted point lies
+/// outside it.
+pub(super) fn grid_box(d: &GridDims) -> ([f64; 3], [f64; 3]) {
+    let lo = d.lower.map(|x| x as f64);
+    (
+        lo,
+        std::array::from_fn(|a| lo[a] + d.n[a] as f64 * d.h as f64),
+    )
+}
+
+/// An emitter's lattice index range `[lo, hi]` per axis at pose `pose`, its lattice displaced
+/// by `now` in the body frame: the lattice boxes of the region's body-frame box `body` (with a
+/// box's margin each side), clipped to those of the grid's box seen in the body frame (so a
+/// region far larger than the domain walks and counts only the domain's lattice). Empty
+/// (`hi < lo`) on an axis where they do not meet.
+pub(super) fn lattice_range(
+    (blo, bhi): ([f64; 3], [f64; 3]),
+    pose: &Pose,
+    d: &GridDims,
+    now: [f64; 3],
+) -> [(i64, i64); 3] {
+    let sp_h = 0.5 * d.h as f64;
+    let lower = d.lower.map(|x| x as f64);
+    let (glo, ghi) = grid_box(d);
+    let (mut dlo, mut dhi) = ([f64::INFINITY; 3], [f64::NEG_INFINITY; 3]);
+    for c in 0..8 {
+        let w = std::array::from_fn(|a| if c >> a & 1 == 1 { ghi[a] } else { glo[a] });
+        let b = pose.to_body(w);
+        for a in 0..3 {
+            dlo[a] = dlo[a].min(b[a]);
+            dhi[a] = dhi[a].max(b[a]);
+        }
+    }
+    std::array::from_fn(|a| {
+        let index = |x: f64| ((x - lower[a] - now[a]) / sp_h).floor();
+        let first = index(blo[a]);
+        let last = first + ((bhi[a] - blo[a]) / sp_h).ceil() + 1.0;
+        let lo = (first - 1.0).max(index(dlo[a]) - 1.0);
+        let hi = last.min(index(dhi[a]) + 1.0);
+        (lo as i64, hi as i64)
+    })
 }
 
 /// Scratch of [`zone_slots`]: the x intervals of one cell row, then the slot ranges.
