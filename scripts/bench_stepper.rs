@@ -31,7 +31,8 @@
 //! it alone, e.g. `BENCH_PARTICLES=8M BENCH_SKIP_TUTORIAL=1 BENCH_PEERS=0
 //! BENCH_COMPARE_PRECONDITIONERS=0 BENCH_DAM_FRAMES=3`),
 //! `BENCH_OBSTACLE_TRIS=N` (also the dam break with and without a static N-triangle mesh
-//! obstacle: the obstacle's cost per substep),
+//! obstacle: the obstacle's cost per substep; `BENCH_OBSTACLE_MOVING=1`: also the mesh with a
+//! sphere beside it, still and moving: the moving obstacle's cost),
 //! `BENCH_PRECONDITIONER` (`multigrid`, the default, or `mic0`: the pressure preconditioner of
 //! every run but the comparison peer), `BENCH_COMPARE_PRECONDITIONERS=0` (skip the dam-break
 //! run with the other preconditioner), `BENCH_PAIRS=N` (`N` runs of each preconditioner,

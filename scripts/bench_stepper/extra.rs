@@ -45,7 +45,8 @@ pub(crate) fn sphere_mesh(
 
 /// `BENCH_OBSTACLE_TRIS=N`: the dam break with and without a static mesh obstacle (a sphere of
 /// about N triangles, radius 0.2 m, in the path of the wave), ms per substep of both and the
-/// obstacle's cost per substep (the flow differs, so substep counts differ too).
+/// obstacle's cost per substep (the flow differs, so substep counts differ too); with
+/// `BENCH_OBSTACLE_MOVING=1` also the mesh with an analytic sphere beside it, still and moving.
 pub(crate) fn bench_obstacle(threads: usize, tris: usize) {
     use surge::geometry::solid::{Liquid, MeshShape, Shape, Solid};
     use surge::geometry::transform::{Motion, Pose};
@@ -92,6 +93,46 @@ pub(crate) fn bench_obstacle(threads: usize, tris: usize) {
         (1e3 * secs / n, its / n, 1e6 * pressure / its.max(1.0))
     };
     let ((b, bi, bp), (o, oi, op)) = (steady(&base), steady(&obst));
+    if env("BENCH_OBSTACLE_MOVING", 0u32) == 1 {
+        // The mesh and a sphere of radius 0.1 m beside it, still and then moving (1 m/s along
+        // y and back): the moving sphere's own cost, and whether the static mesh's stays paid
+        // once (`sim/solids/split.rs`).
+        let sphere = |keys: bool| {
+            let motion = if keys {
+                let key = |time: f64, y: f64| surge::geometry::transform::Keyframe {
+                    time,
+                    translate: [1.2, y, 0.55],
+                    rotate_deg: [0.0; 3],
+                };
+                Motion::keyframed(vec![key(0.0, 0.1), key(0.3, 0.4), key(0.6, 0.1)]).unwrap()
+            } else {
+                Motion::Static(Pose::new([1.2, 0.1, 0.55], [0.0; 3]))
+            };
+            let ball = Shape::Sphere {
+                centre: [0.0; 3],
+                radius: 0.1,
+            };
+            Solid::new(ball, [1.0; 3], motion, Liquid::Outside).unwrap()
+        };
+        let mut runs = Vec::new();
+        for keys in [false, true] {
+            let mut both = with.clone();
+            let mut solids = (*with.built_obstacles.solids).clone();
+            solids.push(sphere(keys));
+            both.built_obstacles = surge::sim::solids::Obstacles::new(solids, "bench2".into());
+            let r = run(&both, &p, frames, None, true);
+            let name = if keys { "moving" } else { "still" };
+            r.print(&format!(
+                "with the mesh and a {name} sphere, {threads} threads"
+            ));
+            runs.push(steady(&r));
+        }
+        let ((s, _, _), (m, _, _)) = (runs[0], runs[1]);
+        println!(
+            "    after the first frame: mesh and moving sphere {m:.2} ms/substep against mesh and still sphere {s:.2} = {:.2}x (mesh alone {o:.2})",
+            m / s
+        );
+    }
     println!(
         "    first frame's forces stage (the one-time distance evaluation included): {:.3} s with, {:.3} s without",
         obst.reports[0].seconds.forces, base.reports[0].seconds.forces

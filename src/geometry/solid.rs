@@ -177,7 +177,7 @@ impl MeshShape {
     /// has a direction out.
     pub fn distance(&self, q: [f64; 3]) -> (f64, [f64; 3]) {
         let (d, g) = self.sdf.sample(q);
-        if d > -self.sdf.band * (1.0 - 1e-6) {
+        if self.within_band(d) {
             let l = (g[0] * g[0] + g[1] * g[1] + g[2] * g[2]).sqrt();
             return (d, if l > 0.0 { g.map(|c| c / l) } else { g });
         }
@@ -199,6 +199,18 @@ impl MeshShape {
     /// fractions): no BVH query at all.
     pub fn distance_banded(&self, q: [f64; 3]) -> f64 {
         self.sdf.sample(q).0
+    }
+
+    /// [`Self::distance`]'s value without a BVH query: `None` deeper inside than the band,
+    /// where that value is the exact distance to the nearest triangle, at most 0.
+    pub fn distance_unless_deep(&self, q: [f64; 3]) -> Option<f64> {
+        let d = self.sdf.sample(q).0;
+        self.within_band(d).then_some(d)
+    }
+
+    /// Whether the grid's value `d` is [`Self::distance`]'s (not deeper inside than the band).
+    fn within_band(&self, d: f64) -> bool {
+        d > -self.sdf.band * (1.0 - 1e-6)
     }
 }
 
@@ -425,6 +437,17 @@ impl Solid {
         }
     }
 
+    fn eval_unless_deep(&self, pose: &Pose, p: [f64; 3]) -> Option<f64> {
+        let d = match &self.shape {
+            Shape::Mesh(m) => m.distance_unless_deep(pose.to_body(p))?,
+            _ => self.shape_sdf(pose.to_body(p)).0,
+        };
+        Some(match self.liquid {
+            Liquid::Outside => d,
+            Liquid::Inside => -d,
+        })
+    }
+
     fn eval(&self, pose: &Pose, p: [f64; 3]) -> (f64, [f64; 3]) {
         let (d, g) = self.shape_sdf(pose.to_body(p));
         let g = pose.dir_to_world(g);
@@ -539,6 +562,12 @@ impl PosedSolid<'_> {
     /// only need their sign.
     pub fn signed_distance_banded(&self, p: [f64; 3]) -> f64 {
         self.solid.eval_banded(&self.pose, p)
+    }
+
+    /// [`Self::signed_distance`] where it needs no BVH query; `None` deeper inside a mesh than
+    /// its band, where it is at most 0 (at least 0 for a container, `Liquid::Inside`).
+    pub fn distance_unless_deep(&self, p: [f64; 3]) -> Option<f64> {
+        self.solid.eval_unless_deep(&self.pose, p)
     }
 
     /// See [`Solid::velocity`].

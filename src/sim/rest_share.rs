@@ -84,6 +84,53 @@ impl ShareCells<'_> {
     }
 }
 
+/// Whether cell `c`, whose centre is `pc` from the solids (m; a lower bound is enough), has its
+/// share sampled among the cells `only` names: a cell whose centre is at least half a cell
+/// from every solid is not a sliver, and one deeper in the solid than its half diagonal plus
+/// the push-out distance holds no particle (its share is never used); both get 1.
+pub fn kernel_gate(d: &GridDims, only: ShareCells<'_>, c: usize, pc: f32) -> bool {
+    let h = d.h as f64;
+    let eps = PUSHOUT_CELLS as f64 * h;
+    let far = 0.5 * d.h;
+    let deep = -((0.75f64.sqrt() * h + eps) as f32);
+    only.wants(d, c) && pc < far && pc > deep
+}
+
+/// The kernel-weighted share of cell `ijk`'s kernel support open to particles (in the
+/// domain's interior and at least the push-out distance from every solid by the distance
+/// `phi`, m), sampled on `samples^3` points.
+pub fn sample_share(
+    d: &GridDims,
+    phi: &(dyn Fn([f64; 3]) -> f64 + Sync),
+    samples: usize,
+    ijk: [usize; 3],
+) -> f32 {
+    let n = d.n;
+    let h = d.h as f64;
+    let eps = PUSHOUT_CELLS as f64 * h;
+    let lo = d.lower.map(|x| x as f64);
+    let s = samples.max(1);
+    let c = ijk.map(|x| x as f64 + 0.5);
+    let (mut open, mut total) = (0.0f64, 0.0f64);
+    for sz in 0..s {
+        let oz = (sz as f64 + 0.5) / s as f64 * 2.0 - 1.0;
+        for sy in 0..s {
+            let oy = (sy as f64 + 0.5) / s as f64 * 2.0 - 1.0;
+            for sx in 0..s {
+                let ox = (sx as f64 + 0.5) / s as f64 * 2.0 - 1.0;
+                let w = (1.0 - ox.abs()) * (1.0 - oy.abs()) * (1.0 - oz.abs());
+                total += w;
+                let g = [c[0] + ox, c[1] + oy, c[2] + oz];
+                let inside = (0..3).all(|a| g[a] > 1.0 && g[a] < (n[a] - 1) as f64);
+                if inside && phi([0, 1, 2].map(|a| lo[a] + g[a] * h)) >= eps {
+                    open += w;
+                }
+            }
+        }
+    }
+    ((open / total) as f32).max(MIN_SHARE)
+}
+
 /// Fills `share` (one per cell) from the cell-centre distances `cell_phi` (m; a lower bound is
 /// enough) and the solids' distance `phi` at a point (m), with `samples` points per axis, in
 /// the cells `only` names (the others get 1, or keep their value when `lazy`); with `lazy`,
@@ -98,12 +145,6 @@ pub fn kernel_open_share(
     share: &mut [f32],
 ) {
     let n = d.n;
-    let h = d.h as f64;
-    let eps = PUSHOUT_CELLS as f64 * h;
-    let far = 0.5 * d.h;
-    let deep = -((0.75f64.sqrt() * h + eps) as f32);
-    let lo = d.lower.map(|x| x as f64);
-    let s = samples.max(1);
     share
         .par_chunks_mut(n[0])
         .zip(cell_phi.par_chunks(n[0]))
@@ -111,38 +152,18 @@ pub fn kernel_open_share(
         .for_each(|(row, (out, cp))| {
             let (j, k) = (row % n[1], row / n[1]);
             for (i, (o, &pc)) in out.iter_mut().zip(cp).enumerate() {
-                let skip = !only.wants(d, i + n[0] * row) || (lazy && !o.is_nan());
-                // A cell whose centre is deeper in the solid than its half diagonal plus the
-                // push-out distance holds no particle: its share is never used.
-                if skip {
+                let c = i + n[0] * row;
+                if !only.wants(d, c) || (lazy && !o.is_nan()) {
                     if !lazy {
                         *o = 1.0;
                     }
                     continue;
                 }
-                if pc >= far || pc <= deep {
-                    *o = 1.0;
-                    continue;
-                }
-                let c = [i, j, k].map(|x| x as f64 + 0.5);
-                let (mut open, mut total) = (0.0f64, 0.0f64);
-                for sz in 0..s {
-                    let oz = (sz as f64 + 0.5) / s as f64 * 2.0 - 1.0;
-                    for sy in 0..s {
-                        let oy = (sy as f64 + 0.5) / s as f64 * 2.0 - 1.0;
-                        for sx in 0..s {
-                            let ox = (sx as f64 + 0.5) / s as f64 * 2.0 - 1.0;
-                            let w = (1.0 - ox.abs()) * (1.0 - oy.abs()) * (1.0 - oz.abs());
-                            total += w;
-                            let g = [c[0] + ox, c[1] + oy, c[2] + oz];
-                            let inside = (0..3).all(|a| g[a] > 1.0 && g[a] < (n[a] - 1) as f64);
-                            if inside && phi([0, 1, 2].map(|a| lo[a] + g[a] * h)) >= eps {
-                                open += w;
-                            }
-                        }
-                    }
-                }
-                *o = ((open / total) as f32).max(MIN_SHARE);
+                *o = if kernel_gate(d, only, c, pc) {
+                    sample_share(d, phi, samples, [i, j, k])
+                } else {
+                    1.0
+                };
             }
         });
 }

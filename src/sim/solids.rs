@@ -3,7 +3,7 @@
 //! Method (what is implemented; see README "Obstacles"):
 //! - **Grid.** At each substep the solid signed distance is evaluated at every cell centre and
 //!   every grid node at the substep's start time (static obstacles: once per run, the buffers
-//!   are kept). The nodes give every MAC face its open fraction (`geometry::face_fractions`,
+//!   are kept; beside moving ones, the static ones' part once, [`split`]). The nodes give every MAC face its open fraction (`geometry::face_fractions`,
 //!   Batty, Bertails & Bridson 2007); the pressure solve uses them as variational weights
 //!   (`pressure::system`: matrix `D^T W G`, fluxes `w u + (1 - w) u_solid`), so sloped and
 //!   curved walls do not staircase and liquid at rest in them stays at rest. A cell whose
@@ -151,6 +151,9 @@ pub struct SolidState {
     /// Moving obstacles: the time of the last [`Self::surface_share`], whose cells include the
     /// fluid cells of the density correction at that time (which then reuses it).
     surface_share_time: Option<f64>,
+    /// Static and moving obstacles together: the static ones' part, computed once
+    /// ([`split`]).
+    split: Option<split::Split>,
 }
 
 impl SolidState {
@@ -167,6 +170,8 @@ impl SolidState {
         let moving_faces = |a: usize| if moving { d.faces(a) } else { 0 };
         let rough = obstacles.solids.iter().any(|s| s.friction() > 0.0);
         let rough_faces = |a: usize| if rough { d.faces(a) } else { 0 };
+        let animated: Vec<bool> = obstacles.solids.iter().map(|s| s.is_animated()).collect();
+        let split = split::Split::new(&animated, d);
         Self {
             obstacles,
             cell_phi: vec![f32::INFINITY; cells],
@@ -187,6 +192,7 @@ impl SolidState {
             share: vec![1.0; cells],
             share_time: None,
             surface_share_time: None,
+            split,
         }
         .with_poses()
     }
@@ -228,35 +234,11 @@ impl SolidState {
         };
         let n = d.n;
         let (h, lo) = (d.h as f64, d.lower.map(|x| x as f64));
-        self.cell_phi
-            .par_chunks_mut(n[0])
-            .enumerate()
-            .for_each(|(row, out)| {
-                let (j, k) = (row % n[1], row / n[1]);
-                for (i, o) in out.iter_mut().enumerate() {
-                    let p = [
-                        lo[0] + (i as f64 + 0.5) * h,
-                        lo[1] + (j as f64 + 0.5) * h,
-                        lo[2] + (k as f64 + 0.5) * h,
-                    ];
-                    *o = nearest_banded(&posed, p) as f32;
-                }
-            });
-        let nn = n.map(|m| m + 1);
-        self.node_phi
-            .par_chunks_mut(nn[0])
-            .enumerate()
-            .for_each(|(row, out)| {
-                let (j, k) = (row % nn[1], row / nn[1]);
-                for (i, o) in out.iter_mut().enumerate() {
-                    let p = [
-                        lo[0] + i as f64 * h,
-                        lo[1] + j as f64 * h,
-                        lo[2] + k as f64 * h,
-                    ];
-                    *o = nearest_banded(&posed, p) as f32;
-                }
-            });
+        if let Some(split) = &mut self.split {
+            split.update(d, &posed, &mut self.cell_phi, &mut self.node_phi);
+        } else {
+            Self::all_distances(d, &posed, &mut self.cell_phi, &mut self.node_phi);
+        }
         face_fractions_into(&self.node_phi, n, &mut self.fractions);
         if !self.face_friction[0].is_empty() {
             for a in 0..3 {
@@ -288,6 +270,18 @@ impl SolidState {
             }
         }
         self.cell_time = Some(t);
+    }
+
+    /// The distance at every cell centre and grid node over every solid.
+    fn all_distances(d: &GridDims, posed: &Posed<'_>, cell_phi: &mut [f32], node_phi: &mut [f32]) {
+        let (h, lo) = (d.h as f64, d.lower.map(|x| x as f64));
+        let nn = d.n.map(|m| m + 1);
+        split::each_point(cell_phi, d.n, (lo, h, 0.5), |p, _| {
+            nearest_banded(posed, p) as f32
+        });
+        split::each_point(node_phi, nn, (lo, h, 0.0), |p, _| {
+            nearest_banded(posed, p) as f32
+        });
     }
 
     /// The friction pass's obstacle data with the domain walls' friction `walls` (per face,
@@ -365,16 +359,20 @@ impl SolidState {
             solids: &self.obstacles.solids[..],
             poses: &self.poses,
         };
-        let phi = |p: [f64; 3]| nearest(&posed, p).0;
-        super::rest_share::kernel_open_share(
-            d,
-            &self.cell_phi,
-            &phi,
-            8,
-            only,
-            !animated,
-            &mut self.share,
-        );
+        if let Some(split) = self.split.as_mut().filter(|_| animated) {
+            split.share(d, &posed, &self.cell_phi, 8, only, &mut self.share);
+        } else {
+            let phi = |p: [f64; 3]| nearest(&posed, p).0;
+            super::rest_share::kernel_open_share(
+                d,
+                &self.cell_phi,
+                &phi,
+                8,
+                only,
+                !animated,
+                &mut self.share,
+            );
+        }
         self.share_time = Some(t);
         Some(&self.share)
     }
@@ -466,6 +464,7 @@ impl SolidState {
         };
         let n = d.n;
         let (h, lo) = (d.h as f64, d.lower.map(|x| x as f64));
+        let split = self.split.as_ref();
         for a in 0..3 {
             let m = d.face_n(a);
             let stride = [1, n[0], n[0] * n[1]][a];
@@ -494,8 +493,12 @@ impl SolidState {
                             let off = if b == a { 0.0 } else { 0.5 };
                             p[b] = lo[b] + (ijk[b] as f64 + off) * h;
                         }
-                        let (_, _, s) = nearest(&posed, p);
-                        let us = posed.get(s).velocity(p)[a] as f32;
+                        let us = match split {
+                            Some(split) => split
+                                .moving_nearest(&posed, p)
+                                .map_or(0.0, |s| posed.get(s).velocity(p)[a] as f32),
+                            None => posed.get(nearest(&posed, p).2).velocity(p)[a] as f32,
+                        };
                         fv[i] = us;
                         if kr[i] == FaceKind::Wall && inside {
                             vr[i] = us;
@@ -507,6 +510,7 @@ impl SolidState {
 }
 
 mod hold;
+mod split;
 mod wedge;
 
 #[cfg(test)]
