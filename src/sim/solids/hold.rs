@@ -135,6 +135,10 @@ impl SolidState {
             && (!self.obstacles.animated() || self.cell_time == Some(t)))
         .then_some(&self.cell_phi[..]);
         let reach = 0.9 * h as f64;
+        // Static and moving obstacles: the static ones' cell-centre distances hold at every
+        // time, so a particle far from them needs only the moving ones evaluated to be skipped
+        // (the same test as below on the same distance: the minimum over the solids).
+        let statics = self.split.as_ref().and_then(|s| s.static_cells());
         let one = |x: &mut f32,
                    y: &mut f32,
                    z: &mut f32,
@@ -156,8 +160,15 @@ impl SolidState {
             let mut p = p1.map(|c| c as f64);
             // Far from every solid (the distance is 1-Lipschitz, and a lower bound where
             // not exact): no point of the path is in solid and no push-out is needed.
+            let far = (len as f64).max(eps);
+            if let Some((cells, moving)) = statics
+                && cells[d.cell_of(p1)] as f64 - reach >= far
+                && split::distance_of(&posed, moving, p) >= far
+            {
+                return;
+            }
             let d1 = nearest(&posed, p).0;
-            if d1 >= (len as f64).max(eps) {
+            if d1 >= far {
                 return;
             }
             // Path check: only when the move is long enough to skip over a thin wall.

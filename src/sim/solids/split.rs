@@ -62,7 +62,7 @@ fn banded_of(posed: &Posed<'_>, set: &[usize], p: [f64; 3]) -> f64 {
 /// The smallest distance over the solids `set` at `p` ([`super::nearest`]'s distance over a
 /// subset).
 #[inline]
-fn distance_of(posed: &Posed<'_>, set: &[usize], p: [f64; 3]) -> f64 {
+pub fn distance_of(posed: &Posed<'_>, set: &[usize], p: [f64; 3]) -> f64 {
     set.iter()
         .map(|&i| posed.get(i).distance_and_normal(p).0)
         .fold(f64::INFINITY, f64::min)
@@ -90,6 +90,13 @@ pub(super) fn each_point(
 }
 
 impl Split {
+    /// The static solids' distance at every cell centre (once the first update computed it:
+    /// valid at every time) and the moving solids' indices.
+    pub fn static_cells(&self) -> Option<(&[f32], &[usize])> {
+        self.ready
+            .then_some((&self.static_cell[..], &self.moving[..]))
+    }
+
     /// The moving solid nearest world point `p` if no static solid is nearer, as
     /// [`super::nearest`] decides (the first solid of the least distance in index order), or
     /// `None` where a static solid is (static solids do not move: their velocity is 0). The

@@ -190,7 +190,7 @@ fn static_and_moving_solids_give_the_bits_of_evaluating_every_solid() {
     let mut twin = SolidState::new(obstacles, &d);
     twin.split = None;
     let kinds: [Vec<FaceKind>; 3] = std::array::from_fn(|a| vec![FaceKind::Wall; d.faces(a)]);
-    let (mut moving_faces, mut deep_faces) = (0, 0);
+    let (mut moving_faces, mut deep_faces, mut pushed) = (0, 0, 0);
     // Every interior cell labelled fluid: every cell near a solid has its share computed.
     let labels: Vec<CellLabel> = (0..d.cells())
         .map(|c| {
@@ -208,6 +208,52 @@ fn static_and_moving_solids_give_the_bits_of_evaluating_every_solid() {
         let mut l = labels.clone();
         st.label_solid_cells(&d, t, &mut l);
         let share = st.kernel_share(&d, t, &labels).unwrap().to_vec();
+        // The particle containment: a jittered lattice (three particles a cell), each moved by
+        // up to 0.6 cells, held by both; the same positions and velocities.
+        let lattice = || {
+            let mut sp = SortedParticles::default();
+            for c in 0..3 * d.cells() {
+                let r = crate::sim::emit::hash(&[c as u64, t.to_bits()]);
+                let u = |k: u32| ((r >> (16 * k)) & 0xffff) as f32 / 65536.0;
+                let cell = c / 3;
+                let ijk = [cell % 24, (cell / 24) % 14, cell / (24 * 14)];
+                let p = std::array::from_fn(|a| (ijk[a] as f32 + u(a as u32)) * d.h);
+                sp.push(p, [u(3) - 0.5, 0.25, -0.5], c as u32);
+            }
+            sp
+        };
+        let shake = |sp: &mut SortedParticles| {
+            for (k, x) in sp.pos.iter_mut().enumerate() {
+                for (i, x) in x.iter_mut().enumerate() {
+                    let r = crate::sim::emit::hash(&[i as u64, k as u64, 7]);
+                    *x += (((r & 0xffff) as f32 / 65536.0) - 0.5) * 1.2 * d.h;
+                }
+            }
+        };
+        let (mut held, mut sp) = (lattice(), lattice());
+        st.remember(&d, &held, None);
+        twin.remember(&d, &sp, None);
+        shake(&mut held);
+        shake(&mut sp);
+        st.hold(&d, t + 0.01, &mut held, true);
+        twin.hold(&d, t + 0.01, &mut sp, true);
+        let mut free = lattice();
+        shake(&mut free);
+        pushed += (0..free.len())
+            .filter(|&i| free.pos[0][i] != sp.pos[0][i])
+            .count();
+        for a in 0..3 {
+            let same =
+                |x: &[f32], y: &[f32]| x.iter().zip(y).all(|(p, q)| p.to_bits() == q.to_bits());
+            assert!(
+                same(&held.pos[a], &sp.pos[a]),
+                "t {t}: held positions, axis {a}"
+            );
+            assert!(
+                same(&held.vel[a], &sp.vel[a]),
+                "t {t}: held velocities, axis {a}"
+            );
+        }
         twin.label_solid_cells(&d, t, &mut labels.clone());
         let mut vel: [Vec<f32>; 3] = std::array::from_fn(|a| vec![7.0; d.faces(a)]);
         let mut twin_vel = vel.clone();
@@ -288,6 +334,7 @@ fn static_and_moving_solids_give_the_bits_of_evaluating_every_solid() {
         near > 200 && moving_near > 50,
         "{near} cells near a solid, {moving_near} near a moving one"
     );
+    assert!(pushed > 100, "the containment moved {pushed} particles");
     assert!(
         moving_faces > 100 && deep_faces > 100,
         "{moving_faces} faces take a moving solid's velocity, {deep_faces} lie deep in the mesh"
