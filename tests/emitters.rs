@@ -520,3 +520,35 @@ fn emitter_far_larger_than_the_domain_is_clipped_to_it() {
         "the turned cube filled {filled} particles"
     );
 }
+
+/// An emitter keyframed absurdly far away (1e30 m along y in 0.05 s, so it leaves the domain
+/// in its first substep at 2e31 m/s) runs to the end: its lattice range is empty, not an
+/// overflow. Found by fuzzing the scene file: the range's `i64` arithmetic overflowed, a slice
+/// index panicked inside the stepper's worker scope, and the run hung (deaf to SIGTERM).
+#[test]
+fn emitter_keyframed_far_away_neither_panics_nor_hangs() {
+    use common::measured::run_measured;
+    let dir = tempfile::tempdir().unwrap();
+    let scene = r#"{
+    "domain": { "lower": [-0.2, -0.2, 0.0], "cell_size": 0.025, "resolution": [18, 18, 16] },
+    "sources": [ { "type": "box", "min": [-0.2, -0.2, 0.0], "max": [0.0, 0.0, 0.15] } ],
+    "emitters": [ { "type": "cylinder", "from": [0, 0, 0.3], "to": [0, 0, 0.32], "radius": 0.02,
+                    "velocity": [0, 0, -0.6],
+                    "keyframes": [ { "time": 0, "translate": [0, 0, 0] },
+                                   { "time": 0.05, "translate": [0.05, 1e30, 0],
+                                     "rotate": [0, 30, 90] } ] } ],
+    "time": { "fps": 30, "frames": 3 },
+    "output": { "meshes": false, "previews": false }
+}"#;
+    assert!(scene.contains("1e30"));
+    std::fs::write(dir.path().join("far.json"), scene).unwrap();
+    let o = run_measured(dir.path(), &["-q", "run", "far.json", "-o", "out"], &[]);
+    eprintln!(
+        "exit {:?} signal {:?}, {:.2} s",
+        o.code, o.signal, o.seconds
+    );
+    assert_eq!((o.code, o.signal), (Some(0), None), "{}", o.stderr);
+    assert!(!o.stderr.contains("panicked"), "{}", o.stderr);
+    let lines = stats(&dir.path().join("out"));
+    assert_eq!(lines.len(), 4, "frames 0 to 3");
+}

@@ -45,8 +45,41 @@ pub fn with_workers_awake<R: Send>(work: impl FnOnce() -> R + Send) -> R {
                 }
             });
         }
-        let r = work();
-        done.store(true, Ordering::Release);
-        r
+        // Set when `work` returns or unwinds: a panic in it must end the helpers' loops (or
+        // the scope would wait for them for ever: a hung process instead of an error).
+        struct Done<'a>(&'a AtomicBool);
+        impl Drop for Done<'_> {
+            fn drop(&mut self) {
+                self.0.store(true, Ordering::Release);
+            }
+        }
+        let _done = Done(&done);
+        work()
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::with_workers_awake;
+
+    /// A panic in the work comes back out of [`with_workers_awake`] (and so out of the
+    /// stepper, a clear failure) instead of leaving the helpers spinning and the scope waiting
+    /// for them for ever: found by fuzzing a scene (an emitter keyframed 1e30 m away overflowed
+    /// its lattice range in a substep, and the run hung, deaf to SIGTERM).
+    #[test]
+    fn a_panic_in_the_work_ends_the_helpers() {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                pool.install(|| with_workers_awake(|| -> u32 { panic!("a panic in the work") }))
+            }));
+            tx.send(r.is_err()).unwrap();
+        });
+        let got = rx.recv_timeout(std::time::Duration::from_secs(20));
+        assert_eq!(got, Ok(true), "the panic did not come back out within 20 s");
+    }
 }

@@ -97,7 +97,8 @@ struct EmitterState {
 
 impl EmitterState {
     fn dims(&self) -> [usize; 3] {
-        self.range.map(|(lo, hi)| (hi - lo + 1).max(0) as usize)
+        self.range
+            .map(|(lo, hi)| if hi < lo { 0 } else { (hi - lo + 1) as usize })
     }
     /// Index in `occ` of lattice index `m`, if in range.
     #[inline]

@@ -6,20 +6,26 @@ use super::super::cell_sort::SortedParticles;
 use super::super::mac_grid::GridDims;
 use crate::geometry::transform::Pose;
 
-/// Index of `m` in a box of indices `range` (x fastest), if inside it.
+/// Index of `m` in a box of indices `range` (x fastest), if inside it. (Indices of points
+/// far outside the grid saturate at the ends of `i64`: the differences are checked.)
 #[inline]
 pub(super) fn slot(range: &[(i64, i64); 3], m: [i64; 3]) -> Option<usize> {
     let mut idx = 0usize;
     for a in (0..3).rev() {
-        let n = (range[a].1 - range[a].0 + 1).max(0) as usize;
-        let r = m[a] - range[a].0;
-        if r < 0 || r as usize >= n {
+        let (lo, hi) = range[a];
+        if m[a] < lo || m[a] > hi {
             return None;
         }
-        idx = idx * n + r as usize;
+        let n = usize::try_from(hi.checked_sub(lo)?).ok()? + 1;
+        idx = idx * n + (m[a] - lo) as usize;
     }
     Some(idx)
 }
+
+/// Lattice indices are kept within this many boxes of the origin (f64 holds them exactly and
+/// their differences fit an `i64`): a region keyframed absurdly far away (1e30 m) gives an
+/// empty range, not an overflow.
+const INDEX_LIMIT: f64 = 1e15;
 
 /// The grid's world box, its wall layer included: no particle and no emitted point lies
 /// outside it.
@@ -60,7 +66,11 @@ pub(super) fn lattice_range(
         let last = first + ((bhi[a] - blo[a]) / sp_h).ceil() + 1.0;
         let lo = (first - 1.0).max(index(dlo[a]) - 1.0);
         let hi = last.min(index(dhi[a]) + 1.0);
-        (lo as i64, hi as i64)
+        if lo.is_nan() || hi.is_nan() || lo > hi {
+            return (1, 0);
+        }
+        let clamp = |x: f64| x.clamp(-INDEX_LIMIT, INDEX_LIMIT) as i64;
+        (clamp(lo), clamp(hi))
     })
 }
 
