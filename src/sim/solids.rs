@@ -3,8 +3,9 @@
 //! Method (what is implemented; see README "Obstacles"):
 //! - **Grid.** At each substep the solid signed distance is evaluated at every cell centre and
 //!   every grid node at the substep's start time (static obstacles: once per run, the buffers
-//!   are kept; beside moving ones, the static ones' part once, [`split`]). The nodes give every MAC face its open fraction (`geometry::face_fractions`,
-//!   Batty, Bertails & Bridson 2007); the pressure solve uses them as variational weights
+//!   are kept; beside moving ones, the static ones' part once, [`split`]). The nodes give
+//!   every MAC face its open fraction (`geometry::face_fractions`, Batty, Bertails & Bridson
+//!   2007); the pressure solve uses them as variational weights
 //!   (`pressure::system`: matrix `D^T W G`, fluxes `w u + (1 - w) u_solid`), so sloped and
 //!   curved walls do not staircase and liquid at rest in them stays at rest. A cell whose
 //!   centre is in solid and that holds no particle is labelled `Solid` (its faces are closed);
