@@ -549,7 +549,10 @@ pub struct PosedSolid<'a> {
 impl PosedSolid<'_> {
     /// See [`Solid::signed_distance`].
     pub fn signed_distance(&self, p: [f64; 3]) -> f64 {
-        self.distance_and_normal(p).0
+        // The same value, without the gradient's rotation to the world frame (and without
+        // the BVH query except deep inside a mesh).
+        self.distance_unless_deep(p)
+            .unwrap_or_else(|| self.distance_and_normal(p).0)
     }
 
     /// See [`Solid::distance_and_normal`].

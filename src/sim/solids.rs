@@ -95,6 +95,14 @@ fn nearest(posed: &Posed<'_>, p: [f64; 3]) -> (f64, [f64; 3], usize) {
     best
 }
 
+/// [`nearest`]'s distance (without the gradients).
+#[inline]
+fn nearest_distance(posed: &Posed<'_>, p: [f64; 3]) -> f64 {
+    (0..posed.solids.len())
+        .map(|i| posed.get(i).signed_distance(p))
+        .fold(f64::INFINITY, f64::min)
+}
+
 /// [`nearest`]'s distance, exact within a mesh's band, a bound with the right sign beyond it
 /// ([`PosedSolid::signed_distance_banded`]): all the cell-centre and node grids need.
 #[inline]
@@ -363,7 +371,7 @@ impl SolidState {
         if let Some(split) = self.split.as_mut().filter(|_| animated) {
             split.share(d, &posed, &self.cell_phi, 8, only, &mut self.share);
         } else {
-            let phi = |p: [f64; 3]| nearest(&posed, p).0;
+            let phi = |p: [f64; 3]| nearest_distance(&posed, p);
             super::rest_share::kernel_open_share(
                 d,
                 &self.cell_phi,
@@ -395,7 +403,7 @@ impl SolidState {
             solids: &self.obstacles.solids[..],
             poses: &self.poses,
         };
-        let phi = |p: [f64; 3]| nearest(&posed, p).0;
+        let phi = |p: [f64; 3]| nearest_distance(&posed, p);
         let n = super::thin_walls::seal(
             d,
             &self.cell_phi,

@@ -167,7 +167,7 @@ impl SolidState {
             {
                 return;
             }
-            let d1 = nearest(&posed, p).0;
+            let d1 = nearest_distance(&posed, p);
             if d1 >= far {
                 return;
             }
@@ -179,7 +179,7 @@ impl SolidState {
                 for s in 1..=steps {
                     let f = s as f32 / steps as f32;
                     let q = [0, 1, 2].map(|a| (p0[a] + f * dist[a]) as f64);
-                    if nearest(&posed, q).0 < 0.0 {
+                    if nearest_distance(&posed, q) < 0.0 {
                         p = last;
                         stopped = true;
                         break;

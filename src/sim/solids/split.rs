@@ -64,7 +64,7 @@ fn banded_of(posed: &Posed<'_>, set: &[usize], p: [f64; 3]) -> f64 {
 #[inline]
 pub fn distance_of(posed: &Posed<'_>, set: &[usize], p: [f64; 3]) -> f64 {
     set.iter()
-        .map(|&i| posed.get(i).distance_and_normal(p).0)
+        .map(|&i| posed.get(i).signed_distance(p))
         .fold(f64::INFINITY, f64::min)
 }
 
@@ -203,7 +203,7 @@ impl Split {
         let far = MOVING_FAR_CELLS * h + crate::geometry::solid::PUSHOUT_CELLS as f64 * h;
         let (statics, all) = (&self.statics[..], posed.solids.len());
         let phi_static = |p: [f64; 3]| distance_of(posed, statics, p);
-        let phi_all = |p: [f64; 3]| super::nearest(posed, p).0;
+        let phi_all = |p: [f64; 3]| super::nearest_distance(posed, p);
         debug_assert_eq!(all, statics.len() + self.moving.len());
         let moving_cell = &self.moving_cell;
         share
