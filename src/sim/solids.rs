@@ -98,18 +98,14 @@ fn nearest(posed: &Posed<'_>, p: [f64; 3]) -> (f64, [f64; 3], usize) {
 /// [`nearest`]'s distance (without the gradients).
 #[inline]
 fn nearest_distance(posed: &Posed<'_>, p: [f64; 3]) -> f64 {
-    (0..posed.solids.len())
-        .map(|i| posed.get(i).signed_distance(p))
-        .fold(f64::INFINITY, f64::min)
+    posed.min_distance(0..posed.solids.len(), p)
 }
 
 /// [`nearest`]'s distance, exact within a mesh's band, a bound with the right sign beyond it
 /// ([`PosedSolid::signed_distance_banded`]): all the cell-centre and node grids need.
 #[inline]
 fn nearest_banded(posed: &Posed<'_>, p: [f64; 3]) -> f64 {
-    (0..posed.solids.len())
-        .map(|i| posed.get(i).signed_distance_banded(p))
-        .fold(f64::INFINITY, f64::min)
+    posed.min_banded(0..posed.solids.len(), p)
 }
 
 /// The solids at one time without a list of [`PosedSolid`]s to allocate: their poses and rigid
@@ -123,6 +119,23 @@ impl Posed<'_> {
     fn get(&self, i: usize) -> PosedSolid<'_> {
         let (pose, vel) = self.poses[i];
         self.solids[i].posed(pose, vel)
+    }
+
+    /// The smallest distance at `p` over the solids `set` (a minimum: the same in any order
+    /// or grouping).
+    #[inline]
+    fn min_distance(&self, set: impl IntoIterator<Item = usize>, p: [f64; 3]) -> f64 {
+        (set.into_iter())
+            .map(|i| self.get(i).signed_distance(p))
+            .fold(f64::INFINITY, f64::min)
+    }
+
+    /// [`Self::min_distance`] of the banded distances.
+    #[inline]
+    fn min_banded(&self, set: impl IntoIterator<Item = usize>, p: [f64; 3]) -> f64 {
+        (set.into_iter())
+            .map(|i| self.get(i).signed_distance_banded(p))
+            .fold(f64::INFINITY, f64::min)
     }
 }
 

@@ -163,7 +163,7 @@ impl SolidState {
             let far = (len as f64).max(eps);
             if let Some((cells, moving)) = statics
                 && cells[d.cell_of(p1)] as f64 - reach >= far
-                && split::distance_of(&posed, moving, p) >= far
+                && posed.min_distance(moving.iter().copied(), p) >= far
             {
                 return;
             }

@@ -50,24 +50,6 @@ pub struct Split {
     static_share: Vec<f32>,
 }
 
-/// The smallest banded distance over the solids `set` at `p` ([`super::nearest_banded`] over a
-/// subset).
-#[inline]
-fn banded_of(posed: &Posed<'_>, set: &[usize], p: [f64; 3]) -> f64 {
-    set.iter()
-        .map(|&i| posed.get(i).signed_distance_banded(p))
-        .fold(f64::INFINITY, f64::min)
-}
-
-/// The smallest distance over the solids `set` at `p` ([`super::nearest`]'s distance over a
-/// subset).
-#[inline]
-pub fn distance_of(posed: &Posed<'_>, set: &[usize], p: [f64; 3]) -> f64 {
-    set.iter()
-        .map(|&i| posed.get(i).signed_distance(p))
-        .fold(f64::INFINITY, f64::min)
-}
-
 /// Fills `out` (one row of `n[0]` values per row `(j, k)`, `n` points per axis spaced `h` from
 /// `lo` plus `off` cells) with `f(point, index)`.
 pub(super) fn each_point(
@@ -162,16 +144,16 @@ impl Split {
         if !self.ready {
             let statics = &self.statics[..];
             each_point(&mut self.static_cell, d.n, (lo, h, 0.5), |p, _| {
-                banded_of(posed, statics, p) as f32
+                posed.min_banded(statics.iter().copied(), p) as f32
             });
             each_point(&mut self.static_node, nn, (lo, h, 0.0), |p, _| {
-                banded_of(posed, statics, p) as f32
+                posed.min_banded(statics.iter().copied(), p) as f32
             });
             self.ready = true;
         }
         let moving = &self.moving[..];
         each_point(&mut self.moving_cell, d.n, (lo, h, 0.5), |p, _| {
-            banded_of(posed, moving, p) as f32
+            posed.min_banded(moving.iter().copied(), p) as f32
         });
         let (sc, mc) = (&self.static_cell, &self.moving_cell);
         cell_phi
@@ -181,7 +163,7 @@ impl Split {
             .for_each(|(c, o)| *o = sc[c].min(mc[c]));
         let sn = &self.static_node;
         each_point(node_phi, nn, (lo, h, 0.0), |p, i| {
-            sn[i].min(banded_of(posed, moving, p) as f32)
+            sn[i].min(posed.min_banded(moving.iter().copied(), p) as f32)
         });
     }
 
@@ -201,10 +183,9 @@ impl Split {
         let n = d.n;
         let h = d.h as f64;
         let far = MOVING_FAR_CELLS * h + crate::geometry::solid::PUSHOUT_CELLS as f64 * h;
-        let (statics, all) = (&self.statics[..], posed.solids.len());
-        let phi_static = |p: [f64; 3]| distance_of(posed, statics, p);
+        let statics = &self.statics[..];
+        let phi_static = |p: [f64; 3]| posed.min_distance(statics.iter().copied(), p);
         let phi_all = |p: [f64; 3]| super::nearest_distance(posed, p);
-        debug_assert_eq!(all, statics.len() + self.moving.len());
         let moving_cell = &self.moving_cell;
         share
             .par_chunks_mut(n[0])
