@@ -490,6 +490,26 @@ impl Solid {
         }
     }
 
+    /// Where the computed distance is the shape's exact signed distance (a box at any scale, a
+    /// sphere or cylinder at a uniform one: see the module docs), the largest distance of a
+    /// point of the scaled shape from its body origin (the farthest corner of
+    /// [`Self::body_bounds`]): a rigid move that shifts that origin by `t` and turns by `a`
+    /// then shifts every point of the shape, and so changes the distance anywhere, by at most
+    /// `t + 2 sin(a / 2)` times it ([`Pose::max_shift`]). `None` for a mesh (its distance is
+    /// sampled, not exact) and a per-axis scaled sphere or cylinder (a bound).
+    pub fn shift_radius(&self) -> Option<f64> {
+        let s = self.scale;
+        let uniform = s[0] == s[1] && s[1] == s[2];
+        match self.shape {
+            Shape::Box { .. } => {}
+            Shape::Sphere { .. } | Shape::Cylinder { .. } if uniform => {}
+            _ => return None,
+        }
+        let (lo, hi) = self.body_bounds();
+        let far = [0, 1, 2].map(|a| lo[a].abs().max(hi[a].abs()));
+        Some((far[0] * far[0] + far[1] * far[1] + far[2] * far[2]).sqrt())
+    }
+
     /// World-space bounds of the shape at time `t` (the corners of its body-frame box, moved).
     pub fn bounds(&self, t: f64) -> ([f64; 3], [f64; 3]) {
         let s = self.scale;
@@ -507,35 +527,6 @@ impl Solid {
         }
         (wlo, whi)
     }
-}
-
-/// The signed distance to the nearest of `solids` (the minimum: a point is in solid if any
-/// solid holds it) at the nodes of `grid` at time `t`, x fastest. Parallel over z-slabs, the
-/// same for any thread count. With no solids every value is `+inf`. This is what the face
-/// fractions ([`super::face_fractions`]) take, sampled at the cell corners.
-pub fn distance_on_grid(solids: &[Solid], grid: &GridSpec, t: f64) -> Vec<f32> {
-    use rayon::prelude::*;
-    let posed: Vec<PosedSolid<'_>> = solids.iter().map(|s| s.at(t)).collect();
-    let [nx, ny, _] = grid.dims;
-    let mut out = vec![f32::INFINITY; grid.len()];
-    if out.is_empty() {
-        return out;
-    }
-    out.par_chunks_mut(nx * ny)
-        .enumerate()
-        .for_each(|(k, slab)| {
-            for j in 0..ny {
-                for i in 0..nx {
-                    let p = grid.point(i, j, k);
-                    let d = posed
-                        .iter()
-                        .map(|s| s.signed_distance(p))
-                        .fold(f64::INFINITY, f64::min);
-                    slab[i + nx * j] = d as f32;
-                }
-            }
-        });
-    out
 }
 
 /// A [`Solid`] at one time (see [`Solid::at`]).

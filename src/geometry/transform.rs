@@ -63,6 +63,14 @@ impl Pose {
         let v = self.rotation * Vector3::from(d);
         [v.x, v.y, v.z]
     }
+
+    /// The farthest that moving from this pose to `to` takes a body point within `radius` of
+    /// the body origin: `|y_to - y| = |(R_to - R) p + t_to - t| <= |t_to - t| + 2 sin(a / 2)
+    /// radius`, `a` the angle of the turn between the two rotations.
+    pub fn max_shift(&self, to: &Pose, radius: f64) -> f64 {
+        let turn = (to.rotation * self.rotation.inverse()).angle();
+        (to.translate - self.translate).norm() + 2.0 * (0.5 * turn).sin().abs() * radius
+    }
 }
 
 /// One key of a rigid animation.

@@ -161,6 +161,8 @@ pub struct SolidState {
     /// `cell_phi - 0.9 h` below this distance, m (see [`Self::remember`]); `None`: every
     /// particle.
     near: Option<f64>,
+    /// The time of the hold [`Self::near`] was found for.
+    near_time: f64,
     /// Each solid's pose and rigid velocity at `poses_time` (see [`Posed`]).
     poses: Vec<(Pose, RigidVelocity)>,
     poses_time: f64,
@@ -207,6 +209,7 @@ impl SolidState {
             face_friction: std::array::from_fn(|a| vec![0.0; rough_faces(a)]),
             prev: Default::default(),
             near: None,
+            near_time: f64::NAN,
             poses: Vec::new(),
             poses_time: f64::NAN,
             sealed: std::array::from_fn(|a| vec![0; faces(a)]),

@@ -14,9 +14,20 @@
 //! `max(len, eps)` from every solid, which is what the per-particle test below skips on: it
 //! is left untouched either way, so visiting only the other cells gives the same bytes, and
 //! the positions before the move are copied only for them.
+//!
+//! Moving obstacles: the cell distances are those of the substep's start, and the containment
+//! after the advection runs at its end. Where every moving solid's distance is its shape's exact
+//! signed distance (a box, a uniformly scaled sphere or cylinder: [`Solid::shift_radius`]), a
+//! rigid move that shifts each point of a solid by at most `s` changes its distance anywhere by
+//! at most `s` (the moved solid lies within `s` of the old one and the old within `s` of the
+//! moved), so the same tests hold with the distances lowered by the largest such shift between
+//! the two times ([`Pose::max_shift`] of the two poses): the same bytes again, and the particles
+//! far from a moving box or sphere are no longer each evaluated against it. A moving mesh
+//! (whose sampled distance is not exact) still has every particle evaluated.
 
 use super::wedge::slide_along_walls;
 use super::*;
+use crate::geometry::transform::Pose;
 use crate::sim::sync_ptr::SyncPtr;
 
 /// Relative and absolute (in cells) slack added to the movement bounds for f32 rounding.
@@ -27,10 +38,9 @@ impl SolidState {
     /// face field `field` (velocity times `dt`, or the density correction's displacement) can
     /// take it, m: `scale |(max |u|, max |v|, max |w|)|` (a trilinear sample is a convex
     /// combination of face values; the clamp into the interior box only shortens a move).
-    /// `None` where [`Self::remember`] would not use it (no obstacles, moving ones) or a value
-    /// is not finite.
+    /// `None` without obstacles or where a value is not finite.
     pub fn move_bound(&self, d: &GridDims, field: &[Vec<f32>; 3], scale: f64) -> Option<f64> {
-        if !self.active() || self.obstacles.animated() {
+        if !self.active() {
             return None;
         }
         let mut sum = 0.0f64;
@@ -52,22 +62,47 @@ impl SolidState {
         b.is_finite().then_some(b)
     }
 
-    /// Keeps the positions before a particle move (for [`Self::hold`]). `bounds`: `(moved,
-    /// step)`, m: how far any particle may have moved since the substep's sort before this
-    /// move (0 for the substep's first move) and how far this move may take it (see the module
-    /// docs); `None`: no bound, every particle is kept and held.
-    pub fn remember(&mut self, d: &GridDims, sp: &SortedParticles, bounds: Option<(f64, f64)>) {
+    /// How much lower than the cell distances the solids' distance may be at time `t`, m
+    /// (with slack for rounding): 0 for static solids or at the cells' time, else the largest
+    /// [`Pose::max_shift`] of a moving solid between the two times (see the module docs).
+    /// `None` without cell distances or where a moving solid's distance is not exact.
+    fn drift_since_cells(&self, t: f64, h: f64) -> Option<f64> {
+        let t0 = self.cell_time?;
+        if !self.obstacles.animated() || t0 == t {
+            return Some(0.0);
+        }
+        let mut most = 0.0f64;
+        for s in self.obstacles.solids.iter().filter(|s| s.is_animated()) {
+            let (radius, m) = (s.shift_radius()?, s.motion());
+            most = most.max(Pose::max_shift(&m.pose(t0), &m.pose(t), radius));
+        }
+        let drift = most * (1.0 + BOUND_SLACK) + BOUND_SLACK * h;
+        drift.is_finite().then_some(drift)
+    }
+
+    /// Keeps the positions before a particle move whose [`Self::hold`] runs at time `t`.
+    /// `bounds`: `(moved, step)`, m: how far any particle may have moved since the substep's
+    /// sort before this move (0 for the substep's first move) and how far this move may take
+    /// it (see the module docs); `None`: no bound, every particle is kept and held.
+    pub fn remember(
+        &mut self,
+        d: &GridDims,
+        sp: &SortedParticles,
+        t: f64,
+        bounds: Option<(f64, f64)>,
+    ) {
         if !self.active() {
             return;
         }
         let eps = (PUSHOUT_CELLS * d.h) as f64;
         let h = d.h as f64;
-        // Cell distances valid for every time of the substep (static obstacles only).
-        let valid = self.cell_time.is_some() && !self.obstacles.animated();
-        let near = bounds.filter(|_| valid).map(|(moved, step)| {
-            let r = moved + step + step.max(eps);
+        // Cell distances that bound the solids' at `t` once lowered by `drift`.
+        let drift = self.drift_since_cells(t, h);
+        let near = bounds.zip(drift).map(|((moved, step), drift)| {
+            let r = moved + step + step.max(eps) + drift;
             (r * (1.0 + BOUND_SLACK) + BOUND_SLACK * h, moved > 0.0)
         });
+        self.near_time = t;
         // A second move in a substep also visits the cells the first one visited (their
         // particles may have been pushed out, away from where the sort put them).
         self.near = match near {
@@ -126,15 +161,15 @@ impl SolidState {
         let [px, py, pz] = &mut sp.pos;
         let [vx, vy, vz] = &mut sp.vel;
         let [qx, qy, qz] = &self.prev;
-        // Cell-centre distances valid at `t` (static obstacles, or evaluated at `t`): a particle
-        // in cell `c` is at least `cell_phi[c] - sqrt(3)/2 h` from every solid (the distance is
-        // 1-Lipschitz, and the stored value a lower bound where not exact), so a particle whose
-        // bound already passes the test below is skipped without evaluating the solids. Same
-        // result, much cheaper for the particles far from obstacles (most of them).
-        let cell_phi = (self.cell_time.is_some()
-            && (!self.obstacles.animated() || self.cell_time == Some(t)))
-        .then_some(&self.cell_phi[..]);
+        // Cell-centre distances that bound the solids' at `t` (static obstacles, evaluated at
+        // `t`, or lowered by the moving solids' drift since): a particle in cell `c` is at least
+        // `cell_phi[c] - sqrt(3)/2 h - drift` from every solid (the distance is 1-Lipschitz,
+        // and the stored value a lower bound where not exact), so a particle whose bound
+        // already passes the test below is skipped without evaluating the solids. Same result,
+        // much cheaper for the particles far from obstacles (most of them).
         let reach = 0.9 * h as f64;
+        let drift = self.drift_since_cells(t, h as f64);
+        let cell_phi = drift.map(|drift| (&self.cell_phi[..], reach + drift));
         // Static and moving obstacles: the static ones' cell-centre distances hold at every
         // time, so a particle far from them needs only the moving ones evaluated to be skipped
         // (the same test as below on the same distance: the minimum over the solids).
@@ -152,8 +187,8 @@ impl SolidState {
             let p0 = [*ox, *oy, *oz];
             let dist = [p1[0] - p0[0], p1[1] - p0[1], p1[2] - p0[2]];
             let len = (dist[0] * dist[0] + dist[1] * dist[1] + dist[2] * dist[2]).sqrt();
-            if let Some(phi) = cell_phi
-                && phi[d.cell_of(p1)] as f64 - reach >= (len as f64).max(eps)
+            if let Some((phi, gap)) = cell_phi
+                && phi[d.cell_of(p1)] as f64 - gap >= (len as f64).max(eps)
             {
                 return;
             }
@@ -221,7 +256,10 @@ impl SolidState {
             *v = vel[1] as f32;
             *w = vel[2] as f32;
         };
-        if let Some(r) = self.near.filter(|_| cell_phi.is_some()) {
+        if let Some(r) = self
+            .near
+            .filter(|_| cell_phi.is_some() && self.near_time == t)
+        {
             // Only the cells near a solid (see the module docs).
             let pp = [px, py, pz].map(|v| SyncPtr(v.as_mut_ptr()));
             let vp = [vx, vy, vz].map(|v| SyncPtr(v.as_mut_ptr()));
