@@ -490,6 +490,18 @@ impl Solid {
         }
     }
 
+    /// Whether [`Self::signed_distance`] is the shape's exact signed distance (a box at any
+    /// scale, a sphere or cylinder at a uniform one; see the module docs), and so 1-Lipschitz.
+    pub fn distance_is_exact(&self) -> bool {
+        let s = self.scale;
+        let uniform = s[0] == s[1] && s[1] == s[2];
+        match self.shape {
+            Shape::Box { .. } => true,
+            Shape::Sphere { .. } | Shape::Cylinder { .. } => uniform,
+            Shape::Mesh(_) => false,
+        }
+    }
+
     /// Where the computed distance is the shape's exact signed distance (a box at any scale, a
     /// sphere or cylinder at a uniform one: see the module docs), the largest distance of a
     /// point of the scaled shape from its body origin (the farthest corner of
@@ -498,12 +510,8 @@ impl Solid {
     /// `t + 2 sin(a / 2)` times it ([`Pose::max_shift`]). `None` for a mesh (its distance is
     /// sampled, not exact) and a per-axis scaled sphere or cylinder (a bound).
     pub fn shift_radius(&self) -> Option<f64> {
-        let s = self.scale;
-        let uniform = s[0] == s[1] && s[1] == s[2];
-        match self.shape {
-            Shape::Box { .. } => {}
-            Shape::Sphere { .. } | Shape::Cylinder { .. } if uniform => {}
-            _ => return None,
+        if !self.distance_is_exact() {
+            return None;
         }
         let (lo, hi) = self.body_bounds();
         let far = [0, 1, 2].map(|a| lo[a].abs().max(hi[a].abs()));

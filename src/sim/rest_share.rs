@@ -37,6 +37,12 @@
 //! mean liquid velocity after 1 s from +0.03 m/s to -0.02).
 //! Static obstacles are sampled once per run, each cell the first time it holds liquid (most
 //! of a glass never does); moving ones at every density correction, fluid cells only.
+//! Where the distance is exact (boxes, uniformly scaled spheres and cylinders: 1-Lipschitz),
+//! the samples go in blocks of `2^3`: one evaluation at a block's centre decides every sample
+//! of a block whose centre is farther than its half diagonal from the push-out level, on
+//! either side, and only the samples of the other blocks are evaluated (the same open set,
+//! summed in the same order: the same bits, in about a third of the evaluations for a cell
+//! against a flat wall).
 
 use super::mac_grid::{CellLabel, GridDims};
 use crate::geometry::solid::PUSHOUT_CELLS;
@@ -98,11 +104,14 @@ pub fn kernel_gate(d: &GridDims, only: ShareCells<'_>, c: usize, pc: f32) -> boo
 
 /// The kernel-weighted share of cell `ijk`'s kernel support open to particles (in the
 /// domain's interior and at least the push-out distance from every solid by the distance
-/// `phi`, m), sampled on `samples^3` points.
+/// `phi`, m), sampled on `samples^3` points. `exact`: `phi` is 1-Lipschitz (every solid's
+/// distance exact), so blocks of samples far from the push-out level are decided from their
+/// centre (see the module docs; the same value).
 pub fn sample_share(
     d: &GridDims,
     phi: &(dyn Fn([f64; 3]) -> f64 + Sync),
     samples: usize,
+    exact: bool,
     ijk: [usize; 3],
 ) -> f32 {
     let n = d.n;
@@ -111,18 +120,52 @@ pub fn sample_share(
     let lo = d.lower.map(|x| x as f64);
     let s = samples.max(1);
     let c = ijk.map(|x| x as f64 + 0.5);
+    let at = |g: [f64; 3]| [0, 1, 2].map(|a| lo[a] + g[a] * h);
+    let offset = |k: usize| (k as f64 + 0.5) / s as f64 * 2.0 - 1.0;
+    // Blocks of 2 samples per axis: their centres' offsets, the farthest sample from a centre
+    // (half the spacing on each axis), and each block's verdict once found (0 not yet, 1 every
+    // sample open, 2 every sample closed, 3 each sample its own).
+    let blocks = exact && s.is_multiple_of(2) && s <= 2 * BLOCKS;
+    let (mut verdict, half) = ([0u8; BLOCKS * BLOCKS * BLOCKS], 3f64.sqrt() / s as f64 * h);
+    // Margin for the evaluations' rounding (far below any distance that matters).
+    let slack = 1e-6 * h;
     let (mut open, mut total) = (0.0f64, 0.0f64);
     for sz in 0..s {
-        let oz = (sz as f64 + 0.5) / s as f64 * 2.0 - 1.0;
+        let oz = offset(sz);
         for sy in 0..s {
-            let oy = (sy as f64 + 0.5) / s as f64 * 2.0 - 1.0;
+            let oy = offset(sy);
             for sx in 0..s {
-                let ox = (sx as f64 + 0.5) / s as f64 * 2.0 - 1.0;
+                let ox = offset(sx);
                 let w = (1.0 - ox.abs()) * (1.0 - oy.abs()) * (1.0 - oz.abs());
                 total += w;
                 let g = [c[0] + ox, c[1] + oy, c[2] + oz];
                 let inside = (0..3).all(|a| g[a] > 1.0 && g[a] < (n[a] - 1) as f64);
-                if inside && phi([0, 1, 2].map(|a| lo[a] + g[a] * h)) >= eps {
+                if !inside {
+                    continue;
+                }
+                let is_open = if blocks {
+                    let b = [sx / 2, sy / 2, sz / 2];
+                    let v = &mut verdict[b[0] + BLOCKS * (b[1] + BLOCKS * b[2])];
+                    if *v == 0 {
+                        let centre = b.map(|x| (2 * x + 1) as f64 / s as f64 * 2.0 - 1.0);
+                        let pb = phi(at([0, 1, 2].map(|a| c[a] + centre[a])));
+                        *v = if pb - half - slack >= eps {
+                            1
+                        } else if pb + half + slack < eps {
+                            2
+                        } else {
+                            3
+                        };
+                    }
+                    match *v {
+                        1 => true,
+                        2 => false,
+                        _ => phi(at(g)) >= eps,
+                    }
+                } else {
+                    phi(at(g)) >= eps
+                };
+                if is_open {
                     open += w;
                 }
             }
@@ -131,15 +174,19 @@ pub fn sample_share(
     ((open / total) as f32).max(MIN_SHARE)
 }
 
+/// Most blocks per axis of [`sample_share`]'s blocked sampling (8 samples per axis).
+const BLOCKS: usize = 4;
+
 /// Fills `share` (one per cell) from the cell-centre distances `cell_phi` (m; a lower bound is
 /// enough) and the solids' distance `phi` at a point (m), with `samples` points per axis, in
 /// the cells `only` names (the others get 1, or keep their value when `lazy`); with `lazy`,
-/// only cells still holding NaN (not computed yet) are computed.
+/// only cells still holding NaN (not computed yet) are computed. `exact`: as
+/// [`sample_share`]'s.
 pub fn kernel_open_share(
     d: &GridDims,
     cell_phi: &[f32],
     phi: &(dyn Fn([f64; 3]) -> f64 + Sync),
-    samples: usize,
+    (samples, exact): (usize, bool),
     only: ShareCells<'_>,
     lazy: bool,
     share: &mut [f32],
@@ -160,7 +207,7 @@ pub fn kernel_open_share(
                     continue;
                 }
                 *o = if kernel_gate(d, only, c, pc) {
-                    sample_share(d, phi, samples, [i, j, k])
+                    sample_share(d, phi, samples, exact, [i, j, k])
                 } else {
                     1.0
                 };

@@ -130,6 +130,12 @@ impl Posed<'_> {
             .fold(f64::INFINITY, f64::min)
     }
 
+    /// Whether every solid of `set` has its exact distance ([`Solid::distance_is_exact`]), so
+    /// that [`Self::min_distance`] over them is 1-Lipschitz.
+    fn exact(&self, set: impl IntoIterator<Item = usize>) -> bool {
+        set.into_iter().all(|i| self.solids[i].distance_is_exact())
+    }
+
     /// [`Self::min_distance`] of the banded distances.
     #[inline]
     fn min_banded(&self, set: impl IntoIterator<Item = usize>, p: [f64; 3]) -> f64 {
@@ -388,11 +394,12 @@ impl SolidState {
             split.share(d, &posed, &self.cell_phi, 8, only, &mut self.share);
         } else {
             let phi = |p: [f64; 3]| nearest_distance(&posed, p);
+            let exact = posed.exact(0..posed.solids.len());
             super::rest_share::kernel_open_share(
                 d,
                 &self.cell_phi,
                 &phi,
-                8,
+                (8, exact),
                 only,
                 !animated,
                 &mut self.share,

@@ -186,6 +186,8 @@ impl Split {
         let statics = &self.statics[..];
         let phi_static = |p: [f64; 3]| posed.min_distance(statics.iter().copied(), p);
         let phi_all = |p: [f64; 3]| super::nearest_distance(posed, p);
+        let exact_static = posed.exact(statics.iter().copied());
+        let exact_all = exact_static && posed.exact(self.moving.iter().copied());
         let moving_cell = &self.moving_cell;
         share
             .par_chunks_mut(n[0])
@@ -201,11 +203,11 @@ impl Split {
                     }
                     *o = if moving_cell[c] as f64 >= far {
                         if st.is_nan() {
-                            *st = sample_share(d, &phi_static, samples, [i, j, k]);
+                            *st = sample_share(d, &phi_static, samples, exact_static, [i, j, k]);
                         }
                         *st
                     } else {
-                        sample_share(d, &phi_all, samples, [i, j, k])
+                        sample_share(d, &phi_all, samples, exact_all, [i, j, k])
                     };
                 }
             });

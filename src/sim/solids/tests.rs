@@ -459,7 +459,7 @@ fn static_and_moving_solids_give_the_bits_of_evaluating_every_solid() {
         let mut want = vec![0.0f32; d.cells()];
         let phi = |p: [f64; 3]| at(p, false);
         let only = ShareCells::Fluid(&labels);
-        kernel_open_share(&d, &cell_phi, &phi, 8, only, false, &mut want);
+        kernel_open_share(&d, &cell_phi, &phi, (8, false), only, false, &mut want);
         for (c, (&got, &want)) in share.iter().zip(&want).enumerate() {
             assert_eq!(got.to_bits(), want.to_bits(), "t {t}: share of cell {c}");
         }
@@ -485,5 +485,108 @@ fn static_and_moving_solids_give_the_bits_of_evaluating_every_solid() {
     assert!(
         moving_faces > 100 && deep_faces > 100,
         "{moving_faces} faces take a moving solid's velocity, {deep_faces} lie deep in the mesh"
+    );
+}
+
+/// The kernel share's blocked sampling (`rest_share::sample_share` with exact distances: one
+/// evaluation at a block's centre decides its eight samples when the centre is farther than
+/// the block's half diagonal from the push-out level) gives the bits of evaluating every
+/// sample, in every cell within a cell and a half of the solids: a box turned about two axes
+/// and scaled per axis, a uniformly scaled sphere, a cylinder, a spherical container (liquid
+/// inside), and their minimum. It must also evaluate fewer points (the blocks are used). Fails
+/// if the blocks' radius were too small (a block decided open or closed across the level).
+#[test]
+fn blocked_share_sampling_gives_the_bits_of_every_sample() {
+    use crate::sim::rest_share::sample_share;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let d = GridDims {
+        n: [18, 16, 14],
+        h: 0.05,
+        lower: [0.0; 3],
+        open: [[false; 2]; 3],
+    };
+    let at = |translate: [f64; 3], rotate: [f64; 3]| {
+        Motion::Static(Pose {
+            translate: translate.into(),
+            rotation: crate::geometry::transform::euler_xyz_degrees(rotate),
+        })
+    };
+    let solid = |shape, scale, motion, liquid| Solid::new(shape, scale, motion, liquid).unwrap();
+    let cube = Shape::Box {
+        min: [-0.1, -0.15, -0.12],
+        max: [0.1, 0.15, 0.12],
+    };
+    let ball = Shape::Sphere {
+        centre: [0.02, 0.0, 0.0],
+        radius: 0.1,
+    };
+    let pipe = Shape::Cylinder {
+        a: [0.0, 0.0, -0.2],
+        b: [0.0, 0.1, 0.25],
+        radius: 0.07,
+    };
+    let out = Liquid::Outside;
+    let sets = [
+        vec![solid(
+            cube,
+            [1.3, 0.9, 1.1],
+            at([0.3, 0.4, 0.3], [25.0, 0.0, 33.0]),
+            out,
+        )],
+        vec![solid(
+            ball.clone(),
+            [1.7; 3],
+            at([0.6, 0.35, 0.35], [0.0; 3]),
+            out,
+        )],
+        vec![solid(
+            pipe,
+            [1.0; 3],
+            at([0.5, 0.4, 0.3], [10.0, 20.0, 0.0]),
+            out,
+        )],
+        vec![solid(
+            ball,
+            [3.2; 3],
+            at([0.45, 0.4, 0.35], [0.0; 3]),
+            Liquid::Inside,
+        )],
+    ];
+    let all: Vec<Solid> = sets.iter().flatten().cloned().collect();
+    let (mut cells, mut blocked, mut plain) = (0, 0, 0);
+    for solids in sets.iter().chain([&all]) {
+        assert!(solids.iter().all(|s| s.distance_is_exact()));
+        let calls = AtomicUsize::new(0);
+        let phi = |p: [f64; 3]| {
+            calls.fetch_add(1, Ordering::Relaxed);
+            solids
+                .iter()
+                .map(|s| s.signed_distance(p, 0.0))
+                .fold(f64::INFINITY, f64::min)
+        };
+        for c in 0..d.cells() {
+            let ijk = [c % 18, (c / 18) % 16, c / (18 * 16)];
+            let centre = ijk.map(|x| (x as f64 + 0.5) * d.h as f64);
+            if phi(centre).abs() > 1.5 * d.h as f64 {
+                continue;
+            }
+            cells += 1;
+            let before = calls.load(Ordering::Relaxed);
+            let fast = sample_share(&d, &phi, 8, true, ijk);
+            let mid = calls.load(Ordering::Relaxed);
+            let slow = sample_share(&d, &phi, 8, false, ijk);
+            blocked += mid - before;
+            plain += calls.load(Ordering::Relaxed) - mid;
+            assert_eq!(
+                fast.to_bits(),
+                slow.to_bits(),
+                "cell {ijk:?}: {fast} against {slow}"
+            );
+        }
+    }
+    assert!(cells > 1000, "only {cells} cells near the solids");
+    assert!(
+        2 * blocked < plain,
+        "the blocks saved little: {blocked} evaluations against {plain}"
     );
 }
