@@ -43,6 +43,7 @@
 pub mod cg;
 pub mod mic0;
 pub mod multigrid;
+mod pockets;
 pub mod preconditioner;
 pub mod system;
 
@@ -138,6 +139,8 @@ pub struct PressureSolver {
     /// stepper fills before each projection ([`super::ghost_fluid::fill_fraction`]); empty with
     /// the staircase surface.
     pub fill: Vec<f32>,
+    /// Sealed pockets' scratch (moving solids only, [`pockets`]).
+    pockets: pockets::Pockets,
 }
 
 impl PressureSolver {
@@ -158,6 +161,7 @@ impl PressureSolver {
             warm_grid: cells,
             warm_dt: 0.0,
             fill: Vec::new(),
+            pockets: Default::default(),
         }
     }
 
@@ -256,6 +260,15 @@ impl PressureSolver {
                     b.abs()
                 })
                 .reduce(|| 0.0, f64::max)
+        };
+        // Only a moving solid can give a pocket that touches no air a net inflow ([`pockets`]).
+        let moving = solid.is_some_and(|s| s.velocity.is_some());
+        let bmax = if moving
+            && (self.pockets).make_compatible(d, &self.sys, labels, &mut self.r[..nf]) > 0
+        {
+            self.r[..nf].iter().fold(0.0, |m, b| f64::max(m, b.abs()))
+        } else {
+            bmax
         };
         let open = solid.map(|s| s.open);
         self.preconditioner.get().setup(&self.sys, labels, open);
