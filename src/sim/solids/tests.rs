@@ -51,6 +51,45 @@ fn push_out_in_a_wedge_slides_along_the_wall() {
     );
 }
 
+/// Positions and velocities, by axis.
+type Held = ([Vec<f32>; 3], [Vec<f32>; 3]);
+
+/// The containment tests' run: `p` sorted into the grid, the cells labelled at `label` (none:
+/// no cell distances to skip on), each particle moved by just under `step` in a direction
+/// that varies from particle to particle, and held at `hold` (`bounds`: as
+/// [`SolidState::remember`]'s); the positions and velocities after.
+fn move_and_hold(
+    d: &GridDims,
+    solids: &[Solid],
+    p: &crate::particles::Particles,
+    (label, hold): (Option<f64>, f64),
+    bounds: Option<(f64, f64)>,
+    step: f64,
+) -> Held {
+    let mut st = SolidState::new(Obstacles::new(solids.to_vec(), "t".into()), d);
+    let mut sp = SortedParticles::default();
+    sp.load(p, d.cells());
+    sp.sort(d);
+    if let Some(t) = label {
+        let mut labels = vec![CellLabel::Empty; d.cells()];
+        st.label_solid_cells(d, t, &mut labels);
+    }
+    st.remember(d, &sp, hold, bounds);
+    for s in 0..sp.len() {
+        let a = 0.7 * s as f32;
+        let dir = [
+            a.cos() * (0.3 * a).sin(),
+            a.sin() * (0.3 * a).sin(),
+            (0.3 * a).cos(),
+        ];
+        for (ax, c) in dir.iter().enumerate() {
+            sp.pos[ax][s] += step as f32 * 0.999 * c;
+        }
+    }
+    st.hold(d, hold, &mut sp, true);
+    (sp.pos.clone(), sp.vel.clone())
+}
+
 /// The containment restricted to the cells near a solid (static obstacle, a bound on the move,
 /// see `hold.rs`) gives the same bytes as the pass over every particle. A lattice of
 /// particles filling a box around a sphere, each moved by up to `step` (0.6 cells, in a
@@ -86,27 +125,15 @@ fn containment_near_cells_only_matches_the_full_pass() {
         }
     }
     let step = 0.6 * d.h as f64;
-    let run = |bounds: Option<(f64, f64)>| {
-        let mut st = SolidState::new(Obstacles::new(vec![ball.clone()], "t".into()), &d);
-        let mut sp = SortedParticles::default();
-        sp.load(&p, d.cells());
-        sp.sort(&d);
-        let mut labels = vec![CellLabel::Empty; d.cells()];
-        st.label_solid_cells(&d, 0.0, &mut labels);
-        st.remember(&d, &sp, 0.0, bounds);
-        for s in 0..sp.len() {
-            let a = 0.7 * s as f32;
-            let dir = [
-                a.cos() * (0.3 * a).sin(),
-                a.sin() * (0.3 * a).sin(),
-                (0.3 * a).cos(),
-            ];
-            for (ax, c) in dir.iter().enumerate() {
-                sp.pos[ax][s] += step as f32 * 0.999 * c;
-            }
-        }
-        st.hold(&d, 0.0, &mut sp, true);
-        (sp.pos.clone(), sp.vel.clone())
+    let run = |bounds| {
+        move_and_hold(
+            &d,
+            std::slice::from_ref(&ball),
+            &p,
+            (Some(0.0), 0.0),
+            bounds,
+            step,
+        )
     };
     let all = run(None);
     let near = run(Some((0.0, step)));
@@ -221,29 +248,9 @@ fn containment_beside_moving_solids_matches_evaluating_every_particle() {
         vec![tank, paddle],
         vec![spinner],
     ] {
-        let run = |label: bool, bounds: Option<(f64, f64)>| {
-            let mut st = SolidState::new(Obstacles::new(solids.clone(), "t".into()), &d);
-            let mut sp = SortedParticles::default();
-            sp.load(&p, d.cells());
-            sp.sort(&d);
-            if label {
-                let mut labels = vec![CellLabel::Empty; d.cells()];
-                st.label_solid_cells(&d, t0, &mut labels);
-            }
-            st.remember(&d, &sp, t1, bounds);
-            for s in 0..sp.len() {
-                let a = 0.7 * s as f32;
-                let dir = [
-                    a.cos() * (0.3 * a).sin(),
-                    a.sin() * (0.3 * a).sin(),
-                    (0.3 * a).cos(),
-                ];
-                for (ax, c) in dir.iter().enumerate() {
-                    sp.pos[ax][s] += step as f32 * 0.999 * c;
-                }
-            }
-            st.hold(&d, t1, &mut sp, true);
-            (sp.pos.clone(), sp.vel.clone())
+        let run = |label: bool, bounds| {
+            let times = (label.then_some(t0), t1);
+            move_and_hold(&d, &solids, &p, times, bounds, step)
         };
         let all = run(false, None);
         let changed = (0..all.0[0].len())
