@@ -262,9 +262,9 @@ impl PressureSolver {
                 .reduce(|| 0.0, f64::max)
         };
         // Only a moving solid can give a pocket that touches no air a net inflow ([`pockets`]).
-        let moving = solid.is_some_and(|s| s.velocity.is_some());
-        let bmax = if moving
-            && (self.pockets).make_compatible(d, &self.sys, labels, &mut self.r[..nf]) > 0
+        let moving = solid.and_then(|s| s.velocity);
+        let bmax = if let Some(sv) = moving
+            && (self.pockets).make_compatible(d, &self.sys, labels, sv, &mut self.r[..nf]) > 0
         {
             self.r[..nf].iter().fold(0.0, |m, b| f64::max(m, b.abs()))
         } else {
