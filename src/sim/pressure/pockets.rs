@@ -241,6 +241,28 @@ mod tests {
     use crate::sim::mac_grid::{CellLabel, FaceKind, GridDims, SolidFaces};
     use crate::sim::settings::PressurePreconditioner;
 
+    /// A grid of `n` cells of 0.1 m whose outer layer is solid and every other cell `inner`'s
+    /// label at its `[i, j, k]`.
+    fn walled_box(
+        n: [usize; 3],
+        inner: impl Fn([usize; 3]) -> CellLabel,
+    ) -> (GridDims, Vec<CellLabel>) {
+        let d = GridDims {
+            n,
+            h: 0.1,
+            lower: [0.0; 3],
+            open: [[false; 2]; 3],
+        };
+        let labels = (0..d.cells())
+            .map(|c| {
+                let ijk = [c % n[0], (c / n[0]) % n[1], c / (n[0] * n[1])];
+                let wall = (0..3).any(|a| ijk[a] == 0 || ijk[a] + 1 == n[a]);
+                if wall { CellLabel::Solid } else { inner(ijk) }
+            })
+            .collect();
+        (d, labels)
+    }
+
     /// A box full of liquid (no air) whose wall pushes in on a patch of four faces at 1 m/s (a
     /// piston, given as the moving solid's face velocity): no pressure can keep that liquid
     /// divergence-free. With the mean of the right-hand side taken off, both preconditioners'
@@ -251,23 +273,7 @@ mod tests {
     #[test]
     fn a_squeezed_sealed_pocket_compresses_uniformly() {
         let n = [10, 8, 9];
-        let d = GridDims {
-            n,
-            h: 0.1,
-            lower: [0.0; 3],
-            open: [[false; 2]; 3],
-        };
-        let labels: Vec<CellLabel> = (0..d.cells())
-            .map(|c| {
-                let ijk = [c % n[0], (c / n[0]) % n[1], c / (n[0] * n[1])];
-                let wall = (0..3).any(|a| ijk[a] == 0 || ijk[a] + 1 == n[a]);
-                if wall {
-                    CellLabel::Solid
-                } else {
-                    CellLabel::Fluid
-                }
-            })
-            .collect();
+        let (d, labels) = walled_box(n, |_| CellLabel::Fluid);
         let mut kinds: [Vec<FaceKind>; 3] =
             std::array::from_fn(|a| vec![FaceKind::Free; d.faces(a)]);
         classify_faces(&d, &labels, &mut kinds);
@@ -349,25 +355,15 @@ mod tests {
     fn walks_and_union_find_correct_the_same_pieces() {
         use crate::sim::pressure::system::System;
         let n = [14, 9, 8];
-        let d = GridDims {
-            n,
-            h: 0.1,
-            lower: [0.0; 3],
-            open: [[false; 2]; 3],
-        };
-        let labels: Vec<CellLabel> = (0..d.cells())
-            .map(|c| {
-                let ijk = [c % n[0], (c / n[0]) % n[1], c / (n[0] * n[1])];
-                let wall = (0..3).any(|a| ijk[a] == 0 || ijk[a] + 1 == n[a]);
-                if wall || ijk[0] == 4 || ijk[0] == 9 {
-                    CellLabel::Solid
-                } else if ijk[0] > 9 && ijk[2] >= 5 {
-                    CellLabel::Empty
-                } else {
-                    CellLabel::Fluid
-                }
-            })
-            .collect();
+        let (d, labels) = walled_box(n, |ijk| {
+            if ijk[0] == 4 || ijk[0] == 9 {
+                CellLabel::Solid
+            } else if ijk[0] > 9 && ijk[2] >= 5 {
+                CellLabel::Empty
+            } else {
+                CellLabel::Fluid
+            }
+        });
         let mut sys = System::new(d.cells());
         sys.build(&d, &labels);
         let open: [Vec<f32>; 3] = std::array::from_fn(|a| vec![1.0; d.faces(a)]);
