@@ -5,18 +5,23 @@ use super::*;
 use crate::geometry::solid::{Liquid, Shape};
 use crate::geometry::transform::{Motion, Pose};
 
+/// A grid of `n` cells of `h` m from the origin, every face a wall.
+fn closed_grid(n: [usize; 3], h: f32) -> GridDims {
+    GridDims {
+        n,
+        h,
+        lower: [0.0; 3],
+        open: [[false; 2]; 3],
+    }
+}
+
 /// A particle that ended inside a cylinder lying on the floor, in the wedge between the two
 /// (the cylinder's gradient there points mostly into the floor): the push-out must leave it
 /// outside the cylinder and inside the domain. Reference: the cylinder's exact distance.
 /// Without the slide along the wall, the clamp to the floor puts it back about 0.5 mm inside.
 #[test]
 fn push_out_in_a_wedge_slides_along_the_wall() {
-    let d = GridDims {
-        n: [20, 8, 10],
-        h: 0.05,
-        lower: [0.0; 3],
-        open: [[false; 2]; 3],
-    };
+    let d = closed_grid([20, 8, 10], 0.05);
     // Liquid floor z = 0.05 (plus the wall margin); axis 8 cm above it, radius 8 cm.
     let cyl = Solid::new(
         Shape::Cylinder {
@@ -98,12 +103,7 @@ fn move_and_hold(
 /// particles the full pass changes, or if the cell ranges of the sort were misread.
 #[test]
 fn containment_near_cells_only_matches_the_full_pass() {
-    let d = GridDims {
-        n: [16, 16, 16],
-        h: 0.05,
-        lower: [0.0; 3],
-        open: [[false; 2]; 3],
-    };
+    let d = closed_grid([16, 16, 16], 0.05);
     let ball = Solid::new(
         Shape::Sphere {
             centre: [0.4, 0.4, 0.4],
@@ -161,12 +161,7 @@ fn containment_near_cells_only_matches_the_full_pass() {
 #[test]
 fn containment_beside_moving_solids_matches_evaluating_every_particle() {
     use crate::geometry::transform::Keyframe;
-    let d = GridDims {
-        n: [20, 16, 16],
-        h: 0.05,
-        lower: [0.0; 3],
-        open: [[false; 2]; 3],
-    };
+    let d = closed_grid([20, 16, 16], 0.05);
     let key = |time: f64, translate: [f64; 3], turn: f64| Keyframe {
         time,
         translate,
@@ -291,12 +286,7 @@ fn static_and_moving_solids_give_the_bits_of_evaluating_every_solid() {
     use crate::geometry::transform::Keyframe;
     use crate::sim::rest_share::{ShareCells, kernel_open_share};
     use std::sync::Arc;
-    let d = GridDims {
-        n: [24, 14, 16],
-        h: 0.04,
-        lower: [0.0; 3],
-        open: [[false; 2]; 3],
-    };
+    let d = closed_grid([24, 14, 16], 0.04);
     let h = d.h as f64;
     let keys = |from: [f64; 3], to: [f64; 3]| {
         let key = |time: f64, translate| Keyframe {
@@ -506,12 +496,7 @@ fn static_and_moving_solids_give_the_bits_of_evaluating_every_solid() {
 fn blocked_share_sampling_gives_the_bits_of_every_sample() {
     use crate::sim::rest_share::sample_share;
     use std::sync::atomic::{AtomicUsize, Ordering};
-    let d = GridDims {
-        n: [18, 16, 14],
-        h: 0.05,
-        lower: [0.0; 3],
-        open: [[false; 2]; 3],
-    };
+    let d = closed_grid([18, 16, 14], 0.05);
     let at = |translate: [f64; 3], rotate: [f64; 3]| {
         Motion::Static(Pose {
             translate: translate.into(),
