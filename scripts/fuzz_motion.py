@@ -7,7 +7,7 @@ containers, some with friction), most of them keyframed to tumble through a 0.6 
 0.5 m tank at several metres a second (turns of up to 360 degrees in 0.05-0.3 s), with a box
 of water under them, and runs `surge run SCENE --frames F -q` (default 10; no meshes or
 previews). A run fails when it exits non-zero (the stepper refuses a frame with NaN or
-infinite particles). Prints each failure, then the count and the fastest particle of the last
+infinite particles) or when a pressure solve ran to its iteration cap. Prints each failure, then the count and the fastest particle of the last
 frame of each passing run; exits 1 if any failed. Uses `target/release/surge` unless
 `--surge` names another binary (to compare two builds on the same scenes).
 
@@ -19,14 +19,17 @@ import argparse
 import json
 import os
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
 
+# `solver.pressure_max_iterations`' default: a solve that reaches it did not converge.
+CAP = 1000
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def scene(seed):
+def scene(seed, mix=False):
     r = random.Random(seed)
     obs = []
     for _ in range(r.randint(1, 3)):
@@ -72,18 +75,66 @@ def scene(seed):
             o["friction"] = r.uniform(0, 1)
         obs.append(o)
     top = [r.uniform(0.2, 0.58), 0.38, r.uniform(0.1, 0.3)]
-    return {"name": f"motion{seed}",
-            "domain": {"lower": [0, 0, 0], "cell_size": 0.02, "resolution": [30, 20, 25]},
-            "obstacles": obs,
-            "sources": [{"type": "box", "min": [0.02, 0.02, 0.02], "max": top}],
-            "seed": seed, "time": {"fps": 30, "frames": 6},
-            "output": {"meshes": False, "previews": False}}
+    s = {"name": f"motion{seed}",
+         "domain": {"lower": [0, 0, 0], "cell_size": 0.02, "resolution": [30, 20, 25]},
+         "obstacles": obs,
+         "sources": [{"type": "box", "min": [0.02, 0.02, 0.02], "max": top}],
+         "seed": seed, "time": {"fps": 30, "frames": 6},
+         "output": {"meshes": False, "previews": False}}
+    if mix:
+        mix_in(s, r)
+    return s
+
+
+def mix_in(s, r):
+    """`--mix`: the solver's choices, an emitter, a sink and an open face, drawn per seed."""
+    solver = {}
+    if r.random() < 0.4:
+        solver["transfer"] = "apic"
+    if r.random() < 0.4:
+        solver["free_surface"] = "ghost_fluid"
+    if r.random() < 0.3:
+        solver["pressure_preconditioner"] = "mic0"
+    if r.random() < 0.3:
+        solver["volume_correction"] = r.choice([0.0, 0.5])
+    if r.random() < 0.3:
+        solver["cfl"] = r.uniform(1.0, 8.0)
+    if r.random() < 0.2:
+        solver["fixed_dt"] = r.choice([1 / 60, 1 / 240])
+    if r.random() < 0.2:
+        solver["flip_ratio"] = r.uniform(0.0, 1.0)
+    s["solver"] = solver
+    s["time"]["fps"] = r.choice([24, 30, 60, 120])
+    if r.random() < 0.3:
+        s["domain"]["friction"] = r.choice(["no_slip", 0.3, {"z_min": "no_slip"}])
+    if r.random() < 0.5:
+        v = [r.uniform(-3, 3) for _ in range(3)]
+        e = {"type": r.choice(["box", "sphere"]), "velocity": v,
+             "start": r.uniform(0, 0.1), "end": r.uniform(0.15, 0.4)}
+        c = [r.uniform(0.15, 0.45), r.uniform(0.1, 0.3), r.uniform(0.3, 0.4)]
+        if e["type"] == "box":
+            e["min"] = [x - 0.04 for x in c]
+            e["max"] = [x + 0.04 for x in c]
+        else:
+            e["center"], e["radius"] = c, 0.04
+        if r.random() < 0.4:
+            e["keyframes"] = [{"time": 0, "rotate": [0, 0, 0]},
+                              {"time": 0.3, "rotate": [0, r.uniform(-90, 90), 0]}]
+        s["emitters"] = [e]
+    if r.random() < 0.3:
+        c = [r.uniform(0.1, 0.5), r.uniform(0.1, 0.3), r.uniform(0.03, 0.15)]
+        s["sinks"] = [{"type": "sphere", "center": c, "radius": r.uniform(0.03, 0.08)}]
+    if r.random() < 0.3:
+        s["domain"]["boundaries"] = {r.choice(["x_min", "x_max", "y_max", "z_max"]): "open"}
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--seeds", default="0:60")
     ap.add_argument("--frames", type=int, default=10)
+    ap.add_argument("--mix", action="store_true",
+                    help="also draw solver choices, an emitter, a sink and an open face")
+    ap.add_argument("--keep", help="copy each failing scene into this folder")
     ap.add_argument("--surge", default=os.path.join(ROOT, "target", "release", "surge"))
     a = ap.parse_args()
     lo, hi = (int(x) for x in a.seeds.split(":"))
@@ -92,7 +143,7 @@ def main():
         for seed in range(lo, hi):
             path = os.path.join(tmp, f"s{seed}.json")
             with open(path, "w") as f:
-                json.dump(scene(seed), f)
+                json.dump(scene(seed, a.mix), f)
             out = os.path.join(tmp, "out")
             p = subprocess.run([a.surge, "run", path, "-o", out, "--overwrite", "-q",
                                 "--frames", str(a.frames)], capture_output=True, text=True)
@@ -100,10 +151,19 @@ def main():
                 failed.append(seed)
                 first = (p.stderr.strip().splitlines() or [""])[0]
                 print(f"seed {seed}: exit {p.returncode}: {first[:160]}")
+                if a.keep:
+                    os.makedirs(a.keep, exist_ok=True)
+                    shutil.copy(path, a.keep)
                 continue
             with open(os.path.join(out, "stats.jsonl")) as f:
-                last = [json.loads(line) for line in f][-1]
-            fastest.append(last["max_speed"])
+                frames = [json.loads(line) for line in f]
+            capped = [s["frame"] for s in frames if s["pressure_iterations_max"] >= CAP]
+            if capped:
+                failed.append(seed)
+                print(f"seed {seed}: a pressure solve ran to its cap of {CAP} iterations in "
+                      f"frames {capped}")
+                continue
+            fastest.append(frames[-1]["max_speed"])
     n = hi - lo
     print(f"{len(failed)} of {n} runs failed; fastest particle of the last frame, passing runs: "
           f"max {max(fastest, default=0):.1f} m/s, median "

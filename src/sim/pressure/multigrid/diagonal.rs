@@ -95,6 +95,7 @@ impl Level {
         super::redim::fit(&mut self.count, len, alloc);
         let st = self.strides();
         let (label, w, unit, lay, seg) = (&self.label, &self.w, self.unit, &self.lay, &self.seg);
+        let finest = finer.is_none();
         let (invp, dgp, ctp) = (
             SyncPtr(self.invd.as_mut_ptr()),
             SyncPtr(self.diag.as_mut_ptr()),
@@ -138,12 +139,18 @@ impl Level {
                     }
                     // The face weights (the unit case is below).
                     let c = o + i;
-                    w[0][c]
+                    let d = w[0][c]
                         + w[0][c + st[0]]
                         + w[1][c]
                         + w[1][c + st[1]]
                         + w[2][c]
-                        + w[2][c + st[2]]
+                        + w[2][c + st[2]];
+                    // A finest cell with every face closed is a row of its own with diagonal
+                    // 1 in the system (`System::build_weights`): the same here, so that the
+                    // cycle maps its residual to itself. With 0 (no inverse) the cycle gave
+                    // it nothing, and CG could never remove a residual there (a warm start's
+                    // old pressure in a cell a moving solid has just shut).
+                    if finest && d == 0.0 { 1.0 } else { d }
                 };
                 // Natural cell i is at compact i / 2 of colour (i + q) % 2.
                 let (mut inv, mut dg, mut ct) = if q == 0 {

@@ -155,17 +155,19 @@ impl Problem {
         })
     }
 
-    /// `out = A x` on the rows.
+    /// `out = A x` on the rows. A row with every face closed has diagonal 1, as in the
+    /// stepper's system (`System::build_weights`).
     fn mul(&self, x: &[f64], out: &mut [f64]) {
         for (r, &c) in self.cell_of.iter().enumerate() {
-            let mut s = 0.0;
+            let (mut s, mut open) = (0.0, 0.0);
             for (nb, w) in self.faces(c as usize) {
                 s += w * x[r];
+                open += w;
                 if self.row_of[nb] != NONE {
                     s -= w * x[self.row_of[nb] as usize];
                 }
             }
-            out[r] = s;
+            out[r] = if open > 0.0 { s } else { x[r] };
         }
     }
 
@@ -324,6 +326,55 @@ fn mgpcg_matches_tightly_converged_cg() {
             p.rows(),
             err / gmax
         );
+    }
+}
+
+/// A fluid cell whose six faces are all closed (a moving solid shut it in this substep) is a
+/// row of its own, `q = b` there. The cycle must map its residual to itself: with no inverse
+/// of its zero diagonal it gave that row nothing, so CG could never remove a residual there
+/// (a warm start's old pressure) and ran to its cap (`scripts/fuzz_motion.py` seed 74: 1,000
+/// iterations, residual 0.15, then NaN). Several shut cells in the body, the pool and a ball.
+#[test]
+fn a_cell_shut_on_every_side_is_a_row_of_its_own() {
+    let mut p = Problem::random(2, [26, 21, 18], true);
+    let n = p.n;
+    let mut shut = 0;
+    for c in [
+        3 + n[0] * (12 + n[1] * 2),
+        15 + n[0] * (10 + n[1] * 3),
+        20 + n[0] * (4 + n[1]),
+    ] {
+        if p.labels[c] != Fluid {
+            continue;
+        }
+        let ijk = [c % n[0], (c / n[0]) % n[1], c / (n[0] * n[1])];
+        for a in 0..3 {
+            let mut m = n;
+            m[a] += 1;
+            for up in 0..2 {
+                let mut f = ijk;
+                f[a] += up;
+                p.weights[a][f[0] + m[0] * (f[1] + m[1] * f[2])] = 0.0;
+            }
+        }
+        shut += 1;
+    }
+    assert!(shut >= 2, "the chosen cells should be liquid");
+    let mut mg = multigrid(&p, true);
+    let b = rhs(&p, 7);
+    let (q_ref, _) = pcg(&p, &b, 1e-13, 20_000, None);
+    let (q_mg, it_mg) = pcg(&p, &b, 1e-8, 500, Some(&mut mg));
+    assert!(it_mg < 100, "MGPCG took {it_mg} iterations");
+    let (err, gmax) = gradient_error(&p, &q_ref, &q_mg);
+    assert!(err <= 1e-5 * gmax, "gradient error {err:e} of {gmax:e}");
+    for &c in &p.cell_of {
+        if p.faces(c as usize).iter().all(|&(_, w)| w == 0.0) {
+            let r = p.row_of[c as usize] as usize;
+            assert!(
+                (q_mg[r] - b[r]).abs() <= 1e-8 * b[r].abs().max(1e-30),
+                "shut row {r}"
+            );
+        }
     }
 }
 
