@@ -123,6 +123,7 @@ pub(super) fn substep(
         }
         let st = ws.pressure.density_displacement(
             &d,
+            &ws.labels,
             &ws.kinds,
             rho,
             ws.solids.kernel_share(&d, time, &ws.labels),

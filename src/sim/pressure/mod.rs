@@ -139,7 +139,8 @@ pub struct PressureSolver {
     /// stepper fills before each projection ([`super::ghost_fluid::fill_fraction`]); empty with
     /// the staircase surface.
     pub fill: Vec<f32>,
-    /// Sealed pockets' scratch (moving solids only, [`pockets`]).
+    /// Sealed pockets' scratch ([`pockets`]: the projection's with moving solids, the density
+    /// correction's always).
     pockets: pockets::Pockets,
 }
 
@@ -161,7 +162,7 @@ impl PressureSolver {
             warm_grid: cells,
             warm_dt: 0.0,
             fill: Vec::new(),
-            pockets: Default::default(),
+            pockets: pockets::Pockets::new(cells),
         }
     }
 
@@ -328,6 +329,7 @@ impl PressureSolver {
     pub fn density_displacement(
         &mut self,
         d: &GridDims,
+        labels: &[CellLabel],
         kinds: &[Vec<FaceKind>; 3],
         rho: &[f32],
         share: Option<&[f32]>,
@@ -377,6 +379,14 @@ impl PressureSolver {
                 b.abs()
             })
             .reduce(|| 0.0, f64::max);
+        // A piece that touches no air cannot change its volume: its mean over-density is
+        // taken off ([`pockets`]).
+        let bmax =
+            if (self.pockets).make_all_compatible(d, &self.sys, labels, &mut self.r[..nf]) > 0 {
+                self.r[..nf].iter().fold(0.0, |m, b| f64::max(m, b.abs()))
+            } else {
+                bmax
+            };
         let stats = self.solve(bmax, tolerance, max_iterations, false);
         for (a, v) in disp.iter_mut().enumerate() {
             v[..d.faces(a)]

@@ -32,6 +32,7 @@
 
 use super::super::mac_grid::{CellLabel, GridDims};
 use super::system::System;
+use super::system::pieces::Pieces;
 use rayon::prelude::*;
 
 /// A row's flags ([`Pockets::flags`]): a face a moving solid covers; an open face to air.
@@ -46,7 +47,6 @@ const AIRY: u8 = 2;
 const SEALED: u8 = 3;
 
 /// Scratch of [`Pockets::make_compatible`].
-#[derive(Default)]
 pub struct Pockets {
     flags: Vec<u8>,
     state: Vec<u8>,
@@ -61,9 +61,144 @@ pub struct Pockets {
     root_flags: Vec<u8>,
     /// Budget of the walks, in rows: `None` for an eighth of the rows (tests set it).
     pub(super) walk_budget: Option<usize>,
+    /// The pieces by runs of rows ([`Self::make_all_compatible`]).
+    pieces: Pieces,
+    /// Whether [`Self::make_all_compatible`] takes the union-find over rows even where the
+    /// runs would do (tests set it, to compare the two).
+    pub(super) rows_only: bool,
 }
 
 impl Pockets {
+    /// Scratch for a grid of `cells` cells, reserved (not resident) for every cell being
+    /// fluid, so that the density correction's search allocates in no substep (the walks'
+    /// buffers, used only with moving solids, grow as they need).
+    pub fn new(cells: usize) -> Self {
+        Self {
+            flags: Vec::with_capacity(cells),
+            state: Vec::new(),
+            stack: Vec::new(),
+            sealed: Vec::new(),
+            ends: Vec::new(),
+            parent: Vec::with_capacity(cells),
+            sum: Vec::with_capacity(cells),
+            size: Vec::with_capacity(cells),
+            root_flags: Vec::with_capacity(cells),
+            walk_budget: None,
+            pieces: Pieces::with_capacity(cells),
+            rows_only: false,
+        }
+    }
+
+    /// [`Self::flags`] of every row: [`START`] where `start(row)`, [`BESIDE_AIR`] where a
+    /// face with an open fraction above zero (any face without weights) leads to a cell
+    /// labelled `Empty`.
+    fn mark(
+        &mut self,
+        d: &GridDims,
+        sys: &System,
+        labels: &[CellLabel],
+        start: impl Fn(usize) -> bool + Sync,
+    ) {
+        let nf = sys.nf;
+        self.flags.resize(nf, 0);
+        self.flags[..nf]
+            .par_iter_mut()
+            .enumerate()
+            .with_min_len(super::SETUP_ROWS)
+            .for_each(|(r, flag)| {
+                let air = beside_air(d, sys, labels, r);
+                *flag = if start(r) { START } else { 0 } | if air { BESIDE_AIR } else { 0 };
+            });
+    }
+
+    /// The density correction's right-hand side made solvable: takes off `b` its mean over
+    /// every connected piece of the rows that touches no air (joined across faces with an open
+    /// fraction above zero), whatever shut it in, and returns how many pieces it changed.
+    ///
+    /// Unlike the projection's (whose sealed pieces with static walls sum to zero, the flux
+    /// through their closed boundary), the correction's right-hand side is each cell's
+    /// over-density, and a pocket filled above or below the seeding density on average has a
+    /// mean no displacement inside it can remove: the pocket's volume cannot change. Without
+    /// this the solve chased that mean (session 30: a tank filled to the brim moved particles
+    /// by up to 542 m in its first substep, and 17,280 particles became 269 as the crowding
+    /// thinned the corners they were thrown into). Taking it off spreads the pocket's liquid
+    /// evenly and keeps its volume.
+    ///
+    /// The pieces come from the runs of rows ([`Pieces`], parallel) unless a face with no open
+    /// fraction separates two fluid rows (an obstacle thinner than a cell, a face a moving
+    /// solid nearly covers): then a piece of the labels may hold several of the matrix, and
+    /// the union-find over rows finds them. Either way each piece's rows are summed in row
+    /// order (the same bits both ways, checked by a test).
+    pub fn make_all_compatible(
+        &mut self,
+        d: &GridDims,
+        sys: &System,
+        labels: &[CellLabel],
+        b: &mut [f64],
+    ) -> usize {
+        let nf = sys.nf;
+        if nf == 0 {
+            return 0;
+        }
+        let split = sys.fractional
+            && sys.w[..nf]
+                .par_iter()
+                .zip(sys.nb[..nf].par_iter())
+                .with_min_len(super::SETUP_ROWS)
+                .any(|(w, nb)| (0..6).any(|k| w[k] <= 0.0 && (nb[k] as usize) < nf));
+        if split || self.rows_only {
+            self.mark(d, sys, labels, |_| true);
+            return self.union_find(sys, b);
+        }
+        let pc = &mut self.pieces;
+        pc.label(sys);
+        let nr = pc.starts.len();
+        // Per root: whether any of its runs' rows is beside air, looked for run by run until
+        // one is (in row order a piece soon meets a run beside air, unless it is sealed).
+        let airy = &mut self.root_flags;
+        airy.clear();
+        airy.resize(nr, 0);
+        for i in 0..nr {
+            let root = pc.parent[i] as usize;
+            if airy[root] == 0
+                && (pc.starts[i] as usize..pc.end(i, nf)).any(|r| beside_air(d, sys, labels, r))
+            {
+                airy[root] = BESIDE_AIR;
+            }
+        }
+        if (0..nr).all(|i| pc.parent[i] as usize != i || airy[i] != 0) {
+            return 0;
+        }
+        // The sealed pieces' sums in row order, then their means taken off.
+        let (sum, size) = (&mut self.sum, &mut self.size);
+        sum.clear();
+        sum.resize(nr, 0.0);
+        size.clear();
+        size.resize(nr, 0);
+        for i in 0..nr {
+            let root = pc.parent[i] as usize;
+            if airy[root] == 0 {
+                let rows = pc.starts[i] as usize..pc.end(i, nf);
+                size[root] += rows.len() as u32;
+                for &br in &b[rows] {
+                    sum[root] += br;
+                }
+            }
+        }
+        let mut changed = 0;
+        for i in 0..nr {
+            let root = pc.parent[i] as usize;
+            if airy[root] == 0 {
+                changed += (root == i) as usize;
+                let mean = sum[root] / size[root] as f64;
+                for br in &mut b[pc.starts[i] as usize..pc.end(i, nf)] {
+                    *br -= mean;
+                }
+            }
+        }
+        changed
+    }
+
     /// Takes off `b` (one entry per row of `sys`, whose rows carry face weights) its mean over
     /// every connected piece of the rows that touches no air (no face with an open fraction
     /// above zero to a cell labelled `Empty`) and has a face the moving solids cover (a weight
@@ -77,26 +212,16 @@ impl Pockets {
         b: &mut [f64],
     ) -> usize {
         let nf = sys.nf;
-        let (n0, plane) = (d.n[0], d.n[0] * d.n[1]);
-        self.flags.resize(nf, 0);
-        self.flags[..nf]
-            .par_iter_mut()
-            .zip(sys.ijk_of[..nf].par_iter().zip(sys.w[..nf].par_iter()))
-            .zip(sys.cell_of[..nf].par_iter())
-            .with_min_len(super::SETUP_ROWS)
-            .for_each(|((flag, (ijk, w)), &c)| {
-                let start = (0..6).any(|k| {
-                    let a = k / 2;
-                    let m = d.face_n(a);
-                    let mut f = ijk.map(|x| x as usize);
-                    f[a] += k % 2;
-                    w[k] < 1.0 && solid_vel[a][f[0] + m[0] * (f[1] + m[1] * f[2])] != 0.0
-                });
-                let c = c as usize;
-                let cells = [c - 1, c + 1, c - n0, c + n0, c - plane, c + plane];
-                let air = (0..6).any(|k| labels[cells[k]] == CellLabel::Empty && w[k] > 0.0);
-                *flag = if start { START } else { 0 } | if air { BESIDE_AIR } else { 0 };
-            });
+        self.mark(d, sys, labels, |r| {
+            let (ijk, w) = (sys.ijk_of[r], &sys.w[r]);
+            (0..6).any(|k| {
+                let a = k / 2;
+                let m = d.face_n(a);
+                let mut f = ijk.map(|x| x as usize);
+                f[a] += k % 2;
+                w[k] < 1.0 && solid_vel[a][f[0] + m[0] * (f[1] + m[1] * f[2])] != 0.0
+            })
+        });
         if !self.flags[..nf].iter().any(|&f| f & START != 0) {
             return 0;
         }
@@ -199,7 +324,7 @@ impl Pockets {
         for r in 0..nf {
             for k in [1, 3, 5] {
                 let m = sys.nb[r][k] as usize;
-                if m < nf && sys.w[r][k] > 0.0 {
+                if m < nf && (!sys.fractional || sys.w[r][k] > 0.0) {
                     let (a, c) = (find(parent, r), find(parent, m));
                     // The smaller row the root: the same pieces and roots in any order.
                     let (lo, hi) = (a.min(c), a.max(c));
@@ -234,177 +359,14 @@ impl Pockets {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::super::PressureSolver;
-    use crate::sim::forces::classify_faces;
-    use crate::sim::mac_grid::{CellLabel, FaceKind, GridDims, SolidFaces};
-    use crate::sim::settings::PressurePreconditioner;
-
-    /// A grid of `n` cells of 0.1 m whose outer layer is solid and every other cell `inner`'s
-    /// label at its `[i, j, k]`.
-    fn walled_box(
-        n: [usize; 3],
-        inner: impl Fn([usize; 3]) -> CellLabel,
-    ) -> (GridDims, Vec<CellLabel>) {
-        let d = GridDims {
-            n,
-            h: 0.1,
-            lower: [0.0; 3],
-            open: [[false; 2]; 3],
-        };
-        let labels = (0..d.cells())
-            .map(|c| {
-                let ijk = [c % n[0], (c / n[0]) % n[1], c / (n[0] * n[1])];
-                let wall = (0..3).any(|a| ijk[a] == 0 || ijk[a] + 1 == n[a]);
-                if wall { CellLabel::Solid } else { inner(ijk) }
-            })
-            .collect();
-        (d, labels)
-    }
-
-    /// A box full of liquid (no air) whose wall pushes in on a patch of four faces at 1 m/s (a
-    /// piston, given as the moving solid's face velocity): no pressure can keep that liquid
-    /// divergence-free. With the mean of the right-hand side taken off, both preconditioners'
-    /// CG meets its tolerance and leaves every cell the same divergence, the inflow shared out
-    /// (a uniform compression, the nearest solvable answer), with no velocity above the
-    /// piston's. Without it, CG runs to its cap (here 200 iterations) at a residual far above
-    /// the tolerance.
-    #[test]
-    fn a_squeezed_sealed_pocket_compresses_uniformly() {
-        let n = [10, 8, 9];
-        let (d, labels) = walled_box(n, |_| CellLabel::Fluid);
-        let mut kinds: [Vec<FaceKind>; 3] =
-            std::array::from_fn(|a| vec![FaceKind::Free; d.faces(a)]);
-        classify_faces(&d, &labels, &mut kinds);
-        let open: [Vec<f32>; 3] = std::array::from_fn(|a| vec![1.0; d.faces(a)]);
-        let mut solid_vel: [Vec<f32>; 3] = std::array::from_fn(|a| vec![0.0; d.faces(a)]);
-        let mut vel = solid_vel.clone();
-        let m = d.face_n(0);
-        for (j, k) in [(3, 3), (3, 4), (4, 3), (4, 4)] {
-            let f = 1 + m[0] * (j + m[1] * k);
-            assert_eq!(kinds[0][f], FaceKind::Wall);
-            vel[0][f] = 1.0;
-            solid_vel[0][f] = 1.0;
-        }
-        let cells = (n[0] - 2) * (n[1] - 2) * (n[2] - 2);
-        let want = -4.0 / cells as f64;
-        let mut runs = Vec::new();
-        for (pre, budget) in [
-            (PressurePreconditioner::Mic0, None),
-            (PressurePreconditioner::Multigrid, None),
-            (PressurePreconditioner::Multigrid, Some(usize::MAX)),
-        ] {
-            let mut s = PressureSolver::new(d.cells());
-            s.set_preconditioning(pre, n);
-            s.pockets.walk_budget = budget;
-            let mut v = vel.clone();
-            let faces = SolidFaces {
-                open: &open,
-                velocity: Some(&solid_vel),
-            };
-            let st = s.project(
-                &d,
-                &labels,
-                &kinds,
-                &mut v,
-                1e-8,
-                200,
-                0.01,
-                false,
-                Some(faces),
-            );
-            assert!(
-                st.residual <= 1e-8,
-                "{pre:?}: {} iterations, residual {:e}",
-                st.iterations,
-                st.residual
-            );
-            let mut worst = 0.0f64;
-            for c in (0..d.cells()).filter(|&c| labels[c] == CellLabel::Fluid) {
-                let ijk = [c % n[0], (c / n[0]) % n[1], c / (n[0] * n[1])];
-                let div: f64 = (0..3)
-                    .map(|a| {
-                        let m = d.face_n(a);
-                        let lo = ijk[0] + m[0] * (ijk[1] + m[1] * ijk[2]);
-                        let step = [1, m[0], m[0] * m[1]][a];
-                        v[a][lo + step] as f64 - v[a][lo] as f64
-                    })
-                    .sum();
-                worst = worst.max((div - want).abs());
-            }
-            assert!(
-                worst < 1e-5,
-                "{pre:?}: divergence off the uniform {want} by {worst}"
-            );
-            let fastest = v.iter().flatten().fold(0.0f32, |m, x| m.max(x.abs()));
-            assert!(fastest <= 1.0 + 1e-5, "{pre:?}: {fastest} m/s");
-            runs.push(v);
-        }
-        // The walks (no budget) and the union-find (an eighth of 336 rows: over budget) take
-        // the same mean off: the same bits.
-        assert!(runs[1] == runs[2], "walks and union-find differ");
-    }
-
-    /// The walks from the rows a moving solid touches and the union-find over every row find
-    /// and correct the same pieces, with the same bits: a box cut by two solid planes into a
-    /// sealed piece a moving solid touches (corrected), a sealed piece it does not (left), and
-    /// a piece with air that it touches (left), with an uneven right-hand side; budgets from
-    /// none (union-find at once) to unlimited.
-    #[test]
-    fn walks_and_union_find_correct_the_same_pieces() {
-        use crate::sim::pressure::system::System;
-        let n = [14, 9, 8];
-        let (d, labels) = walled_box(n, |ijk| {
-            if ijk[0] == 4 || ijk[0] == 9 {
-                CellLabel::Solid
-            } else if ijk[0] > 9 && ijk[2] >= 5 {
-                CellLabel::Empty
-            } else {
-                CellLabel::Fluid
-            }
-        });
-        let mut sys = System::new(d.cells());
-        sys.build(&d, &labels);
-        let open: [Vec<f32>; 3] = std::array::from_fn(|a| vec![1.0; d.faces(a)]);
-        sys.build_weights(&d, &labels, &open);
-        // The moving solid: the x-faces of the wall layer at x = 0 (the first piece) and of
-        // the plane x = 9 facing the third piece.
-        let mut sv: [Vec<f32>; 3] = std::array::from_fn(|a| vec![0.0; d.faces(a)]);
-        let m = d.face_n(0);
-        for k in 1..n[2] - 1 {
-            for j in 1..n[1] - 1 {
-                sv[0][1 + m[0] * (j + m[1] * k)] = 0.7;
-                sv[0][10 + m[0] * (j + m[1] * k)] = -0.4;
-            }
-        }
-        // Magnitudes over six decades: a sum in another order has other bits.
-        let b0: Vec<f64> = (0..sys.nf)
-            .map(|r| ((r as f64 * 0.618034).fract() - 0.5) * 10f64.powi((r % 7) as i32 - 3))
-            .collect();
-        let mut results = Vec::new();
-        for budget in [Some(0), Some(50), None, Some(usize::MAX)] {
-            let mut p = super::Pockets {
-                walk_budget: budget,
-                ..Default::default()
-            };
-            let mut b = b0.clone();
-            let changed = p.make_compatible(&d, &sys, &labels, &sv, &mut b);
-            assert_eq!(changed, 1, "budget {budget:?}");
-            results.push(b);
-        }
-        assert!(results.iter().all(|b| *b == results[0]));
-        // The first piece (x 1..4) sums to zero now; the others are untouched.
-        let (mut sum, mut rows) = (0.0, 0);
-        for r in 0..sys.nf {
-            let x = sys.ijk_of[r][0];
-            if x < 4 {
-                sum += results[0][r];
-                rows += 1;
-            } else {
-                assert_eq!(results[0][r], b0[r], "row {r} at x = {x} changed");
-            }
-        }
-        assert!(rows > 0 && sum.abs() < 1e-9, "{rows} rows sum to {sum}");
-    }
+/// Whether row `r` of `sys` has a face with an open fraction above zero (any face without
+/// weights) to a cell labelled `Empty`.
+#[inline]
+fn beside_air(d: &GridDims, sys: &System, labels: &[CellLabel], r: usize) -> bool {
+    let (c, n0, plane) = (sys.cell_of[r] as usize, d.n[0], d.n[0] * d.n[1]);
+    let cells = [c - 1, c + 1, c - n0, c + n0, c - plane, c + plane];
+    (0..6).any(|k| labels[cells[k]] == CellLabel::Empty && (!sys.fractional || sys.w[r][k] > 0.0))
 }
+
+#[cfg(test)]
+mod tests;

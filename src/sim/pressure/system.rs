@@ -24,6 +24,7 @@ use super::SETUP_ROWS;
 use rayon::prelude::*;
 
 mod build;
+pub mod pieces;
 pub use build::fluid_span;
 
 /// Row number meaning "not a fluid cell" in the per-cell row index (before the dummy is known).

@@ -17,11 +17,8 @@
 //! `scripts/mg_label_pieces.py --drops-to-air`).
 //!
 //! So each set-up labels the pieces ([`Drops::label`]: a union-find over the system's runs of
-//! rows, [`System::runs`], joined along x to the next run and along +y, +z to the run holding
-//! the first row's neighbour, found by a cursor that only moves forward because the
-//! neighbours' rows increase with the rows; in slabs of z-planes in parallel, then across the
-//! slabs' boundaries: each set's root is its first run whatever the order of the joins, so
-//! the pieces do not depend on the slabs or the threads), keeps the largest piece and every
+//! rows in slabs of z-planes in parallel, `system/pieces.rs`; the pieces do not depend on the
+//! slabs or the threads), keeps the largest piece and every
 //! piece of more than [`super::Settings::drop_cells`] cells in the multigrid, and gives it the
 //! grid's labels with the other pieces' cells turned to air (no multigrid cell touches them:
 //! a drop has no face in common with another piece). The drops' rows are preconditioned by
@@ -38,6 +35,7 @@
 
 use super::super::super::mac_grid::CellLabel;
 use super::super::super::sync_ptr::SyncPtr;
+use super::super::system::pieces::Pieces;
 use super::super::system::{System, is_cut};
 use rayon::prelude::*;
 
@@ -53,18 +51,13 @@ pub(super) struct Drops {
     /// The grid's labels with the drops' cells as air (the multigrid's set-up reads them);
     /// empty unless drops are enabled.
     pub labels: Vec<CellLabel>,
-    /// Scratch of [`Self::label`]: each run's first row, its parent in the union-find (its
-    /// root once [`Self::pieces`] is done), and each root's cells.
-    starts: Vec<u32>,
-    parent: Vec<u32>,
+    /// The pieces of the system's rows, by runs ([`Pieces`]).
+    pub pieces: Pieces,
+    /// Scratch of [`Self::label`]: each root run's cells (0 for a run that is not a root).
     cells: Vec<u32>,
     /// Scratch of [`Self::label`]: per root of a drop, where its next row goes in
     /// [`Self::rows`].
     slot: Vec<u32>,
-    /// Scratch of [`Self::label`]: the first run of each slab of planes, and the end.
-    bounds: Vec<u32>,
-    /// Fewest runs per slab ([`SLAB_RUNS`]; tests lower it).
-    pub slab_runs: usize,
     /// Drop rows per task of [`Self::smooth`] ([`PIECE_ROWS`]; tests lower it).
     pub piece_rows: usize,
     /// The drops' rows as a compact system, by position in [`Self::rows`]: each row's
@@ -84,32 +77,6 @@ const NO_ROW: u32 = u32::MAX;
 /// in its range).
 const PIECE_ROWS: usize = 2048;
 
-/// Fewest runs per slab of the labelling's joins (slabs of z-planes, joined in parallel).
-const SLAB_RUNS: usize = 1024;
-/// Most slabs.
-const MAX_SLABS: usize = 256;
-
-/// The root of `x`'s set in `p`, the parents of the runs `off..off + p.len()` (every run
-/// `x`'s path reaches lies there), halving the path on the way. Every parent is at most its
-/// run (`join` hangs the larger root under the smaller), so a root is its set's first run.
-fn find(p: &mut [u32], off: u32, mut x: u32) -> u32 {
-    while p[(x - off) as usize] != x {
-        let g = p[(p[(x - off) as usize] - off) as usize];
-        p[(x - off) as usize] = g;
-        x = g;
-    }
-    x
-}
-
-/// Joins the sets of `a` and `b` (runs of `p` as in [`find`]) under the smaller root: each
-/// set's root is its first run, whatever the order of the joins.
-fn join(p: &mut [u32], off: u32, a: u32, b: u32) {
-    let (ra, rb) = (find(p, off, a), find(p, off, b));
-    if ra != rb {
-        p[(ra.max(rb) - off) as usize] = ra.min(rb);
-    }
-}
-
 impl Drops {
     /// Buffers for a grid of `cells` cells (`enabled`: also the labels' copy and the
     /// scratch; without it there are never drops). The scratch is reserved for the most a
@@ -122,12 +89,9 @@ impl Drops {
             rows: Vec::with_capacity(drops),
             piece_at: Vec::with_capacity(drops + 1),
             labels: vec![CellLabel::Empty; if enabled { cells } else { 0 }],
-            starts: Vec::with_capacity(runs),
-            parent: Vec::with_capacity(runs),
+            pieces: Pieces::with_capacity(runs),
             cells: Vec::with_capacity(runs),
             slot: Vec::with_capacity(runs),
-            bounds: Vec::with_capacity(MAX_SLABS + 1),
-            slab_runs: SLAB_RUNS,
             piece_rows: PIECE_ROWS,
             nb: Vec::with_capacity(drops),
             w: Vec::with_capacity(drops),
@@ -158,7 +122,7 @@ impl Drops {
             return 0;
         }
         self.pieces(sys);
-        let (starts, p, cells) = (&self.starts, &self.parent, &mut self.cells);
+        let (starts, p, cells) = (&self.pieces.starts, &self.pieces.parent, &mut self.cells);
         let (nr, end) = (starts.len(), |i: usize| {
             starts.get(i + 1).map_or(nf, |&s| s as usize)
         });
@@ -208,90 +172,16 @@ impl Drops {
         self.rows.len()
     }
 
-    /// The pieces of `sys`'s fluid rows (`nf > 0`): [`Self::starts`] the runs' first rows,
-    /// [`Self::parent`] each run's root (its piece's first run), [`Self::cells`] each root's
-    /// cells (0 for a run that is not a root).
+    /// The pieces of `sys`'s fluid rows (`nf > 0`, [`Pieces::label`]) and [`Self::cells`]
+    /// each root's cells.
     fn pieces(&mut self, sys: &System) {
         let nf = sys.nf;
-        let starts = &mut self.starts;
-        starts.clear();
-        let mut a = 0;
-        while a < nf {
-            starts.push(a as u32);
-            a = sys.run_end(a, nf);
-        }
-        let nr = starts.len();
-        let end = |i: usize| starts.get(i + 1).map_or(nf, |&s| s as usize);
-        // `c` to the run holding row `q` (at or after run `c`).
-        let advance = |c: &mut usize, q: usize| {
-            while end(*c) <= q {
-                *c += 1;
-            }
-            assert!(starts[*c] as usize <= q, "drops: runs out of order");
-        };
-        // Slabs of whole z-planes (a run lies in one plane), each a range of runs.
-        let bounds = &mut self.bounds;
-        bounds.clear();
-        bounds.push(0);
-        let slabs = (nr / self.slab_runs.max(1)).clamp(1, MAX_SLABS);
-        for s in 1..slabs {
-            let k = sys.ijk_of[starts[s * nr / slabs] as usize][2] as usize;
-            let b = starts.partition_point(|&a| a < sys.plane_rows[k]) as u32;
-            if b > *bounds.last().unwrap() {
-                bounds.push(b);
-            }
-        }
-        bounds.push(nr as u32);
-        let p = &mut self.parent;
-        p.clear();
-        p.extend(0..nr as u32);
-        // Within each slab in parallel: every join but those of +z neighbours in the next
-        // slab. Per direction (+y, +z) the run holding the last neighbour found: the
-        // neighbours' rows increase with the rows, so the cursor only moves forward.
-        let pp = SyncPtr(p.as_mut_ptr());
-        let bounds = &*bounds;
-        (0..bounds.len() - 1).into_par_iter().for_each(|s| {
-            let (b0, b1) = (bounds[s] as usize, bounds[s + 1] as usize);
-            // SAFETY: the slabs' ranges of runs are disjoint, each written by its own task.
-            let p = unsafe { std::slice::from_raw_parts_mut(pp.get(b0), b1 - b0) };
-            let (off, next) = (b0 as u32, starts.get(b1).map_or(nf, |&a| a as usize));
-            let mut cur = [b0; 2];
-            for (i, &a) in (b0..).zip(&starts[b0..b1]) {
-                let (a, b) = (a as usize, end(i));
-                if b < nf && sys.nb[b - 1][1] as usize == b {
-                    join(p, off, i as u32, i as u32 + 1);
-                }
-                let m = sys.nb[a];
-                for (c, q) in cur.iter_mut().zip([m[3] as usize, m[5] as usize]) {
-                    if q < next {
-                        advance(c, q);
-                        join(p, off, i as u32, *c as u32);
-                    }
-                }
-            }
-        });
-        // Across the slabs: the +z joins of each slab's last plane.
-        for &b1 in &bounds[1..bounds.len() - 1] {
-            let b1 = b1 as usize;
-            let k = sys.ijk_of[starts[b1] as usize][2] as usize;
-            let first = starts.partition_point(|&a| a < sys.plane_rows[k - 1]);
-            let mut c = b1;
-            for (i, &a) in (first..).zip(&starts[first..b1]) {
-                let q = sys.nb[a as usize][5] as usize;
-                if q < nf {
-                    advance(&mut c, q);
-                    join(p, 0, i as u32, c as u32);
-                }
-            }
-        }
-        // Every run's parent to its root, in order (a parent is at most its run), and the
-        // roots' cells.
-        let cells = &mut self.cells;
+        self.pieces.label(sys);
+        let (pc, cells) = (&self.pieces, &mut self.cells);
         cells.clear();
-        cells.resize(nr, 0);
-        for (i, &a) in starts.iter().enumerate() {
-            p[i] = p[p[i] as usize];
-            cells[p[i] as usize] += (end(i) - a as usize) as u32;
+        cells.resize(pc.starts.len(), 0);
+        for (i, &a) in pc.starts.iter().enumerate() {
+            cells[pc.parent[i] as usize] += (pc.end(i, nf) - a as usize) as u32;
         }
     }
 

@@ -96,7 +96,7 @@ fn drops_are_the_small_pieces_but_the_largest() {
             .into_iter()
             .flat_map(|s| [0, 1, 7, 48, 256, usize::MAX].map(|m| (s, m)))
         {
-            drops.slab_runs = slab_runs;
+            drops.pieces.slab_runs = slab_runs;
             let n = drops.label(&sys, &p.labels, max);
             // The pieces in order of their first row, while they fit in an eighth of the
             // grid's cells.
