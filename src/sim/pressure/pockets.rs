@@ -26,7 +26,13 @@
 //! under air with a moving wall along one side, 30-40 ms for 950,000 rows sealed to the brim;
 //! the union-find alone took 20-27 ms for the first, the walks alone 80-100 ms for the second.
 //! Both correct the same pieces and sum each one's rows in row order: the same bits either
-//! way. Everything but the flags of the rows (a parallel pass) is
+//! way.
+//!
+//! The density correction's solve ([`super::super::density`]) needs the same for every
+//! sealed piece, whatever shut it in: its right-hand side is each cell's over-density, whose
+//! mean over a pocket no displacement inside it can remove ([`Pockets::make_all_compatible`];
+//! there the pieces come from the runs of rows, `system/pieces.rs`, or from the union-find
+//! over rows where a closed face separates two fluid rows). Everything but the flags of the rows (a parallel pass) is
 //! serial, in row order, so the result does not depend on the thread count; the buffers keep
 //! their capacity from one substep to the next.
 
@@ -46,7 +52,7 @@ const SEEN: u8 = 1;
 const AIRY: u8 = 2;
 const SEALED: u8 = 3;
 
-/// Scratch of [`Pockets::make_compatible`].
+/// Scratch of [`Pockets::make_compatible`] and [`Pockets::make_all_compatible`].
 pub struct Pockets {
     flags: Vec<u8>,
     state: Vec<u8>,

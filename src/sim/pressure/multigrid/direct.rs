@@ -149,7 +149,7 @@ impl Direct {
             }
             let (done, row) = self.l.split_at_mut(si);
             let row = &mut row[..i - fi];
-            let mut d = lv.diag[self.split[i] as usize] as f64;
+            let mut d = diagonal(lv, self.split[i] as usize, c);
             let a_ii = d;
             for j in fi..i {
                 let (fj, sj) = (self.first[j] as usize, self.start[j] as usize);
@@ -258,6 +258,29 @@ impl Direct {
 
 /// The weight of the lower face of natural cell `c` along axis `a` (1 on a level with unit
 /// weights, whose open faces all weigh 1).
+/// The diagonal of cell `c` (stored by colour at `x`) in `f64`: with face weights, the level's
+/// `f32` diagonal with its sum of the six weights replaced by their exact sum. The `f32` sum
+/// rounds, so a region that touches no air had rows summing to a few `f32` ulps instead of
+/// zero: its last pivot came out about `1e-6` of the diagonal, above [`NULL_PIVOT`], and its
+/// inverse magnified the region's constant a million times in the cycle (session 30: a closed
+/// tank filled to the brim around a static obstacle, every solve at its cap of 1,000 CG
+/// iterations). With the exact sum the rows sum to zero up to `f64` rounding. Anything the
+/// diagonal holds beyond the weights (the ghost-fluid air terms) is kept.
+fn diagonal(lv: &Level, x: usize, c: usize) -> f64 {
+    let stored = lv.diag[x] as f64;
+    if lv.unit {
+        return stored;
+    }
+    let st = lv.strides();
+    let w = |a: usize, c: usize| lv.w[a][c];
+    // The level's own sum, in its order (`diagonal.rs`), and the exact one.
+    let rounded = w(0, c) + w(0, c + st[0]) + w(1, c) + w(1, c + st[1]) + w(2, c) + w(2, c + st[2]);
+    let exact: f64 = (0..3)
+        .map(|a| w(a, c) as f64 + w(a, c + st[a]) as f64)
+        .sum();
+    stored - rounded as f64 + exact
+}
+
 fn face_weight(lv: &Level, a: usize, c: usize) -> f64 {
     if lv.unit { 1.0 } else { lv.w[a][c] as f64 }
 }
