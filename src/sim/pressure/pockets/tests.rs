@@ -3,6 +3,7 @@
 use super::super::PressureSolver;
 use crate::sim::forces::classify_faces;
 use crate::sim::mac_grid::{CellLabel, FaceKind, GridDims, SolidFaces};
+use crate::sim::pressure::system::System;
 use crate::sim::settings::PressurePreconditioner;
 
 /// A grid of `n` cells of 0.1 m whose outer layer is solid and every other cell `inner`'s
@@ -109,14 +110,9 @@ fn a_squeezed_sealed_pocket_compresses_uniformly() {
     assert!(runs[1] == runs[2], "walks and union-find differ");
 }
 
-/// The walks from the rows a moving solid touches and the union-find over every row find
-/// and correct the same pieces, with the same bits: a box cut by two solid planes into a
-/// sealed piece a moving solid touches (corrected), a sealed piece it does not (left), and
-/// a piece with air that it touches (left), with an uneven right-hand side; budgets from
-/// none (union-find at once) to unlimited.
-#[test]
-fn walks_and_union_find_correct_the_same_pieces() {
-    use crate::sim::pressure::system::System;
+/// A 14 x 9 x 8 box cut by solid planes at x = 4 and x = 9 into three pieces, the last with
+/// air above z = 5 (`[n, d, labels]`), and its system without face weights.
+fn cut_box() -> ([usize; 3], GridDims, Vec<CellLabel>, System) {
     let n = [14, 9, 8];
     let (d, labels) = walled_box(n, |ijk| {
         if ijk[0] == 4 || ijk[0] == 9 {
@@ -129,6 +125,17 @@ fn walks_and_union_find_correct_the_same_pieces() {
     });
     let mut sys = System::new(d.cells());
     sys.build(&d, &labels);
+    (n, d, labels, sys)
+}
+
+/// The walks from the rows a moving solid touches and the union-find over every row find
+/// and correct the same pieces, with the same bits: a box cut by two solid planes into a
+/// sealed piece a moving solid touches (corrected), a sealed piece it does not (left), and
+/// a piece with air that it touches (left), with an uneven right-hand side; budgets from
+/// none (union-find at once) to unlimited.
+#[test]
+fn walks_and_union_find_correct_the_same_pieces() {
+    let (n, d, labels, mut sys) = cut_box();
     let open: [Vec<f32>; 3] = std::array::from_fn(|a| vec![1.0; d.faces(a)]);
     sys.build_weights(&d, &labels, &open);
     // The moving solid: the x-faces of the wall layer at x = 0 (the first piece) and of
@@ -178,19 +185,7 @@ fn walks_and_union_find_correct_the_same_pieces() {
 /// corrected on its own (the union-find's path).
 #[test]
 fn every_sealed_piece_of_the_density_correction_is_made_compatible() {
-    use crate::sim::pressure::system::System;
-    let n = [14, 9, 8];
-    let (d, labels) = walled_box(n, |ijk| {
-        if ijk[0] == 4 || ijk[0] == 9 {
-            CellLabel::Solid
-        } else if ijk[0] > 9 && ijk[2] >= 5 {
-            CellLabel::Empty
-        } else {
-            CellLabel::Fluid
-        }
-    });
-    let mut sys = System::new(d.cells());
-    sys.build(&d, &labels);
+    let (n, d, labels, mut sys) = cut_box();
     let b0: Vec<f64> = (0..sys.nf)
         .map(|r| ((r as f64 * 0.618034).fract() - 0.2) * 10f64.powi((r % 7) as i32 - 3))
         .collect();
