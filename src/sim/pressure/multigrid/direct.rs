@@ -24,7 +24,8 @@
 //! a small part of a solve); the storage is allocated once, at the budgets.
 //!
 //! A liquid region of the level that touches no air is a singular, compatible Neumann block:
-//! its last pivot is zero up to rounding. A pivot below [`NULL_PIVOT`] times its diagonal
+//! its last pivot is zero up to rounding (with face weights only once the diagonal is their
+//! exact sum, [`diagonal`]: the level's `f32` sum left it about `1e-6` of the diagonal). A pivot below [`NULL_PIVOT`] times its diagonal
 //! entry is taken as exactly zero (its row of `L` too, the Schur complement being positive
 //! semi-definite): the solve then applies `L^-T D^+ L^-1`, still a symmetric positive
 //! semi-definite map, so the cycle stays symmetric as CG needs. Everything is `f64` and serial
@@ -256,8 +257,6 @@ impl Direct {
     }
 }
 
-/// The weight of the lower face of natural cell `c` along axis `a` (1 on a level with unit
-/// weights, whose open faces all weigh 1).
 /// The diagonal of cell `c` (stored by colour at `x`) in `f64`: with face weights, the level's
 /// `f32` diagonal with its sum of the six weights replaced by their exact sum. The `f32` sum
 /// rounds, so a region that touches no air had rows summing to a few `f32` ulps instead of
@@ -281,6 +280,8 @@ fn diagonal(lv: &Level, x: usize, c: usize) -> f64 {
     stored - rounded as f64 + exact
 }
 
+/// The weight of the lower face of natural cell `c` along axis `a` (1 on a level with unit
+/// weights, whose open faces all weigh 1).
 fn face_weight(lv: &Level, a: usize, c: usize) -> f64 {
     if lv.unit { 1.0 } else { lv.w[a][c] as f64 }
 }

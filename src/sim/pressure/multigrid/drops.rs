@@ -18,8 +18,8 @@
 //!
 //! So each set-up labels the pieces ([`Drops::label`]: a union-find over the system's runs of
 //! rows in slabs of z-planes in parallel, `system/pieces.rs`; the pieces do not depend on the
-//! slabs or the threads), keeps the largest piece and every
-//! piece of more than [`super::Settings::drop_cells`] cells in the multigrid, and gives it the
+//! slabs or the threads), keeps the largest piece and every piece of more than
+//! [`super::Settings::drop_cells`] cells in the multigrid, and gives it the
 //! grid's labels with the other pieces' cells turned to air (no multigrid cell touches them:
 //! a drop has no face in common with another piece). The drops' rows are preconditioned by
 //! [`super::Settings::drop_sweeps`] symmetric Gauss-Seidel sweeps from zero (a forward sweep
