@@ -16,7 +16,8 @@ frame of each passing run; exits 1 if any failed. Uses `target/release/surge` un
 `--surge` names another binary (to compare two builds on the same scenes). `--mix` also
 draws the solver's choices (APIC, ghost fluid, MIC(0), volume correction, CFL, fixed step,
 FLIP ratio, frame rate, wall friction), an emitter (sometimes turning), a sink and an open
-face; `--keep DIR` copies each failing scene there.
+face; `--brim` fills the tank to the brim (the liquid sealed by the tank's walls, with or
+without `--mix`'s open face); `--keep DIR` copies each failing scene there.
 
 Session 29 (README, "Obstacles", "Violent moves"): 12 of seeds 0:60 blew up to NaN before
 its fixes (slivers of faces nearly covered by a moving solid, sealed pockets with a net
@@ -43,7 +44,7 @@ KEPT = 0.9
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def scene(seed, mix=False):
+def scene(seed, mix=False, brim=False):
     r = random.Random(seed)
     obs = []
     for _ in range(r.randint(1, 3)):
@@ -97,6 +98,9 @@ def scene(seed, mix=False):
          "output": {"meshes": False, "previews": False}}
     if mix:
         mix_in(s, r)
+    if brim:
+        # The closed tank filled to the brim: every piece of the liquid sealed.
+        s["sources"] = [{"type": "box", "min": [0, 0, 0], "max": [0.6, 0.4, 0.5]}]
     return s
 
 
@@ -148,6 +152,8 @@ def main():
     ap.add_argument("--frames", type=int, default=10)
     ap.add_argument("--mix", action="store_true",
                     help="also draw solver choices, an emitter, a sink and an open face")
+    ap.add_argument("--brim", action="store_true",
+                    help="fill the tank to the brim (the liquid sealed by its walls)")
     ap.add_argument("--keep", help="copy each failing scene into this folder")
     ap.add_argument("--surge", default=os.path.join(ROOT, "target", "release", "surge"))
     a = ap.parse_args()
@@ -157,7 +163,7 @@ def main():
         for seed in range(lo, hi):
             path = os.path.join(tmp, f"s{seed}.json")
             with open(path, "w") as f:
-                json.dump(scene(seed, a.mix), f)
+                json.dump(scene(seed, a.mix, a.brim), f)
             out = os.path.join(tmp, "out")
             p = subprocess.run([a.surge, "run", path, "-o", out, "--overwrite", "-q",
                                 "--frames", str(a.frames)], capture_output=True, text=True)
@@ -183,7 +189,7 @@ def main():
                 print(f"seed {seed}: a pressure solve ran to its cap of {CAP} iterations in "
                       f"frames {capped}")
                 continue
-            sc = scene(seed, a.mix)
+            sc = scene(seed, a.mix, a.brim)
             # A closed scene, with the volume correction on and CFL-adaptive substeps: with
             # the correction off or a fixed step (far over the CFL limit beside solids moving
             # at metres a second) particles crowd, and the thinning of crowded cells takes
