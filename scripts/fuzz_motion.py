@@ -174,20 +174,21 @@ def main():
                 refused.append(seed)
                 print(f"seed {seed}: refused: {first[:160]}")
                 continue
-            if p.returncode != 0:
+            def fail(why):
                 failed.append(seed)
-                print(f"seed {seed}: exit {p.returncode}: {first[:160]}")
+                print(f"seed {seed}: {why}")
                 if a.keep:
                     os.makedirs(a.keep, exist_ok=True)
                     shutil.copy(path, a.keep)
+
+            if p.returncode != 0:
+                fail(f"exit {p.returncode}: {first[:160]}")
                 continue
             with open(os.path.join(out, "stats.jsonl")) as f:
                 frames = [json.loads(line) for line in f]
             capped = [s["frame"] for s in frames if s["pressure_iterations_max"] >= CAP]
             if capped:
-                failed.append(seed)
-                print(f"seed {seed}: a pressure solve ran to its cap of {CAP} iterations in "
-                      f"frames {capped}")
+                fail(f"a pressure solve ran to its cap of {CAP} iterations in frames {capped}")
                 continue
             sc = scene(seed, a.mix, a.brim)
             # A closed scene, with the volume correction on and CFL-adaptive substeps: with
@@ -199,9 +200,7 @@ def main():
                           or solver.get("volume_correction", 1) == 0 or "fixed_dt" in solver)
             kept = frames[-1]["particles"] / max(frames[0]["particles"], 1)
             if closed and kept < KEPT:
-                failed.append(seed)
-                print(f"seed {seed}: {100 * (1 - kept):.1f}% of the particles lost with nothing "
-                      f"to take them out")
+                fail(f"{100 * (1 - kept):.1f}% of the particles lost with nothing to take them out")
                 continue
             fastest.append(frames[-1]["max_speed"])
     n = hi - lo
