@@ -130,11 +130,13 @@ impl Pockets {
     /// thinned the corners they were thrown into). Taking it off spreads the pocket's liquid
     /// evenly and keeps its volume.
     ///
-    /// The pieces come from the runs of rows ([`Pieces`], parallel) unless a face with no open
+    /// The pieces come from the runs of rows ([`Pieces`], parallel). Where a face with no open
     /// fraction separates two fluid rows (an obstacle thinner than a cell, a face a moving
-    /// solid nearly covers): then a piece of the labels may hold several of the matrix, and
-    /// the union-find over rows finds them. Either way each piece's rows are summed in row
-    /// order (the same bits both ways, checked by a test).
+    /// solid nearly covers) a piece of the labels may hold several of the matrix: then the
+    /// walks of [`Self::make_compatible`] find the sealed ones (or, past their budget, the
+    /// union-find over rows), from the rows of the sealed pieces of the labels and the rows
+    /// beside such a face. Every way sums each piece's rows in row order (the same bits,
+    /// checked by a test).
     pub fn make_all_compatible(
         &mut self,
         d: &GridDims,
@@ -146,16 +148,15 @@ impl Pockets {
         if nf == 0 {
             return 0;
         }
-        let split = sys.fractional
-            && sys.w[..nf]
-                .par_iter()
-                .zip(sys.nb[..nf].par_iter())
-                .with_min_len(super::SETUP_ROWS)
-                .any(|(w, nb)| (0..6).any(|k| w[k] <= 0.0 && (nb[k] as usize) < nf));
-        if split || self.rows_only {
+        if self.rows_only {
             self.mark(d, sys, labels, |_| true);
             return self.union_find(sys, b);
         }
+        let split = sys.fractional
+            && (0..nf)
+                .into_par_iter()
+                .with_min_len(super::SETUP_ROWS)
+                .any(|r| shut_from_fluid(sys, r));
         let pc = &mut self.pieces;
         pc.label(sys);
         let nr = pc.starts.len();
@@ -171,6 +172,21 @@ impl Pockets {
             {
                 airy[root] = BESIDE_AIR;
             }
+        }
+        if split {
+            // A piece of the labels may hold several of the matrix. A sealed one of those lies
+            // in a sealed piece of the labels or has a row with a closed face to another
+            // fluid row (the face that parts it from the rest): the walks start from both.
+            self.mark(d, sys, labels, |r| shut_from_fluid(sys, r));
+            let pc = &self.pieces;
+            for i in 0..nr {
+                if self.root_flags[pc.parent[i] as usize] == 0 {
+                    for f in &mut self.flags[pc.starts[i] as usize..pc.end(i, nf)] {
+                        *f |= START;
+                    }
+                }
+            }
+            return self.correct_from_starts(sys, b);
         }
         if (0..nr).all(|i| pc.parent[i] as usize != i || airy[i] != 0) {
             return 0;
@@ -217,7 +233,6 @@ impl Pockets {
         solid_vel: &[Vec<f32>; 3],
         b: &mut [f64],
     ) -> usize {
-        let nf = sys.nf;
         self.mark(d, sys, labels, |r| {
             let (ijk, w) = (sys.ijk_of[r], &sys.w[r]);
             (0..6).any(|k| {
@@ -228,6 +243,14 @@ impl Pockets {
                 w[k] < 1.0 && solid_vel[a][f[0] + m[0] * (f[1] + m[1] * f[2])] != 0.0
             })
         });
+        self.correct_from_starts(sys, b)
+    }
+
+    /// After [`Self::mark`]: takes off `b` its mean over every piece without air that holds a
+    /// row flagged [`START`], found by the walks from those rows or, past their budget, by the
+    /// union-find; returns how many pieces it changed.
+    fn correct_from_starts(&mut self, sys: &System, b: &mut [f64]) -> usize {
+        let nf = sys.nf;
         if !self.flags[..nf].iter().any(|&f| f & START != 0) {
             return 0;
         }
@@ -363,6 +386,12 @@ impl Pockets {
         }
         changed
     }
+}
+
+/// Whether row `r` of `sys` (with face weights) has a closed face to another fluid row.
+#[inline]
+fn shut_from_fluid(sys: &System, r: usize) -> bool {
+    (0..6).any(|k| sys.w[r][k] <= 0.0 && (sys.nb[r][k] as usize) < sys.nf)
 }
 
 /// Whether row `r` of `sys` has a face with an open fraction above zero (any face without
