@@ -104,7 +104,8 @@ pub fn face_fractions_into(phi: &[f32], cells: [usize; 3], out: &mut FaceFractio
         "phi must have one value per node"
     );
     out.cells = cells;
-    let node = |i: usize, j: usize, k: usize| phi[i + nn[0] * (j + nn[1] * k)];
+    // Node strides: face (i, j, k) of component `a` has its corner (0, 0) at node (i, j, k).
+    let stride = [1, nn[0], nn[0] * nn[1]];
     for (a, out) in out.open.iter_mut().enumerate() {
         let mut m = cells;
         m[a] += 1;
@@ -113,21 +114,26 @@ pub fn face_fractions_into(phi: &[f32], cells: [usize; 3], out: &mut FaceFractio
             continue;
         }
         // The two axes spanning a face of component a, in right-handed order.
-        let (u, v) = ((a + 1) % 3, (a + 2) % 3);
+        let (su, sv) = (stride[(a + 1) % 3], stride[(a + 2) % 3]);
         out.par_chunks_mut(m[0] * m[1])
             .enumerate()
             .for_each(|(k, plane)| {
-                for j in 0..m[1] {
-                    for i in 0..m[0] {
-                        let base = [i, j, k];
-                        let at = |du: usize, dv: usize| {
-                            let mut p = base;
-                            p[u] += du;
-                            p[v] += dv;
-                            node(p[0], p[1], p[2])
+                for (j, row) in plane.chunks_exact_mut(m[0]).enumerate() {
+                    let base = nn[0] * (j + nn[1] * k);
+                    let corners = &phi[base..];
+                    for (i, o) in row.iter_mut().enumerate() {
+                        let c = [
+                            corners[i],
+                            corners[i + su],
+                            corners[i + su + sv],
+                            corners[i + sv],
+                        ];
+                        // All four corners open: the face is (`fraction_inside` gives 0).
+                        *o = if c.iter().all(|&x| x >= 0.0) {
+                            1.0
+                        } else {
+                            1.0 - fraction_inside(c)
                         };
-                        let c = [at(0, 0), at(1, 0), at(1, 1), at(0, 1)];
-                        plane[i + m[0] * j] = 1.0 - fraction_inside(c);
                     }
                 }
             });

@@ -520,9 +520,13 @@ impl Solid {
 
     /// World-space bounds of the shape at time `t` (the corners of its body-frame box, moved).
     pub fn bounds(&self, t: f64) -> ([f64; 3], [f64; 3]) {
+        self.bounds_at(&self.motion.pose(t))
+    }
+
+    /// World-space bounds of the shape at `pose` (see [`Self::bounds`]).
+    pub fn bounds_at(&self, pose: &Pose) -> ([f64; 3], [f64; 3]) {
         let s = self.scale;
         let (lo, hi) = self.unscaled_bounds();
-        let pose = self.motion.pose(t);
         let mut wlo = [f64::INFINITY; 3];
         let mut whi = [f64::NEG_INFINITY; 3];
         for c in 0..8 {

@@ -3,7 +3,8 @@
 //! Method (what is implemented; see README "Obstacles"):
 //! - **Grid.** At each substep the solid signed distance is evaluated at every cell centre and
 //!   every grid node at the substep's start time (static obstacles: once per run, the buffers
-//!   are kept; beside moving ones, the static ones' part once, [`split`]). The nodes give
+//!   are kept; beside moving ones, the static ones' part once, [`split`]; far from a moving
+//!   solid, the distance to its box, a lower bound that decides the same, [`far`]). The nodes give
 //!   every MAC face its open fraction (`geometry::face_fractions`, Batty, Bertails & Bridson
 //!   2007); the pressure solve uses them as variational weights
 //!   (`pressure::system`: matrix `D^T W G`, fluxes `w u + (1 - w) u_solid`), so sloped and
@@ -112,13 +113,6 @@ fn nearest_distance(posed: &Posed<'_>, p: [f64; 3]) -> f64 {
     posed.min_distance(0..posed.solids.len(), p)
 }
 
-/// [`nearest`]'s distance, exact within a mesh's band, a bound with the right sign beyond it
-/// ([`PosedSolid::signed_distance_banded`]): all the cell-centre and node grids need.
-#[inline]
-fn nearest_banded(posed: &Posed<'_>, p: [f64; 3]) -> f64 {
-    posed.min_banded(0..posed.solids.len(), p)
-}
-
 /// The solids at one time without a list of [`PosedSolid`]s to allocate: their poses and rigid
 /// velocities live in [`SolidState::poses`], refreshed in place.
 struct Posed<'a> {
@@ -182,6 +176,12 @@ pub struct SolidState {
     near_time: f64,
     /// Each solid's pose and rigid velocity at `poses_time` (see [`Posed`]).
     poses: Vec<(Pose, RigidVelocity)>,
+    /// Each moving solid's world box at `poses_time` where the grids may hold a bound far
+    /// from it ([`far`]; `None` elsewhere).
+    boxes: Vec<Option<far::WorldBox>>,
+    /// Beyond how many cells from those boxes the grids hold the bound ([`far::EXACT_CELLS`];
+    /// infinite in tests that compare with exact grids).
+    far_cells: f64,
     poses_time: f64,
     /// Faces sealed this substep ([`super::thin_walls`]): 1 per sealed face.
     sealed: [Vec<u8>; 3],
@@ -228,6 +228,8 @@ impl SolidState {
             near: None,
             near_time: f64::NAN,
             poses: Vec::new(),
+            boxes: Vec::new(),
+            far_cells: far::EXACT_CELLS,
             poses_time: f64::NAN,
             sealed: std::array::from_fn(|a| vec![0; faces(a)]),
             sealed_any: false,
@@ -244,6 +246,9 @@ impl SolidState {
         self.poses = (self.obstacles.solids.iter())
             .map(|s| (s.motion().pose(0.0), s.motion().velocity(0.0)))
             .collect();
+        self.boxes = (self.obstacles.solids.iter().zip(&self.poses))
+            .map(|(s, p)| far::far_box(s, &p.0))
+            .collect();
         self.poses_time = 0.0;
         self
     }
@@ -253,8 +258,10 @@ impl SolidState {
         if self.poses_time == t || !self.obstacles.animated() {
             return;
         }
-        for (s, p) in self.obstacles.solids.iter().zip(self.poses.iter_mut()) {
+        let each = self.poses.iter_mut().zip(self.boxes.iter_mut());
+        for (s, (p, b)) in self.obstacles.solids.iter().zip(each) {
             *p = (s.motion().pose(t), s.motion().velocity(t));
+            *b = far::far_box(s, &p.0);
         }
         self.poses_time = t;
     }
@@ -276,10 +283,11 @@ impl SolidState {
         };
         let n = d.n;
         let (h, lo) = (d.h as f64, d.lower.map(|x| x as f64));
+        let near = (&self.boxes[..], self.far_cells * h);
         if let Some(split) = &mut self.split {
-            split.update(d, &posed, &mut self.cell_phi, &mut self.node_phi);
+            split.update(d, &posed, near, &mut self.cell_phi, &mut self.node_phi);
         } else {
-            Self::all_distances(d, &posed, &mut self.cell_phi, &mut self.node_phi);
+            Self::all_distances(d, &posed, near, &mut self.cell_phi, &mut self.node_phi);
         }
         face_fractions_into(&self.node_phi, n, &mut self.fractions);
         if self.obstacles.animated() {
@@ -324,15 +332,23 @@ impl SolidState {
         self.cell_time = Some(t);
     }
 
-    /// The distance at every cell centre and grid node over every solid.
-    fn all_distances(d: &GridDims, posed: &Posed<'_>, cell_phi: &mut [f32], node_phi: &mut [f32]) {
+    /// The distance at every cell centre and grid node over every solid (a bound far from a
+    /// moving one: `near`, its boxes and distance, see [`far`]).
+    fn all_distances(
+        d: &GridDims,
+        posed: &Posed<'_>,
+        (boxes, far): (&[Option<far::WorldBox>], f64),
+        cell_phi: &mut [f32],
+        node_phi: &mut [f32],
+    ) {
         let (h, lo) = (d.h as f64, d.lower.map(|x| x as f64));
         let nn = d.n.map(|m| m + 1);
+        let all = 0..posed.solids.len();
         split::each_point(cell_phi, d.n, (lo, h, 0.5), |p, _| {
-            nearest_banded(posed, p) as f32
+            posed.min_banded_near(all.clone(), p, boxes, far) as f32
         });
         split::each_point(node_phi, nn, (lo, h, 0.0), |p, _| {
-            nearest_banded(posed, p) as f32
+            posed.min_banded_near(all.clone(), p, boxes, far) as f32
         });
     }
 
@@ -518,6 +534,7 @@ impl SolidState {
         let n = d.n;
         let (h, lo) = (d.h as f64, d.lower.map(|x| x as f64));
         let split = self.split.as_ref();
+        let (boxes, far) = (&self.boxes[..], self.far_cells * h);
         for a in 0..3 {
             let m = d.face_n(a);
             let stride = [1, n[0], n[0] * n[1]][a];
@@ -547,6 +564,9 @@ impl SolidState {
                             p[b] = lo[b] + (ijk[b] as f64 + off) * h;
                         }
                         let us = match split {
+                            // Far from the moving solids, a covered face is a static solid's
+                            // (see `far.rs`): its wall does not move.
+                            Some(split) if far::beyond(boxes, &split.moving, p, far) => 0.0,
                             Some(split) => split
                                 .moving_nearest(&posed, p)
                                 .map_or(0.0, |s| posed.get(s).velocity(p)[a] as f32),
@@ -562,6 +582,7 @@ impl SolidState {
     }
 }
 
+mod far;
 mod hold;
 mod split;
 mod wedge;

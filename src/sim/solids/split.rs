@@ -26,6 +26,7 @@
 use super::super::mac_grid::GridDims;
 use super::super::rest_share::{ShareCells, kernel_gate, sample_share};
 use super::Posed;
+use super::far::WorldBox;
 use crate::geometry::solid::Liquid;
 use rayon::prelude::*;
 
@@ -136,6 +137,7 @@ impl Split {
         &mut self,
         d: &GridDims,
         posed: &Posed<'_>,
+        (boxes, far): (&[Option<WorldBox>], f64),
         cell_phi: &mut [f32],
         node_phi: &mut [f32],
     ) {
@@ -153,7 +155,7 @@ impl Split {
         }
         let moving = &self.moving[..];
         each_point(&mut self.moving_cell, d.n, (lo, h, 0.5), |p, _| {
-            posed.min_banded(moving.iter().copied(), p) as f32
+            posed.min_banded_near(moving.iter().copied(), p, boxes, far) as f32
         });
         let (sc, mc) = (&self.static_cell, &self.moving_cell);
         cell_phi
@@ -163,7 +165,7 @@ impl Split {
             .for_each(|(c, o)| *o = sc[c].min(mc[c]));
         let sn = &self.static_node;
         each_point(node_phi, nn, (lo, h, 0.0), |p, i| {
-            sn[i].min(posed.min_banded(moving.iter().copied(), p) as f32)
+            sn[i].min(posed.min_banded_near(moving.iter().copied(), p, boxes, far) as f32)
         });
     }
 

@@ -277,7 +277,11 @@ fn containment_beside_moving_solids_matches_evaluating_every_particle() {
 /// ([`split::MOVING_FAR_CELLS`]) let a cell near a moving solid take the static share (0 cells
 /// instead of 3.5 differ here), or if the cached static distances were stale; and the wall
 /// velocities those of the same solids without the split (the nearest solid's velocity at
-/// every face the solids cover), faces deep inside the static mesh included.
+/// every face the solids cover), faces deep inside the static mesh included. Far from the
+/// moving solids the grids hold a bound (`far.rs`): the exact value below its distance, a
+/// value between it and the exact one beyond, the same shares, and the containment the bytes of
+/// exact grids (with and without the split); fails if the bound reached nearer than the
+/// gates (the shares differ with `EXACT_CELLS` 0.5) or were not a lower bound.
 #[test]
 fn static_and_moving_solids_give_the_bits_of_evaluating_every_solid() {
     use super::split::MOVING_FAR_CELLS;
@@ -330,9 +334,15 @@ fn static_and_moving_solids_give_the_bits_of_evaluating_every_solid() {
     let obstacles = Obstacles::new(solids.clone(), "t".into());
     let mut st = SolidState::new(obstacles.clone(), &d);
     assert!(st.split.is_some(), "two static and two moving solids");
-    // The wall velocities' reference: the same solids without the split.
-    let mut twin = SolidState::new(obstacles, &d);
+    // The wall velocities' and the containment's reference: the same solids without the
+    // split, and every grid value exact (no far bound, `far.rs`).
+    let mut twin = SolidState::new(obstacles.clone(), &d);
     twin.split = None;
+    twin.far_cells = f64::INFINITY;
+    // Without the split, with the far bound: a shot whose every solid moves.
+    let mut lone = SolidState::new(obstacles, &d);
+    lone.split = None;
+    let mut bounded = 0;
     let kinds: [Vec<FaceKind>; 3] = std::array::from_fn(|a| vec![FaceKind::Wall; d.faces(a)]);
     let (mut moving_faces, mut deep_faces, mut pushed) = (0, 0, 0);
     // Every interior cell labelled fluid: every cell near a solid has its share computed.
@@ -374,13 +384,17 @@ fn static_and_moving_solids_give_the_bits_of_evaluating_every_solid() {
                 }
             }
         };
-        let (mut held, mut sp) = (lattice(), lattice());
+        lone.label_solid_cells(&d, t, &mut labels.clone());
+        let (mut held, mut sp, mut alone) = (lattice(), lattice(), lattice());
         st.remember(&d, &held, t + 0.01, None);
         twin.remember(&d, &sp, t + 0.01, None);
+        lone.remember(&d, &alone, t + 0.01, None);
         shake(&mut held);
         shake(&mut sp);
+        shake(&mut alone);
         st.hold(&d, t + 0.01, &mut held, true);
         twin.hold(&d, t + 0.01, &mut sp, true);
+        lone.hold(&d, t + 0.01, &mut alone, true);
         let mut free = lattice();
         shake(&mut free);
         pushed += (0..free.len())
@@ -397,6 +411,8 @@ fn static_and_moving_solids_give_the_bits_of_evaluating_every_solid() {
                 same(&held.vel[a], &sp.vel[a]),
                 "t {t}: held velocities, axis {a}"
             );
+            assert!(same(&alone.pos[a], &sp.pos[a]), "t {t}: lone, axis {a}");
+            assert!(same(&alone.vel[a], &sp.vel[a]), "t {t}: lone, axis {a}");
         }
         twin.label_solid_cells(&d, t, &mut labels.clone());
         let mut vel: [Vec<f32>; 3] = std::array::from_fn(|a| vec![7.0; d.faces(a)]);
@@ -444,14 +460,45 @@ fn static_and_moving_solids_give_the_bits_of_evaluating_every_solid() {
             let ijk = [c % 24, (c / 24) % 14, c / (24 * 14)];
             *o = at(ijk.map(|x| (x as f64 + 0.5) * h), true) as f32;
         }
+        // The grids, with and without the split: every solid's value, or where a moving
+        // solid's box is far, its bound instead (`far.rs`; a lower bound of its distance,
+        // tested there), only ever on the liquid's side; what they decide is checked below.
+        let mut check = |got: f32, want: f32, what: &str| {
+            if got.to_bits() != want.to_bits() {
+                assert!(got > 0.0 && want > 0.0, "t {t}: {what}: {got} for {want}");
+                bounded += 1;
+            }
+        };
         let nn = d.n.map(|m| m + 1);
-        for (v, &got) in st.node_phi.iter().enumerate() {
+        for v in 0..st.node_phi.len() {
             let ijk = [v % nn[0], (v / nn[0]) % nn[1], v / (nn[0] * nn[1])];
             let want = at(ijk.map(|x| x as f64 * h), true) as f32;
-            assert_eq!(got.to_bits(), want.to_bits(), "t {t}: node {ijk:?}");
+            check(st.node_phi[v], want, &format!("node {ijk:?}"));
+            check(lone.node_phi[v], want, &format!("lone node {ijk:?}"));
+            assert_eq!(
+                twin.node_phi[v].to_bits(),
+                want.to_bits(),
+                "t {t}: exact node {ijk:?}"
+            );
         }
-        for (c, (&got, &want)) in st.cell_phi.iter().zip(&cell_phi).enumerate() {
-            assert_eq!(got.to_bits(), want.to_bits(), "t {t}: cell {c}");
+        for (c, &want) in cell_phi.iter().enumerate() {
+            check(st.cell_phi[c], want, &format!("cell {c}"));
+            check(lone.cell_phi[c], want, &format!("lone cell {c}"));
+            assert_eq!(
+                twin.cell_phi[c].to_bits(),
+                want.to_bits(),
+                "t {t}: exact cell {c}"
+            );
+        }
+        // What the grids decide: the face fractions (and so the closed faces) are those of
+        // exact grids.
+        for a in 0..3 {
+            let open = |s: &SolidState| s.fractions.open[a].iter().map(|x| x.to_bits()).collect();
+            let exact: Vec<u32> = open(&twin);
+            assert!(
+                open(&st) == exact && open(&lone) == exact,
+                "t {t}: fractions {a}"
+            );
         }
         let mut want = vec![0.0f32; d.cells()];
         let phi = |p: [f64; 3]| at(p, false);
@@ -459,6 +506,14 @@ fn static_and_moving_solids_give_the_bits_of_evaluating_every_solid() {
         kernel_open_share(&d, &cell_phi, &phi, (8, false), only, false, &mut want);
         for (c, (&got, &want)) in share.iter().zip(&want).enumerate() {
             assert_eq!(got.to_bits(), want.to_bits(), "t {t}: share of cell {c}");
+        }
+        let lone_share = lone.kernel_share(&d, t, &labels).unwrap();
+        for (c, (&got, &want)) in lone_share.iter().zip(&want).enumerate() {
+            assert_eq!(
+                got.to_bits(),
+                want.to_bits(),
+                "t {t}: lone share of cell {c}"
+            );
         }
         near += want.iter().filter(|&&s| s < 1.0).count();
         // Cells with a share below 1 within reach of a moving solid: the ones the bound keeps
@@ -479,6 +534,10 @@ fn static_and_moving_solids_give_the_bits_of_evaluating_every_solid() {
         "{near} cells near a solid, {moving_near} near a moving one"
     );
     assert!(pushed > 100, "the containment moved {pushed} particles");
+    assert!(
+        bounded > 1000,
+        "{bounded} grid values far from the moving solids"
+    );
     assert!(
         moving_faces > 100 && deep_faces > 100,
         "{moving_faces} faces take a moving solid's velocity, {deep_faces} lie deep in the mesh"
