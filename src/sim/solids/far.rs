@@ -13,7 +13,7 @@
 //! gate compares with, and with the right sign (a mesh's own value there is its band's clamp,
 //! also a lower bound). Every decision taken from the grids is the one the exact values give,
 //! so the frames keep their bytes; `static_and_moving_solids_give_the_bits_of_evaluating_every_solid`
-//! in `tests.rs` checks the decisions against exact grids. A box is 24 flops and a square root,
+//! in `split/tests.rs` checks the decisions against exact grids. A box is 24 flops and a square root,
 //! against a posed shape's rotation and distance, or a mesh's trilinear sample. A container
 //! (liquid inside) and the static solids are evaluated everywhere, as before.
 //!

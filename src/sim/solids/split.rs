@@ -215,3 +215,6 @@ impl Split {
             });
     }
 }
+
+#[cfg(test)]
+mod tests;
