@@ -179,6 +179,8 @@ pub struct SolidState {
     /// Each moving solid's world box at `poses_time` where the grids may hold a bound far
     /// from it ([`far`]; `None` elsewhere).
     boxes: Vec<Option<far::WorldBox>>,
+    /// Each solid's [`Solid::box_slack`] (the containment's use of the boxes, `hold.rs`).
+    slacks: Vec<Option<(f64, f64)>>,
     /// Beyond how many cells from those boxes the grids hold the bound ([`far::EXACT_CELLS`];
     /// infinite in tests that compare with exact grids).
     far_cells: f64,
@@ -229,6 +231,7 @@ impl SolidState {
             near_time: f64::NAN,
             poses: Vec::new(),
             boxes: Vec::new(),
+            slacks: Vec::new(),
             far_cells: far::EXACT_CELLS,
             poses_time: f64::NAN,
             sealed: std::array::from_fn(|a| vec![0; faces(a)]),
@@ -246,6 +249,7 @@ impl SolidState {
         self.poses = (self.obstacles.solids.iter())
             .map(|s| (s.motion().pose(0.0), s.motion().velocity(0.0)))
             .collect();
+        self.slacks = self.obstacles.solids.iter().map(Solid::box_slack).collect();
         self.boxes = (self.obstacles.solids.iter().zip(&self.poses))
             .map(|(s, p)| far::far_box(s, &p.0))
             .collect();

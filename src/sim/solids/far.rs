@@ -22,6 +22,15 @@
 //! below 0, that solid within about 1.2 cells of the face) and that lies at least
 //! [`EXACT_CELLS`] cells from every moving solid's box is a static solid's, whose wall does not
 //! move (the search over the solids would find the same).
+//!
+//! The containment (`hold.rs`) uses them too: a particle is left as it is where every solid's
+//! computed distance at its new position is at least `max(move, push-out)`, and a solid's is
+//! where its box is farther than that plus the solid's [`Solid::box_slack`] (0 for an exact
+//! distance; for a mesh, whose value is a trilinear sample of node distances clamped at its
+//! band, `sqrt(3)` grid spacings, and only while the band is at least that far). The same
+//! answer as evaluating the solid, so the same bytes; what it saves is a moving mesh's grid
+//! sample at every particle at every containment (a moving mesh's distance is not exact, so
+//! the cell distances cannot skip on it, see `hold.rs`).
 
 use super::Posed;
 use crate::geometry::solid::{Liquid, Solid};
@@ -33,6 +42,9 @@ pub const EXACT_CELLS: f64 = 4.0;
 
 /// A world-space box, `(lower, upper)` corners.
 pub type WorldBox = ([f64; 3], [f64; 3]);
+
+/// Each solid's world box and its [`Solid::box_slack`] (`None` where they may not decide).
+pub type Boxes<'a> = (&'a [Option<WorldBox>], &'a [Option<(f64, f64)>]);
 
 /// The world box of `solid` at `pose` where the far bound applies (a moving solid keeping the
 /// liquid outside), else `None`.
@@ -53,6 +65,33 @@ pub fn beyond(boxes: &[Option<WorldBox>], set: &[usize], p: [f64; 3], far: f64) 
 }
 
 impl Posed<'_> {
+    /// Whether every solid of `set` has [`PosedSolid::signed_distance`] at `p` at least `far`
+    /// (not below it: a NaN is skipped, as [`Posed::min_distance`]'s minimum skips it), so the
+    /// same answer as `min_distance(set, p) >= far`. A solid with a box in `boxes` and a
+    /// `(slack, cap)` in `slacks` ([`Solid::box_slack`]) is not evaluated where the box alone
+    /// proves it: `cap >= far` and the box at least `far + slack + tol` from `p` (`tol`, m,
+    /// for rounding).
+    #[inline]
+    pub(super) fn clear_of(
+        &self,
+        set: impl IntoIterator<Item = usize>,
+        p: [f64; 3],
+        (boxes, slacks): Boxes<'_>,
+        far: f64,
+        tol: f64,
+    ) -> bool {
+        set.into_iter().all(|i| {
+            if let (Some(b), Some((slack, cap))) = (&boxes[i], slacks[i]) {
+                let need = far + slack + tol;
+                if cap >= far && gap2(b, p) >= need * need {
+                    return true;
+                }
+            }
+            // Not below `far`: a NaN passes, as the minimum skips it.
+            self.get(i).signed_distance(p).partial_cmp(&far) != Some(std::cmp::Ordering::Less)
+        })
+    }
+
     /// [`Posed::min_banded`] over `set`, except that a solid with a box in `boxes` whose box is
     /// at least `far` (m) from `p` gives the distance to its box (see the module docs).
     #[inline]

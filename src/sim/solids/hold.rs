@@ -23,7 +23,9 @@
 //! moved), so the same tests hold with the distances lowered by the largest such shift between
 //! the two times ([`Pose::max_shift`] of the two poses): the same bytes again, and the particles
 //! far from a moving box or sphere are no longer each evaluated against it. A moving mesh
-//! (whose sampled distance is not exact) still has every particle evaluated.
+//! (whose sampled distance is not exact) has every particle visited, but where the particle is
+//! far enough from the mesh's world box the box decides without a sample of the mesh
+//! (`far.rs`, the same answer).
 
 use super::wedge::slide_along_walls;
 use super::*;
@@ -174,6 +176,7 @@ impl SolidState {
         // time, so a particle far from them needs only the moving ones evaluated to be skipped
         // (the same test as below on the same distance: the minimum over the solids).
         let statics = self.split.as_ref().and_then(|s| s.static_cells());
+        let (boxes, tol) = ((&self.boxes[..], &self.slacks[..]), 1e-3 * h as f64);
         let one = |x: &mut f32,
                    y: &mut f32,
                    z: &mut f32,
@@ -195,15 +198,16 @@ impl SolidState {
             let mut p = p1.map(|c| c as f64);
             // Far from every solid (the distance is 1-Lipschitz, and a lower bound where
             // not exact): no point of the path is in solid and no push-out is needed.
+            // The moving solids' world boxes decide it without evaluating a solid where they
+            // can (`far.rs`; the same answer).
             let far = (len as f64).max(eps);
             if let Some((cells, moving)) = statics
                 && cells[d.cell_of(p1)] as f64 - reach >= far
-                && posed.min_distance(moving.iter().copied(), p) >= far
+                && posed.clear_of(moving.iter().copied(), p, boxes, far, tol)
             {
                 return;
             }
-            let d1 = nearest_distance(&posed, p);
-            if d1 >= far {
+            if posed.clear_of(0..posed.solids.len(), p, boxes, far, tol) {
                 return;
             }
             // Path check: only when the move is long enough to skip over a thin wall.

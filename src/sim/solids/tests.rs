@@ -62,16 +62,20 @@ type Held = ([Vec<f32>; 3], [Vec<f32>; 3]);
 /// The containment tests' run: `p` sorted into the grid, the cells labelled at `label` (none:
 /// no cell distances to skip on), each particle moved by just under `step` in a direction
 /// that varies from particle to particle, and held at `hold` (`bounds`: as
-/// [`SolidState::remember`]'s); the positions and velocities after.
+/// [`SolidState::remember`]'s; `boxes`: whether the moving solids' world boxes may decide a
+/// particle, `far.rs`); the positions and velocities after.
 fn move_and_hold(
     d: &GridDims,
     solids: &[Solid],
     p: &crate::particles::Particles,
     (label, hold): (Option<f64>, f64),
-    bounds: Option<(f64, f64)>,
+    (bounds, boxes): (Option<(f64, f64)>, bool),
     step: f64,
 ) -> Held {
     let mut st = SolidState::new(Obstacles::new(solids.to_vec(), "t".into()), d);
+    if !boxes {
+        st.slacks.fill(None);
+    }
     let mut sp = SortedParticles::default();
     sp.load(p, d.cells());
     sp.sort(d);
@@ -131,7 +135,7 @@ fn containment_near_cells_only_matches_the_full_pass() {
             std::slice::from_ref(&ball),
             &p,
             (Some(0.0), 0.0),
-            bounds,
+            (bounds, true),
             step,
         )
     };
@@ -155,9 +159,13 @@ fn containment_near_cells_only_matches_the_full_pass() {
 /// turning at 90 degrees and moving at 1 m/s, a uniformly scaled sphere, then the same with a
 /// static cylinder (the split of `split.rs`), then a spherical container (liquid inside)
 /// sliding and turning, and a box spinning in place at 340 degrees a second. The reference
-/// never labels the cells, so it has no distances to skip on. Fails if the shift were not taken
-/// off (a zero drift: particles the moving box reaches are skipped) or taken off too little
-/// (the turn's part left out: the spinning box's particles).
+/// never labels the cells, so it has no distances to skip on, and does not let the solids'
+/// world boxes decide (`far.rs`); a tumbling icosphere mesh is the last case. Fails if the
+/// shift were not taken off (a zero drift: particles the moving box reaches are skipped) or
+/// taken off too little (the turn's part left out: the spinning box's particles). (The boxes'
+/// use gives the same bytes with the mesh's slack set to 0 here: its sampled distance stays
+/// above the box's distance on this convex mesh; the slack is the proof's margin for meshes
+/// with hollows, `Solid::box_slack`.)
 #[test]
 fn containment_beside_moving_solids_matches_evaluating_every_particle() {
     use crate::geometry::transform::Keyframe;
@@ -225,6 +233,16 @@ fn containment_beside_moving_solids_matches_evaluating_every_particle() {
         .unwrap(),
         Liquid::Outside,
     );
+    // A mesh (an icosphere) tumbling through, its distance grid at half the cells with a band
+    // of three cells, as a scene's mesh obstacle is built: its world box decides particles.
+    let mesh = {
+        use crate::geometry::mesh_io::test_meshes::icosphere;
+        use crate::geometry::solid::MeshShape;
+        let m = MeshShape::build(&icosphere([0.0; 3], 1.0, 3), [0.15; 3], 0.025, 6.0).unwrap();
+        let shape = Shape::Mesh(std::sync::Arc::new(m));
+        let motion = moving([0.4, 0.3, 0.4], [0.6, 0.5, 0.3], 120.0);
+        solid(shape, [0.15; 3], motion, Liquid::Outside)
+    };
     let mut p = crate::particles::Particles::default();
     let m = [48, 38, 38];
     for k in 0..m[2] {
@@ -242,19 +260,22 @@ fn containment_beside_moving_solids_matches_evaluating_every_particle() {
         vec![paddle.clone(), post, ball],
         vec![tank, paddle],
         vec![spinner],
+        vec![mesh],
     ] {
-        let run = |label: bool, bounds| {
+        let run = |label: bool, bounds, boxes| {
             let times = (label.then_some(t0), t1);
-            move_and_hold(&d, &solids, &p, times, bounds, step)
+            move_and_hold(&d, &solids, &p, times, (bounds, boxes), step)
         };
-        let all = run(false, None);
+        // The reference: every particle evaluated against every solid.
+        let all = run(false, None, false);
         let changed = (0..all.0[0].len())
             .filter(|&s| (0..3).any(|a| all.1[a][s] != [0.1, -0.2, 0.3][a]))
             .count();
         assert!(changed > 500, "only {changed} particles were held");
         for (what, got) in [
-            ("each particle's cell", run(true, None)),
-            ("the near cells", run(true, Some((0.0, step)))),
+            ("the solids' boxes", run(false, None, true)),
+            ("each particle's cell", run(true, None, true)),
+            ("the near cells", run(true, Some((0.0, step)), true)),
         ] {
             for a in 0..3 {
                 let differ = (0..all.0[a].len())

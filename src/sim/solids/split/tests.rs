@@ -72,10 +72,11 @@ fn static_and_moving_solids_give_the_bits_of_evaluating_every_solid() {
     let mut st = SolidState::new(obstacles.clone(), &d);
     assert!(st.split.is_some(), "two static and two moving solids");
     // The wall velocities' and the containment's reference: the same solids without the
-    // split, and every grid value exact (no far bound, `far.rs`).
+    // split, every grid value exact and every particle evaluated (no far bound, `far.rs`).
     let mut twin = SolidState::new(obstacles.clone(), &d);
     twin.split = None;
     twin.far_cells = f64::INFINITY;
+    twin.slacks.fill(None);
     // Without the split, with the far bound: a shot whose every solid moves.
     let mut lone = SolidState::new(obstacles, &d);
     lone.split = None;
