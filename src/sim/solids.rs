@@ -347,13 +347,9 @@ impl SolidState {
     ) {
         let (h, lo) = (d.h as f64, d.lower.map(|x| x as f64));
         let nn = d.n.map(|m| m + 1);
-        let all = 0..posed.solids.len();
-        split::each_point(cell_phi, d.n, (lo, h, 0.5), |p, _| {
-            posed.min_banded_near(all.clone(), p, boxes, far) as f32
-        });
-        split::each_point(node_phi, nn, (lo, h, 0.0), |p, _| {
-            posed.min_banded_near(all.clone(), p, boxes, far) as f32
-        });
+        let (all, near) = (0..posed.solids.len(), (boxes, far));
+        far::fill_near(cell_phi, d.n, (lo, h, 0.5), posed, all.clone(), near, None);
+        far::fill_near(node_phi, nn, (lo, h, 0.0), posed, all, near, None);
     }
 
     /// The friction pass's obstacle data with the domain walls' friction `walls` (per face,

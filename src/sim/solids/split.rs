@@ -26,7 +26,7 @@
 use super::super::mac_grid::GridDims;
 use super::super::rest_share::{ShareCells, kernel_gate, sample_share};
 use super::Posed;
-use super::far::WorldBox;
+use super::far::{WorldBox, fill_near};
 use crate::geometry::solid::Liquid;
 use rayon::prelude::*;
 
@@ -153,20 +153,17 @@ impl Split {
             });
             self.ready = true;
         }
-        let moving = &self.moving[..];
-        each_point(&mut self.moving_cell, d.n, (lo, h, 0.5), |p, _| {
-            posed.min_banded_near(moving.iter().copied(), p, boxes, far) as f32
-        });
+        let (moving, near) = (self.moving.iter().copied(), (boxes, far));
+        let mc = &mut self.moving_cell;
+        fill_near(mc, d.n, (lo, h, 0.5), posed, moving.clone(), near, None);
         let (sc, mc) = (&self.static_cell, &self.moving_cell);
         cell_phi
             .par_iter_mut()
             .enumerate()
             .with_min_len(4096)
             .for_each(|(c, o)| *o = sc[c].min(mc[c]));
-        let sn = &self.static_node;
-        each_point(node_phi, nn, (lo, h, 0.0), |p, i| {
-            sn[i].min(posed.min_banded_near(moving.iter().copied(), p, boxes, far) as f32)
-        });
+        let sn = Some(&self.static_node[..]);
+        fill_near(node_phi, nn, (lo, h, 0.0), posed, moving, near, sn);
     }
 
     /// The kernel's open share (`rest_share::kernel_open_share` with `samples` per axis, not
