@@ -325,7 +325,8 @@ impl SolidState {
                                     let off = if b == a { 0.0 } else { 0.5 };
                                     lo[b] + (ijk[b] as f64 + off) * h
                                 });
-                                solids[nearest(&posed, p).2].friction()
+                                let one = solids.len() == 1;
+                                solids[if one { 0 } else { nearest(&posed, p).2 }].friction()
                             } else {
                                 0.0
                             };
@@ -570,6 +571,8 @@ impl SolidState {
                             Some(split) => split
                                 .moving_nearest(&posed, p)
                                 .map_or(0.0, |s| posed.get(s).velocity(p)[a] as f32),
+                            // One solid: the nearest without evaluating it.
+                            None if posed.solids.len() == 1 => posed.get(0).velocity(p)[a] as f32,
                             None => posed.get(nearest(&posed, p).2).velocity(p)[a] as f32,
                         };
                         fv[i] = us;

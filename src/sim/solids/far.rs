@@ -33,9 +33,9 @@
 //! the cell distances cannot skip on it, see `hold.rs`).
 
 use super::Posed;
-use rayon::prelude::*;
 use crate::geometry::solid::{Liquid, Solid};
 use crate::geometry::transform::Pose;
+use rayon::prelude::*;
 
 /// How far outside a moving solid's world box (cells) its grid values stay exact: above every
 /// distance the grids are compared with (see the module docs).
@@ -239,7 +239,10 @@ mod tests {
                         continue;
                     }
                     let want = reference.distance_and_normal(p).0 as f32;
-                    assert!(got >= far as f32, "case {k}, t {t}, {p:?}: {got} nearer than {far}");
+                    assert!(
+                        got >= far as f32,
+                        "case {k}, t {t}, {p:?}: {got} nearer than {far}"
+                    );
                     assert!(got <= want, "case {k}, t {t}, {p:?}: {got} > {want}");
                     bounded += 1;
                 }
