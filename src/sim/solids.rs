@@ -4,7 +4,7 @@
 //! - **Grid.** At each substep the solid signed distance is evaluated at every cell centre and
 //!   every grid node at the substep's start time (static obstacles: once per run, the buffers
 //!   are kept; beside moving ones, the static ones' part once, [`split`]; far from a moving
-//!   solid, the distance to its box, a lower bound that decides the same, [`far`]). The nodes give
+//!   solid, a lower bound from its world box that decides the same, [`far`]). The nodes give
 //!   every MAC face its open fraction (`geometry::face_fractions`, Batty, Bertails & Bridson
 //!   2007); the pressure solve uses them as variational weights
 //!   (`pressure::system`: matrix `D^T W G`, fluxes `w u + (1 - w) u_solid`), so sloped and

@@ -8,14 +8,16 @@
 //! [`super::split::MOVING_FAR_CELLS`] cells plus the push-out distance (3.6 cells), and the
 //! containment skips a particle on a lower bound of its distance (`hold.rs`: visiting it gives
 //! the same bytes). So where a point lies at least [`EXACT_CELLS`] cells outside the world box
-//! of a moving solid that keeps the liquid outside, the solid's grid value is the distance to
-//! that box: a lower bound of its distance (the shape lies in the box), at least the cells every
-//! gate compares with, and with the right sign (a mesh's own value there is its band's clamp,
-//! also a lower bound). Every decision taken from the grids is the one the exact values give,
-//! so the frames keep their bytes; `static_and_moving_solids_give_the_bits_of_evaluating_every_solid`
-//! in `split/tests.rs` checks the decisions against exact grids. A box is 24 flops and a square root,
-//! against a posed shape's rotation and distance, or a mesh's trilinear sample. A container
-//! (liquid inside) and the static solids are evaluated everywhere, as before.
+//! of a moving solid that keeps the liquid outside, the solid's grid value is
+//! `max(gap_x, gap_yz, far)` ([`fill_near`]): at most the distance to that box and so to the
+//! shape (which lies in the box), at least the cells every gate compares with, and positive (a
+//! mesh's own value there is its band's clamp, also a lower bound). Every decision taken from
+//! the grids is the one the exact values give, so the frames keep their bytes;
+//! `static_and_moving_solids_give_the_bits_of_evaluating_every_solid` in `split/tests.rs`
+//! checks the decisions against exact grids. By rows, only a row's points within `far` of the
+//! box are evaluated, against a posed shape's rotation and distance (or a mesh's trilinear
+//! sample) at every point before. A container (liquid inside) and the static solids are
+//! evaluated everywhere, as before.
 //!
 //! The wall velocities ([`super::SolidState::wall_velocities`]) use the same boxes: beside
 //! static solids, a face that some solid covers (a corner node or a neighbouring cell centre
@@ -61,13 +63,14 @@ fn gap2((lo, hi): &WorldBox, p: [f64; 3]) -> f64 {
 }
 
 /// Whether every solid of `set` has a box in `boxes` at least `far` from `p`.
-pub fn beyond(boxes: &[Option<WorldBox>], set: &[usize], p: [f64; 3], far: f64) -> bool {
+pub(super) fn beyond(boxes: &[Option<WorldBox>], set: &[usize], p: [f64; 3], far: f64) -> bool {
     (set.iter()).all(|&i| boxes[i].as_ref().is_some_and(|b| gap2(b, p) >= far * far))
 }
 
 impl Posed<'_> {
-    /// Whether every solid of `set` has [`crate::geometry::solid::PosedSolid::signed_distance`] at `p` at least `far`
-    /// (not below it: a NaN is skipped, as [`Posed::min_distance`]'s minimum skips it), so the
+    /// Whether every solid of `set` has its computed distance
+    /// ([`crate::geometry::solid::PosedSolid::signed_distance`]) at `p` at least `far` (not
+    /// below it: a NaN is skipped, as [`Posed::min_distance`]'s minimum skips it), so the
     /// same answer as `min_distance(set, p) >= far`. A solid with a box in `boxes` and a
     /// `(slack, cap)` in `slacks` ([`Solid::box_slack`]) is not evaluated where the box alone
     /// proves it: `cap >= far` and the box at least `far + slack + tol` from `p` (`tol`, m,
@@ -96,8 +99,9 @@ impl Posed<'_> {
 
 /// Fills `out`, a grid of points (rows of `n[0]`, `n` per axis, spaced `h` from `lo` plus `off`
 /// cells, as `split::each_point`), with the minimum of `base` (the static solids' kept values;
-/// infinity without) and each solid of `set`'s [`crate::geometry::solid::PosedSolid::signed_distance_banded`], except
-/// that where a solid's box in `boxes` is at least `far` (m) from the point it gives the bound
+/// infinity without) and each solid of `set`'s banded distance
+/// ([`crate::geometry::solid::PosedSolid::signed_distance_banded`]), except that where a
+/// solid's box in `boxes` is at least `far` (m) from the point it gives the bound
 /// `max(gap_x, gap_yz, far)` instead: the point's distance from the box along x and in the
 /// (y, z) plane, each at most the distance to the box and so to the shape, and `far`, which the
 /// box's distance is at least (see the module docs). By rows: a row's `(y, z)` gap is found

@@ -11,7 +11,8 @@
 //!
 //! - **Distances.** The grids' distance is the minimum over the solids, so it is the minimum of
 //!   the static solids' (evaluated at the first substep and kept) and the moving ones' (every
-//!   substep): the same values bit for bit (a minimum is exact in any grouping).
+//!   substep): the same values bit for bit (a minimum is exact in any grouping; far from a
+//!   moving solid its part is a bound, [`super::far`], with or without the split).
 //! - **Kernel share.** A cell's share samples `open(x) = [min over solids phi(x) >= eps]` over
 //!   its kernel's support (within `sqrt(3) h` of its centre). Where the moving solids' distance
 //!   at the centre is at least [`MOVING_FAR_CELLS`] cells plus `eps`, every sample is at least
