@@ -305,6 +305,7 @@ impl SolidState {
             }
         }
         if !self.face_friction[0].is_empty() {
+            let (boxes, far) = ((&self.boxes[..], &self.slacks[..]), self.far_cells * h);
             for a in 0..3 {
                 let m = d.face_n(a);
                 let stride = [1, n[0], n[0] * n[1]][a];
@@ -325,8 +326,7 @@ impl SolidState {
                                     let off = if b == a { 0.0 } else { 0.5 };
                                     lo[b] + (ijk[b] as f64 + off) * h
                                 });
-                                let one = solids.len() == 1;
-                                solids[if one { 0 } else { nearest(&posed, p).2 }].friction()
+                                solids[posed.nearest_near(p, boxes, far)].friction()
                             } else {
                                 0.0
                             };
@@ -536,6 +536,7 @@ impl SolidState {
         let (h, lo) = (d.h as f64, d.lower.map(|x| x as f64));
         let split = self.split.as_ref();
         let (boxes, far) = (&self.boxes[..], self.far_cells * h);
+        let slacks = &self.slacks[..];
         for a in 0..3 {
             let m = d.face_n(a);
             let stride = [1, n[0], n[0] * n[1]][a];
@@ -571,9 +572,10 @@ impl SolidState {
                             Some(split) => split
                                 .moving_nearest(&posed, p)
                                 .map_or(0.0, |s| posed.get(s).velocity(p)[a] as f32),
-                            // One solid: the nearest without evaluating it.
-                            None if posed.solids.len() == 1 => posed.get(0).velocity(p)[a] as f32,
-                            None => posed.get(nearest(&posed, p).2).velocity(p)[a] as f32,
+                            None => {
+                                let s = posed.nearest_near(p, (boxes, slacks), far);
+                                posed.get(s).velocity(p)[a] as f32
+                            }
                         };
                         fv[i] = us;
                         if kr[i] == FaceKind::Wall && inside {

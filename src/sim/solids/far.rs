@@ -68,6 +68,41 @@ pub(super) fn beyond(boxes: &[Option<WorldBox>], set: &[usize], p: [f64; 3], far
 }
 
 impl Posed<'_> {
+    /// [`super::nearest`]'s solid at a face some solid covers (a corner node or a neighbouring
+    /// cell centre of the grids below 0), without evaluating the solids whose box in `boxes`
+    /// is at least `far` from `p` and that have a [`Solid::box_slack`] in `slacks`: the solid
+    /// behind the negative grid value is at most about 1.2 cells from `p` (its computed
+    /// distance changes by at most `sqrt(3)` per unit, and the node or centre is within 0.71
+    /// cell), a skipped one at least `min(far - slack, cap)` (2.2 cells for `far` 4 cells, a
+    /// mesh's slack at most 1.8 cells and its band 3 cells), so the nearest, and the first of
+    /// the nearest, is among the evaluated ones. All skipped (not a covered face): every solid
+    /// is evaluated. One solid: it, unevaluated.
+    pub(super) fn nearest_near(&self, p: [f64; 3], (boxes, slacks): Boxes<'_>, far: f64) -> usize {
+        if self.solids.len() == 1 {
+            return 0; // the nearest without evaluating it
+        }
+        let mut best = (f64::INFINITY, 0);
+        let mut any = false;
+        for i in 0..self.solids.len() {
+            if boxes[i]
+                .as_ref()
+                .is_some_and(|b| slacks[i].is_some() && gap2(b, p) >= far * far)
+            {
+                continue;
+            }
+            any = true;
+            let d = self.get(i).distance_and_normal(p).0;
+            if d < best.0 {
+                best = (d, i);
+            }
+        }
+        if any {
+            best.1
+        } else {
+            super::nearest(self, p).2
+        }
+    }
+
     /// Whether every solid of `set` has its computed distance
     /// ([`crate::geometry::solid::PosedSolid::signed_distance`]) at `p` at least `far` (not
     /// below it: a NaN is skipped, as [`Posed::min_distance`]'s minimum skips it), so the

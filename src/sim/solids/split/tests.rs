@@ -154,9 +154,10 @@ fn static_and_moving_solids_give_the_bits_of_evaluating_every_solid() {
         }
         twin.label_solid_cells(&d, t, &mut labels.clone());
         let mut vel: [Vec<f32>; 3] = std::array::from_fn(|a| vec![7.0; d.faces(a)]);
-        let mut twin_vel = vel.clone();
+        let (mut twin_vel, mut lone_vel) = (vel.clone(), vel.clone());
         st.wall_velocities(&d, t, &kinds, &mut vel);
         twin.wall_velocities(&d, t, &kinds, &mut twin_vel);
+        lone.wall_velocities(&d, t, &kinds, &mut lone_vel);
         for a in 0..3 {
             let differ = |x: &[f32], y: &[f32]| {
                 x.iter()
@@ -167,6 +168,16 @@ fn static_and_moving_solids_give_the_bits_of_evaluating_every_solid() {
             assert_eq!(f, None, "t {t}: wall velocity of face {f:?} on axis {a}");
             let f = differ(&st.face_vel[a], &twin.face_vel[a]);
             assert_eq!(f, None, "t {t}: solid velocity of face {f:?} on axis {a}");
+            let f = differ(&lone_vel[a], &twin_vel[a]);
+            assert_eq!(
+                f, None,
+                "t {t}: lone: wall velocity of face {f:?} on axis {a}"
+            );
+            let f = differ(&lone.face_vel[a], &twin.face_vel[a]);
+            assert_eq!(
+                f, None,
+                "t {t}: lone: solid velocity of face {f:?} on axis {a}"
+            );
             moving_faces += st.face_vel[a].iter().filter(|&&v| v != 0.0).count();
             let m = d.face_n(a);
             deep_faces += (0..d.faces(a))
