@@ -291,7 +291,7 @@ impl SolidState {
         if let Some(split) = &mut self.split {
             split.update(d, &posed, near, &mut self.cell_phi, &mut self.node_phi);
         } else {
-            Self::all_distances(d, &posed, near, &mut self.cell_phi, &mut self.node_phi);
+            far::all_distances(d, &posed, near, &mut self.cell_phi, &mut self.node_phi);
         }
         face_fractions_into(&self.node_phi, n, &mut self.fractions);
         if self.obstacles.animated() {
@@ -335,22 +335,6 @@ impl SolidState {
             }
         }
         self.cell_time = Some(t);
-    }
-
-    /// The distance at every cell centre and grid node over every solid (a bound far from a
-    /// moving one: `near`, its boxes and distance, see [`far`]).
-    fn all_distances(
-        d: &GridDims,
-        posed: &Posed<'_>,
-        (boxes, far): (&[Option<far::WorldBox>], f64),
-        cell_phi: &mut [f32],
-        node_phi: &mut [f32],
-    ) {
-        let (h, lo) = (d.h as f64, d.lower.map(|x| x as f64));
-        let nn = d.n.map(|m| m + 1);
-        let (all, near) = (0..posed.solids.len(), (boxes, far));
-        far::fill_near(cell_phi, d.n, (lo, h, 0.5), posed, all.clone(), near, None);
-        far::fill_near(node_phi, nn, (lo, h, 0.0), posed, all, near, None);
     }
 
     /// The friction pass's obstacle data with the domain walls' friction `walls` (per face,
@@ -428,10 +412,21 @@ impl SolidState {
             solids: &self.obstacles.solids[..],
             poses: &self.poses,
         };
+        let h = d.h as f64;
+        let cap = (far::SHARE_CAP_CELLS + PUSHOUT_CELLS as f64) * h;
+        let boxes = (&self.boxes[..], &self.slacks[..]);
         if let Some(split) = self.split.as_mut().filter(|_| animated) {
-            split.share(d, &posed, &self.cell_phi, 8, only, &mut self.share);
+            split.share(
+                d,
+                &posed,
+                (boxes, cap),
+                8,
+                (&self.cell_phi, only),
+                &mut self.share,
+            );
         } else {
-            let phi = |p: [f64; 3]| nearest_distance(&posed, p);
+            let all = 0..posed.solids.len();
+            let phi = |p: [f64; 3]| posed.min_distance_capped(all.clone(), p, boxes, cap);
             let exact = posed.exact(0..posed.solids.len());
             super::rest_share::kernel_open_share(
                 d,

@@ -34,6 +34,7 @@
 //! sample at every particle at every containment (a moving mesh's distance is not exact, so
 //! the cell distances cannot skip on it, see `hold.rs`).
 
+use super::super::mac_grid::GridDims;
 use super::Posed;
 use crate::geometry::solid::{Liquid, Solid};
 use crate::geometry::transform::Pose;
@@ -67,7 +68,37 @@ pub(super) fn beyond(boxes: &[Option<WorldBox>], set: &[usize], p: [f64; 3], far
     (set.iter()).all(|&i| boxes[i].as_ref().is_some_and(|b| gap2(b, p) >= far * far))
 }
 
+/// The density kernel's open share (`rest_share::sample_share`) compares the solids' distance
+/// with the push-out distance `eps`, and a block of samples' centre with it plus at most 0.87
+/// cell (two samples per axis); a solid whose computed distance is at least `eps` plus a cell
+/// gives the same verdicts as that value, so [`Posed::min_distance_capped`] caps it there.
+pub const SHARE_CAP_CELLS: f64 = 1.0;
+
 impl Posed<'_> {
+    /// [`Posed::min_distance`] over `set`, except that a solid whose box proves its computed
+    /// distance at least `cap` (the box at least `cap + slack` from `p`, its band at least
+    /// `cap`: [`Solid::box_slack`]) gives `cap` without being evaluated: every comparison with a
+    /// value below `cap` comes out the same (the kernel share's, [`SHARE_CAP_CELLS`]).
+    #[inline]
+    pub(super) fn min_distance_capped(
+        &self,
+        set: impl IntoIterator<Item = usize>,
+        p: [f64; 3],
+        (boxes, slacks): Boxes<'_>,
+        cap: f64,
+    ) -> f64 {
+        (set.into_iter())
+            .map(|i| match (&boxes[i], slacks[i]) {
+                (Some(b), Some((slack, band)))
+                    if band >= cap && gap2(b, p) >= (cap + slack) * (cap + slack) =>
+                {
+                    cap
+                }
+                _ => self.get(i).signed_distance(p),
+            })
+            .fold(f64::INFINITY, f64::min)
+    }
+
     /// [`super::nearest`]'s solid at a face some solid covers (a corner node or a neighbouring
     /// cell centre of the grids below 0), without evaluating the solids whose box in `boxes`
     /// is at least `far` from `p` and that have a [`Solid::box_slack`] in `slacks`: the solid
@@ -197,6 +228,22 @@ pub(super) fn fill_near(
             }
         }
     });
+}
+
+/// The distance at every cell centre and grid node over every solid, as [`fill_near`] gives it
+/// (a bound far from a moving one: `near`, its boxes and distance).
+pub(super) fn all_distances(
+    d: &GridDims,
+    posed: &Posed<'_>,
+    (boxes, far): (&[Option<WorldBox>], f64),
+    cell_phi: &mut [f32],
+    node_phi: &mut [f32],
+) {
+    let (h, lo) = (d.h as f64, d.lower.map(|x| x as f64));
+    let nn = d.n.map(|m| m + 1);
+    let (all, near) = (0..posed.solids.len(), (boxes, far));
+    fill_near(cell_phi, d.n, (lo, h, 0.5), posed, all.clone(), near, None);
+    fill_near(node_phi, nn, (lo, h, 0.0), posed, all, near, None);
 }
 
 #[cfg(test)]

@@ -27,7 +27,7 @@
 use super::super::mac_grid::GridDims;
 use super::super::rest_share::{ShareCells, kernel_gate, sample_share};
 use super::Posed;
-use super::far::{WorldBox, fill_near};
+use super::far::{Boxes, WorldBox, fill_near};
 use crate::geometry::solid::Liquid;
 use rayon::prelude::*;
 
@@ -175,9 +175,9 @@ impl Split {
         &mut self,
         d: &GridDims,
         posed: &Posed<'_>,
-        cell_phi: &[f32],
+        (boxes, cap): (Boxes<'_>, f64),
         samples: usize,
-        only: ShareCells<'_>,
+        (cell_phi, only): (&[f32], ShareCells<'_>),
         share: &mut [f32],
     ) {
         let n = d.n;
@@ -185,7 +185,8 @@ impl Split {
         let far = MOVING_FAR_CELLS * h + crate::geometry::solid::PUSHOUT_CELLS as f64 * h;
         let statics = &self.statics[..];
         let phi_static = |p: [f64; 3]| posed.min_distance(statics.iter().copied(), p);
-        let phi_all = |p: [f64; 3]| super::nearest_distance(posed, p);
+        let all = 0..posed.solids.len();
+        let phi_all = |p: [f64; 3]| posed.min_distance_capped(all.clone(), p, boxes, cap);
         let exact_static = posed.exact(statics.iter().copied());
         let exact_all = exact_static && posed.exact(self.moving.iter().copied());
         let moving_cell = &self.moving_cell;
