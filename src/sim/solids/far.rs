@@ -33,6 +33,12 @@
 //! answer as evaluating the solid, so the same bytes; what it saves is a moving mesh's grid
 //! sample at every particle at every containment (a moving mesh's distance is not exact, so
 //! the cell distances cannot skip on it, see `hold.rs`).
+//!
+//! With several moving solids, the nearest solid of a covered face (wall velocities, friction
+//! faces) is searched among those whose box is within `far` ([`Posed::nearest_near`]), and the
+//! density kernel's share samples count a solid whose box proves it past the push-out distance
+//! plus a cell as that value ([`Posed::min_distance_capped`]): the same answers, fewer
+//! evaluations.
 
 use super::super::mac_grid::GridDims;
 use super::Posed;
