@@ -15,10 +15,12 @@ use crate::geometry::transform::{Motion, Pose};
 /// instead of 3.5 differ here), or if the cached static distances were stale; and the wall
 /// velocities those of the same solids without the split (the nearest solid's velocity at
 /// every face the solids cover), faces deep inside the static mesh included. Far from the
-/// moving solids the grids hold a bound (`far.rs`): the exact value below its distance, a
-/// value between it and the exact one beyond, the same shares, and the containment the bytes of
-/// exact grids (with and without the split); fails if the bound reached nearer than the
-/// gates (the shares differ with `EXACT_CELLS` 0.5) or were not a lower bound.
+/// moving solids the grids hold a bound (`far.rs`), positive where it differs, and what they
+/// decide is that of exact grids, with and without the split: the face fractions, the shares,
+/// the containment's bytes (the reference evaluates every particle) and the wall velocities
+/// (the reference searches every solid). Fails with the bound at 0.5 cell (the fractions), the
+/// wall velocities' far skip at 0 cells, the several-solid search's pruning at 0 cells, or the
+/// kernel share's cap below the push-out distance (each tried).
 #[test]
 fn static_and_moving_solids_give_the_bits_of_evaluating_every_solid() {
     use super::MOVING_FAR_CELLS;
