@@ -502,22 +502,6 @@ impl Solid {
         }
     }
 
-    /// How the computed distance [`PosedSolid::signed_distance`] compares with the distance `g`
-    /// from a point outside the shape's world box ([`Self::bounds_at`]) to that box: at least
-    /// `min(g - slack, cap)` for the returned `(slack, cap)`. An exact distance (see
-    /// [`Self::distance_is_exact`]) is at least `g` (the shape lies in its box): `(0, inf)`. A
-    /// mesh's is the trilinear interpolant of node values that are the exact distance clamped
-    /// at the band, and the nodes of a sample's grid cell lie within `sqrt(3)` spacings of it
-    /// (outside the grid, the value at the nearest grid point plus the distance to it):
-    /// `(sqrt(3) spacing, band)`. `None` for a sphere or cylinder scaled per axis (a bound that
-    /// can fall below the box's distance).
-    pub fn box_slack(&self) -> Option<(f64, f64)> {
-        match &self.shape {
-            Shape::Mesh(m) => Some((3f64.sqrt() * m.sdf.grid.spacing, m.sdf.band)),
-            _ => self.distance_is_exact().then_some((0.0, f64::INFINITY)),
-        }
-    }
-
     /// Where the computed distance is the shape's exact signed distance (a box at any scale, a
     /// sphere or cylinder at a uniform one: see the module docs), the largest distance of a
     /// point of the scaled shape from its body origin (the farthest corner of

@@ -179,7 +179,7 @@ pub struct SolidState {
     /// Each moving solid's world box at `poses_time` where the grids may hold a bound far
     /// from it ([`far`]; `None` elsewhere).
     boxes: Vec<Option<far::WorldBox>>,
-    /// Each solid's [`Solid::box_slack`] (the containment's use of the boxes, `hold.rs`).
+    /// Each solid's [`far::box_slack`] (the containment's use of the boxes, `hold.rs`).
     slacks: Vec<Option<(f64, f64)>>,
     /// Beyond how many cells from those boxes the grids hold the bound ([`far::EXACT_CELLS`];
     /// infinite in tests that compare with exact grids).
@@ -249,7 +249,7 @@ impl SolidState {
         self.poses = (self.obstacles.solids.iter())
             .map(|s| (s.motion().pose(0.0), s.motion().velocity(0.0)))
             .collect();
-        self.slacks = self.obstacles.solids.iter().map(Solid::box_slack).collect();
+        self.slacks = self.obstacles.solids.iter().map(far::box_slack).collect();
         self.boxes = (self.obstacles.solids.iter().zip(&self.poses))
             .map(|(s, p)| far::far_box(s, &p.0))
             .collect();

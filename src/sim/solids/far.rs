@@ -27,7 +27,7 @@
 //!
 //! The containment (`hold.rs`) uses them too: a particle is left as it is where every solid's
 //! computed distance at its new position is at least `max(move, push-out)`, and a solid's is
-//! where its box is farther than that plus the solid's [`Solid::box_slack`] (0 for an exact
+//! where its box is farther than that plus the solid's [`box_slack`] (0 for an exact
 //! distance; for a mesh, whose value is a trilinear sample of node distances clamped at its
 //! band, `sqrt(3)` grid spacings, and only while the band is at least that far). The same
 //! answer as evaluating the solid, so the same bytes; what it saves is a moving mesh's grid
@@ -42,9 +42,10 @@
 
 use super::super::mac_grid::GridDims;
 use super::Posed;
-use crate::geometry::solid::{Liquid, Solid};
+use crate::geometry::solid::{Liquid, Shape, Solid};
 use crate::geometry::transform::Pose;
 use rayon::prelude::*;
+use std::cmp::Ordering;
 
 /// How far outside a moving solid's world box (cells) its grid values stay exact: above every
 /// distance the grids are compared with (see the module docs).
@@ -53,13 +54,40 @@ pub const EXACT_CELLS: f64 = 4.0;
 /// A world-space box, `(lower, upper)` corners.
 pub type WorldBox = ([f64; 3], [f64; 3]);
 
-/// Each solid's world box and its [`Solid::box_slack`] (`None` where they may not decide).
+/// Each solid's world box and its [`box_slack`] (`None` where they may not decide).
 pub type Boxes<'a> = (&'a [Option<WorldBox>], &'a [Option<(f64, f64)>]);
 
 /// The world box of `solid` at `pose` where the far bound applies (a moving solid keeping the
 /// liquid outside), else `None`.
 pub fn far_box(solid: &Solid, pose: &Pose) -> Option<WorldBox> {
     (solid.is_animated() && solid.liquid() == Liquid::Outside).then(|| solid.bounds_at(pose))
+}
+
+/// How a solid's computed distance ([`crate::geometry::solid::PosedSolid::signed_distance`])
+/// compares with the distance `g` from a point outside the solid's world box
+/// ([`Solid::bounds_at`]) to that box: at least `min(g - slack, cap)` for the returned
+/// `(slack, cap)`. An exact distance ([`Solid::distance_is_exact`]) is at least `g` (the shape
+/// lies in its box): `(0, inf)`. A mesh's is the trilinear interpolant of node values that are
+/// the exact distance clamped at the band, the nodes of a sample's grid cell within `sqrt(3)`
+/// spacings of it (outside the grid, the value at the nearest grid point plus the distance to
+/// it): `(sqrt(3) spacing, band)`. `None` for a sphere or cylinder scaled per axis (a bound that
+/// can fall below the box's distance).
+pub fn box_slack(solid: &Solid) -> Option<(f64, f64)> {
+    match solid.shape() {
+        Shape::Mesh(m) => Some((3f64.sqrt() * m.sdf.grid.spacing, m.sdf.band)),
+        _ => solid.distance_is_exact().then_some((0.0, f64::INFINITY)),
+    }
+}
+
+/// Whether solid `i`'s box and slack in `boxes` prove its computed distance at `p` at least
+/// `v`: its band at least `v` and the box at least `v + slack + tol` from `p` (`tol`, m, for
+/// rounding).
+#[inline]
+fn box_proves((boxes, slacks): Boxes<'_>, i: usize, p: [f64; 3], v: f64, tol: f64) -> bool {
+    match (&boxes[i], slacks[i]) {
+        (Some(b), Some((slack, cap))) => cap >= v && gap2(b, p) >= (v + slack + tol).powi(2),
+        _ => false,
+    }
 }
 
 /// The squared distance from `p` to box `b` (0 inside it).
@@ -83,31 +111,27 @@ pub const SHARE_CAP_CELLS: f64 = 1.0;
 impl Posed<'_> {
     /// [`Posed::min_distance`] over `set`, except that a solid whose box proves its computed
     /// distance at least `cap` (the box at least `cap + slack` from `p`, its band at least
-    /// `cap`: [`Solid::box_slack`]) gives `cap` without being evaluated: every comparison with a
+    /// `cap`: [`box_slack`]) gives `cap` without being evaluated: every comparison with a
     /// value below `cap` comes out the same (the kernel share's, [`SHARE_CAP_CELLS`]).
     #[inline]
     pub(super) fn min_distance_capped(
         &self,
         set: impl IntoIterator<Item = usize>,
         p: [f64; 3],
-        (boxes, slacks): Boxes<'_>,
+        boxes: Boxes<'_>,
         cap: f64,
     ) -> f64 {
         (set.into_iter())
-            .map(|i| match (&boxes[i], slacks[i]) {
-                (Some(b), Some((slack, band)))
-                    if band >= cap && gap2(b, p) >= (cap + slack) * (cap + slack) =>
-                {
-                    cap
-                }
-                _ => self.get(i).signed_distance(p),
+            .map(|i| match box_proves(boxes, i, p, cap, 0.0) {
+                true => cap,
+                false => self.get(i).signed_distance(p),
             })
             .fold(f64::INFINITY, f64::min)
     }
 
     /// [`super::nearest`]'s solid at a face some solid covers (a corner node or a neighbouring
     /// cell centre of the grids below 0), without evaluating the solids whose box in `boxes`
-    /// is at least `far` from `p` and that have a [`Solid::box_slack`] in `slacks`: the solid
+    /// is at least `far` from `p` and that have a [`box_slack`] in `slacks`: the solid
     /// behind the negative grid value is at most about 1.2 cells from `p` (its computed
     /// distance changes by at most `sqrt(3)` per unit, and the node or centre is within 0.71
     /// cell), a skipped one at least `min(far - slack, cap)` (2.2 cells for `far` 4 cells, a
@@ -144,7 +168,7 @@ impl Posed<'_> {
     /// ([`crate::geometry::solid::PosedSolid::signed_distance`]) at `p` at least `far` (not
     /// below it: a NaN is skipped, as [`Posed::min_distance`]'s minimum skips it), so the
     /// same answer as `min_distance(set, p) >= far`. A solid with a box in `boxes` and a
-    /// `(slack, cap)` in `slacks` ([`Solid::box_slack`]) is not evaluated where the box alone
+    /// `(slack, cap)` in `slacks` ([`box_slack`]) is not evaluated where the box alone
     /// proves it: `cap >= far` and the box at least `far + slack + tol` from `p` (`tol`, m,
     /// for rounding).
     #[inline]
@@ -152,19 +176,14 @@ impl Posed<'_> {
         &self,
         set: impl IntoIterator<Item = usize>,
         p: [f64; 3],
-        (boxes, slacks): Boxes<'_>,
+        boxes: Boxes<'_>,
         far: f64,
         tol: f64,
     ) -> bool {
         set.into_iter().all(|i| {
-            if let (Some(b), Some((slack, cap))) = (&boxes[i], slacks[i]) {
-                let need = far + slack + tol;
-                if cap >= far && gap2(b, p) >= need * need {
-                    return true;
-                }
-            }
             // Not below `far`: a NaN passes, as the minimum skips it.
-            self.get(i).signed_distance(p).partial_cmp(&far) != Some(std::cmp::Ordering::Less)
+            box_proves(boxes, i, p, far, tol)
+                || self.get(i).signed_distance(p).partial_cmp(&far) != Some(Ordering::Less)
         })
     }
 }

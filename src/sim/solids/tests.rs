@@ -165,7 +165,7 @@ fn containment_near_cells_only_matches_the_full_pass() {
 /// taken off too little (the turn's part left out: the spinning box's particles). (The boxes'
 /// use gives the same bytes with the mesh's slack set to 0 here: its sampled distance stays
 /// above the box's distance on this convex mesh; the slack is the proof's margin for meshes
-/// with hollows, `Solid::box_slack`.)
+/// with hollows, `far::box_slack`.)
 #[test]
 fn containment_beside_moving_solids_matches_evaluating_every_particle() {
     use crate::geometry::transform::Keyframe;
