@@ -563,7 +563,9 @@ impl SolidState {
                         let us = match split {
                             // Far from the moving solids, a covered face is a static solid's
                             // (see `far.rs`): its wall does not move.
-                            Some(split) if far::beyond(boxes, &split.moving, p, far) => 0.0,
+                            Some(split) if far::beyond((boxes, slacks), &split.moving, p, far) => {
+                                0.0
+                            }
                             Some(split) => split
                                 .moving_nearest(&posed, p)
                                 .map_or(0.0, |s| posed.get(s).velocity(p)[a] as f32),

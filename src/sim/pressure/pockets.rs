@@ -31,8 +31,9 @@
 //! The density correction's solve ([`super::super::density`]) needs the same for every
 //! sealed piece, whatever shut it in: its right-hand side is each cell's over-density, whose
 //! mean over a pocket no displacement inside it can remove ([`Pockets::make_all_compatible`];
-//! there the pieces come from the runs of rows, `system/pieces.rs`, or from the union-find
-//! over rows where a closed face separates two fluid rows). Everything but the flags of the rows (a parallel pass) is
+//! there the pieces come from the runs of rows, `system/pieces.rs`, or, where a closed face
+//! separates two fluid rows, from the walks above started at the rows that can hold a sealed
+//! piece). Everything but the flags of the rows and the runs' labelling (parallel passes) is
 //! serial, in row order, so the result does not depend on the thread count; the buffers keep
 //! their capacity from one substep to the next.
 

@@ -97,9 +97,11 @@ fn gap2((lo, hi): &WorldBox, p: [f64; 3]) -> f64 {
     gap[0] * gap[0] + gap[1] * gap[1] + gap[2] * gap[2]
 }
 
-/// Whether every solid of `set` has a box in `boxes` at least `far` from `p`.
-pub(super) fn beyond(boxes: &[Option<WorldBox>], set: &[usize], p: [f64; 3], far: f64) -> bool {
-    (set.iter()).all(|&i| boxes[i].as_ref().is_some_and(|b| gap2(b, p) >= far * far))
+/// Whether the boxes prove every solid of `set` at least `far / 2` from `p` ([`box_proves`]):
+/// farther than the solid behind a covered face, which is within about 1.2 cells of it (see
+/// [`Posed::nearest_near`]; `far` is 4 cells).
+pub(super) fn beyond(boxes: Boxes<'_>, set: &[usize], p: [f64; 3], far: f64) -> bool {
+    (set.iter()).all(|&i| box_proves(boxes, i, p, 0.5 * far, 0.0))
 }
 
 /// The density kernel's open share (`rest_share::sample_share`) compares the solids' distance
@@ -130,25 +132,20 @@ impl Posed<'_> {
     }
 
     /// [`super::nearest`]'s solid at a face some solid covers (a corner node or a neighbouring
-    /// cell centre of the grids below 0), without evaluating the solids whose box in `boxes`
-    /// is at least `far` from `p` and that have a [`box_slack`] in `slacks`: the solid
-    /// behind the negative grid value is at most about 1.2 cells from `p` (its computed
-    /// distance changes by at most `sqrt(3)` per unit, and the node or centre is within 0.71
-    /// cell), a skipped one at least `min(far - slack, cap)` (2.2 cells for `far` 4 cells, a
-    /// mesh's slack at most 1.8 cells and its band 3 cells), so the nearest, and the first of
-    /// the nearest, is among the evaluated ones. All skipped (not a covered face): every solid
-    /// is evaluated. One solid: it, unevaluated.
-    pub(super) fn nearest_near(&self, p: [f64; 3], (boxes, slacks): Boxes<'_>, far: f64) -> usize {
+    /// cell centre of the grids below 0), without evaluating the solids whose box and slack
+    /// prove them at least `far / 2` (2 cells) from `p` ([`box_proves`]): the solid behind the
+    /// negative grid value is at most about 1.2 cells from `p` (its computed distance changes
+    /// by at most `sqrt(3)` per unit, and the node or centre is within 0.71 cell), so the
+    /// nearest, and the first of the nearest, is among the evaluated ones. All skipped (not a
+    /// covered face): every solid is evaluated. One solid: it, unevaluated.
+    pub(super) fn nearest_near(&self, p: [f64; 3], boxes: Boxes<'_>, far: f64) -> usize {
         if self.solids.len() == 1 {
             return 0; // the nearest without evaluating it
         }
         let mut best = (f64::INFINITY, 0);
         let mut any = false;
         for i in 0..self.solids.len() {
-            if boxes[i]
-                .as_ref()
-                .is_some_and(|b| slacks[i].is_some() && gap2(b, p) >= far * far)
-            {
+            if box_proves(boxes, i, p, 0.5 * far, 0.0) {
                 continue;
             }
             any = true;
