@@ -27,8 +27,9 @@
 //! its last pivot is zero up to rounding (with face weights only once the diagonal is their
 //! exact sum, [`diagonal`]: the level's `f32` sum left it about `1e-6` of the diagonal). A
 //! pivot below [`NULL_PIVOT`] times its diagonal entry is taken as exactly zero (its row of
-//! `L` too, the Schur complement being positive semi-definite): the solve then applies `L^-T D^+ L^-1`, still a symmetric positive
-//! semi-definite map, so the cycle stays symmetric as CG needs. Everything is `f64` and serial
+//! `L` too, the Schur complement being positive semi-definite): the solve then applies
+//! `L^-T D^+ L^-1`, still a symmetric positive semi-definite map, so the cycle stays symmetric
+//! as CG needs. Everything is `f64` and serial
 //! in a fixed order: the result does not depend on the thread count.
 
 use super::level::{FLUID, Level};
