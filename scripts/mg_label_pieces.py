@@ -14,7 +14,7 @@ its pressure replay (three little-endian u32 dimensions, then one byte per cell:
 
 With `--drops-to-air OUT` it also writes the labels with every piece but the largest turned
 to empty cells, for `MG_LABELS=OUT cargo bench --bench mg_cycle` (what the drops cost the
-cycle). Session 21 (README, "Session 21"): the 8M dam break's frame-22 labels are 2,704
+cycle). Session 21 (scripts/pressure_log.md, "Session 21"): the 8M dam break's frame-22 labels are 2,704
 pieces, the largest 1,015,966 cells; 3.02 entries per fluid cell, 1.86 without the drops.
 
     .venv/bin/python scripts/mg_label_pieces.py LABELS [--drops-to-air OUT]

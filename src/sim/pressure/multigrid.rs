@@ -177,7 +177,7 @@ pub struct Settings {
     /// particles the surface did not fill; with 1.3 the same void showed at frames the test
     /// did not look at, and the surface fills it since session 27). With the test passing,
     /// 1.45 took 6.9 iterations against 7.1 but no less pressure time in three alternating
-    /// pairs (README, "Session 27"), so 1.3 stays.
+    /// pairs (`scripts/pressure_log.md`, "Session 27"), so 1.3 stays.
     pub omega: f32,
 }
 

@@ -7,7 +7,7 @@ use super::slabs::Cut;
 /// How the team shares out its work ([`super::Settings::team_knobs`], hidden: for `cargo bench
 /// --bench mg_cycle`'s sweeps). Every value gives the same bits (each only changes which
 /// member runs which task, how many tasks a phase has, or how a member waits); the defaults
-/// are the fastest measured on the lent 16-CPU machine (README, "Session 14").
+/// are the fastest measured on the lent 16-CPU machine (`scripts/pressure_log.md`, "Session 14").
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct TeamKnobs {
     /// Cells (and row costs) per member at least of a stage run by rows. 2048 (4096 until
