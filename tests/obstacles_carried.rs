@@ -1,0 +1,118 @@
+//! Galilean invariance with a moving obstacle: water carried in an open box container moving at
+//! a constant velocity, the water given that velocity from the start, must stay at rest
+//! relative to the container, as it does in the container standing still (`settles_flat` in
+//! `tests/obstacles.rs`: max speed below 1e-3 m/s, surface within a quarter cell).
+//!
+//! KNOWN DEVIATION (README, "Known deviations", session 32): it does not. Carried at 0.5 m/s
+//! on 1.25 cm cells the water's speed relative to the container reaches 0.3-1.1 m/s in places
+//! within the first 0.1 s, near the walls, and the surface moves by more than a cell. The
+//! cause is not found yet; measured contributions: with PIC transfers (`flip_ratio` 0) and the
+//! volume correction off the disturbance falls to 0.05-0.08 m/s with a flat surface; each of
+//! FLIP and the volume correction alone brings most of it back. The test is ignored rather
+//! than widened; `scripts/test.sh` lists it.
+
+mod common;
+
+use std::path::Path;
+use surge::scene::{LoadedScene, load_str};
+use surge::sim::Simulation;
+
+/// Cell size, the container's outer side, wall thickness and water depth, m; carriage speed,
+/// m/s.
+const H: f64 = 0.0125;
+const SIDE: f64 = 0.16;
+const WALL: f64 = 0.02;
+const DEPTH: f64 = 0.06;
+const SPEED: f64 = 0.5;
+
+/// A floor and four walls (five keyframed boxes) moving along x at [`SPEED`] for 1 s, and the
+/// water filling the container to [`DEPTH`] at that velocity.
+fn scene() -> LoadedScene {
+    let (o, i) = (SIDE / 2.0, SIDE / 2.0 - WALL);
+    let parts = [
+        ([-o, -o, 0.0], [o, o, WALL]),
+        ([-o, -o, 0.0], [-i, o, 0.15]),
+        ([i, -o, 0.0], [o, o, 0.15]),
+        ([-o, -o, 0.0], [o, -i, 0.15]),
+        ([-o, i, 0.0], [o, o, 0.15]),
+    ];
+    let (x0, y0) = (0.15, 0.1);
+    let keys = format!(
+        r#"[ {{ "time": 0, "translate": [{x0}, {y0}, 0] }}, {{ "time": 1, "translate": [{x1}, {y0}, 0] }} ]"#,
+        x1 = x0 + SPEED
+    );
+    let obstacles: Vec<String> = parts
+        .iter()
+        .map(|(lo, hi)| {
+            format!(
+                r#"{{ "type": "box", "min": {lo:?}, "max": {hi:?}, "keyframes": {keys} }}"#
+            )
+        })
+        .collect();
+    let json = format!(
+        r#"{{
+    "domain": {{ "lower": [{l}, {l}, {l}], "cell_size": {H}, "resolution": [66, 18, 18] }},
+    "obstacles": [ {obstacles} ],
+    "sources": [ {{ "type": "box", "min": [{a}, {b}, {WALL}], "max": [{c}, {d}, {top}],
+                   "velocity": [{SPEED}, 0, 0] }} ],
+    "time": {{ "fps": 30, "frames": 30 }}
+}}"#,
+        l = -H,
+        obstacles = obstacles.join(", "),
+        a = x0 - i,
+        b = y0 - i,
+        c = x0 + i,
+        d = y0 + i,
+        top = WALL + DEPTH,
+    );
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes");
+    load_str(&json, &dir.join("test.json"), &dir).expect("scene loads")
+}
+
+/// The highest particle of each column of cells in the container's frame (x less the
+/// container's travel).
+fn tops(p: &surge::sim::Particles, shift: f64) -> std::collections::BTreeMap<(i64, i64), f64> {
+    let mut t = std::collections::BTreeMap::new();
+    for i in 0..p.len() {
+        let [x, y, z] = p.position(i);
+        let key = (((x as f64 - shift) / H).floor() as i64, (y as f64 / H).floor() as i64);
+        let e = t.entry(key).or_insert(f64::MIN);
+        *e = e.max(z as f64);
+    }
+    t
+}
+
+/// Over 1 s of carriage: the water's largest speed relative to the container below 1e-2 m/s
+/// (ten times the standing container's bound: the walls cross the grid, which a standing
+/// container's do not) and every column's surface, in the container's frame, within a
+/// quarter cell of where it started (the standing container's bound).
+#[test]
+#[ignore = "known deviation: water carried in a container moving at 0.5 m/s moves relative to it (up to 0.3-1.1 m/s near the walls, the surface by more than a cell); see README, Known deviations"]
+fn water_carried_in_a_moving_container_stays_at_rest_in_it() {
+    let l = scene();
+    let start = tops(&l.particles, 0.0);
+    let mut sim = Simulation::new(&l.scene, l.particles.clone(), 0).unwrap();
+    let (mut worst_speed, mut worst_surface) = (0.0f64, 0.0f64);
+    for f in 1..=30u32 {
+        sim.advance_frame();
+        let p = sim.particles();
+        for i in 0..p.len() {
+            let [vx, vy, vz] = p.velocity(i);
+            let rel = ((vx as f64 - SPEED).powi(2) + (vy as f64).powi(2) + (vz as f64).powi(2))
+                .sqrt();
+            worst_speed = worst_speed.max(rel);
+        }
+        let now = tops(p, SPEED * f as f64 / 30.0);
+        for (c, z0) in &start {
+            if let Some(z) = now.get(c) {
+                worst_surface = worst_surface.max((z - z0).abs());
+            }
+        }
+    }
+    eprintln!(
+        "largest speed relative to the container {worst_speed:.4} m/s, surface moved by up to {:.1} mm",
+        1e3 * worst_surface
+    );
+    assert!(worst_speed < 1e-2, "relative speed {worst_speed} m/s");
+    assert!(worst_surface <= 0.25 * H, "surface moved {worst_surface} m");
+}
