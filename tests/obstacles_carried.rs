@@ -44,9 +44,7 @@ fn scene() -> LoadedScene {
     let obstacles: Vec<String> = parts
         .iter()
         .map(|(lo, hi)| {
-            format!(
-                r#"{{ "type": "box", "min": {lo:?}, "max": {hi:?}, "keyframes": {keys} }}"#
-            )
+            format!(r#"{{ "type": "box", "min": {lo:?}, "max": {hi:?}, "keyframes": {keys} }}"#)
         })
         .collect();
     let json = format!(
@@ -75,7 +73,10 @@ fn tops(p: &surge::sim::Particles, shift: f64) -> std::collections::BTreeMap<(i6
     let mut t = std::collections::BTreeMap::new();
     for i in 0..p.len() {
         let [x, y, z] = p.position(i);
-        let key = (((x as f64 - shift) / H).floor() as i64, (y as f64 / H).floor() as i64);
+        let key = (
+            ((x as f64 - shift) / H).floor() as i64,
+            (y as f64 / H).floor() as i64,
+        );
         let e = t.entry(key).or_insert(f64::MIN);
         *e = e.max(z as f64);
     }
@@ -98,8 +99,8 @@ fn water_carried_in_a_moving_container_stays_at_rest_in_it() {
         let p = sim.particles();
         for i in 0..p.len() {
             let [vx, vy, vz] = p.velocity(i);
-            let rel = ((vx as f64 - SPEED).powi(2) + (vy as f64).powi(2) + (vz as f64).powi(2))
-                .sqrt();
+            let rel =
+                ((vx as f64 - SPEED).powi(2) + (vy as f64).powi(2) + (vz as f64).powi(2)).sqrt();
             worst_speed = worst_speed.max(rel);
         }
         let now = tops(p, SPEED * f as f64 / 30.0);

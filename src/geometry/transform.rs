@@ -166,11 +166,17 @@ impl Motion {
         matches!(self, Motion::Keyframed { keys, .. } if keys.len() > 1)
     }
 
-    /// The segment holding `t`: (index of its first key, fraction in [0, 1]); `None` while
-    /// holding the first or last key (then the index is that key).
+    /// The segment holding `t`: (index of its first key, fraction in [0, 1)); `None` while
+    /// holding the first or last key (then the index is that key). A key's own time belongs to
+    /// the segment it starts, the first key's too: a substep starting at a key moves the solid
+    /// along the segment after it, so that is the velocity its boundary must have. (Until
+    /// session 32 the first key's time held the key, so a solid keyframed from `t = 0` stood
+    /// still in the first substep's boundary condition while its pose moved: water carried
+    /// in a container moving from `t = 0` was stopped against its walls,
+    /// `tests/obstacles_carried.rs`.)
     fn segment(keys: &[Keyframe], t: f64) -> (usize, Option<f64>) {
         let n = keys.len();
-        if n == 1 || t <= keys[0].time {
+        if n == 1 || t < keys[0].time {
             return (0, None);
         }
         if t >= keys[n - 1].time {
@@ -286,6 +292,12 @@ mod tests {
             "{u:?}"
         );
         assert_eq!(m.velocity(5.0).linear, Vector3::zeros());
+        // At a key's own time the velocity is the segment's the key starts (a substep starting
+        // there moves along it), the first key's too; before the first key and from the last
+        // on, held: zero.
+        assert!(close(m.velocity(1.0).linear.into(), [1.0, 0.0, 0.0], 1e-12));
+        assert_eq!(m.velocity(1.0 - 1e-9).linear, Vector3::zeros());
+        assert_eq!(m.velocity(3.0).linear, Vector3::zeros());
         // The velocity matches a finite difference of the pose of a body point.
         let x = [0.4, 0.2, -0.1];
         let dt = 1e-6;
