@@ -119,3 +119,42 @@ fn water_carried_in_a_moving_container_stays_at_rest_in_it() {
     assert!(worst_speed < 1e-2, "relative speed {worst_speed} m/s");
     assert!(worst_surface <= 0.25 * H, "surface moved {worst_surface} m");
 }
+
+/// The disturbance left (see the module docs) without a container: water at rest on a plate
+/// that slides under it at 0.5 m/s (a free-slip floor: it should drag nothing), the plate's
+/// top 2 cm up, mid-cell on 1.25 cm cells, and spanning the domain at every moment. The water
+/// must stay at rest: its largest speed below 1e-2 m/s, as on the plate standing still (0 m/s)
+/// or with its top on a cell face (0 m/s, measured by hand). Measured: 0.9 m/s at most, 0.06-0.12
+/// m/s rms: the cells the plate partly covers and holds no particle in are labelled solid, and
+/// the faces between them and their liquid neighbours along the sliding get the plate's whole
+/// velocity component as a wall's normal velocity, which drives the liquid through them.
+/// (Imposing only the part along the surface normal there, tried in session 32, halved this
+/// but broke the carried container, whose overlapping boxes give corner faces the wrong
+/// normal.)
+#[test]
+#[ignore = "known deviation: water at rest on a floor plate sliding under it at 0.5 m/s (top mid-cell) moves (0.9 m/s at most); see README, Known deviations"]
+fn water_on_a_sliding_floor_stays_at_rest() {
+    let json = format!(
+        r#"{{
+    "domain": {{ "lower": [{l}, {l}, {l}], "cell_size": {H}, "resolution": [66, 18, 18] }},
+    "obstacles": [ {{ "type": "box", "min": [-1.0, -0.05, -0.05], "max": [0.9, 0.25, 0.02],
+        "keyframes": [ {{ "time": 0, "translate": [0, 0, 0] }},
+                       {{ "time": 1, "translate": [0.5, 0, 0] }} ] }} ],
+    "sources": [ {{ "type": "box", "min": [0, 0, 0.02], "max": [0.8, 0.2, 0.08] }} ],
+    "time": {{ "fps": 30, "frames": 30 }}
+}}"#,
+        l = -H
+    );
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes");
+    let l = load_str(&json, &dir.join("test.json"), &dir).expect("scene loads");
+    let mut sim = Simulation::new(&l.scene, l.particles.clone(), 0).unwrap();
+    let mut worst = 0.0f32;
+    for _ in 0..30 {
+        worst = worst.max(sim.advance_frame().max_speed as f32);
+    }
+    eprintln!("largest speed {worst:.4} m/s");
+    assert!(
+        worst < 1e-2,
+        "water on the sliding plate moves at {worst} m/s"
+    );
+}
