@@ -125,12 +125,11 @@ fn water_carried_in_a_moving_container_stays_at_rest_in_it() {
 /// top 2 cm up, mid-cell on 1.25 cm cells, and spanning the domain at every moment. The water
 /// must stay at rest: its largest speed below 1e-2 m/s, as on the plate standing still (0 m/s)
 /// or with its top on a cell face (0 m/s, measured by hand). Measured: 0.9 m/s at most, 0.06-0.12
-/// m/s rms: the cells the plate partly covers and holds no particle in are labelled solid, and
-/// the faces between them and their liquid neighbours along the sliding get the plate's whole
-/// velocity component as a wall's normal velocity, which drives the liquid through them.
-/// (Imposing only the part along the surface normal there, tried in session 32, halved this
-/// but broke the carried container, whose overlapping boxes give corner faces the wrong
-/// normal.)
+/// m/s rms. Part of the cause: the cells the plate partly covers and holds no particle in are
+/// labelled solid, and the faces between them and their liquid neighbours along the sliding
+/// get the plate's whole velocity component as a wall's normal velocity, which drives liquid
+/// through them. Two changes to those faces were tried in session 32 and dropped (README,
+/// Known deviations): neither cured the plate, and both made the carried container worse.
 #[test]
 #[ignore = "known deviation: water at rest on a floor plate sliding under it at 0.5 m/s (top mid-cell) moves (0.9 m/s at most); see README, Known deviations"]
 fn water_on_a_sliding_floor_stays_at_rest() {
