@@ -12,7 +12,7 @@
 
 mod common;
 
-use common::physics::run;
+use common::physics::{column_tops, run};
 use std::path::Path;
 use surge::geometry::solid::PUSHOUT_CELLS;
 use surge::scene::{LoadedScene, load_str};
@@ -55,16 +55,9 @@ fn scene() -> LoadedScene {
 fn gap_tops(p: &surge::sim::Particles) -> std::collections::BTreeMap<(i64, i64), f64> {
     let n = (SIDE / H).round() as i64;
     let gap = ((SIDE - BOX) / 2.0 / H).round() as i64 - 1;
-    let mut tops = std::collections::BTreeMap::new();
-    for i in 0..p.len() {
-        let [x, y, z] = p.position(i);
-        let (ci, cj) = ((x as f64 / H).floor() as i64, (y as f64 / H).floor() as i64);
-        let in_gap = |k: i64| k < gap || k >= n - gap;
-        if in_gap(ci) || in_gap(cj) {
-            let e = tops.entry((ci, cj)).or_insert(f64::MIN);
-            *e = e.max(z as f64);
-        }
-    }
+    let in_gap = |k: i64| k < gap || k >= n - gap;
+    let mut tops = column_tops(p, H, 0.0);
+    tops.retain(|&(i, j), _| in_gap(i) || in_gap(j));
     tops
 }
 

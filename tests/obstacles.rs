@@ -4,7 +4,7 @@
 //! Coarse grids keep each test to seconds.
 
 mod common;
-use common::physics::min_distance;
+use common::physics::{column_tops, min_distance};
 
 use std::path::Path;
 use surge::scene::{LoadedScene, load_str};
@@ -100,24 +100,6 @@ fn dam_break_around_box_and_cylinder_never_enters_them() {
     assert!(reached > 1.0, "front only reached x = {reached}");
 }
 
-/// The highest particle of each column cell `(floor(x / cell), floor(y / cell))`.
-fn column_tops(
-    p: &surge::sim::Particles,
-    cell: f64,
-) -> std::collections::BTreeMap<(i64, i64), f32> {
-    let mut tops = std::collections::BTreeMap::new();
-    for i in 0..p.len() {
-        let [x, y, z] = p.position(i);
-        let key = (
-            (x as f64 / cell).floor() as i64,
-            (y as f64 / cell).floor() as i64,
-        );
-        let e = tops.entry(key).or_insert(f32::MIN);
-        *e = e.max(z);
-    }
-    tops
-}
-
 /// Liquid at rest in a container: half full, from a flat start, after 2 s (issue 11's
 /// targets). Reference: hydrostatic rest (zero velocity, horizontal surface). With the
 /// variational boundaries (Batty et al. 2007) the discrete pressure balances gravity on every
@@ -143,10 +125,10 @@ fn settles_flat(json: &str, cell: f64) {
         rep.max_speed
     );
     let (start, end) = (
-        column_tops(&l.particles, cell),
-        column_tops(sim.particles(), cell),
+        column_tops(&l.particles, cell, 0.0),
+        column_tops(sim.particles(), cell, 0.0),
     );
-    let top = start.values().copied().fold(f32::MIN, f32::max) as f64;
+    let top = start.values().copied().fold(f64::MIN, f64::max);
     let t = l.scene.frame_time(60);
     let solid = &l.scene.built_obstacles.solids[0];
     let inside = |i: i64, j: i64| {
@@ -164,7 +146,7 @@ fn settles_flat(json: &str, cell: f64) {
             continue;
         }
         let z1 = *end.get(&(i, j)).expect("column still holds liquid");
-        worst = worst.max((z1 as f64 - z0 as f64).abs());
+        worst = worst.max((z1 - z0).abs());
         columns += 1;
     }
     eprintln!(

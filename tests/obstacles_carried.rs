@@ -15,6 +15,8 @@
 
 mod common;
 
+use common::physics::column_tops;
+
 use std::path::Path;
 use surge::scene::{LoadedScene, load_str};
 use surge::sim::Simulation;
@@ -69,22 +71,6 @@ fn scene() -> LoadedScene {
     load_str(&json, &dir.join("test.json"), &dir).expect("scene loads")
 }
 
-/// The highest particle of each column of cells in the container's frame (x less the
-/// container's travel).
-fn tops(p: &surge::sim::Particles, shift: f64) -> std::collections::BTreeMap<(i64, i64), f64> {
-    let mut t = std::collections::BTreeMap::new();
-    for i in 0..p.len() {
-        let [x, y, z] = p.position(i);
-        let key = (
-            ((x as f64 - shift) / H).floor() as i64,
-            (y as f64 / H).floor() as i64,
-        );
-        let e = t.entry(key).or_insert(f64::MIN);
-        *e = e.max(z as f64);
-    }
-    t
-}
-
 /// Over 1 s of carriage: the water's largest speed relative to the container below 1e-2 m/s
 /// (ten times the standing container's bound: the walls cross the grid, which a standing
 /// container's do not) and every column's surface, in the container's frame, within a
@@ -93,7 +79,7 @@ fn tops(p: &surge::sim::Particles, shift: f64) -> std::collections::BTreeMap<(i6
 #[ignore = "known deviation: water carried in a container moving at 0.5 m/s moves relative to it (0.13 m/s near its walls and floor, the surface by 0.9 cell); see README, Known deviations"]
 fn water_carried_in_a_moving_container_stays_at_rest_in_it() {
     let l = scene();
-    let start = tops(&l.particles, 0.0);
+    let start = column_tops(&l.particles, H, 0.0);
     let mut sim = Simulation::new(&l.scene, l.particles.clone(), 0).unwrap();
     let (mut worst_speed, mut worst_surface) = (0.0f64, 0.0f64);
     for f in 1..=30u32 {
@@ -105,7 +91,7 @@ fn water_carried_in_a_moving_container_stays_at_rest_in_it() {
                 ((vx as f64 - SPEED).powi(2) + (vy as f64).powi(2) + (vz as f64).powi(2)).sqrt();
             worst_speed = worst_speed.max(rel);
         }
-        let now = tops(p, SPEED * f as f64 / 30.0);
+        let now = column_tops(p, H, SPEED * f as f64 / 30.0);
         for (c, z0) in &start {
             if let Some(z) = now.get(c) {
                 worst_surface = worst_surface.max((z - z0).abs());

@@ -154,3 +154,23 @@ pub fn min_distance(l: &LoadedScene, sim: &Simulation, t: f64) -> (f64, usize) {
     }
     best
 }
+
+/// The highest particle of each column of cells `(floor((x - x_shift) / cell), floor(y /
+/// cell))`: a free surface read column by column (`x_shift` follows a container moving in x).
+pub fn column_tops(
+    p: &Particles,
+    cell: f64,
+    x_shift: f64,
+) -> std::collections::BTreeMap<(i64, i64), f64> {
+    let mut tops = std::collections::BTreeMap::new();
+    for i in 0..p.len() {
+        let [x, y, z] = p.position(i);
+        let key = (
+            ((x as f64 - x_shift) / cell).floor() as i64,
+            (y as f64 / cell).floor() as i64,
+        );
+        let e = tops.entry(key).or_insert(f64::MIN);
+        *e = e.max(z as f64);
+    }
+    tops
+}
