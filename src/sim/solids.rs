@@ -14,7 +14,9 @@
 //!   fractions. A face the solids close completely (fraction 0: inside a wall, even one
 //!   thinner than a cell between two liquid cells) becomes a wall face ([`SolidState::close_faces`])
 //!   and keeps the solid's normal velocity through the projection and the extrapolation;
-//!   moving obstacles also give each covered face their velocity ([`SolidState::wall_velocities`]).
+//!   moving obstacles also give each covered face their velocity ([`SolidState::wall_velocities`];
+//!   a wall face's flux then comes from its open fraction, its value from the liquid:
+//!   [`wall_faces`]).
 //!   A face through which a fluid cell's particles would see air only across a wall thinner
 //!   than a cell is sealed for the substep ([`super::thin_walls`]), and the density correction
 //!   gives cells whose kernel is mostly solid their own rest density ([`super::rest_share`]).
@@ -507,86 +509,12 @@ impl SolidState {
                 }
             });
     }
-
-    /// For moving obstacles: the solid's velocity component on every face the solids cover at
-    /// least partly (open fraction below 1, or a solid cell on either side), kept for the
-    /// pressure solve's fluxes `w u + (1 - w) u_solid`, and set as the normal velocity of every
-    /// such wall face (static obstacles: zero, as the walls already have).
-    pub fn wall_velocities(
-        &mut self,
-        d: &GridDims,
-        t: f64,
-        kinds: &[Vec<FaceKind>; 3],
-        vel: &mut [Vec<f32>; 3],
-    ) {
-        if !self.active() || !self.obstacles.animated() {
-            return;
-        }
-        self.set_poses(t);
-        let posed = Posed {
-            solids: &self.obstacles.solids[..],
-            poses: &self.poses,
-        };
-        let n = d.n;
-        let (h, lo) = (d.h as f64, d.lower.map(|x| x as f64));
-        let split = self.split.as_ref();
-        let (boxes, far) = (&self.boxes[..], self.far_cells * h);
-        let slacks = &self.slacks[..];
-        for a in 0..3 {
-            let m = d.face_n(a);
-            let stride = [1, n[0], n[0] * n[1]][a];
-            let (phi, open) = (&self.cell_phi, &self.fractions.open[a]);
-            vel[a]
-                .par_chunks_mut(m[0])
-                .zip(kinds[a].par_chunks(m[0]))
-                .zip(self.face_vel[a].par_chunks_mut(m[0]))
-                .enumerate()
-                .for_each(|(row, ((vr, kr), fv))| {
-                    let (j, k) = (row % m[1], row / m[1]);
-                    for i in 0..m[0] {
-                        let ijk = [i, j, k];
-                        let f = i + m[0] * row;
-                        // Cells on both sides of the face (the face lies between c - stride and c).
-                        let inside = ijk[a] > 0 && ijk[a] < n[a];
-                        let c = i + n[0] * (j + n[1] * k);
-                        let covered =
-                            open[f] < 1.0 || (inside && (phi[c] < 0.0 || phi[c - stride] < 0.0));
-                        if !covered {
-                            fv[i] = 0.0;
-                            continue; // no obstacle here (a domain wall, or open liquid)
-                        }
-                        let mut p = [0.0; 3];
-                        for b in 0..3 {
-                            let off = if b == a { 0.0 } else { 0.5 };
-                            p[b] = lo[b] + (ijk[b] as f64 + off) * h;
-                        }
-                        let us = match split {
-                            // Far from the moving solids, a covered face is a static solid's
-                            // (see `far.rs`): its wall does not move.
-                            Some(split) if far::beyond((boxes, slacks), &split.moving, p, far) => {
-                                0.0
-                            }
-                            Some(split) => split
-                                .moving_nearest(&posed, p)
-                                .map_or(0.0, |s| posed.get(s).velocity(p)[a] as f32),
-                            None => {
-                                let s = posed.nearest_near(p, (boxes, slacks), far);
-                                posed.get(s).velocity(p)[a] as f32
-                            }
-                        };
-                        fv[i] = us;
-                        if kr[i] == FaceKind::Wall && inside {
-                            vr[i] = us;
-                        }
-                    }
-                });
-        }
-    }
 }
 
 mod far;
 mod hold;
 mod split;
+mod wall_faces;
 mod wedge;
 
 #[cfg(test)]

@@ -242,12 +242,12 @@ impl PressureSolver {
         // largest magnitude, in one pass (maxima are exact in any order).
         let (ijk_of, rhs) = (&self.sys.ijk_of[..nf], &mut self.r[..nf]);
         let bmax = if self.sys.fractional {
-            let (w, sv) = (&self.sys.w[..nf], solid.and_then(|s| s.velocity));
+            let w = &self.sys.w[..nf];
             rhs.par_iter_mut()
                 .zip(ijk_of.par_iter().zip(w.par_iter()))
                 .with_min_len(SETUP_ROWS)
                 .map(|(b, (ijk, w))| {
-                    *b = -system::flux_divergence(d, vel, sv, ijk.map(|x| x as usize), w);
+                    *b = -system::flux_divergence(d, vel, solid, ijk.map(|x| x as usize), w);
                     b.abs()
                 })
                 .reduce(|| 0.0, f64::max)

@@ -18,7 +18,7 @@
 //!
 //! Layer 2 (sim::pressure): imports the grid types of `sim` only.
 
-use super::super::mac_grid::{CellLabel, GridDims};
+use super::super::mac_grid::{CellLabel, GridDims, SolidFaces};
 use super::super::reduce;
 use super::SETUP_ROWS;
 use rayon::prelude::*;
@@ -412,15 +412,17 @@ unsafe fn a_row_weighted(
 }
 
 /// The weighted flux divergence of cell `ijk` (Batty 2007): `sum_a (F_a+ - F_a-)` with
-/// `F = w u + (1 - w) u_solid` on a partly open face and `F = u` on a face of weight 0 or 1
-/// (a closed face already carries the solid's normal velocity, see `sim::solids`); `solid_vel`
-/// is the solid's velocity per face (`None`: static solids, 0). A row with every face closed
-/// gets 0 (it is decoupled).
+/// `F = w u + (1 - w) u_solid` on a partly open face (row weight `w`) and `F = u` on a face of
+/// weight 1. A wall face (weight 0) beside moving solids has its flux prescribed by its
+/// geometric open fraction `o`, `F = o u + (1 - o) u_solid`: `u` is the liquid's velocity in its
+/// open part, which particles interpolate, not the flux (`sim::solids::wall_faces`); beside
+/// static solids only (no solid velocities) `F = u`. A row with every face closed gets 0 (it
+/// is decoupled).
 #[inline]
 pub fn flux_divergence(
     d: &GridDims,
     vel: &[Vec<f32>; 3],
-    solid_vel: Option<&[Vec<f32>; 3]>,
+    solid: Option<SolidFaces<'_>>,
     ijk: [usize; 3],
     w: &[f32; 6],
 ) -> f64 {
@@ -434,10 +436,19 @@ pub fn flux_divergence(
         let step = [1, m[0], m[0] * m[1]][a];
         let flux = |f: usize, wt: f32| {
             let u = v[f] as f64;
+            if wt == 0.0
+                && let Some(sf) = solid
+                && let Some(sv) = sf.velocity
+            {
+                let o = sf.open[a][f] as f64;
+                return o * u + (1.0 - o) * sv[a][f] as f64;
+            }
             if wt == 0.0 || wt == 1.0 {
                 return u;
             }
-            let us = solid_vel.map_or(0.0, |sv| sv[a][f] as f64);
+            let us = solid
+                .and_then(|s| s.velocity)
+                .map_or(0.0, |sv| sv[a][f] as f64);
             wt as f64 * u + (1.0 - wt as f64) * us
         };
         s += flux(lo + step, w[2 * a + 1]) - flux(lo, w[2 * a]);

@@ -157,9 +157,10 @@ fn static_and_moving_solids_give_the_bits_of_evaluating_every_solid() {
         twin.label_solid_cells(&d, t, &mut labels.clone());
         let mut vel: [Vec<f32>; 3] = std::array::from_fn(|a| vec![7.0; d.faces(a)]);
         let (mut twin_vel, mut lone_vel) = (vel.clone(), vel.clone());
-        st.wall_velocities(&d, t, &kinds, &mut vel);
-        twin.wall_velocities(&d, t, &kinds, &mut twin_vel);
-        lone.wall_velocities(&d, t, &kinds, &mut lone_vel);
+        let zero: [Vec<f32>; 3] = std::array::from_fn(|a| vec![0.0; d.faces(a)]);
+        st.wall_velocities(&d, t, &kinds, &zero, &mut vel);
+        twin.wall_velocities(&d, t, &kinds, &zero, &mut twin_vel);
+        lone.wall_velocities(&d, t, &kinds, &zero, &mut lone_vel);
         for a in 0..3 {
             let differ = |x: &[f32], y: &[f32]| {
                 x.iter()

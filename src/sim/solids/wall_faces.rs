@@ -1,0 +1,120 @@
+//! The faces of moving obstacles: the solid velocity the projection's fluxes use and the
+//! velocity a wall face keeps for the particles.
+//!
+//! Method (Batty, Bertails and Bridson 2007 for the fractional faces; free slip as in
+//! Bridson 2015, sec. 5.1: a solid fixes the liquid's velocity along its normal only):
+//! - Every face a moving solid covers at least partly keeps the solid's velocity component
+//!   `u_solid` (`face_vel`), which the projection's flux `w u + (1 - w) u_solid` uses.
+//! - A **wall face** (a solid cell on one side, or closed) is not solved for: its flux is
+//!   prescribed. Its flux is `o u + (1 - o) u_solid` with `o` its open fraction
+//!   (`pressure::system::flux_divergence`), `u` the value it keeps, which particles also
+//!   interpolate. So `u` is the velocity of the liquid in the face's open part: on a closed
+//!   face the solid's; on the open part of a domain wall's face (a solid passing through the
+//!   domain's wall) zero, the wall's; elsewhere the solid's velocity along its surface normal
+//!   `n` and the liquid's (splatted) across it, `q u_solid + (1 - q) u_liquid` with
+//!   `q = n_a^2` for face component `a`.
+//! - Before (session 32's known deviation), a wall face kept the solid's whole velocity as its
+//!   flux and as the particles' value: a plate sliding under water at rest, its top mid-cell,
+//!   drove the water's bottom layer through the faces of the partly covered cells it labels
+//!   solid (the plate's 0.5 m/s over the whole face where 60% of it is plate) and through the
+//!   domain's wall it slides through, and the water moved at up to 0.95 m/s. With the flux from
+//!   the open fraction and the liquid's velocity along the plate it stays at rest
+//!   (`tests/obstacles_carried.rs`).
+//!
+//! Per face, disjoint writes: the same for any thread count.
+
+use super::far;
+use super::{Posed, SolidState};
+use crate::sim::mac_grid::{FaceKind, GridDims};
+use rayon::prelude::*;
+
+impl SolidState {
+    /// For moving obstacles: the solid's velocity component on every face the solids cover at
+    /// least partly (open fraction below 1, or a solid cell on either side), kept for the
+    /// pressure solve's fluxes `w u + (1 - w) u_solid`, and every such wall face's velocity
+    /// as the module docs say, from `splat` (the splatted velocity, before the forces) where
+    /// the liquid's own is wanted (static obstacles: nothing to do, the walls keep zero).
+    pub fn wall_velocities(
+        &mut self,
+        d: &GridDims,
+        t: f64,
+        kinds: &[Vec<FaceKind>; 3],
+        splat: &[Vec<f32>; 3],
+        vel: &mut [Vec<f32>; 3],
+    ) {
+        if !self.active() || !self.obstacles.animated() {
+            return;
+        }
+        self.set_poses(t);
+        let posed = Posed {
+            solids: &self.obstacles.solids[..],
+            poses: &self.poses,
+        };
+        let n = d.n;
+        let (h, lo) = (d.h as f64, d.lower.map(|x| x as f64));
+        let split = self.split.as_ref();
+        let (boxes, far) = (&self.boxes[..], self.far_cells * h);
+        let slacks = &self.slacks[..];
+        for a in 0..3 {
+            let m = d.face_n(a);
+            let stride = [1, n[0], n[0] * n[1]][a];
+            let (phi, open) = (&self.cell_phi, &self.fractions.open[a]);
+            vel[a]
+                .par_chunks_mut(m[0])
+                .zip(kinds[a].par_chunks(m[0]).zip(splat[a].par_chunks(m[0])))
+                .zip(self.face_vel[a].par_chunks_mut(m[0]))
+                .enumerate()
+                .for_each(|(row, ((vr, (kr, sr)), fv))| {
+                    let (j, k) = (row % m[1], row / m[1]);
+                    for i in 0..m[0] {
+                        let ijk = [i, j, k];
+                        let f = i + m[0] * row;
+                        // Cells on both sides of the face (the face lies between c - stride and c).
+                        let inside = ijk[a] > 0 && ijk[a] < n[a];
+                        let c = i + n[0] * (j + n[1] * k);
+                        let covered =
+                            open[f] < 1.0 || (inside && (phi[c] < 0.0 || phi[c - stride] < 0.0));
+                        if !covered {
+                            fv[i] = 0.0;
+                            continue; // no obstacle here (a domain wall, or open liquid)
+                        }
+                        let mut p = [0.0; 3];
+                        for b in 0..3 {
+                            let off = if b == a { 0.0 } else { 0.5 };
+                            p[b] = lo[b] + (ijk[b] as f64 + off) * h;
+                        }
+                        let nearest = match split {
+                            // Far from the moving solids, a covered face is a static solid's
+                            // (see `far.rs`): its wall does not move.
+                            Some(split) if far::beyond((boxes, slacks), &split.moving, p, far) => {
+                                None
+                            }
+                            Some(split) => split.moving_nearest(&posed, p),
+                            None => Some(posed.nearest_near(p, (boxes, slacks), far)),
+                        };
+                        let us = nearest.map_or(0.0, |s| posed.get(s).velocity(p)[a] as f32);
+                        fv[i] = us;
+                        if kr[i] != FaceKind::Wall || !inside {
+                            continue;
+                        }
+                        // The value particles interpolate on a wall face; the projection's flux
+                        // through it is `o u + (1 - o) u_solid` with `o` its open fraction
+                        // (`pressure::system::flux_divergence`).
+                        vr[i] = if open[f] <= 0.0 {
+                            us
+                        } else if ijk[a] == 1 || ijk[a] + 1 == n[a] {
+                            0.0 // the open part of a domain wall's face: the wall, at rest
+                        } else {
+                            // Free slip along the solid: its velocity along the normal, the
+                            // liquid's (splatted) across it.
+                            let q = nearest.map_or(1.0, |s| {
+                                let g = posed.get(s).distance_and_normal(p).1;
+                                (g[a] * g[a]) as f32
+                            });
+                            q * us + (1.0 - q) * sr[i]
+                        };
+                    }
+                });
+        }
+    }
+}
