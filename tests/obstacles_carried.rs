@@ -1,5 +1,5 @@
-//! Galilean invariance with moving obstacles: water at rest must stay at rest relative to a
-//! solid that moves without pushing it.
+//! Galilean invariance and free slip with moving obstacles: water at rest must stay at rest
+//! relative to a solid that moves without pushing it.
 //!
 //! - A floor plate sliding under water at rest (free slip: it should drag nothing). Until
 //!   session 33 the water moved at up to 0.95 m/s with the plate's top mid-cell: a wall face
@@ -8,18 +8,18 @@
 //!   of the cells the plate partly covers and where it slides through the domain's walls. Now a
 //!   wall face's flux comes from its open fraction and its value from the liquid
 //!   (`sim::solids::wall_faces`), and the water stays at rest.
+//! - A cylinder spinning in place about its axis: free slip, it must not set the water turning.
 //! - Water carried in an open box container moving at a constant velocity, the water given
 //!   that velocity from the start, must stay at rest relative to the container, as it does in
 //!   the container standing still (`settles_flat` in `tests/obstacles.rs`: max speed below 1e-3
 //!   m/s, surface within a quarter cell). KNOWN DEVIATION (README, "Known deviations"): it does
 //!   not. Carried at 0.5 m/s on 1.25 cm cells the water's speed relative to the container
-//!   reaches 0.28 m/s (one particle, at a bottom corner; 0.13 m/s before session 33's wall
-//!   faces, rms about 0.007 m/s both) and the surface moves by 12 mm (0.9 cell). Until session
+//!   reaches 0.13 m/s (rms 0.007 m/s) and the surface moves by 12 mm (0.9 cell). Until session
 //!   32 it was 0.90 m/s and 21 mm: a solid keyframed from `t = 0` stood still in the first
 //!   substep's boundary condition while its pose moved (`Motion::segment`), which stopped the
-//!   water against the walls; that is fixed. What is left is not understood yet: the largest
-//!   disturbances sit at the container's walls and bottom corners as the walls cross the
-//!   grid's cells (an empty cell opens behind the leading wall). The test is ignored rather
+//!   water against the walls; that is fixed. What is left is a slow circulation whose drive is
+//!   not found: the bottom layers flow towards the leading wall, rise along it and return along
+//!   the top, and the surface stands 6-8 mm higher at the leading wall. The test is ignored rather
 //!   than widened; `scripts/test.sh` lists it.
 
 mod common;
@@ -85,7 +85,7 @@ fn scene() -> LoadedScene {
 /// container's do not) and every column's surface, in the container's frame, within a
 /// quarter cell of where it started (the standing container's bound).
 #[test]
-#[ignore = "known deviation: water carried in a container moving at 0.5 m/s moves relative to it (0.28 m/s at most near its walls and floor, the surface by 0.9 cell); see README, Known deviations"]
+#[ignore = "known deviation: water carried in a container moving at 0.5 m/s moves relative to it (0.13 m/s at most, a slow circulation raising the surface at the leading wall by 0.9 cell); see README, Known deviations"]
 fn water_carried_in_a_moving_container_stays_at_rest_in_it() {
     let l = scene();
     let start = column_tops(&l.particles, H, 0.0);
@@ -153,4 +153,72 @@ fn water_on_a_sliding_floor_stays_at_rest() {
             "water on the sliding plate (top {top} m) moves at {worst} m/s"
         );
     }
+}
+
+/// A vertical cylinder (radius 6.37 cm, not aligned with the 1.25 cm cells) spinning in place
+/// about its axis at 2 revolutions per second (0.80 m/s at its surface) in water at rest, for
+/// half a second. Its shape does not change as it turns, so with free slip (the default) it
+/// exerts no tangential force and the water must stay at rest (inviscid: no boundary layer).
+/// Bounds: the water within 2.5 cm of the surface co-rotates at a mean tangential speed below
+/// 1% of the surface speed, and the rms speed of all the water is below 1% of it. Measured:
+/// 0.0001 m/s mean, rms 0.0015 m/s (a few particles in the skin at one place on the surface
+/// reach 0.07 m/s at the last frame, and up to 0.5 m/s later in a longer run: not understood,
+/// see README, Known deviations). Before session 33 the wall faces kept the solid's
+/// tangential velocity and the water co-rotated at 0.31 m/s mean (rms 0.12 m/s, about 1 m/s
+/// at most); with the solid's velocity along each face's axis weighted by `n_a^2` (the first
+/// form of session 33's change, commit a378c3d) 0.24 m/s (rms 0.10), and with that weighting
+/// on closed faces too 0.19 m/s (a temporary change, failing this test).
+#[test]
+fn spinning_cylinder_drags_no_water() {
+    let (c, r, omega) = (0.2, 0.0637, 4.0 * std::f64::consts::PI);
+    let keys: Vec<String> = (0..6)
+        .map(|k| {
+            format!(
+                r#"{{ "time": {t}, "translate": [{c}, {c}, 0], "rotate": [0, 0, {deg}] }}"#,
+                t = 0.125 * k as f64,
+                deg = 90 * k
+            )
+        })
+        .collect();
+    let json = format!(
+        r#"{{
+    "domain": {{ "lower": [0, 0, 0], "cell_size": {H}, "resolution": [32, 32, 20] }},
+    "obstacles": [ {{ "type": "cylinder", "start": [0, 0, 0], "end": [0, 0, 0.3], "radius": {r},
+        "keyframes": [ {keys} ] }} ],
+    "sources": [ {{ "type": "box", "min": [{H}, {H}, {H}], "max": [0.3875, 0.3875, 0.15] }} ],
+    "time": {{ "fps": 30, "frames": 15 }}
+}}"#,
+        keys = keys.join(", ")
+    );
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes");
+    let l = load_str(&json, &dir.join("test.json"), &dir).expect("scene loads");
+    let mut sim = Simulation::new(&l.scene, l.particles.clone(), 0).unwrap();
+    let surface_speed = omega * r;
+    let mut fastest = 0.0f64;
+    for _ in 0..15 {
+        fastest = fastest.max(sim.advance_frame().max_speed as f64);
+    }
+    let p = sim.particles();
+    let (mut sum, mut count, mut squares) = (0.0f64, 0usize, 0.0f64);
+    for i in 0..p.len() {
+        let ([x, y, _], [vx, vy, vz]) = (p.position(i), p.velocity(i));
+        let (dx, dy) = (x as f64 - c, y as f64 - c);
+        let d = (dx * dx + dy * dy).sqrt();
+        squares += (vx * vx + vy * vy + vz * vz) as f64;
+        if d < r + 2.0 * H {
+            sum += (dx * vy as f64 - dy * vx as f64) / d;
+            count += 1;
+        }
+    }
+    let corotation = sum / count as f64;
+    let rms = (squares / p.len() as f64).sqrt();
+    eprintln!(
+        "spinning cylinder ({surface_speed:.2} m/s at its surface): water within 2.5 cm co-rotates at {corotation:.4} m/s mean ({count} particles); rms speed {rms:.4} m/s, fastest {fastest:.4} m/s"
+    );
+    assert!(count > 1000, "only {count} particles near the cylinder");
+    assert!(
+        corotation.abs() < 0.01 * surface_speed,
+        "the water co-rotates at {corotation} m/s"
+    );
+    assert!(rms < 0.01 * surface_speed, "rms speed {rms} m/s");
 }

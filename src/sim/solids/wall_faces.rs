@@ -8,17 +8,21 @@
 //! - A **wall face** (a solid cell on one side, or closed) is not solved for: its flux is
 //!   prescribed. Its flux is `o u + (1 - o) u_solid` with `o` its open fraction
 //!   (`pressure::system::flux_divergence`), `u` the value it keeps, which particles also
-//!   interpolate. So `u` is the velocity of the liquid in the face's open part: on a closed
-//!   face the solid's; on the open part of a domain wall's face (a solid passing through the
-//!   domain's wall) zero, the wall's; elsewhere the solid's velocity along its surface normal
-//!   `n` and the liquid's (splatted) across it, `q u_solid + (1 - q) u_liquid` with
-//!   `q = n_a^2` for face component `a`.
-//! - Before (session 32's known deviation), a wall face kept the solid's whole velocity as its
-//!   flux and as the particles' value: a plate sliding under water at rest, its top mid-cell,
-//!   drove the water's bottom layer through the faces of the partly covered cells it labels
-//!   solid (the plate's 0.5 m/s over the whole face where 60% of it is plate) and through the
-//!   domain's wall it slides through, and the water moved at up to 0.95 m/s. With the flux from
-//!   the open fraction and the liquid's velocity along the plate it stays at rest
+//!   interpolate. So `u` is the velocity of the liquid in the face's open part (or, on a
+//!   closed face, what the liquid beside it would have there): on the open part of a domain
+//!   wall's face (a solid passing through the domain's wall) zero, the wall's; elsewhere the
+//!   solid's velocity along its surface normal `n` and the liquid's (splatted) across it,
+//!   `u_a = (1 - n_a^2) u_liquid,a + (u_solid . n) n_a` for face component `a` (Batty's
+//!   reference code constrains the extrapolated velocity in the solid the same way, with the
+//!   liquid's whole vector; only the `a` component is at hand here). A translating box's faces
+//!   (`n` along an axis) get the solid's component or the liquid's; a solid turning in place
+//!   (`u_solid . n = 0`) gives none of its tangential speed.
+//! - Before session 33 a wall face kept the solid's whole velocity as its flux and as the
+//!   particles' value: a plate sliding under water at rest, its top mid-cell, drove the water's
+//!   bottom layer through the faces of the partly covered cells it labels solid (the plate's
+//!   0.5 m/s over the whole face where 60% of it is plate) and through the domain's wall it
+//!   slides through, and the water moved at up to 0.95 m/s; a cylinder spinning in place made
+//!   the water beside it co-rotate at 0.31 m/s (0.8 m/s at its surface). Now both stay at rest
 //!   (`tests/obstacles_carried.rs`).
 //!
 //! Per face, disjoint writes: the same for any thread count.
@@ -100,18 +104,18 @@ impl SolidState {
                         // The value particles interpolate on a wall face; the projection's flux
                         // through it is `o u + (1 - o) u_solid` with `o` its open fraction
                         // (`pressure::system::flux_divergence`).
-                        vr[i] = if open[f] <= 0.0 {
-                            us
-                        } else if ijk[a] == 1 || ijk[a] + 1 == n[a] {
-                            0.0 // the open part of a domain wall's face: the wall, at rest
-                        } else {
-                            // Free slip along the solid: its velocity along the normal, the
+                        vr[i] = match nearest {
+                            // The open part of a domain wall's face: the wall, at rest.
+                            _ if open[f] > 0.0 && (ijk[a] == 1 || ijk[a] + 1 == n[a]) => 0.0,
+                            None => 0.0, // a static solid's wall
+                            // Free slip: the solid's velocity along its normal `g`, the
                             // liquid's (splatted) across it.
-                            let q = nearest.map_or(1.0, |s| {
-                                let g = posed.get(s).distance_and_normal(p).1;
-                                (g[a] * g[a]) as f32
-                            });
-                            q * us + (1.0 - q) * sr[i]
+                            Some(s) => {
+                                let solid = posed.get(s);
+                                let (g, v) = (solid.distance_and_normal(p).1, solid.velocity(p));
+                                let un = g[0] * v[0] + g[1] * v[1] + g[2] * v[2];
+                                ((1.0 - g[a] * g[a]) * sr[i] as f64 + un * g[a]) as f32
+                            }
                         };
                     }
                 });
