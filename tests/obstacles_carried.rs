@@ -162,12 +162,12 @@ fn water_on_a_sliding_floor_stays_at_rest() {
 /// Bounds: the water within 2.5 cm of the surface co-rotates at a mean tangential speed below
 /// 1% of the surface speed, and the rms speed of all the water is below 1% of it. Measured:
 /// 0.0001 m/s mean, rms 0.0015 m/s (a few particles in the skin at one place on the surface
-/// reach 0.07 m/s at the last frame, and up to 0.5 m/s later in a longer run: not understood,
-/// see README, Known deviations). Before session 33 the wall faces kept the solid's
-/// tangential velocity and the water co-rotated at 0.31 m/s mean (rms 0.12 m/s, about 1 m/s
-/// at most); with the solid's velocity along each face's axis weighted by `n_a^2` (the first
-/// form of session 33's change, commit a378c3d) 0.24 m/s (rms 0.10), and with that weighting
-/// on closed faces too 0.19 m/s (a temporary change, failing this test).
+/// reach 0.07 m/s at the last frame, and up to 0.5 m/s later in a longer run: an empty cell
+/// beside the surface labelled air, see README, Known deviations). Before session 33 the wall
+/// faces kept the solid's tangential velocity and the water co-rotated at 0.31 m/s mean (rms
+/// 0.12 m/s, about 1 m/s at most); with the solid's velocity along each face's axis weighted
+/// by `n_a^2` (the first form of session 33's change, commit a378c3d) 0.24 m/s (rms 0.10), and
+/// with that weighting on closed faces too 0.19 m/s (a temporary change, failing this test).
 #[test]
 fn spinning_cylinder_drags_no_water() {
     let (c, r, omega) = (0.2, 0.0637, 4.0 * std::f64::consts::PI);
