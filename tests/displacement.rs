@@ -12,10 +12,9 @@
 
 mod common;
 
-use common::physics::{column_tops, run};
-use std::path::Path;
+use common::physics::{column_tops, load_json, run};
 use surge::geometry::solid::PUSHOUT_CELLS;
-use surge::scene::{LoadedScene, load_str};
+use surge::scene::LoadedScene;
 use surge::sim::Simulation;
 
 /// Cell size, tank side, initial depth, plunger side and its bottom's final height, m.
@@ -46,8 +45,7 @@ fn scene() -> LoadedScene {
         z0 = DEPTH + 0.02 + 0.1,
         z1 = BOTTOM + 0.1,
     );
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes");
-    load_str(&json, &dir.join("test.json"), &dir).expect("scene loads")
+    load_json(&json)
 }
 
 /// The highest particle of each column of cells `(i, j)` in the gap between the plunger and

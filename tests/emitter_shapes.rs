@@ -3,12 +3,12 @@
 //! emitters that refill, and determinism (threads, resume) with the new shapes.
 
 mod common;
+use common::physics::load_json as load;
 
 use common::inputs::{expect_failure, native};
 use common::{outputs, surge, surge_with_threads};
 use std::path::Path;
 use std::process::Output;
-use surge::scene::{LoadedScene, load_str};
 use surge::sim::Simulation;
 
 fn ok(o: &Output) -> String {
@@ -157,11 +157,6 @@ fn mesh_emitter_from_obj_and_stl_flows_at_v_times_area() {
         inflow(&dir.path().join("stl"), 0.025),
     );
     assert!((a / b - 1.0).abs() < 0.005, "OBJ {a}, STL {b}");
-}
-
-fn load(json: &str) -> LoadedScene {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes");
-    load_str(json, &dir.join("test.json"), &dir).expect("scene loads")
 }
 
 /// A keyframed 10 cm box emitter (no gravity) moving at u = 0.4 m/s along x for 1 s while it

@@ -8,14 +8,11 @@
 //! in the lowest half cell of liquid (whose velocity is interpolated from the first layer of
 //! tangential faces, the layer the no-slip condition sets) after 0.2 s.
 
+mod common;
+use common::physics::load_json as load;
 use std::path::Path;
-use surge::scene::{LoadedScene, load_str};
+use surge::scene::load_str;
 use surge::sim::Simulation;
-
-fn load(json: &str) -> LoadedScene {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes");
-    load_str(json, &dir.join("test.json"), &dir).expect("scene loads")
-}
 
 /// Mean x velocity after 6 frames (0.2 s) of the particles below `z_low` and of all of them.
 fn slide(json: &str, z_low: f32) -> (f64, f64) {

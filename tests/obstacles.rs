@@ -4,16 +4,11 @@
 //! Coarse grids keep each test to seconds.
 
 mod common;
+use common::physics::load_json as load;
 use common::physics::{column_tops, min_distance};
 
 use std::path::Path;
-use surge::scene::{LoadedScene, load_str};
 use surge::sim::Simulation;
-
-fn load(json: &str) -> LoadedScene {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes");
-    load_str(json, &dir.join("test.json"), &dir).expect("scene loads")
-}
 
 /// The glass of `inputs/glass.obj` (outer radius 8 cm, 1 cm wall, 15 cm tall) on a grid of
 /// 1.25 cm cells, so its wall is thinner than one cell: 1.05 litres dropped in from 2 cm above

@@ -25,10 +25,9 @@
 
 mod common;
 
-use common::physics::column_tops;
+use common::physics::{column_tops, load_json, rms_speed};
 
-use std::path::Path;
-use surge::scene::{LoadedScene, load_str};
+use surge::scene::LoadedScene;
 use surge::sim::Simulation;
 
 /// Cell size, the container's outer side, wall thickness and water depth, m; carriage speed,
@@ -77,8 +76,7 @@ fn scene() -> LoadedScene {
         d = y0 + i,
         top = WALL + DEPTH,
     );
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes");
-    load_str(&json, &dir.join("test.json"), &dir).expect("scene loads")
+    load_json(&json)
 }
 
 /// Over 1 s of carriage: the water's largest speed relative to the container below 1e-2 m/s
@@ -133,8 +131,7 @@ fn sliding_floor_drags(top: f64) -> f32 {
 }}"#,
         l = -H
     );
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes");
-    let l = load_str(&json, &dir.join("test.json"), &dir).expect("scene loads");
+    let l = load_json(&json);
     let mut sim = Simulation::new(&l.scene, l.particles.clone(), 0).unwrap();
     let mut worst = 0.0f32;
     for _ in 0..30 {
@@ -191,8 +188,7 @@ fn spinning_cylinder_drags_no_water() {
 }}"#,
         keys = keys.join(", ")
     );
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes");
-    let l = load_str(&json, &dir.join("test.json"), &dir).expect("scene loads");
+    let l = load_json(&json);
     let mut sim = Simulation::new(&l.scene, l.particles.clone(), 0).unwrap();
     let surface_speed = omega * r;
     let mut fastest = 0.0f64;
@@ -200,19 +196,18 @@ fn spinning_cylinder_drags_no_water() {
         fastest = fastest.max(sim.advance_frame().max_speed as f64);
     }
     let p = sim.particles();
-    let (mut sum, mut count, mut squares) = (0.0f64, 0usize, 0.0f64);
+    let (mut sum, mut count) = (0.0f64, 0usize);
     for i in 0..p.len() {
-        let ([x, y, _], [vx, vy, vz]) = (p.position(i), p.velocity(i));
+        let ([x, y, _], [vx, vy, _]) = (p.position(i), p.velocity(i));
         let (dx, dy) = (x as f64 - c, y as f64 - c);
         let d = (dx * dx + dy * dy).sqrt();
-        squares += (vx * vx + vy * vy + vz * vz) as f64;
         if d < r + 2.0 * H {
             sum += (dx * vy as f64 - dy * vx as f64) / d;
             count += 1;
         }
     }
     let corotation = sum / count as f64;
-    let rms = (squares / p.len() as f64).sqrt();
+    let rms = rms_speed(p);
     eprintln!(
         "spinning cylinder ({surface_speed:.2} m/s at its surface): water within 2.5 cm co-rotates at {corotation:.4} m/s mean ({count} particles); rms speed {rms:.4} m/s, fastest {fastest:.4} m/s"
     );

@@ -7,17 +7,12 @@
 //! Coarse grids keep each test to about a second.
 
 mod common;
+use common::physics::load_json as load;
 
 use common::physics::{min_distance, rms_speed};
-use std::path::Path;
-use surge::scene::{LoadedScene, load_str};
+use surge::scene::LoadedScene;
 use surge::sim::Simulation;
 use surge::sim::mac_grid::CellLabel;
-
-fn load(json: &str) -> LoadedScene {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes");
-    load_str(json, &dir.join("test.json"), &dir).expect("scene loads")
-}
 
 /// What the ghost fluid made of the cells within a cell of an obstacle (signed distance of the
 /// centre below one cell) holding liquid and wholly under the surface at `top` (m): how many

@@ -3,19 +3,16 @@
 //! keeps its particle count and its mesh volume; and the shipped
 //! `scenes/glass.json` at full resolution holds its water for the whole shot.
 
+mod common;
+use common::physics::load_json as scene;
 use std::path::Path;
-use surge::scene::{LoadedScene, load, load_str};
+use surge::scene::{LoadedScene, load};
 use surge::sim::{Particles, Simulation};
 use surge::surface::{Method, SurfaceSettings};
 
 /// Inner radius and rim height of the glass, m.
 const INNER: f64 = 0.07;
 const RIM: f64 = 0.15;
-
-fn scene(json: &str) -> LoadedScene {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes");
-    load_str(json, &dir.join("test.json"), &dir).expect("scene loads")
-}
 
 /// Checks the containment at time `t`: no particle more than a tenth of a cell inside
 /// the glass's solid (the push-out keeps particles a tenth of a cell *outside* it, so any

@@ -6,6 +6,13 @@ use surge::sim::{FrameReport, Particles, SimSettings, Simulation};
 
 pub const G: f64 = surge::scene::STANDARD_GRAVITY;
 
+/// A scene from its JSON text, as `surge` would load a `scenes/test.json` holding it (relative
+/// paths resolve in `scenes/`); panics if it does not load.
+pub fn load_json(json: &str) -> LoadedScene {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes");
+    surge::scene::load_str(json, &dir.join("test.json"), &dir).expect("scene loads")
+}
+
 /// A scene with `resolution` cells of `h` from `lower`, gravity -z, default solver.
 pub fn scene(lower: [f64; 3], h: f64, resolution: [u32; 3], fps: f64, frames: u32) -> Scene {
     Scene {
