@@ -96,23 +96,23 @@ impl SolidState {
                             Some(split) => split.moving_nearest(&posed, p),
                             None => Some(posed.nearest_near(p, (boxes, slacks), far)),
                         };
-                        let us = nearest.map_or(0.0, |s| posed.get(s).velocity(p)[a] as f32);
-                        fv[i] = us;
+                        // The nearest moving solid and its velocity at the face.
+                        let moving = nearest.map(|s| (s, posed.get(s).velocity(p)));
+                        fv[i] = moving.map_or(0.0, |(_, v)| v[a] as f32);
                         if kr[i] != FaceKind::Wall || !inside {
                             continue;
                         }
                         // The value particles interpolate on a wall face; the projection's flux
                         // through it is `o u + (1 - o) u_solid` with `o` its open fraction
                         // (`pressure::system::flux_divergence`).
-                        vr[i] = match nearest {
+                        vr[i] = match moving {
                             // The open part of a domain wall's face: the wall, at rest.
                             _ if open[f] > 0.0 && (ijk[a] == 1 || ijk[a] + 1 == n[a]) => 0.0,
                             None => 0.0, // a static solid's wall
                             // Free slip: the solid's velocity along its normal `g`, the
                             // liquid's (splatted) across it.
-                            Some(s) => {
-                                let solid = posed.get(s);
-                                let (g, v) = (solid.distance_and_normal(p).1, solid.velocity(p));
+                            Some((s, v)) => {
+                                let g = posed.get(s).distance_and_normal(p).1;
                                 let un = g[0] * v[0] + g[1] * v[1] + g[2] * v[2];
                                 ((1.0 - g[a] * g[a]) * sr[i] as f64 + un * g[a]) as f32
                             }
