@@ -199,6 +199,9 @@ pub struct SolidState {
     /// Static and moving obstacles together: the static ones' part, computed once
     /// ([`split`]).
     split: Option<split::Split>,
+    /// Moving obstacles: each cell's mark and the search queue of [`skin_pockets`].
+    pocket_mark: Vec<u8>,
+    pocket_queue: Vec<u32>,
 }
 
 impl SolidState {
@@ -242,6 +245,8 @@ impl SolidState {
             share_time: None,
             surface_share_time: None,
             split,
+            pocket_mark: vec![0; if moving { cells } else { 0 }],
+            pocket_queue: Vec::new(),
         }
         .with_poses()
     }
@@ -493,7 +498,8 @@ impl SolidState {
 
     /// Labels every cell whose centre is in solid at `t` and that holds no liquid as `Solid`
     /// (a cell holding particles stays fluid: its faces carry their open fractions), and
-    /// computes the faces' open fractions at `t`.
+    /// computes the faces' open fractions at `t`. With moving obstacles, the air pockets they
+    /// shut in beside the liquid become fluid ([`skin_pockets`]).
     pub fn label_solid_cells(&mut self, d: &GridDims, t: f64, labels: &mut [CellLabel]) {
         if !self.active() {
             return;
@@ -508,11 +514,15 @@ impl SolidState {
                     *l = CellLabel::Solid;
                 }
             });
+        if self.obstacles.animated() {
+            self.fill_skin_pockets(d, labels);
+        }
     }
 }
 
 mod far;
 mod hold;
+mod skin_pockets;
 mod split;
 mod wall_faces;
 mod wedge;

@@ -263,9 +263,9 @@ impl PressureSolver {
                 .reduce(|| 0.0, f64::max)
         };
         // Only a moving solid can give a pocket that touches no air a net inflow ([`pockets`]).
-        let moving = solid.and_then(|s| s.velocity);
-        let bmax = if let Some(sv) = moving
-            && (self.pockets).make_compatible(d, &self.sys, labels, sv, &mut self.r[..nf]) > 0
+        let moving = solid.and_then(|s| Some((s.open, s.velocity?)));
+        let bmax = if let Some((open, sv)) = moving
+            && (self.pockets).make_compatible(d, &self.sys, labels, open, sv, &mut self.r[..nf]) > 0
         {
             self.r[..nf].iter().fold(0.0, |m, b| f64::max(m, b.abs()))
         } else {

@@ -17,7 +17,8 @@
 //!
 //! Only a piece that a moving solid touches can have a net inflow, so only the pieces holding
 //! a row with a face the moving solids cover (a row weight below 1 and a solid velocity on the
-//! face) are corrected. They are first looked for by walks from those rows across faces with
+//! face, or a wall face only partly inside the solids, whose flux is the liquid's velocity in
+//! its open part: `system::flux_divergence`) are corrected. They are first looked for by walks from those rows across faces with
 //! an open fraction above zero, each given up at the first row beside air (a cell labelled
 //! `Empty` across an open face): where the liquid has air near its moving obstacles that is a
 //! few rows. Walks that would visit more than an eighth of the rows (the whole liquid sealed in
@@ -224,13 +225,19 @@ impl Pockets {
 
     /// Takes off `b` (one entry per row of `sys`, whose rows carry face weights) its mean over
     /// every connected piece of the rows that touches no air (no face with an open fraction
-    /// above zero to a cell labelled `Empty`) and has a face the moving solids cover (a weight
-    /// below 1 and a nonzero `solid_vel`), and returns how many pieces it changed.
+    /// above zero to a cell labelled `Empty`) and has a face through which the moving solids
+    /// can give it a net flux, and returns how many pieces it changed. Such a face has a
+    /// weight below 1 and either a nonzero `solid_vel` or, as a wall face (weight 0) with a
+    /// geometric open fraction `open` strictly between 0 and 1, the flux of the liquid's
+    /// velocity in its open part (`system::flux_divergence`; session 34: a glass keyframed to
+    /// stand still after tumbling, its solid velocities all zero, left a sealed piece of 1,285
+    /// rows whose right-hand side summed to 87 through such faces, and the solve ran to its cap).
     pub fn make_compatible(
         &mut self,
         d: &GridDims,
         sys: &System,
         labels: &[CellLabel],
+        open: &[Vec<f32>; 3],
         solid_vel: &[Vec<f32>; 3],
         b: &mut [f64],
     ) -> usize {
@@ -241,7 +248,9 @@ impl Pockets {
                 let m = d.face_n(a);
                 let mut f = ijk.map(|x| x as usize);
                 f[a] += k % 2;
-                w[k] < 1.0 && solid_vel[a][f[0] + m[0] * (f[1] + m[1] * f[2])] != 0.0
+                let f = f[0] + m[0] * (f[1] + m[1] * f[2]);
+                let o = open[a][f];
+                w[k] < 1.0 && (solid_vel[a][f] != 0.0 || (w[k] == 0.0 && o > 0.0 && o < 1.0))
             })
         });
         self.correct_from_starts(sys, b)
