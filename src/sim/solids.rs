@@ -199,9 +199,10 @@ pub struct SolidState {
     /// Static and moving obstacles together: the static ones' part, computed once
     /// ([`split`]).
     split: Option<split::Split>,
-    /// Moving obstacles: each cell's mark and the search queue of [`skin_pockets`].
+    /// Moving obstacles: each cell's mark and the two search queues of [`skin_pockets`].
     pocket_mark: Vec<u8>,
     pocket_queue: Vec<u32>,
+    pocket_fill: Vec<u32>,
 }
 
 impl SolidState {
@@ -247,6 +248,7 @@ impl SolidState {
             split,
             pocket_mark: vec![0; if moving { cells } else { 0 }],
             pocket_queue: Vec::new(),
+            pocket_fill: Vec::new(),
         }
         .with_poses()
     }

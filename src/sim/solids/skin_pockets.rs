@@ -1,24 +1,27 @@
 //! Air pockets a moving solid leaves behind: empty cells beside it, shut in by liquid and solid.
 //!
 //! A cell is fluid when it holds a particle, and particles are kept [`super::PUSHOUT_CELLS`]
-//! cells out of every solid. When a moving solid uncovers a cell (the leading wall of a
-//! carried container, the surface of a turning cylinder that is not round on the grid), the
-//! cell's centre leaves the solid before any particle has moved in: it is labelled empty, air at
-//! `p = 0`, while liquid and solid shut it in. The projection then treats a free surface
-//! inside the liquid and draws the liquid into it. Measured (session 34, a container carried
-//! at 0.5 m/s with water at its velocity, 1.25 cm cells, its floor's top 0.4 of a cell above a
-//! cell face): the water reached 1.57 m/s relative to the container at the corners of floor
-//! and walls, where such a cell opens every few substeps; beside a cylinder spinning in place
-//! (session 33) bursts up to 0.57 m/s, each at one such cell.
+//! cells out of every solid. When a moving solid uncovers a cell (the retreating wall of a
+//! carried container), its centre leaves the solid before any particle has moved in; and a
+//! cell whose centre lies in the push-out skin can lose its last particle (beside a cylinder
+//! spinning in place). Either is labelled empty, air at `p = 0`, while liquid and solid shut
+//! it in: the projection then puts a free surface inside the liquid and draws the liquid into
+//! it. Measured (session 34, 1.25 cm cells): water carried at 0.5 m/s in a container whose
+//! floor's top lies 0.4 of a cell above a cell face reached 1.57 m/s relative to it at the
+//! corners of floor and walls, where such a cell opened every few substeps; beside the
+//! spinning cylinder of session 33, bursts of tens of particles up to 0.57 m/s, each at one
+//! such cell.
 //!
 //! The fix labels those pockets fluid: the empty cells whose centre is within one cell of a
-//! solid ([`REACH_CELLS`]) and that are connected to no other empty cell except through such
-//! cells (a pocket of several cells along an edge counts as one), provided the pocket touches
-//! a fluid cell. An empty cell next to real air (the surface above the water, the air outside
-//! a container) stays air, and so does the whole pocket it belongs to. A pocket labelled fluid
-//! holds no particle: the projection solves its pressure (its faces keep their open
-//! fractions), the extrapolation treats it as any fluid cell, and the density correction sees
-//! it as a cell beside an obstacle (over-density only: an empty cell is never corrected).
+//! solid ([`REACH_CELLS`]), connected through faces with an open fraction above zero to the
+//! liquid, and connected to no other empty cell except through such cells (a pocket of
+//! several cells along an edge counts as a whole). An empty cell next to real air (the surface
+//! above the water, the air outside a container) stays air, and so does every pocket cell
+//! connected to it. A pocket labelled fluid holds no particle: the projection solves its
+//! pressure (its faces keep their open fractions), the extrapolation treats it as any fluid
+//! cell, and the density correction as any fluid cell (an interior one, its faces all open
+//! and its neighbours fluid, draws particles into it; one beside a solid, with a closed or
+//! partly closed face, is corrected only where over-dense, which it never is).
 //!
 //! The liquid-labelling rule of Batty's reference code and of the FLIP Fluids engine (every
 //! empty cell that the solids partly cover counts as liquid) was tried in session 33 and broke
@@ -27,9 +30,11 @@
 //! (a static solid never uncovers a cell).
 //!
 //! Determinism: the candidates are marked per cell in parallel; the pockets that touch air are
-//! found by one breadth-first search from the candidates next to air, whose result (the set of
-//! candidates connected to air) does not depend on the visiting order; the relabelling is per
-//! cell. No allocation after the first substep (the queue keeps its capacity).
+//! found by one breadth-first search from the candidates next to air, then the pockets to
+//! fill by another from the remaining candidates next to liquid; each search's result (a set
+//! of cells) does not depend on its visiting order. No allocation after the first substeps
+//! (the queues keep their capacity). Shots with moving solids only: a parallel pass over
+//! the cells and a serial scan of one byte per cell per substep.
 
 use super::SolidState;
 use crate::sim::mac_grid::{CellLabel, GridDims};
@@ -84,15 +89,19 @@ impl SolidState {
                 (c + sz, face(2, 1)),
             ]
         };
+        // Cheap tests first: most cells are not empty or far from every solid.
         let candidate = |c: usize| {
+            if lab[c] != CellLabel::Empty || !(0.0..reach).contains(&phi[c]) {
+                return false;
+            }
             let (i, j, k) = (c % n[0], (c / n[0]) % n[1], c / sz);
-            let inner = i > 0 && j > 0 && k > 0 && i + 1 < n[0] && j + 1 < n[1] && k + 1 < n[2];
-            inner && lab[c] == CellLabel::Empty && (0.0..reach).contains(&phi[c])
+            i > 0 && j > 0 && k > 0 && i + 1 < n[0] && j + 1 < n[1] && k + 1 < n[2]
         };
-        mark.par_iter_mut()
+        let beside_liquid: usize = mark
+            .par_iter_mut()
             .enumerate()
             .with_min_len(4096)
-            .for_each(|(c, mk)| {
+            .map(|(c, mk)| {
                 *mk = 0;
                 if candidate(c) {
                     *mk = CANDIDATE;
@@ -107,40 +116,49 @@ impl SolidState {
                         }
                     }
                 }
-            });
+                (*mk & BY_FLUID != 0) as usize
+            })
+            .sum();
+        if beside_liquid == 0 {
+            return;
+        }
         // The candidates connected to air, then those connected to the liquid but not to air:
-        // each a breadth-first search over candidates, through open faces, from its seeds.
-        let queue = &mut self.pocket_queue;
-        for (seed, flag) in [(BY_AIR, OPEN), (BY_FLUID, FILL)] {
-            queue.clear();
-            for (c, mk) in mark.iter_mut().enumerate() {
-                if *mk & seed != 0 && *mk & (OPEN | FILL) == 0 {
-                    *mk |= flag;
-                    queue.push(c as u32);
+        // each a breadth-first search over candidates, through open faces, from its seeds. The
+        // second one's queue ends up holding exactly the cells to relabel.
+        let (queue, fill) = (&mut self.pocket_queue, &mut self.pocket_fill);
+        queue.clear();
+        fill.clear();
+        for (c, mk) in mark.iter_mut().enumerate() {
+            if *mk & BY_AIR != 0 {
+                *mk |= OPEN;
+                queue.push(c as u32);
+            } else if *mk & BY_FLUID != 0 {
+                fill.push(c as u32);
+            }
+        }
+        for (list, flag) in [(&mut *queue, OPEN), (&mut *fill, FILL)] {
+            if flag == FILL {
+                // The seeds the first search did not reach.
+                list.retain(|&c| mark[c as usize] & OPEN == 0);
+                for &c in list.iter() {
+                    mark[c as usize] |= FILL;
                 }
             }
             let mut head = 0;
-            while head < queue.len() {
-                let c = queue[head] as usize;
+            while head < list.len() {
+                let c = list[head] as usize;
                 head += 1;
                 for (b, through) in nbs(c) {
                     if through && mark[b] & CANDIDATE != 0 && mark[b] & (OPEN | FILL) == 0 {
                         mark[b] |= flag;
-                        queue.push(b as u32);
+                        list.push(b as u32);
                     }
                 }
             }
         }
-        let mark: &[u8] = mark;
-        labels
-            .par_iter_mut()
-            .zip(mark.par_iter())
-            .with_min_len(4096)
-            .for_each(|(l, &mk)| {
-                if mk & FILL != 0 {
-                    *l = CellLabel::Fluid;
-                }
-            });
+        for &c in fill.iter() {
+            labels[c as usize] = CellLabel::Fluid;
+        }
     }
 }
 
