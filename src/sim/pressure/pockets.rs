@@ -17,9 +17,9 @@
 //!
 //! Only a piece that a moving solid touches can have a net inflow, so only the pieces holding
 //! a row with a face the moving solids cover (a row weight below 1 and a solid velocity on the
-//! face, or a wall face only partly inside the solids, whose flux is the liquid's velocity in
-//! its open part: `system::flux_divergence`) are corrected. They are first looked for by walks from those rows across faces with
-//! an open fraction above zero, each given up at the first row beside air (a cell labelled
+//! face, or a wall face only partly inside the solids, whose flux is the liquid's velocity
+//! in its open part: `system::flux_divergence`) are corrected. They are first looked for by
+//! walks from those rows across faces with an open fraction above zero, each given up at the first row beside air (a cell labelled
 //! `Empty` across an open face): where the liquid has air near its moving obstacles that is a
 //! few rows. Walks that would visit more than an eighth of the rows (the whole liquid sealed in
 //! a tank filled to the brim) give way to a union-find over every row. On one core of this
