@@ -136,28 +136,37 @@ impl SolidState {
                 fill.push(c as u32);
             }
         }
-        for (list, flag) in [(&mut *queue, OPEN), (&mut *fill, FILL)] {
-            if flag == FILL {
-                // The seeds the first search did not reach.
-                list.retain(|&c| mark[c as usize] & OPEN == 0);
-                for &c in list.iter() {
-                    mark[c as usize] |= FILL;
-                }
-            }
-            let mut head = 0;
-            while head < list.len() {
-                let c = list[head] as usize;
-                head += 1;
-                for (b, through) in nbs(c) {
-                    if through && mark[b] & CANDIDATE != 0 && mark[b] & (OPEN | FILL) == 0 {
-                        mark[b] |= flag;
-                        list.push(b as u32);
-                    }
-                }
-            }
+        spread(queue, mark, OPEN, &nbs);
+        // The liquid's seeds the first search did not reach.
+        fill.retain(|&c| mark[c as usize] & OPEN == 0);
+        for &c in fill.iter() {
+            mark[c as usize] |= FILL;
         }
+        spread(fill, mark, FILL, &nbs);
         for &c in fill.iter() {
             labels[c as usize] = CellLabel::Fluid;
+        }
+    }
+}
+
+/// Breadth-first search from the cells in `list` (already marked `flag`): every candidate
+/// reached through open faces and not yet marked [`OPEN`] or [`FILL`] is marked `flag` and
+/// appended, so `list` ends holding the whole set.
+fn spread(
+    list: &mut Vec<u32>,
+    mark: &mut [u8],
+    flag: u8,
+    nbs: &impl Fn(usize) -> [(usize, bool); 6],
+) {
+    let mut head = 0;
+    while head < list.len() {
+        let c = list[head] as usize;
+        head += 1;
+        for (b, through) in nbs(c) {
+            if through && mark[b] & CANDIDATE != 0 && mark[b] & (OPEN | FILL) == 0 {
+                mark[b] |= flag;
+                list.push(b as u32);
+            }
         }
     }
 }
