@@ -176,6 +176,12 @@ pub struct SolidState {
     near: Option<f64>,
     /// The time of the hold [`Self::near`] was found for.
     near_time: f64,
+    /// The time of the positions in [`Self::prev`] (the move's start).
+    prev_time: f64,
+    /// Each solid that moves between `prev_time` and the hold's time: its poses at the two
+    /// times, which carry a particle's start with it for the path check (`hold.rs`); `None`
+    /// for the others. Refreshed in place by each hold.
+    carry: Vec<Option<(Pose, Pose)>>,
     /// Each solid's pose and rigid velocity at `poses_time` (see [`Posed`]).
     poses: Vec<(Pose, RigidVelocity)>,
     /// Each moving solid's world box at `poses_time` where the grids may hold a bound far
@@ -235,6 +241,8 @@ impl SolidState {
             prev: Default::default(),
             near: None,
             near_time: f64::NAN,
+            prev_time: f64::NAN,
+            carry: Vec::new(),
             poses: Vec::new(),
             boxes: Vec::new(),
             slacks: Vec::new(),
@@ -259,6 +267,7 @@ impl SolidState {
             .map(|s| (s.motion().pose(0.0), s.motion().velocity(0.0)))
             .collect();
         self.slacks = self.obstacles.solids.iter().map(far::box_slack).collect();
+        self.carry = vec![None; self.obstacles.solids.len()];
         self.boxes = (self.obstacles.solids.iter().zip(&self.poses))
             .map(|(s, p)| far::far_box(s, &p.0))
             .collect();

@@ -135,7 +135,7 @@ pub(super) fn substep(
         density_iterations = st.iterations;
         moved = ws.solids.move_bound(&d, &ws.disp, strength as f64);
         ws.solids
-            .remember(&d, &ws.sorted, time, moved.map(|m| (0.0, m)));
+            .remember(&d, &ws.sorted, (time, time), moved.map(|m| (0.0, m)));
         advect::displace(&d, &mut ws.sorted, &ws.disp, strength);
         ws.solids.hold(&d, time, &mut ws.sorted, false);
     }
@@ -157,7 +157,8 @@ pub(super) fn substep(
     let t = Instant::now();
     let flip = scene.solver.flip_ratio as f32;
     let step = ws.solids.move_bound(&d, &ws.vel, dt as f64);
-    ws.solids.remember(&d, &ws.sorted, end, moved.zip(step));
+    ws.solids
+        .remember(&d, &ws.sorted, (time, end), moved.zip(step));
     if ws.sorted.affine {
         apic::gather_and_advect(&d, &mut ws.sorted, &ws.vel, dt);
     } else {

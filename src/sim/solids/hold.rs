@@ -26,6 +26,19 @@
 //! (whose sampled distance is not exact) has every particle visited, but where the particle is
 //! far enough from the mesh's world box the box decides without a sample of the mesh
 //! (`far.rs`, the same answer).
+//!
+//! A solid that moves during the move (the advection: positions kept at the substep's start,
+//! held at its end) is checked in its own frame: the particle's start is carried with the
+//! solid from the start's time to the hold's (`P_end P_start^-1 p0`, [`SolidState::carry`])
+//! and the path from there to the particle's end is sampled against that solid at the end.
+//! Checked along the particle's own path, a face advancing onto the particles beside it has
+//! covered their starts by the substep's end, so they were stopped at their starts and could
+//! never slide along the face (a droplet hung on `scenes/paddle.json`'s paddle while gravity
+//! built its speed to 1.5 m/s); and a solid thinner than its move in a substep passed through
+//! the particles in its way. The static solids keep the particle's own path, so scenes
+//! without motion keep their bytes. The earliest hit over the paths stops the particle at the
+//! sample before it. A carried path is up to the solid's largest shift in the substep longer
+//! than the move (`carried`): the bounds above add it to the move's length.
 
 use super::wedge::slide_along_walls;
 use super::*;
@@ -69,7 +82,13 @@ impl SolidState {
     /// [`Pose::max_shift`] of a moving solid between the two times (see the module docs).
     /// `None` without cell distances or where a moving solid's distance is not exact.
     fn drift_since_cells(&self, t: f64, h: f64) -> Option<f64> {
-        let t0 = self.cell_time?;
+        self.drift(self.cell_time?, t, h)
+    }
+
+    /// The largest [`Pose::max_shift`] of a moving solid between times `t0` and `t`, m, with
+    /// slack for rounding (0 without motion); `None` where a moving solid's distance is not
+    /// exact.
+    fn drift(&self, t0: f64, t: f64, h: f64) -> Option<f64> {
         if !self.obstacles.animated() || t0 == t {
             return Some(0.0);
         }
@@ -82,15 +101,31 @@ impl SolidState {
         drift.is_finite().then_some(drift)
     }
 
-    /// Keeps the positions before a particle move whose [`Self::hold`] runs at time `t`.
-    /// `bounds`: `(moved, step)`, m: how far any particle may have moved since the substep's
-    /// sort before this move (0 for the substep's first move) and how far this move may take
-    /// it (see the module docs); `None`: no bound, every particle is kept and held.
+    /// Fills [`Self::carry`] for a hold at time `t` of the positions kept at
+    /// [`Self::prev_time`]; whether any solid moves in between.
+    fn set_carry(&mut self, t: f64) -> bool {
+        let t0 = self.prev_time;
+        let moving = self.obstacles.animated() && t0.is_finite() && t0 != t;
+        let mut any = false;
+        for (s, c) in self.obstacles.solids.iter().zip(self.carry.iter_mut()) {
+            *c = (moving && s.is_animated())
+                .then(|| (s.motion().pose(t0), s.motion().pose(t)))
+                .filter(|(a, b)| a != b);
+            any |= c.is_some();
+        }
+        any
+    }
+
+    /// Keeps the positions at time `from` before a particle move whose [`Self::hold`] runs
+    /// at time `t`. `bounds`: `(moved, step)`, m: how far any particle may have moved since
+    /// the substep's sort before this move (0 for the substep's first move) and how far this
+    /// move may take it (see the module docs); `None`: no bound, every particle is kept and
+    /// held.
     pub fn remember(
         &mut self,
         d: &GridDims,
         sp: &SortedParticles,
-        t: f64,
+        (from, t): (f64, f64),
         bounds: Option<(f64, f64)>,
     ) {
         if !self.active() {
@@ -98,12 +133,17 @@ impl SolidState {
         }
         let eps = (PUSHOUT_CELLS * d.h) as f64;
         let h = d.h as f64;
-        // Cell distances that bound the solids' at `t` once lowered by `drift`.
+        self.prev_time = from;
+        // Cell distances that bound the solids' at `t` once lowered by `drift`; a start
+        // carried with a moving solid (see `hold`) lies up to `carried` farther.
         let drift = self.drift_since_cells(t, h);
-        let near = bounds.zip(drift).map(|((moved, step), drift)| {
-            let r = moved + step + step.max(eps) + drift;
-            (r * (1.0 + BOUND_SLACK) + BOUND_SLACK * h, moved > 0.0)
-        });
+        let carried = self.drift(from, t, h);
+        let near = bounds
+            .zip(drift.zip(carried))
+            .map(|((moved, step), (drift, carried))| {
+                let r = moved + step + (step + carried).max(eps) + drift;
+                (r * (1.0 + BOUND_SLACK) + BOUND_SLACK * h, moved > 0.0)
+            });
         self.near_time = t;
         // A second move in a substep also visits the cells the first one visited (their
         // particles may have been pushed out, away from where the sort put them).
@@ -150,6 +190,9 @@ impl SolidState {
             return;
         }
         self.set_poses(t);
+        // The solids that move during this move carry each particle's start with them: the
+        // path is checked in each one's own frame (below), up to `carried` longer.
+        let carrying = self.set_carry(t);
         let posed = Posed {
             solids: &self.obstacles.solids[..],
             poses: &self.poses,
@@ -171,7 +214,16 @@ impl SolidState {
         // much cheaper for the particles far from obstacles (most of them).
         let reach = 0.9 * h as f64;
         let drift = self.drift_since_cells(t, h as f64);
-        let cell_phi = drift.map(|drift| (&self.cell_phi[..], reach + drift));
+        let carried = if carrying {
+            self.drift(self.prev_time, t, h as f64)
+        } else {
+            Some(0.0)
+        };
+        let cell_phi = drift
+            .zip(carried)
+            .map(|(drift, carried)| (&self.cell_phi[..], reach + drift, carried));
+        let carry = &self.carry[..];
+        let unmoved = |i: &usize| carry[*i].is_none();
         // Static and moving obstacles: the static ones' cell-centre distances hold at every
         // time, so a particle far from them needs only the moving ones evaluated to be skipped
         // (the same test as below on the same distance: the minimum over the solids).
@@ -190,17 +242,32 @@ impl SolidState {
             let p0 = [*ox, *oy, *oz];
             let dist = [p1[0] - p0[0], p1[1] - p0[1], p1[2] - p0[2]];
             let len = (dist[0] * dist[0] + dist[1] * dist[1] + dist[2] * dist[2]).sqrt();
-            if let Some((phi, gap)) = cell_phi
-                && phi[d.cell_of(p1)] as f64 - gap >= (len as f64).max(eps)
+            if let Some((phi, gap, carried)) = cell_phi
+                && phi[d.cell_of(p1)] as f64 - gap >= (len as f64 + carried).max(eps)
             {
                 return;
             }
             let mut p = p1.map(|c| c as f64);
+            // Each moving solid's path: from the start carried with it to the end.
+            let starts = carry.iter().map(|c| {
+                c.map(|(from, to)| {
+                    let q = to.to_world(from.to_body(p0.map(|c| c as f64)));
+                    q.map(|c| c as f32)
+                })
+            });
+            let longest = (starts.clone().flatten())
+                .map(|q| {
+                    (0..3)
+                        .map(|a| (p1[a] - q[a]) * (p1[a] - q[a]))
+                        .sum::<f32>()
+                        .sqrt()
+                })
+                .fold(len, f32::max);
             // Far from every solid (the distance is 1-Lipschitz, and a lower bound where
-            // not exact): no point of the path is in solid and no push-out is needed.
+            // not exact): no point of a path is in solid and no push-out is needed.
             // The moving solids' world boxes decide it without evaluating a solid where they
             // can (`far.rs`; the same answer).
-            let far = (len as f64).max(eps);
+            let far = (longest as f64).max(eps);
             if let Some((cells, moving)) = statics
                 && cells[d.cell_of(p1)] as f64 - reach >= far
                 && posed.clear_of(moving.iter().copied(), p, boxes, far, tol)
@@ -210,21 +277,24 @@ impl SolidState {
             if posed.clear_of(0..posed.solids.len(), p, boxes, far, tol) {
                 return;
             }
-            // Path check: only when the move is long enough to skip over a thin wall.
-            let mut stopped = false;
-            if len > step {
-                let steps = (len / step).ceil() as u32;
-                let mut last = p0.map(|c| c as f64);
-                for s in 1..=steps {
-                    let f = s as f32 / steps as f32;
-                    let q = [0, 1, 2].map(|a| (p0[a] + f * dist[a]) as f64);
-                    if nearest_distance(&posed, q) < 0.0 {
-                        p = last;
-                        stopped = true;
-                        break;
+            // Path check (only where a path is long enough to skip over a thin wall): the
+            // solids that stand still during the move along the path itself, each moving one
+            // along the path from the start carried with it; the earliest hit stops the
+            // particle at the sample before it.
+            let all = 0..posed.solids.len();
+            let mut hit = first_hit(&posed, all.filter(unmoved), (p0, p1), step);
+            if carrying {
+                for (i, q) in starts.enumerate() {
+                    let Some(q) = q else { continue };
+                    let h = first_hit(&posed, i..i + 1, (q, p1), step);
+                    if let Some(h) = h.filter(|h| hit.is_none_or(|b| h.0 < b.0)) {
+                        hit = Some(h);
                     }
-                    last = q;
                 }
+            }
+            let stopped = hit.is_some();
+            if let Some((_, last)) = hit {
+                p = last;
             }
             // Push out (a few Newton-like steps for corners between solids); a particle the
             // path check stopped loses its inward normal velocity wherever it stopped.
@@ -300,6 +370,33 @@ impl SolidState {
                 one(x, y, z, u, v, w, ox, oy, oz)
             });
     }
+}
+
+/// The first sample in solid (of the solids `set`) on the straight path `from -> to`, sampled
+/// at most [`PATH_STEP_CELLS`] cells (`step`, m) apart when the path is longer than that: its
+/// fraction of the path and the sample before it (`from` for the first).
+fn first_hit(
+    posed: &Posed<'_>,
+    set: impl Iterator<Item = usize> + Clone,
+    (from, to): ([f32; 3], [f32; 3]),
+    step: f32,
+) -> Option<(f32, [f64; 3])> {
+    let dist = [to[0] - from[0], to[1] - from[1], to[2] - from[2]];
+    let len = (dist[0] * dist[0] + dist[1] * dist[1] + dist[2] * dist[2]).sqrt();
+    if len <= step {
+        return None;
+    }
+    let steps = (len / step).ceil() as u32;
+    let mut last = from.map(|c| c as f64);
+    for s in 1..=steps {
+        let f = s as f32 / steps as f32;
+        let q = [0, 1, 2].map(|a| (from[a] + f * dist[a]) as f64);
+        if posed.min_distance(set.clone(), q) < 0.0 {
+            return Some((f, last));
+        }
+        last = q;
+    }
+    None
 }
 
 /// Calls `f(slot)` for every particle slot of the cells whose centre distance `phi` (cell

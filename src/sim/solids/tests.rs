@@ -39,7 +39,7 @@ fn push_out_in_a_wedge_slides_along_the_wall() {
     // 2 mm from the contact line and 3 mm above the floor: 3 mm into the cylinder.
     let start = [0.502f32, 0.2, 0.053];
     sp.push(start, [0.0; 3], 0);
-    st.remember(&d, &sp, 0.0, None);
+    st.remember(&d, &sp, (0.0, 0.0), None);
     let inside = cyl.signed_distance(start.map(|c| c as f64), 0.0);
     assert!(inside < 0.0, "the start must be in the cylinder: {inside}");
     st.hold(&d, 0.0, &mut sp, true);
@@ -60,15 +60,15 @@ fn push_out_in_a_wedge_slides_along_the_wall() {
 type Held = ([Vec<f32>; 3], [Vec<f32>; 3]);
 
 /// The containment tests' run: `p` sorted into the grid, the cells labelled at `label` (none:
-/// no cell distances to skip on), each particle moved by just under `step` in a direction
-/// that varies from particle to particle, and held at `hold` (`bounds`: as
+/// no cell distances to skip on), each particle moved from time `from` by just under `step` in
+/// a direction that varies from particle to particle, and held at `hold` (`bounds`: as
 /// [`SolidState::remember`]'s; `boxes`: whether the moving solids' world boxes may decide a
 /// particle, `far.rs`); the positions and velocities after.
 fn move_and_hold(
     d: &GridDims,
     solids: &[Solid],
     p: &crate::particles::Particles,
-    (label, hold): (Option<f64>, f64),
+    (label, (from, hold)): (Option<f64>, (f64, f64)),
     (bounds, boxes): (Option<(f64, f64)>, bool),
     step: f64,
 ) -> Held {
@@ -83,7 +83,7 @@ fn move_and_hold(
         let mut labels = vec![CellLabel::Empty; d.cells()];
         st.label_solid_cells(d, t, &mut labels);
     }
-    st.remember(d, &sp, hold, bounds);
+    st.remember(d, &sp, (from, hold), bounds);
     for s in 0..sp.len() {
         let a = 0.7 * s as f32;
         let dir = [
@@ -134,7 +134,7 @@ fn containment_near_cells_only_matches_the_full_pass() {
             &d,
             std::slice::from_ref(&ball),
             &p,
-            (Some(0.0), 0.0),
+            (Some(0.0), (0.0, 0.0)),
             (bounds, true),
             step,
         )
@@ -263,7 +263,7 @@ fn containment_beside_moving_solids_matches_evaluating_every_particle() {
         vec![mesh],
     ] {
         let run = |label: bool, bounds, boxes| {
-            let times = (label.then_some(t0), t1);
+            let times = (label.then_some(t0), (t0, t1));
             move_and_hold(&d, &solids, &p, times, (bounds, boxes), step)
         };
         // The reference: every particle evaluated against every solid.
@@ -287,6 +287,94 @@ fn containment_beside_moving_solids_matches_evaluating_every_particle() {
                 );
             }
         }
+    }
+}
+
+/// A box moving at 1 m/s (1 cell per 0.05 s substep) from x = 0.3 m at t = 0, as a solid of
+/// the containment tests below, `thick` m across in x.
+fn plate(thick: f64) -> Solid {
+    use crate::geometry::transform::Keyframe;
+    let key = |time: f64, x: f64| Keyframe {
+        time,
+        translate: [x, 0.4, 0.4],
+        rotate_deg: [0.0; 3],
+    };
+    let motion = Motion::keyframed(vec![key(0.0, 0.3), key(1.0, 1.3)]).unwrap();
+    let (a, b) = ([-0.5 * thick, -0.3, -0.3], [0.5 * thick, 0.3, 0.3]);
+    Solid::new(
+        Shape::Box { min: a, max: b },
+        [1.0; 3],
+        motion,
+        Liquid::Outside,
+    )
+    .unwrap()
+}
+
+/// The path check of a moving solid starts from the particle's start carried with the solid
+/// (`hold.rs`): a particle just ahead of a face advancing a whole cell in the substep, moving
+/// with it and down by a cell, slides down the face. Checked against the solids at the
+/// substep's end along the particle's own path, its start lay in the solid by then and it was
+/// held at its start, never moving down (the droplet of `scenes/paddle.json`, session 34).
+#[test]
+fn a_particle_moving_down_an_advancing_face_slides_down_it() {
+    let d = closed_grid([20, 16, 16], 0.05);
+    let paddle = plate(0.1);
+    let mut st = SolidState::new(Obstacles::new(vec![paddle.clone()], "t".into()), &d);
+    let mut sp = SortedParticles::default();
+    // The face at x = 0.55 m at t = 0.2 s, 0.6 m at 0.25 s; the particle 2.5 mm ahead of it.
+    sp.push([0.5525, 0.4, 0.4], [1.0, 0.0, -1.0], 0);
+    st.remember(&d, &sp, (0.2, 0.25), None);
+    sp.pos[0][0] += 0.05;
+    sp.pos[2][0] -= 0.05;
+    st.hold(&d, 0.25, &mut sp, true);
+    let q = [sp.pos[0][0], sp.pos[1][0], sp.pos[2][0]];
+    let gap = paddle.signed_distance(q.map(|c| c as f64), 0.25);
+    assert!(
+        q[2] < 0.36,
+        "held at height {} (start 0.4, moved to 0.35)",
+        q[2]
+    );
+    assert!(gap >= 0.0, "{q:?} is {gap} m inside the paddle");
+    assert_eq!(
+        [sp.vel[0][0], sp.vel[2][0]],
+        [1.0, -1.0],
+        "velocity changed"
+    );
+}
+
+/// A plate 1.6 cm thick moving a whole 5 cm cell in the substep sweeps the particles 1.5 cm
+/// ahead of it along (they stand still; at the substep's end the plate lies beyond them, 2.2
+/// cm from them): their path carried with the plate crosses it. The same with the cells
+/// near the plate only (their bound widened by the plate's shift) and with the cells' and the
+/// world boxes' bounds on the distance: fails if a bound skipped them (a path carried with a
+/// solid is up to the solid's shift longer than the particle's own move).
+#[test]
+fn a_thin_plate_moving_a_cell_a_substep_sweeps_the_particles_ahead() {
+    let d = closed_grid([20, 16, 16], 0.05);
+    let solids = [plate(0.016)];
+    let mut p = crate::particles::Particles::default();
+    for k in 0..10 {
+        for j in 0..10 {
+            p.push(
+                [0.523, 0.25 + 0.03 * j as f32, 0.25 + 0.03 * k as f32],
+                [0.0; 3],
+            );
+        }
+    }
+    for (label, bounds, boxes) in [
+        (None, None, false),
+        (None, None, true),
+        (Some(0.2), None, true),
+        (Some(0.2), Some((0.0, 0.0)), true),
+    ] {
+        let times = (label, (0.2, 0.25));
+        let (pos, _) = move_and_hold(&d, &solids, &p, times, (bounds, boxes), 0.0);
+        let behind = pos[0].iter().filter(|&&x| x < 0.558).count();
+        assert!(
+            behind == 0,
+            "{behind} of 100 particles left behind the plate (label {label:?}, bounds \
+             {bounds:?}, boxes {boxes})"
+        );
     }
 }
 

@@ -126,9 +126,9 @@ fn static_and_moving_solids_give_the_bits_of_evaluating_every_solid() {
         };
         lone.label_solid_cells(&d, t, &mut labels.clone());
         let (mut held, mut sp, mut alone) = (lattice(), lattice(), lattice());
-        st.remember(&d, &held, t + 0.01, None);
-        twin.remember(&d, &sp, t + 0.01, None);
-        lone.remember(&d, &alone, t + 0.01, None);
+        st.remember(&d, &held, (t, t + 0.01), None);
+        twin.remember(&d, &sp, (t, t + 0.01), None);
+        lone.remember(&d, &alone, (t, t + 0.01), None);
         shake(&mut held);
         shake(&mut sp);
         shake(&mut alone);
