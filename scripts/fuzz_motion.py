@@ -155,6 +155,8 @@ def main():
     ap.add_argument("--brim", action="store_true",
                     help="fill the tank to the brim (the liquid sealed by its walls)")
     ap.add_argument("--keep", help="copy each failing scene into this folder")
+    ap.add_argument("--each", action="store_true",
+                    help="print each run's fastest particle over its frames and in its last")
     ap.add_argument("--surge", default=os.path.join(ROOT, "target", "release", "surge"))
     a = ap.parse_args()
     lo, hi = (int(x) for x in a.seeds.split(":"))
@@ -186,6 +188,10 @@ def main():
                 continue
             with open(os.path.join(out, "stats.jsonl")) as f:
                 frames = [json.loads(line) for line in f]
+            if a.each:
+                most = max(s["max_speed"] for s in frames)
+                print(f"seed {seed}: fastest {most:.1f} m/s, last frame "
+                      f"{frames[-1]['max_speed']:.1f} m/s")
             capped = [s["frame"] for s in frames if s["pressure_iterations_max"] >= CAP]
             if capped:
                 fail(f"a pressure solve ran to its cap of {CAP} iterations in frames {capped}")
