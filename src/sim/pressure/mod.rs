@@ -265,7 +265,13 @@ impl PressureSolver {
         // Only a moving solid can give a pocket that touches no air a net inflow ([`pockets`]).
         let moving = solid.and_then(|s| Some((s.open, s.velocity?)));
         let bmax = if let Some((open, sv)) = moving
-            && (self.pockets).make_compatible(d, &self.sys, labels, open, sv, &mut self.r[..nf]) > 0
+            && (self.pockets).make_compatible(
+                d,
+                &self.sys,
+                labels,
+                (open, sv, vel),
+                &mut self.r[..nf],
+            ) > 0
         {
             self.r[..nf].iter().fold(0.0, |m, b| f64::max(m, b.abs()))
         } else {

@@ -228,17 +228,19 @@ impl Pockets {
     /// above zero to a cell labelled `Empty`) and has a face through which the moving solids
     /// can give it a net flux, and returns how many pieces it changed. Such a face has a
     /// weight below 1 and either a nonzero `solid_vel` or, as a wall face (weight 0) with a
-    /// geometric open fraction `open` strictly between 0 and 1, the flux of the liquid's
-    /// velocity in its open part (`system::flux_divergence`; session 34: a glass keyframed to
-    /// stand still after tumbling, its solid velocities all zero, left a sealed piece of 1,285
-    /// rows whose right-hand side summed to 87 through such faces, and the solve ran to its cap).
+    /// geometric open fraction `o` above 0, the flux `o u` of the liquid's velocity `u` (`vel`)
+    /// in its open part (`system::flux_divergence`): where `o` is below 1 (session 34: a glass
+    /// keyframed to stand still after tumbling, its solid velocities all zero, left a sealed
+    /// piece of 1,285 rows whose right-hand side summed to 87 through such faces, and the solve
+    /// ran to its cap), or where `o` is 1 and `u` is not 0 (a wall face beside a cell labelled
+    /// solid by a wall thinner than half a cell; the domain's walls, whose faces keep 0, give
+    /// no flux).
     pub fn make_compatible(
         &mut self,
         d: &GridDims,
         sys: &System,
         labels: &[CellLabel],
-        open: &[Vec<f32>; 3],
-        solid_vel: &[Vec<f32>; 3],
+        (open, solid_vel, vel): (&[Vec<f32>; 3], &[Vec<f32>; 3], &[Vec<f32>; 3]),
         b: &mut [f64],
     ) -> usize {
         self.mark(d, sys, labels, |r| {
@@ -250,7 +252,8 @@ impl Pockets {
                 f[a] += k % 2;
                 let f = f[0] + m[0] * (f[1] + m[1] * f[2]);
                 let o = open[a][f];
-                w[k] < 1.0 && (solid_vel[a][f] != 0.0 || (w[k] == 0.0 && o > 0.0 && o < 1.0))
+                let wall_flux = w[k] == 0.0 && o > 0.0 && (o < 1.0 || vel[a][f] != 0.0);
+                w[k] < 1.0 && (solid_vel[a][f] != 0.0 || wall_flux)
             })
         });
         self.correct_from_starts(sys, b)

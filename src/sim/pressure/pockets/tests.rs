@@ -137,6 +137,7 @@ fn cut_box() -> ([usize; 3], GridDims, Vec<CellLabel>, System) {
 fn walks_and_union_find_correct_the_same_pieces() {
     let (n, d, labels, mut sys) = cut_box();
     let open: [Vec<f32>; 3] = std::array::from_fn(|a| vec![1.0; d.faces(a)]);
+    let still: [Vec<f32>; 3] = std::array::from_fn(|a| vec![0.0; d.faces(a)]);
     sys.build_weights(&d, &labels, &open);
     // The moving solid: the x-faces of the wall layer at x = 0 (the first piece) and of
     // the plane x = 9 facing the third piece.
@@ -157,7 +158,7 @@ fn walks_and_union_find_correct_the_same_pieces() {
         let mut p = super::Pockets::new(0);
         p.walk_budget = budget;
         let mut b = b0.clone();
-        let changed = p.make_compatible(&d, &sys, &labels, &open, &sv, &mut b);
+        let changed = p.make_compatible(&d, &sys, &labels, (&open, &sv, &still), &mut b);
         assert_eq!(changed, 1, "budget {budget:?}");
         results.push(b);
     }
@@ -239,6 +240,7 @@ fn a_wall_face_partly_open_beside_a_standing_solid_makes_its_piece_compatible() 
     let (n, d, labels, mut sys) = cut_box();
     let mut open: [Vec<f32>; 3] = std::array::from_fn(|a| vec![1.0; d.faces(a)]);
     let sv: [Vec<f32>; 3] = std::array::from_fn(|a| vec![0.0; d.faces(a)]);
+    let mut still: [Vec<f32>; 3] = std::array::from_fn(|a| vec![0.0; d.faces(a)]);
     // The first piece's faces on the solid plane x = 4 (x-faces 4: cell 3 to cell 4).
     let m = d.face_n(0);
     let face = |j: usize, k: usize| 4 + m[0] * (j + m[1] * k);
@@ -253,7 +255,10 @@ fn a_wall_face_partly_open_beside_a_standing_solid_makes_its_piece_compatible() 
         .collect();
     let mut p = super::Pockets::new(0);
     let mut b = b0.clone();
-    assert_eq!(p.make_compatible(&d, &sys, &labels, &open, &sv, &mut b), 0);
+    assert_eq!(
+        p.make_compatible(&d, &sys, &labels, (&open, &sv, &still), &mut b),
+        0
+    );
     assert!(
         b == b0,
         "closed faces, no solid velocity: nothing to correct"
@@ -261,7 +266,33 @@ fn a_wall_face_partly_open_beside_a_standing_solid_makes_its_piece_compatible() 
     // One of those faces partly open.
     open[0][face(3, 2)] = 0.4;
     let mut b = b0.clone();
-    assert_eq!(p.make_compatible(&d, &sys, &labels, &open, &sv, &mut b), 1);
+    assert_eq!(
+        p.make_compatible(&d, &sys, &labels, (&open, &sv, &still), &mut b),
+        1
+    );
+    let sum: f64 = (0..sys.nf)
+        .filter(|&r| sys.ijk_of[r][0] < 4)
+        .map(|r| b[r])
+        .sum();
+    assert!(sum.abs() < 1e-9, "the first piece sums to {sum}");
+    // The same face wholly open (a wall thinner than half a cell in the solid cell beyond it)
+    // with the liquid's velocity on it: its flux `o u` is the whole of it.
+    open[0][face(3, 2)] = 1.0;
+    let mut b = b0.clone();
+    assert_eq!(
+        p.make_compatible(&d, &sys, &labels, (&open, &sv, &still), &mut b),
+        0
+    );
+    assert!(
+        b == b0,
+        "a wholly open wall face keeping 0 (a domain wall's): no flux"
+    );
+    still[0][face(3, 2)] = 0.2;
+    let mut b = b0.clone();
+    assert_eq!(
+        p.make_compatible(&d, &sys, &labels, (&open, &sv, &still), &mut b),
+        1
+    );
     let sum: f64 = (0..sys.nf)
         .filter(|&r| sys.ijk_of[r][0] < 4)
         .map(|r| b[r])
