@@ -286,6 +286,12 @@ impl SolidState {
             if carrying {
                 for (i, q) in starts.enumerate() {
                     let Some(q) = q else { continue };
+                    // The path lies within its length of its end: farther from the solid
+                    // there, it cannot reach it (the distance is 1-Lipschitz, or a bound).
+                    let l = (0..3).map(|a| (p1[a] - q[a]) * (p1[a] - q[a])).sum::<f32>();
+                    if posed.min_distance(i..i + 1, p) >= l.sqrt() as f64 {
+                        continue;
+                    }
                     let h = first_hit(&posed, i..i + 1, (q, p1), step);
                     if let Some(h) = h.filter(|h| hit.is_none_or(|b| h.0 < b.0)) {
                         hit = Some(h);
@@ -372,9 +378,15 @@ impl SolidState {
     }
 }
 
+/// The most samples on one path: a path longer than this many steps (64 cells) is sampled
+/// more sparsely. A solid keyframed to jump 10^12 m in a substep (`scripts/fuzz_scene.py`)
+/// otherwise gave its carried paths 10^14 samples each and the run never ended.
+const MAX_PATH_SAMPLES: u32 = 256;
+
 /// The first sample in solid (of the solids `set`) on the straight path `from -> to`, sampled
-/// at most [`PATH_STEP_CELLS`] cells (`step`, m) apart when the path is longer than that: its
-/// fraction of the path and the sample before it (`from` for the first).
+/// at most [`PATH_STEP_CELLS`] cells (`step`, m) apart when the path is longer than that (and
+/// at most [`MAX_PATH_SAMPLES`] times): its fraction of the path and the sample before it
+/// (`from` for the first).
 fn first_hit(
     posed: &Posed<'_>,
     set: impl Iterator<Item = usize> + Clone,
@@ -386,7 +398,7 @@ fn first_hit(
     if len <= step {
         return None;
     }
-    let steps = (len / step).ceil() as u32;
+    let steps = ((len / step).ceil() as u32).min(MAX_PATH_SAMPLES);
     let mut last = from.map(|c| c as f64);
     for s in 1..=steps {
         let f = s as f32 / steps as f32;
