@@ -269,7 +269,7 @@ impl PressureSolver {
                 d,
                 &self.sys,
                 labels,
-                (open, sv, vel),
+                [open, sv, vel],
                 &mut self.r[..nf],
             ) > 0
         {

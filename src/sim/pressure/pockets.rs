@@ -240,7 +240,7 @@ impl Pockets {
         d: &GridDims,
         sys: &System,
         labels: &[CellLabel],
-        (open, solid_vel, vel): (&[Vec<f32>; 3], &[Vec<f32>; 3], &[Vec<f32>; 3]),
+        [open, solid_vel, vel]: [&[Vec<f32>; 3]; 3],
         b: &mut [f64],
     ) -> usize {
         self.mark(d, sys, labels, |r| {

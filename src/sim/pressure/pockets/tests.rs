@@ -158,7 +158,7 @@ fn walks_and_union_find_correct_the_same_pieces() {
         let mut p = super::Pockets::new(0);
         p.walk_budget = budget;
         let mut b = b0.clone();
-        let changed = p.make_compatible(&d, &sys, &labels, (&open, &sv, &still), &mut b);
+        let changed = p.make_compatible(&d, &sys, &labels, [&open, &sv, &still], &mut b);
         assert_eq!(changed, 1, "budget {budget:?}");
         results.push(b);
     }
@@ -256,7 +256,7 @@ fn a_wall_face_partly_open_beside_a_standing_solid_makes_its_piece_compatible() 
     let mut p = super::Pockets::new(0);
     let mut b = b0.clone();
     assert_eq!(
-        p.make_compatible(&d, &sys, &labels, (&open, &sv, &still), &mut b),
+        p.make_compatible(&d, &sys, &labels, [&open, &sv, &still], &mut b),
         0
     );
     assert!(
@@ -267,7 +267,7 @@ fn a_wall_face_partly_open_beside_a_standing_solid_makes_its_piece_compatible() 
     open[0][face(3, 2)] = 0.4;
     let mut b = b0.clone();
     assert_eq!(
-        p.make_compatible(&d, &sys, &labels, (&open, &sv, &still), &mut b),
+        p.make_compatible(&d, &sys, &labels, [&open, &sv, &still], &mut b),
         1
     );
     let sum: f64 = (0..sys.nf)
@@ -280,7 +280,7 @@ fn a_wall_face_partly_open_beside_a_standing_solid_makes_its_piece_compatible() 
     open[0][face(3, 2)] = 1.0;
     let mut b = b0.clone();
     assert_eq!(
-        p.make_compatible(&d, &sys, &labels, (&open, &sv, &still), &mut b),
+        p.make_compatible(&d, &sys, &labels, [&open, &sv, &still], &mut b),
         0
     );
     assert!(
@@ -290,7 +290,7 @@ fn a_wall_face_partly_open_beside_a_standing_solid_makes_its_piece_compatible() 
     still[0][face(3, 2)] = 0.2;
     let mut b = b0.clone();
     assert_eq!(
-        p.make_compatible(&d, &sys, &labels, (&open, &sv, &still), &mut b),
+        p.make_compatible(&d, &sys, &labels, [&open, &sv, &still], &mut b),
         1
     );
     let sum: f64 = (0..sys.nf)
