@@ -9,7 +9,8 @@ settings), then runs `surge run SCENE --frames 1` on copies in which K of its fi
 replaced by hostile values (0, -1, 1e30, -1e30, 1e-30, 2^40, wrong types, empty and oversized
 arrays, null). Each run must end within 60 s (address space capped at 6 GB) with exit status
 0, 1 (a clear `error:` message) or 2, and no panic. Prints each failing case and a summary;
-exits 1 if any failed. Uses `target/release/surge` (build it first) and `inputs/glass.obj`.
+exits 1 if any failed. Uses `target/release/surge` (build it first; `--surge BIN` another) and
+`inputs/glass.obj`.
 
 Session 28 found two bugs with it (README, "Limits on input"): an emitter far larger than
 the domain (capacity overflow / a 36 GB allocation), an emitter keyframed 1e30 m away (an
@@ -101,9 +102,11 @@ def main():
     ap.add_argument("--cases", type=int, default=0, help="0: every field x every value (K = 1)")
     ap.add_argument("--fields", type=int, default=1)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--surge", default=SURGE, help="the binary to run")
     args = ap.parse_args()
-    if not os.path.exists(SURGE):
-        sys.exit(f"{SURGE} is missing: run `cargo build --release` first")
+    surge = os.path.abspath(args.surge)
+    if not os.path.exists(surge):
+        sys.exit(f"{surge} is missing: run `cargo build --release` first")
     work = tempfile.mkdtemp(prefix="surge-fuzz-")
     shutil.copy(os.path.join(ROOT, "inputs", "glass.obj"), work)
     paths = [p for p in leaves(SCENE) if p]
@@ -128,7 +131,7 @@ def main():
             json.dump(scene, f)
         t0 = time.time()
         try:
-            r = subprocess.run([SURGE, "-q", "run", "case.json", "-o", "out", "--overwrite",
+            r = subprocess.run([surge, "-q", "run", "case.json", "-o", "out", "--overwrite",
                                 "--frames", "1"], cwd=work, capture_output=True, text=True,
                                timeout=60, preexec_fn=cap_memory)
             code, err = r.returncode, r.stderr
