@@ -527,7 +527,7 @@ fn emitter_far_larger_than_the_domain_is_clipped_to_it() {
 /// index panicked inside the stepper's worker scope, and the run hung (deaf to SIGTERM).
 #[test]
 fn emitter_keyframed_far_away_neither_panics_nor_hangs() {
-    use common::measured::run_measured;
+    use common::measured::runs_to_the_end;
     let dir = tempfile::tempdir().unwrap();
     let scene = r#"{
     "domain": { "lower": [-0.2, -0.2, 0.0], "cell_size": 0.025, "resolution": [18, 18, 16] },
@@ -541,14 +541,5 @@ fn emitter_keyframed_far_away_neither_panics_nor_hangs() {
     "output": { "meshes": false, "previews": false }
 }"#;
     assert!(scene.contains("1e30"));
-    std::fs::write(dir.path().join("far.json"), scene).unwrap();
-    let o = run_measured(dir.path(), &["-q", "run", "far.json", "-o", "out"], &[]);
-    eprintln!(
-        "exit {:?} signal {:?}, {:.2} s",
-        o.code, o.signal, o.seconds
-    );
-    assert_eq!((o.code, o.signal), (Some(0), None), "{}", o.stderr);
-    assert!(!o.stderr.contains("panicked"), "{}", o.stderr);
-    let lines = stats(&dir.path().join("out"));
-    assert_eq!(lines.len(), 4, "frames 0 to 3");
+    runs_to_the_end(dir.path(), ("far.json", scene), 3);
 }

@@ -452,12 +452,13 @@ fn wedge_between_obstacle_and_floor_holds_no_particle() {
 }
 
 /// A box keyframed absurdly far away at its first key (10^12 m along x, reaching the tank 0.1 s
-/// later at 10^13 m/s), a static sphere beside the water, runs to the end. Found by `scripts/fuzz_scene.py` (session 35): the
-/// containment's path check carried each particle's start with the solid, a path of 10^12 m
-/// sampled every quarter cell, and the run never ended; a path now takes at most 256 samples.
+/// later at 10^13 m/s), a static sphere beside the water, runs to the end. Found by
+/// `scripts/fuzz_scene.py` (session 35): the containment's path check carried each particle's
+/// start with the solid, a path of 10^12 m sampled every quarter cell, and the run never
+/// ended; a path now takes at most 256 samples.
 #[test]
 fn obstacle_keyframed_far_away_neither_panics_nor_hangs() {
-    use common::measured::run_measured;
+    use common::measured::runs_to_the_end;
     let dir = tempfile::tempdir().unwrap();
     let scene = r#"{
     "domain": { "lower": [-0.2, -0.2, 0.0], "cell_size": 0.025, "resolution": [18, 18, 16] },
@@ -469,14 +470,5 @@ fn obstacle_keyframed_far_away_neither_panics_nor_hangs() {
     "time": { "fps": 30, "frames": 2 },
     "output": { "meshes": false, "previews": false }
 }"#;
-    std::fs::write(dir.path().join("far.json"), scene).unwrap();
-    let o = run_measured(dir.path(), &["-q", "run", "far.json", "-o", "out"], &[]);
-    eprintln!(
-        "exit {:?} signal {:?}, {:.2} s",
-        o.code, o.signal, o.seconds
-    );
-    assert_eq!((o.code, o.signal), (Some(0), None), "{}", o.stderr);
-    assert!(!o.stderr.contains("panicked"), "{}", o.stderr);
-    let stats = std::fs::read_to_string(dir.path().join("out/stats.jsonl")).unwrap();
-    assert_eq!(stats.lines().count(), 3, "frames 0 to 2");
+    runs_to_the_end(dir.path(), ("far.json", scene), 2);
 }

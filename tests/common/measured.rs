@@ -99,3 +99,19 @@ pub const BOX: &str = r#"{"type": "box", "min": [0.1, 0.1, 0.1], "max": [0.3, 0.
 pub fn native(body: &str) -> String {
     format!("{{{DOMAIN}, {body}}}")
 }
+
+/// Writes `scene` to `dir/NAME` and runs `surge -q run NAME -o out` there (see
+/// [`run_measured`]): it must run to the end, exit 0 with no signal and no panic, and leave
+/// `frames + 1` lines (frames 0 to `frames`) in `out/stats.jsonl`.
+pub fn runs_to_the_end(dir: &Path, (name, scene): (&str, &str), frames: usize) {
+    std::fs::write(dir.join(name), scene).unwrap();
+    let o = run_measured(dir, &["-q", "run", name, "-o", "out"], &[]);
+    eprintln!(
+        "exit {:?} signal {:?}, {:.2} s",
+        o.code, o.signal, o.seconds
+    );
+    assert_eq!((o.code, o.signal), (Some(0), None), "{}", o.stderr);
+    assert!(!o.stderr.contains("panicked"), "{}", o.stderr);
+    let stats = std::fs::read_to_string(dir.join("out/stats.jsonl")).unwrap();
+    assert_eq!(stats.lines().count(), frames + 1, "frames 0 to {frames}");
+}
