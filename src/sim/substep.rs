@@ -72,7 +72,7 @@ pub(super) fn substep(
         .wall_velocities(&d, time, &ws.kinds, &ws.old, &mut ws.vel);
     // The emitters' velocity enters the projection (and is imposed again after it).
     ws.emission
-        .impose_velocity(&d, &mut ws.vel, at.t_start, at.t_end);
+        .impose_velocity(&d, &ws.kinds, &mut ws.vel, (at.t_start, at.t_end));
     secs.forces += t.elapsed().as_secs_f64();
 
     let t = Instant::now();
@@ -95,7 +95,7 @@ pub(super) fn substep(
     secs.pressure += t.elapsed().as_secs_f64();
     let t = Instant::now();
     ws.emission
-        .impose_velocity(&d, &mut ws.vel, at.t_start, at.t_end);
+        .impose_velocity(&d, &ws.kinds, &mut ws.vel, (at.t_start, at.t_end));
     secs.emit += t.elapsed().as_secs_f64();
 
     let t = Instant::now();

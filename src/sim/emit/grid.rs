@@ -4,7 +4,7 @@
 use super::Emission;
 use crate::particles::Particles;
 use crate::sim::cell_sort::SortedParticles;
-use crate::sim::mac_grid::{CellLabel, GridDims};
+use crate::sim::mac_grid::{CellLabel, FaceKind, GridDims};
 use crate::sim::sync_ptr::SyncPtr;
 use rayon::prelude::*;
 
@@ -45,8 +45,22 @@ impl Emission {
     }
 
     /// Sets the grid velocity of every face inside an emitter active in `(t0, t]` (its region
-    /// at `t0`) to its velocity plus the region's rigid velocity there.
-    pub fn impose_velocity(&mut self, d: &GridDims, vel: &mut [Vec<f32>; 3], t0: f64, t: f64) {
+    /// at `t0`) to its velocity plus the region's rigid velocity there, except on an
+    /// obstacle's wall faces (`kinds`: a solid cell on one side, not the domain's wall layer),
+    /// whose velocity is the solid's. The projection takes a wall face's velocity as a
+    /// prescribed flux, so an emitter overlapping an obstacle drove liquid through the
+    /// obstacle's wall, and in liquid sealed from the air (a brim-full closed tank) that inflow
+    /// had nowhere to go: every later solve ran to its iteration cap
+    /// (`scripts/fuzz_motion.py --brim --mix` seed 51, session 35). On the domain's walls the
+    /// emitter still sets the flux: an emitter against a wall is an inlet through it
+    /// (`scenes/river.json`).
+    pub fn impose_velocity(
+        &mut self,
+        d: &GridDims,
+        kinds: &[Vec<FaceKind>; 3],
+        vel: &mut [Vec<f32>; 3],
+        (t0, t): (f64, f64),
+    ) {
         for st in &mut self.emitters {
             let e = &st.e;
             if !e.active(t0, t) {
@@ -54,12 +68,20 @@ impl Emission {
             }
             let posed = e.shape.at(t0);
             let v = posed.pose().dir_to_world(st.vb);
+            // An obstacle's wall face (the domain's are faces 1 and n - 1 along their axis).
+            let obstacle_wall = |a: usize, f: usize| {
+                let m = d.face_n(a);
+                let i = [f % m[0], (f / m[0]) % m[1], f / (m[0] * m[1])][a];
+                kinds[a][f] == FaceKind::Wall && i != 1 && i + 1 != d.n[a]
+            };
             // A static region's faces are found once and kept.
             let still = !e.shape.is_animated();
             if still && st.faces_ready {
                 for (a, va) in vel.iter_mut().enumerate() {
                     for &f in &st.faces[a] {
-                        va[f as usize] = v[a] as f32;
+                        if !obstacle_wall(a, f as usize) {
+                            va[f as usize] = v[a] as f32;
+                        }
                     }
                 }
                 continue;
@@ -95,7 +117,9 @@ impl Emission {
                             if dist < 0.0 || (dist < band && interior) {
                                 let w = posed.velocity(p);
                                 let f = i + m[0] * (j + m[1] * k);
-                                va[f] = (v[a] + w[a]) as f32;
+                                if !obstacle_wall(a, f) {
+                                    va[f] = (v[a] + w[a]) as f32;
+                                }
                                 if still {
                                     st.faces[a].push(f as u32);
                                 }
