@@ -98,6 +98,14 @@ impl GridDims {
         i == 0 || j == 0 || k == 0 || i + 1 == self.n[0] || j + 1 == self.n[1] || k + 1 == self.n[2]
     }
 
+    /// True when a face of component `a` with index `i` along axis `a` lies on the inner side
+    /// of the domain's wall layer (between the wall cell 0 and cell 1, or cells `n - 2` and
+    /// `n - 1`).
+    #[inline]
+    pub fn is_domain_wall_face(&self, a: usize, i: usize) -> bool {
+        i == 1 || i + 1 == self.n[a]
+    }
+
     /// Lowest and highest coordinate a particle may take along each axis: `margin` inside the
     /// wall layer.
     pub fn interior_bounds(&self, margin: f32) -> ([f32; 3], [f32; 3]) {

@@ -68,11 +68,11 @@ impl Emission {
             }
             let posed = e.shape.at(t0);
             let v = posed.pose().dir_to_world(st.vb);
-            // An obstacle's wall face (the domain's are faces 1 and n - 1 along their axis).
+            // An obstacle's wall face (a wall face not on the domain's wall layer).
             let obstacle_wall = |a: usize, f: usize| {
                 let m = d.face_n(a);
                 let i = [f % m[0], (f / m[0]) % m[1], f / (m[0] * m[1])][a];
-                kinds[a][f] == FaceKind::Wall && i != 1 && i + 1 != d.n[a]
+                kinds[a][f] == FaceKind::Wall && !d.is_domain_wall_face(a, i)
             };
             // A static region's faces are found once and kept.
             let still = !e.shape.is_animated();

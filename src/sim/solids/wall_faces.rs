@@ -107,7 +107,7 @@ impl SolidState {
                         // (`pressure::system::flux_divergence`).
                         vr[i] = match moving {
                             // The open part of a domain wall's face: the wall, at rest.
-                            _ if open[f] > 0.0 && (ijk[a] == 1 || ijk[a] + 1 == n[a]) => 0.0,
+                            _ if open[f] > 0.0 && d.is_domain_wall_face(a, ijk[a]) => 0.0,
                             None => 0.0, // a static solid's wall
                             // Free slip: the solid's velocity along its normal `g`, the
                             // liquid's (splatted) across it.
