@@ -232,6 +232,7 @@ impl Simulation {
         .with_cfl(scene.solver.cfl);
         let obstacles = scene.obstacles.clone();
         let mut ws = Workspace::new(dims, emission, obstacles);
+        ws.solids.set_gravity(scene.gravity);
         if ws
             .solids
             .friction_faces(scene.domain.friction.to_f32())

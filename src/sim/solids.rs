@@ -209,6 +209,10 @@ pub struct SolidState {
     pocket_mark: Vec<u8>,
     pocket_queue: Vec<u32>,
     pocket_fill: Vec<u32>,
+    /// The cell face against gravity (`2 a + 1` for `+a`, `2 a` for `-a`, `a` the axis of
+    /// gravity's largest component), which [`skin_pockets`] treats apart; `None` without
+    /// gravity ([`Self::set_gravity`]).
+    up: Option<usize>,
 }
 
 impl SolidState {
@@ -257,8 +261,23 @@ impl SolidState {
             pocket_mark: vec![0; if moving { cells } else { 0 }],
             pocket_queue: Vec::new(),
             pocket_fill: Vec::new(),
+            up: None,
         }
         .with_poses()
+    }
+
+    /// Tells the solids which way is up: the face against `gravity` (m/s^2) along its largest
+    /// component, for the air pockets beside moving solids ([`skin_pockets`]); zero gravity
+    /// has none.
+    pub fn set_gravity(&mut self, gravity: [f64; 3]) {
+        let a = (0..3).fold(0, |m, a| {
+            if gravity[a].abs() > gravity[m].abs() {
+                a
+            } else {
+                m
+            }
+        });
+        self.up = (gravity[a] != 0.0).then_some(2 * a + (gravity[a] < 0.0) as usize);
     }
 
     /// Sizes and fills [`Self::poses`] at time 0 (the only allocation of the list).

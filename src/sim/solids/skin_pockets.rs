@@ -23,6 +23,21 @@
 //! and its neighbours fluid, draws particles into it; one beside a solid, with a closed or
 //! partly closed face, is corrected only where over-dense, which it never is).
 //!
+//! Up is apart (session 36). A retreating wall uncovers a whole column of cells along it at
+//! once, from the floor up to the liquid's surface, and the column's top cell touches the air
+//! above the liquid: with every face alike the column was connected to air, stayed air, and
+//! the liquid's top cell beside it saw air at its own level, a horizontal pressure drop as
+//! steep as the hydrostatic one, which drew the surface towards the wall (water carried at
+//! 0.5 m/s in a container, `tests/obstacles_carried.rs`: 0.136 m/s relative to it, the
+//! surface 11.6 mm off). With gravity, the face against it ([`SolidState::set_gravity`]) does
+//! not connect a candidate to air (a candidate whose only air is above it lies at the liquid's
+//! surface level, as full as the liquid beside it), and the searches follow only the faces
+//! across gravity, so each cell's own level decides: an empty cell beside liquid and a moving
+//! solid becomes fluid unless air lies beside it at its level (a gap wider than the reach,
+//! where the liquid has fallen away from the solid, stays air). The same container: 0.024 m/s,
+//! 3.5 mm; what is left comes with the volume correction (without it 0.0 mm). Without gravity
+//! every face counts, as before.
+//!
 //! The liquid-labelling rule of Batty's reference code and of the FLIP Fluids engine (every
 //! empty cell that the solids partly cover counts as liquid) was tried in session 33 and broke
 //! the liquid at rest in static containers (the glass lost 27% of its mesh volume); this rule
@@ -66,6 +81,10 @@ impl SolidState {
         let (sy, sz) = (n[0], n[0] * n[1]);
         let reach = REACH_CELLS * d.h;
         let (mark, phi, open) = (&mut self.pocket_mark, &self.cell_phi, &self.fractions.open);
+        // The face against gravity: air above a candidate does not open it, and the searches
+        // do not follow the vertical axis (see the module docs).
+        let up = self.up;
+        let vertical = up.map(|k| k / 2);
         let lab: &[CellLabel] = labels;
         let m = [0, 1, 2].map(|a| d.face_n(a));
         // Cell `c`'s six neighbours `[-x, +x, -y, +y, -z, +z]`, each with whether the face
@@ -105,13 +124,13 @@ impl SolidState {
                 *mk = 0;
                 if candidate(c) {
                     *mk = CANDIDATE;
-                    for (b, through) in nbs(c) {
+                    for (q, (b, through)) in nbs(c).into_iter().enumerate() {
                         if !through {
                             continue;
                         }
                         if lab[b] == CellLabel::Fluid {
                             *mk |= BY_FLUID;
-                        } else if lab[b] == CellLabel::Empty && !candidate(b) {
+                        } else if Some(q) != up && lab[b] == CellLabel::Empty && !candidate(b) {
                             *mk |= BY_AIR;
                         }
                     }
@@ -136,13 +155,13 @@ impl SolidState {
                 fill.push(c as u32);
             }
         }
-        spread(queue, mark, OPEN, &nbs);
+        spread(queue, mark, OPEN, &nbs, vertical);
         // The liquid's seeds the first search did not reach.
         fill.retain(|&c| mark[c as usize] & OPEN == 0);
         for &c in fill.iter() {
             mark[c as usize] |= FILL;
         }
-        spread(fill, mark, FILL, &nbs);
+        spread(fill, mark, FILL, &nbs, vertical);
         for &c in fill.iter() {
             labels[c as usize] = CellLabel::Fluid;
         }
@@ -150,19 +169,23 @@ impl SolidState {
 }
 
 /// Breadth-first search from the cells in `list` (already marked `flag`): every candidate
-/// reached through open faces and not yet marked [`OPEN`] or [`FILL`] is marked `flag` and
-/// appended, so `list` ends holding the whole set.
+/// reached through open faces (not along axis `skip`, where given) and not yet marked
+/// [`OPEN`] or [`FILL`] is marked `flag` and appended, so `list` ends holding the whole set.
 fn spread(
     list: &mut Vec<u32>,
     mark: &mut [u8],
     flag: u8,
     nbs: &impl Fn(usize) -> [(usize, bool); 6],
+    skip: Option<usize>,
 ) {
     let mut head = 0;
     while head < list.len() {
         let c = list[head] as usize;
         head += 1;
-        for (b, through) in nbs(c) {
+        for (q, (b, through)) in nbs(c).into_iter().enumerate() {
+            if Some(q / 2) == skip {
+                continue;
+            }
             if through && mark[b] & CANDIDATE != 0 && mark[b] & (OPEN | FILL) == 0 {
                 mark[b] |= flag;
                 list.push(b as u32);
@@ -180,13 +203,13 @@ mod tests {
     use crate::sim::mac_grid::CellLabel;
 
     /// Water against a keyframed wall (its face at x = 0.62 m, 0.1 m cells: the cells
-    /// `i = 5`, centres 0.07 m out of it, are the only ones within reach), with empty cells
-    /// placed by hand: a one-cell pocket and a two-cell one against the wall, shut in by water
-    /// and wall, must become fluid; a column of empty cells up the wall that reaches the air
-    /// above the water, and an empty cell in the open water 0.17 m from the wall, must stay
-    /// air. Before session 34 every one of them stayed air.
-    #[test]
-    fn pockets_shut_in_by_a_moving_wall_become_fluid() {
+    /// `i = 5`, centres 0.07 m out of it, are the only ones within reach; the water fills
+    /// `i, k = 1..=5`, `j = 1..=6`), the domain's wall layer solid, with the cells `empty` made
+    /// empty by hand, labelled with `gravity` (none: `SolidState::set_gravity` not called).
+    fn label_beside_wall(
+        gravity: Option<[f64; 3]>,
+        empty: &[[usize; 3]],
+    ) -> (Vec<CellLabel>, impl Fn([usize; 3]) -> usize) {
         let d = closed_grid([10, 8, 9], 0.1);
         let key = |time: f64| Keyframe {
             time,
@@ -204,44 +227,83 @@ mod tests {
         )
         .unwrap();
         let mut st = SolidState::new(Obstacles::new(vec![wall], "t".into()), &d);
+        if let Some(g) = gravity {
+            st.set_gravity(g);
+        }
         let n = d.n;
-        let at = |i: usize, j: usize, k: usize| i + n[0] * (j + n[1] * k);
-        // The domain's wall layer solid, as the stepper labels it.
+        let at = move |[i, j, k]: [usize; 3]| i + n[0] * (j + n[1] * k);
         let mut labels: Vec<CellLabel> = (0..d.cells())
             .map(|c| {
                 let ijk = [c % n[0], (c / n[0]) % n[1], c / (n[0] * n[1])];
                 let wall = (0..3).any(|a| ijk[a] == 0 || ijk[a] + 1 == n[a]);
-                [CellLabel::Empty, CellLabel::Solid][wall as usize]
+                let water = (1..=5).contains(&ijk[0])
+                    && (1..=6).contains(&ijk[1])
+                    && (1..=5).contains(&ijk[2]);
+                match (wall, water) {
+                    (true, _) => CellLabel::Solid,
+                    (false, true) => CellLabel::Fluid,
+                    _ => CellLabel::Empty,
+                }
             })
             .collect();
-        for k in 1..=5 {
-            for j in 1..=6 {
-                for i in 1..=5 {
-                    labels[at(i, j, k)] = CellLabel::Fluid;
-                }
-            }
+        for &c in empty {
+            labels[at(c)] = CellLabel::Empty;
         }
-        let one = [at(5, 2, 2)];
-        let two = [at(5, 6, 2), at(5, 6, 3)];
-        let chimney: Vec<usize> = (1..=5).map(|k| at(5, 4, k)).collect();
-        let open_water = at(2, 4, 3);
-        for &c in one.iter().chain(&two).chain(&chimney) {
-            labels[c] = CellLabel::Empty;
-        }
-        labels[open_water] = CellLabel::Empty;
         st.label_solid_cells(&d, 0.0, &mut labels);
-        for c in one.iter().chain(&two) {
-            assert_eq!(labels[*c], CellLabel::Fluid, "pocket cell {c} left air");
-        }
-        for c in chimney.iter().chain([&open_water]) {
+        // The wall's cells are solid, the water's untouched.
+        assert_eq!(labels[at([6, 2, 2])], CellLabel::Solid);
+        assert_eq!(labels[at([3, 5, 4])], CellLabel::Fluid);
+        (labels, at)
+    }
+
+    /// Without gravity: a one-cell pocket and a two-cell one against the wall, shut in by
+    /// water and wall, must become fluid; a column of empty cells up the wall that reaches the
+    /// air above the water, and an empty cell in the open water 0.17 m from the wall, must stay
+    /// air. Before session 34 every one of them stayed air.
+    #[test]
+    fn pockets_shut_in_by_a_moving_wall_become_fluid() {
+        let one = [[5, 2, 2]];
+        let two = [[5, 6, 2], [5, 6, 3]];
+        let chimney: Vec<[usize; 3]> = (1..=5).map(|k| [5, 4, k]).collect();
+        let open_water = [2, 4, 3];
+        let empty: Vec<[usize; 3]> = [&one[..], &two, &chimney, &[open_water]].concat();
+        let (labels, at) = label_beside_wall(None, &empty);
+        for &c in one.iter().chain(&two) {
             assert_eq!(
-                labels[*c],
-                CellLabel::Empty,
-                "cell {c} open to the air became fluid"
+                labels[at(c)],
+                CellLabel::Fluid,
+                "pocket cell {c:?} left air"
             );
         }
-        // The wall's cells are solid, the water's untouched.
-        assert_eq!(labels[at(6, 2, 2)], CellLabel::Solid);
-        assert_eq!(labels[at(4, 2, 2)], CellLabel::Fluid);
+        for &c in chimney.iter().chain([&open_water]) {
+            assert_eq!(
+                labels[at(c)],
+                CellLabel::Empty,
+                "cell {c:?} open to the air became fluid"
+            );
+        }
+    }
+
+    /// With gravity along -z (session 36): the column of empty cells up the wall (a retreating
+    /// wall uncovers one from the floor to the surface at once) becomes fluid, its top cell
+    /// touching air only above; a gap two cells wide up the wall (the liquid fallen away from
+    /// it, its outer cells beyond reach) and the empty cell in the open water stay air.
+    #[test]
+    fn a_column_up_a_moving_wall_below_the_surface_becomes_fluid() {
+        let chimney: Vec<[usize; 3]> = (1..=5).map(|k| [5, 4, k]).collect();
+        let gap: Vec<[usize; 3]> = (1..=5).flat_map(|k| [[4, 2, k], [5, 2, k]]).collect();
+        let open_water = [2, 4, 3];
+        let empty: Vec<[usize; 3]> = [&chimney[..], &gap, &[open_water]].concat();
+        let (labels, at) = label_beside_wall(Some([0.0, 0.0, -9.8]), &empty);
+        for &c in &chimney {
+            assert_eq!(
+                labels[at(c)],
+                CellLabel::Fluid,
+                "column cell {c:?} left air"
+            );
+        }
+        for &c in gap.iter().chain([&open_water]) {
+            assert_eq!(labels[at(c)], CellLabel::Empty, "cell {c:?} became fluid");
+        }
     }
 }
