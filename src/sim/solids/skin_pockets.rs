@@ -35,8 +35,8 @@
 //! across gravity, so each cell's own level decides: an empty cell beside liquid and a moving
 //! solid becomes fluid unless air lies beside it at its level (a gap wider than the reach,
 //! where the liquid has fallen away from the solid, stays air). The same container: 0.024 m/s,
-//! 3.5 mm; what is left comes with the volume correction (without it 0.0 mm). Without gravity
-//! every face counts, as before.
+//! the surface 3.5 mm off, a tilt the volume correction leaves (without it 0.0 mm; README,
+//! Known deviations). Without gravity every face counts, as before.
 //!
 //! The liquid-labelling rule of Batty's reference code and of the FLIP Fluids engine (every
 //! empty cell that the solids partly cover counts as liquid) was tried in session 33 and broke
