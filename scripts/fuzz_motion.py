@@ -1,8 +1,6 @@
 #!/usr/bin/env python3
 """Violent obstacle motion: `python3 scripts/fuzz_motion.py [--seeds A:B] [--frames F] [--surge BIN]`.
 
-Options: `--brim`, `--inside`, `--mix`, `--each`, `--keep DIR` (below).
-
 For each seed in A..B (default 0:60) writes a scene of one to three solids (boxes, spheres,
 cylinders, the glass of `inputs/glass.obj`; some scaled uniformly or per axis, some spheres
 containers, some with friction), most of them keyframed to tumble through a 0.6 x 0.4 x
@@ -53,8 +51,11 @@ KEPT_SEALED = 0.97
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-# The tank's interior (inside the one-cell wall layer of its 0.02 m cells), m.
-INTERIOR = ([0.02, 0.02, 0.02], [0.58, 0.38, 0.48])
+# The tank: its domain, and its interior inside the one-cell wall layer, m.
+DOMAIN = {"lower": [0, 0, 0], "cell_size": 0.02, "resolution": [30, 20, 25]}
+INTERIOR = ([lo + DOMAIN["cell_size"] for lo in DOMAIN["lower"]],
+            [lo + (n - 1) * DOMAIN["cell_size"] for lo, n in zip(DOMAIN["lower"],
+                                                                 DOMAIN["resolution"])])
 # Distance every `--inside` solid keeps from the tank's walls, m (a cell).
 CLEAR = 0.02
 
@@ -148,7 +149,7 @@ def scene(seed, mix=False, brim=False, inside=False):
             keep_inside(o)
     top = [r.uniform(0.2, 0.58), 0.38, r.uniform(0.1, 0.3)]
     s = {"name": f"motion{seed}",
-         "domain": {"lower": [0, 0, 0], "cell_size": 0.02, "resolution": [30, 20, 25]},
+         "domain": dict(DOMAIN),
          "obstacles": obs,
          "sources": [{"type": "box", "min": [0.02, 0.02, 0.02], "max": top}],
          "seed": seed, "time": {"fps": 30, "frames": 6},
@@ -224,8 +225,9 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for seed in range(lo, hi):
             path = os.path.join(tmp, f"s{seed}.json")
+            sc = scene(seed, a.mix, a.brim, a.inside)
             with open(path, "w") as f:
-                json.dump(scene(seed, a.mix, a.brim, a.inside), f)
+                json.dump(sc, f)
             out = os.path.join(tmp, "out")
             p = subprocess.run([a.surge, "run", path, "-o", out, "--overwrite", "-q",
                                 "--frames", str(a.frames)], capture_output=True, text=True)
@@ -248,17 +250,16 @@ def main():
                 continue
             with open(os.path.join(out, "stats.jsonl")) as f:
                 frames = [json.loads(line) for line in f]
+            kept = frames[-1]["particles"] / max(frames[0]["particles"], 1)
             if a.each:
                 most = max(s["max_speed"] for s in frames)
-                kept_each = frames[-1]["particles"] / max(frames[0]["particles"], 1)
                 print(f"seed {seed}: fastest {most:.1f} m/s, last frame "
-                      f"{frames[-1]['max_speed']:.1f} m/s, {100 * kept_each:.1f}% of the "
+                      f"{frames[-1]['max_speed']:.1f} m/s, {100 * kept:.1f}% of the "
                       f"particles kept")
             capped = [s["frame"] for s in frames if s["pressure_iterations_max"] >= CAP]
             if capped:
                 fail(f"a pressure solve ran to its cap of {CAP} iterations in frames {capped}")
                 continue
-            sc = scene(seed, a.mix, a.brim, a.inside)
             # A closed scene, with the volume correction on and CFL-adaptive substeps: with
             # the correction off or a fixed step (far over the CFL limit beside solids moving
             # at metres a second) particles crowd, and the thinning of crowded cells takes
@@ -266,7 +267,6 @@ def main():
             solver = sc.get("solver", {})
             closed = not (sc.get("emitters") or sc.get("sinks") or sc["domain"].get("boundaries")
                           or solver.get("volume_correction", 1) == 0 or "fixed_dt" in solver)
-            kept = frames[-1]["particles"] / max(frames[0]["particles"], 1)
             if closed and kept < (KEPT_SEALED if a.brim and a.inside else KEPT):
                 fail(f"{100 * (1 - kept):.1f}% of the particles lost with nothing to take them out")
                 continue
