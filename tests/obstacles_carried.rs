@@ -84,7 +84,6 @@ fn scene() -> LoadedScene {
 /// container's do not) and every column's surface, in the container's frame, within a
 /// quarter cell of where it started (the standing container's bound).
 #[test]
-#[ignore = "known deviation: water carried in a container moving at 0.5 m/s moves relative to it (0.024 m/s at most, the surface rising towards the leading wall by 0.28 cell); see README, Known deviations"]
 fn water_carried_in_a_moving_container_stays_at_rest_in_it() {
     let l = scene();
     let start = column_tops(&l.particles, H, 0.0);

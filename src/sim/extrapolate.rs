@@ -120,7 +120,10 @@ impl Extrapolator {
     /// Forms the FLIP change and extrapolates: `delta` holds the pre-projection velocity
     /// `v_old` on entry and `v_new - v_old` on return (computed in the same pass that resets
     /// the free faces); both it and `vel` are extrapolated by `layers` layers, inside the band
-    /// (see the module documentation).
+    /// (see the module documentation). `solid`: the moving solids' velocity per face (0 on
+    /// faces no moving solid covers), which a free face no layer reaches keeps instead of 0
+    /// (with a change of 0; see the module documentation).
+    #[allow(clippy::too_many_arguments)]
     pub fn extrapolate(
         &mut self,
         d: &GridDims,
@@ -129,6 +132,7 @@ impl Extrapolator {
         vel: &mut [Vec<f32>; 3],
         delta: &mut [Vec<f32>; 3],
         layers: u32,
+        solid: Option<&[Vec<f32>; 3]>,
     ) {
         let (ny, nz) = (d.n[1], d.n[2]);
         self.build_band(d, labels, layers as usize + 2);
@@ -137,6 +141,7 @@ impl Extrapolator {
             let m = d.face_n(a);
             let (mx, plane) = (m[0], m[0] * m[1]);
             let kind = &kinds[a][..nf];
+            let solid = solid.map(|s| &s[a][..nf]);
             let (v, dl) = (&mut vel[a][..nf], &mut delta[a][..nf]);
             let valid = &mut self.valid[..nf];
             let next = &mut self.next[..nf];
@@ -190,8 +195,9 @@ impl Extrapolator {
                         std::slice::from_raw_parts_mut(dp.get(f0), mx),
                     )
                 };
-                // Branch-free (the compiler vectorises it): free faces get 0, the others
-                // keep `v` and get `dv = v - v_old`.
+                // Branch-free (the compiler vectorises it): free faces get 0 (a moving
+                // solid's velocity where one covers them), the others keep `v` and get
+                // `dv = v - v_old`.
                 for i in 0..mx {
                     let (k, vi, di) = (kr[i], vr[i], dr[i]);
                     fr[i] = (k == FaceKind::Fluid) as u8;
@@ -199,6 +205,13 @@ impl Extrapolator {
                     let change = vi - di;
                     vr[i] = if free { 0.0 } else { vi };
                     dr[i] = if free { 0.0 } else { change };
+                }
+                if let Some(s) = solid {
+                    for ((v, &k), &s) in vr.iter_mut().zip(kr).zip(&s[f0..f0 + mx]) {
+                        if k == FaceKind::Free {
+                            *v = s;
+                        }
+                    }
                 }
                 let fluid = |k: &FaceKind| *k == FaceKind::Fluid;
                 let span = match (kr.iter().position(fluid), kr.iter().rposition(fluid)) {
@@ -442,7 +455,7 @@ mod tests {
         for layers in [1, 2, 4] {
             let (mut v1, mut d1) = (vel.clone(), old.clone());
             let (mut v2, mut d2) = (vel.clone(), old.clone());
-            Extrapolator::new(&d).extrapolate(&d, &labels, &kinds, &mut v1, &mut d1, layers);
+            Extrapolator::new(&d).extrapolate(&d, &labels, &kinds, &mut v1, &mut d1, layers, None);
             reference(&d, &kinds, &mut v2, &mut d2, layers);
             // Faces within layers + 1 cells (Chebyshev) of a fluid cell.
             let reach = layers as i64 + 1;

@@ -164,6 +164,11 @@ pub struct SolidState {
     fractions: FaceFractions,
     /// The moving solids' velocity component on every face they (partly) cover (0 elsewhere).
     face_vel: [Vec<f32>; 3],
+    /// The moving solids' velocity along their surface normal on the covered faces with no
+    /// liquid beside them within [`wall_faces::INNER_CELLS`] cells of the solid's surface
+    /// ([`FaceKind::Free`], both cells solid): what the extrapolation leaves on the faces it
+    /// does not reach ([`Self::inner_velocities`]; 0 elsewhere).
+    inner_vel: [Vec<f32>; 3],
     /// The friction of the solid nearest each face they (partly) cover (only when some
     /// obstacle has friction; 0 elsewhere).
     face_friction: [Vec<f32>; 3],
@@ -241,6 +246,7 @@ impl SolidState {
                 open: std::array::from_fn(|a| vec![1.0; faces(a)]),
             },
             face_vel: std::array::from_fn(|a| vec![0.0; moving_faces(a)]),
+            inner_vel: std::array::from_fn(|a| vec![0.0; moving_faces(a)]),
             face_friction: std::array::from_fn(|a| vec![0.0; rough_faces(a)]),
             prev: Default::default(),
             near: None,
@@ -394,6 +400,13 @@ impl SolidState {
             open: &self.fractions.open,
             velocity: self.obstacles.animated().then_some(&self.face_vel),
         })
+    }
+
+    /// For moving obstacles, the velocity a free face inside a solid keeps where the
+    /// extrapolation does not reach it (set by [`Self::wall_velocities`]); `None` otherwise
+    /// (such faces keep 0, a static solid's).
+    pub fn inner_velocities(&self) -> Option<&[Vec<f32>; 3]> {
+        (self.active() && self.obstacles.animated()).then_some(&self.inner_vel)
     }
 
     /// Marks every face between two non-solid cells that the solids close completely (open

@@ -150,8 +150,15 @@ pub(super) fn substep(
     // Grid velocity is sampled at the particle (a fluid cell) and at the RK2 midpoint, at most
     // reach / 2 cells away; one more layer covers the interpolation stencil.
     let layers = ((0.5 * reach).ceil() + 1.0).min(max_layers) as u32;
-    ws.extrapolator
-        .extrapolate(&d, &ws.labels, &ws.kinds, &mut ws.vel, &mut ws.old, layers);
+    ws.extrapolator.extrapolate(
+        &d,
+        &ws.labels,
+        &ws.kinds,
+        &mut ws.vel,
+        &mut ws.old,
+        layers,
+        ws.solids.inner_velocities(),
+    );
     secs.extrapolate += t.elapsed().as_secs_f64();
 
     let t = Instant::now();

@@ -83,7 +83,13 @@ pub fn box_slack(solid: &Solid) -> Option<(f64, f64)> {
 /// `v`: its band at least `v` and the box at least `v + slack + tol` from `p` (`tol`, m, for
 /// rounding).
 #[inline]
-fn box_proves((boxes, slacks): Boxes<'_>, i: usize, p: [f64; 3], v: f64, tol: f64) -> bool {
+pub(super) fn box_proves(
+    (boxes, slacks): Boxes<'_>,
+    i: usize,
+    p: [f64; 3],
+    v: f64,
+    tol: f64,
+) -> bool {
     match (&boxes[i], slacks[i]) {
         (Some(b), Some((slack, cap))) => cap >= v && gap2(b, p) >= (v + slack + tol).powi(2),
         _ => false,

@@ -32,6 +32,12 @@ use super::{Posed, SolidState};
 use crate::sim::mac_grid::{FaceKind, GridDims};
 use rayon::prelude::*;
 
+/// How deep in a moving solid (cells, by the distance of the nearer cell centre) a free face
+/// gets the solid's normal velocity ([`SolidState::inner_velocities`]): a particle, kept
+/// outside the solid, interpolates faces up to about a cell and a half inside, and its RK2
+/// midpoint at CFL 3 half its step farther.
+pub const INNER_CELLS: f64 = 3.0;
+
 impl SolidState {
     /// For moving obstacles: the solid's velocity component on every face the solids cover at
     /// least partly (open fraction below 1, or a solid cell on either side), kept for the
@@ -59,6 +65,7 @@ impl SolidState {
         let split = self.split.as_ref();
         let (boxes, far) = (&self.boxes[..], self.far_cells * h);
         let slacks = &self.slacks[..];
+        let inner = (INNER_CELLS * h) as f32;
         for a in 0..3 {
             let m = d.face_n(a);
             let stride = [1, n[0], n[0] * n[1]][a];
@@ -66,9 +73,13 @@ impl SolidState {
             vel[a]
                 .par_chunks_mut(m[0])
                 .zip(kinds[a].par_chunks(m[0]).zip(splat[a].par_chunks(m[0])))
-                .zip(self.face_vel[a].par_chunks_mut(m[0]))
+                .zip(
+                    self.face_vel[a]
+                        .par_chunks_mut(m[0])
+                        .zip(self.inner_vel[a].par_chunks_mut(m[0])),
+                )
                 .enumerate()
-                .for_each(|(row, ((vr, (kr, sr)), fv))| {
+                .for_each(|(row, ((vr, (kr, sr)), (fv, iv)))| {
                     let (j, k) = (row % m[1], row / m[1]);
                     for i in 0..m[0] {
                         let ijk = [i, j, k];
@@ -78,6 +89,7 @@ impl SolidState {
                         let c = i + n[0] * (j + n[1] * k);
                         let covered =
                             open[f] < 1.0 || (inside && (phi[c] < 0.0 || phi[c - stride] < 0.0));
+                        iv[i] = 0.0;
                         if !covered {
                             fv[i] = 0.0;
                             continue; // no obstacle here (a domain wall, or open liquid)
@@ -99,6 +111,16 @@ impl SolidState {
                         // The nearest moving solid and its velocity at the face.
                         let moving = nearest.map(|s| (s, posed.get(s).velocity(p)));
                         fv[i] = moving.map_or(0.0, |(_, v)| v[a] as f32);
+                        if kr[i] == FaceKind::Free
+                            && inside
+                            && moving.is_some()
+                            && phi[c].max(phi[c - stride]) > -inner
+                        {
+                            // Inside the solids, near their surface: for the particles beside
+                            // them to interpolate.
+                            let set = split.map(|s| &s.moving[..]);
+                            iv[i] = inner_velocity(&posed, set, (boxes, slacks), p, a, h);
+                        }
                         if kr[i] != FaceKind::Wall || !inside {
                             continue;
                         }
@@ -121,4 +143,37 @@ impl SolidState {
                 });
         }
     }
+}
+
+/// The velocity component `a` a free face at `p` inside the moving solids keeps for the
+/// particles (`set`: the moving solids; `None`: all are): of the moving solids within half a
+/// cell of `p` (`h`, m), the one whose surface normal lies most along axis `a` (the first of
+/// equals), its velocity along that normal. Free slip: a solid moves the liquid beside it
+/// along its normal only (a plate sliding under the water gives its x faces nothing), and in
+/// a corner between two solids the face takes the one it faces (the wall behind a row of
+/// x faces inside a floor beside it).
+fn inner_velocity(
+    posed: &Posed<'_>,
+    set: Option<&[usize]>,
+    boxes: far::Boxes<'_>,
+    p: [f64; 3],
+    a: usize,
+    h: f64,
+) -> f32 {
+    let count = set.map_or(posed.solids.len(), |s| s.len());
+    let mut best = (-1.0f64, 0.0f64);
+    for s in (0..count).map(|k| set.map_or(k, |s| s[k])) {
+        if far::box_proves(boxes, s, p, 0.5 * h, 0.0) {
+            continue;
+        }
+        let solid = posed.get(s);
+        let (dist, g) = solid.distance_and_normal(p);
+        if dist >= 0.5 * h || g[a].abs() <= best.0 {
+            continue;
+        }
+        let v = solid.velocity(p);
+        let un = g[0] * v[0] + g[1] * v[1] + g[2] * v[2];
+        best = (g[a].abs(), un * g[a]);
+    }
+    best.1 as f32
 }
