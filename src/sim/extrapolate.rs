@@ -10,7 +10,13 @@
 //! breadth-first "layers" of Foster & Fedkiw 2001). Each layer reads the previous layer's mask
 //! only (Jacobi style), so the result does not depend on the order of evaluation or the threads.
 //! The FLIP change `dv = v_new - v_old` is extrapolated with the same weights. Wall faces are
-//! never written (zero normal velocity); free faces no layer reaches get zero.
+//! never written (zero normal velocity); free faces no layer reaches get zero, or, inside a
+//! moving solid near its surface, the solid's velocity along its normal with a change of zero
+//! (`SolidState::inner_velocities`). A particle kept just outside a solid interpolates faces
+//! up to about a cell and a half inside it, beyond the layers' reach from the liquid: beside a
+//! static solid zero is its velocity, but beside a wall retreating across the grid zero held
+//! the particles back every substep (water carried in a moving container gathered towards the
+//! leading wall, `tests/obstacles_carried.rs`).
 //!
 //! Only a band around the liquid is touched: the x-rows of faces whose `(j, k)` lies within
 //! `layers + 2` rows (in y and z) of an x-row of cells holding fluid. Every face a layer can
@@ -491,5 +497,69 @@ mod tests {
             }
             assert!(compared > 1000, "only {compared} faces compared");
         }
+    }
+
+    /// A moving solid's velocity (`solid`) fills only the free faces the layers do not reach:
+    /// faces deep in a solid slab beside the liquid keep it, with no change; every other face
+    /// gets what it gets without it (the bits of `None`).
+    #[test]
+    fn unreached_free_faces_keep_the_solid_velocity() {
+        let d = GridDims {
+            n: [14, 8, 8],
+            h: 0.1,
+            lower: [0.0; 3],
+            open: [[false; 2]; 3],
+        };
+        // Liquid in x 1..=5, a solid slab in x 6..=10 (the domain's walls around), air beyond.
+        let mut labels = vec![CellLabel::Empty; d.cells()];
+        for k in 0..d.n[2] {
+            for j in 0..d.n[1] {
+                for i in 0..d.n[0] {
+                    labels[d.cell(i, j, k)] = if d.is_wall_cell(i, j, k) || (6..=10).contains(&i) {
+                        CellLabel::Solid
+                    } else if i <= 5 && k <= 5 {
+                        CellLabel::Fluid
+                    } else {
+                        CellLabel::Empty
+                    };
+                }
+            }
+        }
+        let mut kinds: [Vec<FaceKind>; 3] =
+            std::array::from_fn(|a| vec![FaceKind::Free; d.faces(a)]);
+        crate::sim::forces::classify_faces(&d, &labels, &mut kinds);
+        let vel: [Vec<f32>; 3] = std::array::from_fn(|a| vec![0.25; d.faces(a)]);
+        let old: [Vec<f32>; 3] = std::array::from_fn(|a| vec![0.125; d.faces(a)]);
+        let solid: [Vec<f32>; 3] = std::array::from_fn(|a| vec![0.5 + a as f32; d.faces(a)]);
+        let (mut v0, mut d0) = (vel.clone(), old.clone());
+        let (mut v1, mut d1) = (vel.clone(), old.clone());
+        let mut ex = Extrapolator::new(&d);
+        ex.extrapolate(&d, &labels, &kinds, &mut v0, &mut d0, 1, None);
+        ex.extrapolate(&d, &labels, &kinds, &mut v1, &mut d1, 1, Some(&solid));
+        let mut kept = 0;
+        for a in 0..3 {
+            for f in 0..d.faces(a) {
+                assert_eq!(
+                    d1[a][f].to_bits(),
+                    d0[a][f].to_bits(),
+                    "change, axis {a} face {f}"
+                );
+                if v1[a][f].to_bits() != v0[a][f].to_bits() {
+                    assert_eq!(kinds[a][f], FaceKind::Free, "axis {a} face {f}");
+                    assert_eq!(
+                        (v0[a][f], v1[a][f]),
+                        (0.0, solid[a][f]),
+                        "axis {a} face {f}"
+                    );
+                    kept += 1;
+                }
+            }
+        }
+        // The x face between solid cells 8 and 9 in a liquid row: two cells from the liquid's
+        // last fluid face, beyond one layer's reach.
+        let m = d.face_n(0);
+        let deep = 9 + m[0] * (4 + m[1] * 3);
+        assert_eq!(v1[0][deep], 0.5);
+        assert!(kept > 100, "only {kept} faces kept the solid's velocity");
     }
 }

@@ -17,6 +17,18 @@
 //!   liquid's whole vector; only the `a` component is at hand here). A translating box's faces
 //!   (`n` along an axis) get the solid's component or the liquid's; a solid turning in place
 //!   (`u_solid . n = 0`) gives none of its tangential speed.
+//! - A **free face inside the solids** (both cells solid), where the extrapolation from the
+//!   liquid does not reach, keeps `(u_solid . n) n_a` for the particles beside the solid
+//!   (`inner_vel`, [`SolidState::inner_velocities`]; where a fluid cell lies within a cell of
+//!   the face's cells, the faces a particle can read), from the
+//!   solid within half a cell whose normal lies most along `a`: the solid moves the
+//!   liquid along its normal only, and in a corner (a floor and a wall, overlapping boxes) the
+//!   x faces inside the floor take the wall's normal motion. Until session 37 such faces kept
+//!   0 (a static solid's value): particles beside a wall retreating across the grid read it
+//!   and fell behind (the carried container of `tests/obstacles_carried.rs`, 0.024 m/s and 3.5
+//!   mm; with the solid's whole velocity instead, the plate sliding under water dragged it at
+//!   0.0012 m/s, and with the nearest solid's normal alone the container's corner particle
+//!   lagged at 0.018 m/s).
 //! - Before session 33 a wall face kept the solid's whole velocity as its flux and as the
 //!   particles' value: a plate sliding under water at rest, its top mid-cell, drove the water's
 //!   bottom layer through the faces of the partly covered cells it labels solid (the plate's
@@ -29,14 +41,8 @@
 
 use super::far;
 use super::{Posed, SolidState};
-use crate::sim::mac_grid::{FaceKind, GridDims};
+use crate::sim::mac_grid::{CellLabel, FaceKind, GridDims};
 use rayon::prelude::*;
-
-/// How deep in a moving solid (cells, by the distance of the nearer cell centre) a free face
-/// gets the solid's normal velocity ([`SolidState::inner_velocities`]): a particle, kept
-/// outside the solid, interpolates faces up to about a cell and a half inside, and its RK2
-/// midpoint at CFL 3 half its step farther.
-pub const INNER_CELLS: f64 = 3.0;
 
 impl SolidState {
     /// For moving obstacles: the solid's velocity component on every face the solids cover at
@@ -48,6 +54,7 @@ impl SolidState {
         &mut self,
         d: &GridDims,
         t: f64,
+        labels: &[CellLabel],
         kinds: &[Vec<FaceKind>; 3],
         splat: &[Vec<f32>; 3],
         vel: &mut [Vec<f32>; 3],
@@ -65,7 +72,6 @@ impl SolidState {
         let split = self.split.as_ref();
         let (boxes, far) = (&self.boxes[..], self.far_cells * h);
         let slacks = &self.slacks[..];
-        let inner = (INNER_CELLS * h) as f32;
         for a in 0..3 {
             let m = d.face_n(a);
             let stride = [1, n[0], n[0] * n[1]][a];
@@ -113,13 +119,14 @@ impl SolidState {
                         fv[i] = moving.map_or(0.0, |(_, v)| v[a] as f32);
                         if kr[i] == FaceKind::Free
                             && inside
-                            && moving.is_some()
-                            && phi[c].max(phi[c - stride]) > -inner
+                            && beside_liquid(n, labels, ijk, a)
+                            && split
+                                .is_none_or(|s| !far::beyond((boxes, slacks), &s.moving, p, far))
                         {
                             // Inside the solids, near their surface: for the particles beside
-                            // them to interpolate.
-                            let set = split.map(|s| &s.moving[..]);
-                            iv[i] = inner_velocity(&posed, set, (boxes, slacks), p, a, h);
+                            // them to interpolate (far from every moving solid it is a static
+                            // one's, 0).
+                            iv[i] = inner_velocity(&posed, (boxes, slacks), p, a, h);
                         }
                         if kr[i] != FaceKind::Wall || !inside {
                             continue;
@@ -145,24 +152,32 @@ impl SolidState {
     }
 }
 
-/// The velocity component `a` a free face at `p` inside the moving solids keeps for the
-/// particles (`set`: the moving solids; `None`: all are): of the moving solids within half a
-/// cell of `p` (`h`, m), the one whose surface normal lies most along axis `a` (the first of
-/// equals), its velocity along that normal. Free slip: a solid moves the liquid beside it
-/// along its normal only (a plate sliding under the water gives its x faces nothing), and in
-/// a corner between two solids the face takes the one it faces (the wall behind a row of
-/// x faces inside a floor beside it).
-fn inner_velocity(
-    posed: &Posed<'_>,
-    set: Option<&[usize]>,
-    boxes: far::Boxes<'_>,
-    p: [f64; 3],
-    a: usize,
-    h: f64,
-) -> f32 {
-    let count = set.map_or(posed.solids.len(), |s| s.len());
+/// Whether a fluid cell lies within a cell of either cell of the face `ijk` of axis `a` (the
+/// face between cells `ijk - e_a` and `ijk`): the faces a particle in or beside the liquid can
+/// interpolate (a particle lies in a fluid cell or, in a solid's skin, in a solid-labelled cell
+/// beside one, and reads the faces of its cell and the next).
+fn beside_liquid(n: [usize; 3], labels: &[CellLabel], ijk: [usize; 3], a: usize) -> bool {
+    let span = |b: usize| {
+        let (lo, hi) = if b == a { (2, 1) } else { (1, 1) };
+        ijk[b].saturating_sub(lo)..=(ijk[b] + hi).min(n[b] - 1)
+    };
+    span(2).any(|k| {
+        span(1).any(|j| {
+            let row = n[0] * (j + n[1] * k);
+            span(0).any(|i| labels[row + i] == CellLabel::Fluid)
+        })
+    })
+}
+
+/// The velocity component `a` a free face at `p` inside the solids keeps for the particles:
+/// of the solids within half a cell of `p` (`h`, m), the one whose surface normal lies most
+/// along axis `a` (the first of equals), its velocity along that normal (0 for a static one).
+/// Free slip: a solid moves the liquid beside it along its normal only (a plate sliding under
+/// the water gives its x faces nothing), and in a corner between two solids the face takes the
+/// one it faces (the wall behind a row of x faces inside a floor beside it).
+fn inner_velocity(posed: &Posed<'_>, boxes: far::Boxes<'_>, p: [f64; 3], a: usize, h: f64) -> f32 {
     let mut best = (-1.0f64, 0.0f64);
-    for s in (0..count).map(|k| set.map_or(k, |s| s[k])) {
+    for s in 0..posed.solids.len() {
         if far::box_proves(boxes, s, p, 0.5 * h, 0.0) {
             continue;
         }

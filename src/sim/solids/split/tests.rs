@@ -84,7 +84,7 @@ fn static_and_moving_solids_give_the_bits_of_evaluating_every_solid() {
     lone.split = None;
     let mut bounded = 0;
     let kinds: [Vec<FaceKind>; 3] = std::array::from_fn(|a| vec![FaceKind::Wall; d.faces(a)]);
-    let (mut moving_faces, mut deep_faces, mut pushed) = (0, 0, 0);
+    let (mut moving_faces, mut deep_faces, mut pushed, mut inner_faces) = (0, 0, 0, 0);
     // Every interior cell labelled fluid: every cell near a solid has its share computed.
     let labels: Vec<CellLabel> = (0..d.cells())
         .map(|c| {
@@ -158,9 +158,30 @@ fn static_and_moving_solids_give_the_bits_of_evaluating_every_solid() {
         let mut vel: [Vec<f32>; 3] = std::array::from_fn(|a| vec![7.0; d.faces(a)]);
         let (mut twin_vel, mut lone_vel) = (vel.clone(), vel.clone());
         let zero: [Vec<f32>; 3] = std::array::from_fn(|a| vec![0.0; d.faces(a)]);
-        st.wall_velocities(&d, t, &kinds, &zero, &mut vel);
-        twin.wall_velocities(&d, t, &kinds, &zero, &mut twin_vel);
-        lone.wall_velocities(&d, t, &kinds, &zero, &mut lone_vel);
+        // Every face free first (the faces inside the solids beside the liquid get the
+        // moving solids' normal velocity), then every face a wall face.
+        let free: [Vec<FaceKind>; 3] = std::array::from_fn(|a| vec![FaceKind::Free; d.faces(a)]);
+        for (s, v) in [
+            (&mut st, &mut vel),
+            (&mut twin, &mut twin_vel),
+            (&mut lone, &mut lone_vel),
+        ] {
+            s.wall_velocities(&d, t, &labels, &free, &zero, v);
+        }
+        for a in 0..3 {
+            let differ = |x: &[f32], y: &[f32]| (x.iter().zip(y)).position(|(p, q)| p != q);
+            let f = differ(&st.inner_vel[a], &twin.inner_vel[a]);
+            assert_eq!(f, None, "t {t}: inner velocity of face {f:?} on axis {a}");
+            let f = differ(&lone.inner_vel[a], &twin.inner_vel[a]);
+            assert_eq!(
+                f, None,
+                "t {t}: lone: inner velocity of face {f:?} on axis {a}"
+            );
+            inner_faces += st.inner_vel[a].iter().filter(|&&v| v != 0.0).count();
+        }
+        st.wall_velocities(&d, t, &labels, &kinds, &zero, &mut vel);
+        twin.wall_velocities(&d, t, &labels, &kinds, &zero, &mut twin_vel);
+        lone.wall_velocities(&d, t, &labels, &kinds, &zero, &mut lone_vel);
         for a in 0..3 {
             let differ = |x: &[f32], y: &[f32]| {
                 x.iter()
@@ -286,5 +307,9 @@ fn static_and_moving_solids_give_the_bits_of_evaluating_every_solid() {
     assert!(
         moving_faces > 100 && deep_faces > 100,
         "{moving_faces} faces take a moving solid's velocity, {deep_faces} lie deep in the mesh"
+    );
+    assert!(
+        inner_faces > 100,
+        "{inner_faces} faces inside a moving solid"
     );
 }
