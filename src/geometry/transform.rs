@@ -235,6 +235,29 @@ impl Motion {
     }
 }
 
+impl Motion {
+    /// The rigid velocity that moves the solid from its pose at `t0` to its pose at `t1`
+    /// (seconds, `t1 > t0`) in a straight line: the origin's mean velocity, `(T1 - T0) /
+    /// (t1 - t0)`, and the relative turn `R1 R0^-1` as an angular velocity about it. A point of
+    /// the solid moves by it exactly where the solid only translates (and to second order in
+    /// the turn otherwise). Where the step crosses keys it is their mean, not the velocity at
+    /// `t0`: a boundary condition from it keeps the liquid beside a wall that accelerates
+    /// through the step with the wall (`sim::solids::wall_faces`). `t1 <= t0`: the velocity at
+    /// `t0`.
+    pub fn mean_velocity(&self, t0: f64, t1: f64) -> RigidVelocity {
+        if t1 <= t0 || !self.is_animated() {
+            return self.velocity(t0);
+        }
+        let (a, b) = (self.pose(t0), self.pose(t1));
+        let dt = t1 - t0;
+        RigidVelocity {
+            linear: (b.translate - a.translate) / dt,
+            angular: (b.rotation * a.rotation.inverse()).scaled_axis() / dt,
+            centre: a.translate,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -253,6 +276,40 @@ mod tests {
         let q = Pose::new([1.0, 2.0, 3.0], [10.0, -20.0, 30.0]);
         let x = [0.3, -0.7, 1.1];
         assert!(close(q.to_body(q.to_world(x)), x, 1e-12));
+    }
+
+    /// The mean velocity over a step moves the solid's points from their place at its start
+    /// to their place at its end: across a key where the velocity changes (1 m/s, then 3), the
+    /// translation's mean, not the start's; within a segment, the segment's velocity; for a
+    /// zero-length step, the velocity at its start.
+    #[test]
+    fn mean_velocity_carries_the_solid_over_the_step() {
+        let key = |time: f64, x: f64, deg: f64| Keyframe {
+            time,
+            translate: [x, 0.0, 0.0],
+            rotate_deg: [0.0, 0.0, deg],
+        };
+        let m = Motion::keyframed(vec![
+            key(0.0, 0.0, 0.0),
+            key(1.0, 1.0, 0.0),
+            key(2.0, 4.0, 0.0),
+        ])
+        .unwrap();
+        let v = m.mean_velocity(0.75, 1.25);
+        assert!(close(v.linear.into(), [2.0, 0.0, 0.0], 1e-12), "{v:?}");
+        assert!(close(
+            m.mean_velocity(1.2, 1.6).linear.into(),
+            [3.0, 0.0, 0.0],
+            1e-12
+        ));
+        assert_eq!(m.mean_velocity(0.5, 0.5), m.velocity(0.5));
+        // Turning: within a segment the instantaneous angular velocity.
+        let r = Motion::keyframed(vec![key(0.0, 0.0, 0.0), key(1.0, 0.0, 90.0)]).unwrap();
+        let w = r.mean_velocity(0.25, 0.5).angular;
+        assert!(
+            close(w.into(), r.velocity(0.25).angular.into(), 1e-12),
+            "{w:?}"
+        );
     }
 
     #[test]

@@ -189,6 +189,9 @@ pub struct SolidState {
     carry: Vec<Option<(Pose, Pose)>>,
     /// Each solid's pose and rigid velocity at `poses_time` (see [`Posed`]).
     poses: Vec<(Pose, RigidVelocity)>,
+    /// Each solid's pose at a substep's start and its mean velocity over the substep, for the
+    /// boundary condition ([`Self::wall_velocities`]; kept to avoid an allocation per substep).
+    step_poses: Vec<(Pose, RigidVelocity)>,
     /// Each moving solid's world box at `poses_time` where the grids may hold a bound far
     /// from it ([`far`]; `None` elsewhere).
     boxes: Vec<Option<far::WorldBox>>,
@@ -254,6 +257,7 @@ impl SolidState {
             prev_time: f64::NAN,
             carry: Vec::new(),
             poses: Vec::new(),
+            step_poses: Vec::new(),
             boxes: Vec::new(),
             slacks: Vec::new(),
             far_cells: far::EXACT_CELLS,
@@ -291,6 +295,7 @@ impl SolidState {
         self.poses = (self.obstacles.solids.iter())
             .map(|s| (s.motion().pose(0.0), s.motion().velocity(0.0)))
             .collect();
+        self.step_poses = self.poses.clone();
         self.slacks = self.obstacles.solids.iter().map(far::box_slack).collect();
         self.carry = vec![None; self.obstacles.solids.len()];
         self.boxes = (self.obstacles.solids.iter().zip(&self.poses))

@@ -69,7 +69,7 @@ pub(super) fn substep(
         forces::apply_forces_from_sums(&ws.disp, &mut ws.vel, &mut ws.old, &ws.kinds, g, kick);
     }
     ws.solids
-        .wall_velocities(&d, time, &ws.labels, &ws.kinds, &ws.old, &mut ws.vel);
+        .wall_velocities(&d, (time, end), &ws.labels, &ws.kinds, &ws.old, &mut ws.vel);
     // The emitters' velocity enters the projection (and is imposed again after it).
     ws.emission
         .impose_velocity(&d, &ws.kinds, &mut ws.vel, (at.t_start, at.t_end));

@@ -50,10 +50,11 @@ impl SolidState {
     /// pressure solve's fluxes `w u + (1 - w) u_solid`, and every such wall face's velocity
     /// as the module docs say, from `splat` (the splatted velocity, before the forces) where
     /// the liquid's own is wanted (static obstacles: nothing to do, the walls keep zero).
+    #[allow(clippy::too_many_arguments)]
     pub fn wall_velocities(
         &mut self,
         d: &GridDims,
-        t: f64,
+        (t, end): (f64, f64),
         labels: &[CellLabel],
         kinds: &[Vec<FaceKind>; 3],
         splat: &[Vec<f32>; 3],
@@ -63,9 +64,15 @@ impl SolidState {
             return;
         }
         self.set_poses(t);
+        // The solids where they stand at the substep's start, moving at their mean velocity
+        // over it (the liquid beside a wall moves with it through the substep).
+        let steps = self.step_poses.iter_mut().zip(&self.poses);
+        for (s, (step, now)) in self.obstacles.solids.iter().zip(steps) {
+            *step = (now.0, s.motion().mean_velocity(t, end));
+        }
         let posed = Posed {
             solids: &self.obstacles.solids[..],
-            poses: &self.poses,
+            poses: &self.step_poses,
         };
         let n = d.n;
         let (h, lo) = (d.h as f64, d.lower.map(|x| x as f64));

@@ -166,7 +166,7 @@ fn static_and_moving_solids_give_the_bits_of_evaluating_every_solid() {
             (&mut twin, &mut twin_vel),
             (&mut lone, &mut lone_vel),
         ] {
-            s.wall_velocities(&d, t, &labels, &free, &zero, v);
+            s.wall_velocities(&d, (t, t), &labels, &free, &zero, v);
         }
         for a in 0..3 {
             let differ = |x: &[f32], y: &[f32]| (x.iter().zip(y)).position(|(p, q)| p != q);
@@ -179,9 +179,9 @@ fn static_and_moving_solids_give_the_bits_of_evaluating_every_solid() {
             );
             inner_faces += st.inner_vel[a].iter().filter(|&&v| v != 0.0).count();
         }
-        st.wall_velocities(&d, t, &labels, &kinds, &zero, &mut vel);
-        twin.wall_velocities(&d, t, &labels, &kinds, &zero, &mut twin_vel);
-        lone.wall_velocities(&d, t, &labels, &kinds, &zero, &mut lone_vel);
+        st.wall_velocities(&d, (t, t), &labels, &kinds, &zero, &mut vel);
+        twin.wall_velocities(&d, (t, t), &labels, &kinds, &zero, &mut twin_vel);
+        lone.wall_velocities(&d, (t, t), &labels, &kinds, &zero, &mut lone_vel);
         for a in 0..3 {
             let differ = |x: &[f32], y: &[f32]| {
                 x.iter()
