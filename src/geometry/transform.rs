@@ -233,9 +233,7 @@ impl Motion {
         }
         v
     }
-}
 
-impl Motion {
     /// The rigid velocity that moves the solid from its pose at `t0` to its pose at `t1`
     /// (seconds, `t1 > t0`) in a straight line: the origin's mean velocity, `(T1 - T0) /
     /// (t1 - t0)`, and the relative turn `R1 R0^-1` as an angular velocity about it. A point of

@@ -126,9 +126,9 @@ impl Extrapolator {
     /// Forms the FLIP change and extrapolates: `delta` holds the pre-projection velocity
     /// `v_old` on entry and `v_new - v_old` on return (computed in the same pass that resets
     /// the free faces); both it and `vel` are extrapolated by `layers` layers, inside the band
-    /// (see the module documentation). `solid`: the moving solids' velocity per face (0 on
-    /// faces no moving solid covers), which a free face no layer reaches keeps instead of 0
-    /// (with a change of 0; see the module documentation).
+    /// (see the module documentation). `solid`: per face, what a free face no layer reaches
+    /// keeps instead of 0, with a change of 0 (the moving solids' normal velocity on the faces
+    /// inside them beside the liquid, `SolidState::inner_velocities`; 0 elsewhere).
     #[allow(clippy::too_many_arguments)]
     pub fn extrapolate(
         &mut self,

@@ -50,7 +50,6 @@ impl SolidState {
     /// pressure solve's fluxes `w u + (1 - w) u_solid`, and every such wall face's velocity
     /// as the module docs say, from `splat` (the splatted velocity, before the forces) where
     /// the liquid's own is wanted (static obstacles: nothing to do, the walls keep zero).
-    #[allow(clippy::too_many_arguments)]
     pub fn wall_velocities(
         &mut self,
         d: &GridDims,
@@ -133,7 +132,11 @@ impl SolidState {
                             // Inside the solids, near their surface: for the particles beside
                             // them to interpolate (far from every moving solid it is a static
                             // one's, 0).
-                            iv[i] = inner_velocity(&posed, (boxes, slacks), p, a, h);
+                            let found = inner_normal(&posed, (boxes, slacks), p, a, h);
+                            iv[i] = found.map_or(0.0, |(g, un)| {
+                                let u = liquid_at(d, splat, ijk, a, sr[i]);
+                                free_slip(u, g, un, a)
+                            });
                         }
                         if kr[i] != FaceKind::Wall || !inside {
                             continue;
@@ -150,7 +153,7 @@ impl SolidState {
                             Some((s, v)) => {
                                 let g = posed.get(s).distance_and_normal(p).1;
                                 let un = g[0] * v[0] + g[1] * v[1] + g[2] * v[2];
-                                ((1.0 - g[a] * g[a]) * sr[i] as f64 + un * g[a]) as f32
+                                free_slip(liquid_at(d, splat, ijk, a, sr[i]), g, un, a)
                             }
                         };
                     }
@@ -176,26 +179,71 @@ fn beside_liquid(n: [usize; 3], labels: &[CellLabel], ijk: [usize; 3], a: usize)
     })
 }
 
-/// The velocity component `a` a free face at `p` inside the solids keeps for the particles:
-/// of the solids within half a cell of `p` (`h`, m), the one whose surface normal lies most
-/// along axis `a` (the first of equals), its velocity along that normal (0 for a static one).
-/// Free slip: a solid moves the liquid beside it along its normal only (a plate sliding under
-/// the water gives its x faces nothing), and in a corner between two solids the face takes the
-/// one it faces (the wall behind a row of x faces inside a floor beside it).
-fn inner_velocity(posed: &Posed<'_>, boxes: far::Boxes<'_>, p: [f64; 3], a: usize, h: f64) -> f32 {
-    let mut best = (-1.0f64, 0.0f64);
+/// For a free face at `p` inside the solids (component `a`): of the solids within half a cell
+/// of `p` (`h`, m), the one whose surface normal `n` lies most along axis `a` (the first of
+/// equals), `n_a` and its velocity along `n` (0 for a static one); `None` if none is that
+/// near. The face keeps what a wall face keeps, `(1 - n_a^2) u_liquid,a + (u_solid . n) n_a`
+/// with the liquid's splatted velocity (free slip: the solid moves the liquid along its normal
+/// only; a plate sliding under the water gives its x faces the water's own, and a curved wall
+/// its normal motion and the liquid's along it), and in a corner between two solids the face
+/// takes the one it faces (the wall behind a row of x faces inside a floor beside it).
+fn inner_normal(
+    posed: &Posed<'_>,
+    boxes: far::Boxes<'_>,
+    p: [f64; 3],
+    a: usize,
+    h: f64,
+) -> Option<([f64; 3], f64)> {
+    let mut best: Option<([f64; 3], f64)> = None;
     for s in 0..posed.solids.len() {
         if far::box_proves(boxes, s, p, 0.5 * h, 0.0) {
             continue;
         }
         let solid = posed.get(s);
         let (dist, g) = solid.distance_and_normal(p);
-        if dist >= 0.5 * h || g[a].abs() <= best.0 {
+        if dist >= 0.5 * h || best.is_some_and(|(b, _)| g[a].abs() <= b[a].abs()) {
             continue;
         }
         let v = solid.velocity(p);
-        let un = g[0] * v[0] + g[1] * v[1] + g[2] * v[2];
-        best = (g[a].abs(), un * g[a]);
+        best = Some((g, g[0] * v[0] + g[1] * v[1] + g[2] * v[2]));
     }
-    best.1 as f32
+    best
+}
+
+/// Free slip on a face of component `a`: the liquid's velocity `u` with its part along the
+/// solid's unit normal `g` replaced by the solid's, `un`: `u_a - (u . g) g_a + un g_a`. (With
+/// only `u_a` at hand, `(1 - g_a^2) u_a + un g_a` drops `-(sum_b u_b g_b) g_a` over the other
+/// axes: liquid moving with a wall oblique to the grid then got a velocity across the motion,
+/// `u_solid,x g_x g_y` on the y faces.)
+fn free_slip(u: [f64; 3], g: [f64; 3], un: f64, a: usize) -> f32 {
+    let along = u[0] * g[0] + u[1] * g[1] + u[2] * g[2];
+    (u[a] + (un - along) * g[a]) as f32
+}
+
+/// The liquid's splatted velocity at the face `ijk` of component `a` (between cells
+/// `ijk - e_a` and `ijk`): `ua` (the face's own) along `a`, and along each other axis `b` the
+/// mean of the four `b` faces of those two cells that a particle reached (the splat is 0 where
+/// none did; 0 if none of the four).
+fn liquid_at(d: &GridDims, splat: &[Vec<f32>; 3], ijk: [usize; 3], a: usize, ua: f32) -> [f64; 3] {
+    let mut u = [0.0; 3];
+    u[a] = ua as f64;
+    for b in (0..3).filter(|&b| b != a) {
+        let m = d.face_n(b);
+        let (mut sum, mut count) = (0.0f64, 0u32);
+        for back in [1, 0] {
+            let mut cell = ijk;
+            cell[a] -= back;
+            for up in [0, 1] {
+                let mut f = cell;
+                f[b] += up;
+                let v = splat[b][f[0] + m[0] * (f[1] + m[1] * f[2])];
+                if v != 0.0 {
+                    sum += v as f64;
+                    count += 1;
+                }
+            }
+        }
+        u[b] = if count > 0 { sum / count as f64 } else { 0.0 };
+    }
+    u
 }
