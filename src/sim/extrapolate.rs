@@ -11,8 +11,8 @@
 //! only (Jacobi style), so the result does not depend on the order of evaluation or the threads.
 //! The FLIP change `dv = v_new - v_old` is extrapolated with the same weights. Wall faces are
 //! never written (zero normal velocity); free faces no layer reaches get zero, or, inside a
-//! moving solid near its surface, the solid's velocity along its normal with a change of zero
-//! (`SolidState::inner_velocities`). A particle kept just outside a solid interpolates faces
+//! moving solid beside the liquid, its free-slip velocity (the solid's along its normal, the
+//! liquid's across it) with a change of zero (`SolidState::inner_velocities`). A particle kept just outside a solid interpolates faces
 //! up to about a cell and a half inside it, beyond the layers' reach from the liquid: beside a
 //! static solid zero is its velocity, but beside a wall retreating across the grid zero held
 //! the particles back every substep (water carried in a moving container gathered towards the
@@ -127,8 +127,8 @@ impl Extrapolator {
     /// `v_old` on entry and `v_new - v_old` on return (computed in the same pass that resets
     /// the free faces); both it and `vel` are extrapolated by `layers` layers, inside the band
     /// (see the module documentation). `solid`: per face, what a free face no layer reaches
-    /// keeps instead of 0, with a change of 0 (the moving solids' normal velocity on the faces
-    /// inside them beside the liquid, `SolidState::inner_velocities`; 0 elsewhere).
+    /// keeps instead of 0, with a change of 0 (the moving solids' free-slip velocity on the
+    /// faces inside them beside the liquid, `SolidState::inner_velocities`; 0 elsewhere).
     #[allow(clippy::too_many_arguments)]
     pub fn extrapolate(
         &mut self,

@@ -164,10 +164,10 @@ pub struct SolidState {
     fractions: FaceFractions,
     /// The moving solids' velocity component on every face they (partly) cover (0 elsewhere).
     face_vel: [Vec<f32>; 3],
-    /// The moving solids' velocity along their surface normal on the covered faces between
-    /// two solid cells ([`FaceKind::Free`]) beside the liquid: what the extrapolation leaves on
-    /// the faces it does not reach ([`Self::inner_velocities`], `wall_faces.rs`; 0
-    /// elsewhere).
+    /// On the covered faces between two solid cells ([`FaceKind::Free`]) beside the liquid,
+    /// the free-slip velocity of the moving solids (theirs along their normal, the liquid's
+    /// across it): what the extrapolation leaves on the faces it does not reach
+    /// ([`Self::inner_velocities`], `wall_faces.rs`; 0 elsewhere).
     inner_vel: [Vec<f32>; 3],
     /// The friction of the solid nearest each face they (partly) cover (only when some
     /// obstacle has friction; 0 elsewhere).

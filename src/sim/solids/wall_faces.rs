@@ -12,23 +12,33 @@
 //!   closed face, what the liquid beside it would have there): on the open part of a domain
 //!   wall's face (a solid passing through the domain's wall) zero, the wall's; elsewhere the
 //!   solid's velocity along its surface normal `n` and the liquid's (splatted) across it,
-//!   `u_a = (1 - n_a^2) u_liquid,a + (u_solid . n) n_a` for face component `a` (Batty's
-//!   reference code constrains the extrapolated velocity in the solid the same way, with the
-//!   liquid's whole vector; only the `a` component is at hand here). A translating box's faces
-//!   (`n` along an axis) get the solid's component or the liquid's; a solid turning in place
-//!   (`u_solid . n = 0`) gives none of its tangential speed.
+//!   `u_a = u_liquid,a - (u_liquid . n) n_a + (u_solid . n) n_a` for face component `a`
+//!   (Batty's reference code constrains the extrapolated velocity in the solid the same way),
+//!   the other components of `u_liquid` the mean of the four faces of the two cells beside
+//!   that a particle reached (`liquid_at`). A translating box's faces (`n` along an axis) get
+//!   the solid's component or the liquid's; a solid turning in place (`u_solid . n = 0`) gives
+//!   none of its tangential speed. Until session 37 only the face's own component was used,
+//!   `(1 - n_a^2) u_liquid,a + (u_solid . n) n_a`: where the wall is oblique to the grid,
+//!   liquid moving with it got a velocity across the motion (`u_x n_x n_y` on the y faces),
+//!   and water carried in a moving sphere or can circulated in it (0.60 m/s in
+//!   `water_carried_in_a_moving_sphere_stays_at_rest_in_it`).
 //! - A **free face inside the solids** (both cells solid), where the extrapolation from the
-//!   liquid does not reach, keeps `(u_solid . n) n_a` for the particles beside the solid
-//!   (`inner_vel`, [`SolidState::inner_velocities`]; where a fluid cell lies within a cell of
-//!   the face's cells, the faces a particle can read), from the
-//!   solid within half a cell whose normal lies most along `a`: the solid moves the
-//!   liquid along its normal only, and in a corner (a floor and a wall, overlapping boxes) the
-//!   x faces inside the floor take the wall's normal motion. Until session 37 such faces kept
-//!   0 (a static solid's value): particles beside a wall retreating across the grid read it
-//!   and fell behind (the carried container of `tests/obstacles_carried.rs`, 0.024 m/s and 3.5
-//!   mm; with the solid's whole velocity instead, the plate sliding under water dragged it at
-//!   0.0012 m/s, and with the nearest solid's normal alone the container's corner particle
-//!   lagged at 0.018 m/s).
+//!   liquid does not reach, keeps the same for the particles beside the solid (`inner_vel`,
+//!   [`SolidState::inner_velocities`]; where a fluid cell lies within a cell of the face's
+//!   cells, the faces a particle can read), with `n` the normal of the solid within half a
+//!   cell whose normal lies most along `a`: the solid moves the liquid along its normal only,
+//!   and in a corner (a floor and a wall, overlapping boxes) the x faces inside the floor take
+//!   the wall's normal motion. Until session 37 such faces kept 0 (a static solid's value):
+//!   particles beside a wall retreating across the grid read it and fell behind (the carried
+//!   container of `tests/obstacles_carried.rs`, 0.024 m/s and 3.5 mm; with the solid's whole
+//!   velocity instead, the plate sliding under water dragged it at 0.0012 m/s, and with the
+//!   nearest solid's normal alone the container's corner particle lagged at 0.018 m/s).
+//! - The solid's velocity is its mean over the substep, from its pose at the substep's start
+//!   to its pose at its end ([`crate::geometry::transform::Motion::mean_velocity`]), the
+//!   geometry (labels, open fractions) its pose at the start: a wall accelerating through a
+//!   substep carries the liquid beside it as far as it moves (until session 37 the velocity
+//!   at the start left the liquid behind a wall accelerating away, 12.8 mm at 2 m/s^2,
+//!   `water_in_an_accelerating_container_tilts_to_a_over_g_and_stays_against_its_walls`).
 //! - Before session 33 a wall face kept the solid's whole velocity as its flux and as the
 //!   particles' value: a plate sliding under water at rest, its top mid-cell, drove the water's
 //!   bottom layer through the faces of the partly covered cells it labels solid (the plate's
@@ -181,9 +191,9 @@ fn beside_liquid(n: [usize; 3], labels: &[CellLabel], ijk: [usize; 3], a: usize)
 
 /// For a free face at `p` inside the solids (component `a`): of the solids within half a cell
 /// of `p` (`h`, m), the one whose surface normal `n` lies most along axis `a` (the first of
-/// equals), `n_a` and its velocity along `n` (0 for a static one); `None` if none is that
-/// near. The face keeps what a wall face keeps, `(1 - n_a^2) u_liquid,a + (u_solid . n) n_a`
-/// with the liquid's splatted velocity (free slip: the solid moves the liquid along its normal
+/// equals), `n` and its velocity along `n` (0 for a static one); `None` if none is that
+/// near. The face keeps what a wall face keeps, [`free_slip`] of the liquid's splatted
+/// velocity (the solid moves the liquid along its normal
 /// only; a plate sliding under the water gives its x faces the water's own, and a curved wall
 /// its normal motion and the liquid's along it), and in a corner between two solids the face
 /// takes the one it faces (the wall behind a row of x faces inside a floor beside it).
