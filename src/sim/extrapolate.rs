@@ -425,22 +425,26 @@ mod tests {
     /// Band-limited extrapolation gives the reference's values on every face a particle can
     /// read (within `layers + 1` cells of the liquid), for a liquid with a pool, a column and a
     /// lone droplet, at several layer counts.
-    #[test]
-    fn band_matches_full_grid_extrapolation() {
+    /// A closed grid of `n` cells (0.1 m), its wall layer solid, the other cells labelled
+    /// fluid where `fluid(i, j, k)` holds, solid where `solid` does, else empty.
+    fn labelled(
+        n: [usize; 3],
+        fluid: impl Fn(usize, usize, usize) -> bool,
+        solid: impl Fn(usize, usize, usize) -> bool,
+    ) -> (GridDims, Vec<CellLabel>) {
         let d = GridDims {
-            n: [14, 12, 16],
+            n,
             h: 0.1,
             lower: [0.0; 3],
             open: [[false; 2]; 3],
         };
         let mut labels = vec![CellLabel::Empty; d.cells()];
-        for k in 0..d.n[2] {
-            for j in 0..d.n[1] {
-                for i in 0..d.n[0] {
-                    let c = d.cell(i, j, k);
-                    labels[c] = if d.is_wall_cell(i, j, k) {
+        for k in 0..n[2] {
+            for j in 0..n[1] {
+                for i in 0..n[0] {
+                    labels[d.cell(i, j, k)] = if d.is_wall_cell(i, j, k) || solid(i, j, k) {
                         CellLabel::Solid
-                    } else if k <= 2 || (i <= 3 && j <= 4 && k <= 9) || (i, j, k) == (9, 7, 12) {
+                    } else if fluid(i, j, k) {
                         CellLabel::Fluid
                     } else {
                         CellLabel::Empty
@@ -448,6 +452,13 @@ mod tests {
                 }
             }
         }
+        (d, labels)
+    }
+
+    #[test]
+    fn band_matches_full_grid_extrapolation() {
+        let pool = |i, j, k| k <= 2 || (i <= 3 && j <= 4 && k <= 9) || (i, j, k) == (9, 7, 12);
+        let (d, labels) = labelled([14, 12, 16], pool, |_, _, _| false);
         let mut kinds: [Vec<FaceKind>; 3] =
             std::array::from_fn(|a| vec![FaceKind::Free; d.faces(a)]);
         crate::sim::forces::classify_faces(&d, &labels, &mut kinds);
@@ -504,27 +515,12 @@ mod tests {
     /// gets what it gets without it (the bits of `None`).
     #[test]
     fn unreached_free_faces_keep_the_solid_velocity() {
-        let d = GridDims {
-            n: [14, 8, 8],
-            h: 0.1,
-            lower: [0.0; 3],
-            open: [[false; 2]; 3],
-        };
         // Liquid in x 1..=5, a solid slab in x 6..=10 (the domain's walls around), air beyond.
-        let mut labels = vec![CellLabel::Empty; d.cells()];
-        for k in 0..d.n[2] {
-            for j in 0..d.n[1] {
-                for i in 0..d.n[0] {
-                    labels[d.cell(i, j, k)] = if d.is_wall_cell(i, j, k) || (6..=10).contains(&i) {
-                        CellLabel::Solid
-                    } else if i <= 5 && k <= 5 {
-                        CellLabel::Fluid
-                    } else {
-                        CellLabel::Empty
-                    };
-                }
-            }
-        }
+        let (d, labels) = labelled(
+            [14, 8, 8],
+            |i, _, k| i <= 5 && k <= 5,
+            |i, _, _| (6..=10).contains(&i),
+        );
         let mut kinds: [Vec<FaceKind>; 3] =
             std::array::from_fn(|a| vec![FaceKind::Free; d.faces(a)]);
         crate::sim::forces::classify_faces(&d, &labels, &mut kinds);
