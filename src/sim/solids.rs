@@ -169,6 +169,9 @@ pub struct SolidState {
     /// across it): what the extrapolation leaves on the faces it does not reach
     /// ([`Self::inner_velocities`], `wall_faces.rs`; 0 elsewhere).
     inner_vel: [Vec<f32>; 3],
+    /// Per cell, 1 where a fluid cell lies within a cell (Chebyshev) of it, and its scratch
+    /// (moving obstacles only; [`Self::wall_velocities`]).
+    near_liquid: [Vec<u8>; 2],
     /// The friction of the solid nearest each face they (partly) cover (only when some
     /// obstacle has friction; 0 elsewhere).
     face_friction: [Vec<f32>; 3],
@@ -250,6 +253,7 @@ impl SolidState {
             },
             face_vel: std::array::from_fn(|a| vec![0.0; moving_faces(a)]),
             inner_vel: std::array::from_fn(|a| vec![0.0; moving_faces(a)]),
+            near_liquid: std::array::from_fn(|_| vec![0; if moving { cells } else { 0 }]),
             face_friction: std::array::from_fn(|a| vec![0.0; rough_faces(a)]),
             prev: Default::default(),
             near: None,

@@ -88,6 +88,9 @@ impl SolidState {
         let split = self.split.as_ref();
         let (boxes, far) = (&self.boxes[..], self.far_cells * h);
         let slacks = &self.slacks[..];
+        let [near, tmp] = &mut self.near_liquid;
+        mark_near_liquid(n, labels, near, tmp);
+        let near = &self.near_liquid[0][..];
         for a in 0..3 {
             let m = d.face_n(a);
             let stride = [1, n[0], n[0] * n[1]][a];
@@ -135,7 +138,7 @@ impl SolidState {
                         fv[i] = moving.map_or(0.0, |(_, v)| v[a] as f32);
                         if kr[i] == FaceKind::Free
                             && inside
-                            && beside_liquid(n, labels, ijk, a)
+                            && (near[c] | near[c - stride]) != 0
                             && split
                                 .is_none_or(|s| !far::beyond((boxes, slacks), &s.moving, p, far))
                         {
@@ -172,21 +175,41 @@ impl SolidState {
     }
 }
 
-/// Whether a fluid cell lies within a cell of either cell of the face `ijk` of axis `a` (the
-/// face between cells `ijk - e_a` and `ijk`): the faces a particle in or beside the liquid can
-/// interpolate (a particle lies in a fluid cell or, in a solid's skin, in a solid-labelled cell
-/// beside one, and reads the faces of its cell and the next).
-fn beside_liquid(n: [usize; 3], labels: &[CellLabel], ijk: [usize; 3], a: usize) -> bool {
-    let span = |b: usize| {
-        let (lo, hi) = if b == a { (2, 1) } else { (1, 1) };
-        ijk[b].saturating_sub(lo)..=(ijk[b] + hi).min(n[b] - 1)
+/// Marks in `near` (one byte per cell of the grid `n`) the cells with a fluid cell within a
+/// cell of them (the 27 cells around, Chebyshev distance 1), by three passes of a 3-wide
+/// maximum along each axis (`tmp`: scratch of the same size). A face of axis `a` between cells
+/// `c - e_a` and `c` is beside the liquid when either is marked: the faces a particle in or
+/// beside the liquid can interpolate (a particle lies in a fluid cell or, in a solid's skin,
+/// in a solid-labelled cell beside one, and reads the faces of its cell and the next). Each
+/// output row from its own inputs: the same for any thread count.
+fn mark_near_liquid(n: [usize; 3], labels: &[CellLabel], near: &mut [u8], tmp: &mut [u8]) {
+    let plane = n[0] * n[1];
+    // Along x, from the labels.
+    tmp.par_chunks_mut(n[0])
+        .zip(labels.par_chunks(n[0]))
+        .for_each(|(out, row)| {
+            for (i, o) in out.iter_mut().enumerate() {
+                let span = &row[i.saturating_sub(1)..(i + 2).min(n[0])];
+                *o = span.iter().any(|&l| l == CellLabel::Fluid) as u8;
+            }
+        });
+    // Along y, then along z: rows of x from the rows beside them.
+    let widen = |src: &[u8], dst: &mut [u8], step: usize, count: usize| {
+        dst.par_chunks_mut(n[0]).enumerate().for_each(|(r, out)| {
+            let at = (r * n[0] / step) % count;
+            let (lo, hi) = (at.saturating_sub(1), (at + 1).min(count - 1));
+            out.fill(0);
+            for m in lo..=hi {
+                let from = (r * n[0] + m * step) - at * step;
+                for (o, &x) in out.iter_mut().zip(&src[from..from + n[0]]) {
+                    *o |= x;
+                }
+            }
+        });
     };
-    span(2).any(|k| {
-        span(1).any(|j| {
-            let row = n[0] * (j + n[1] * k);
-            span(0).any(|i| labels[row + i] == CellLabel::Fluid)
-        })
-    })
+    widen(tmp, near, n[0], n[1]);
+    widen(near, tmp, plane, n[2]);
+    near.copy_from_slice(tmp);
 }
 
 /// For a free face at `p` inside the solids (component `a`): of the solids within half a cell
