@@ -190,7 +190,7 @@ fn mark_near_liquid(n: [usize; 3], labels: &[CellLabel], near: &mut [u8], tmp: &
         .for_each(|(out, row)| {
             for (i, o) in out.iter_mut().enumerate() {
                 let span = &row[i.saturating_sub(1)..(i + 2).min(n[0])];
-                *o = span.iter().any(|&l| l == CellLabel::Fluid) as u8;
+                *o = span.contains(&CellLabel::Fluid) as u8;
             }
         });
     // Along y, then along z: rows of x from the rows beside them.
