@@ -14,8 +14,8 @@
 //!   solid's velocity along its surface normal `n` and the liquid's (splatted) across it,
 //!   `u_a = u_liquid,a - (u_liquid . n) n_a + (u_solid . n) n_a` for face component `a`
 //!   (Batty's reference code constrains the extrapolated velocity in the solid the same way),
-//!   the other components of `u_liquid` the mean of the four faces of the two cells beside
-//!   that a particle reached (`liquid_at`). A translating box's faces (`n` along an axis) get
+//!   the other components of `u_liquid` from the neighbouring faces of the other axes that
+//!   hold the liquid's velocity (`liquid_at`). A translating box's faces (`n` along an axis) get
 //!   the solid's component or the liquid's; a solid turning in place (`u_solid . n = 0`) gives
 //!   none of its tangential speed. Until session 37 only the face's own component was used,
 //!   `(1 - n_a^2) u_liquid,a + (u_solid . n) n_a`: where the wall is oblique to the grid,
@@ -59,7 +59,10 @@ impl SolidState {
     /// least partly (open fraction below 1, or a solid cell on either side), kept for the
     /// pressure solve's fluxes `w u + (1 - w) u_solid`, and every such wall face's velocity
     /// as the module docs say, from `splat` (the splatted velocity, before the forces) where
-    /// the liquid's own is wanted (static obstacles: nothing to do, the walls keep zero).
+    /// the liquid's own is wanted (static obstacles: nothing to do, the walls keep zero); and
+    /// the free faces inside the solids beside the liquid (`labels`: the cells'; `kinds`: the
+    /// faces'). For the substep from `t` to `end` (s): the solids posed at `t`, moving at
+    /// their mean velocity over the substep.
     pub fn wall_velocities(
         &mut self,
         d: &GridDims,
@@ -256,8 +259,8 @@ fn free_slip(u: [f64; 3], g: [f64; 3], un: f64, a: usize) -> f32 {
 /// The liquid's splatted velocity at the face `ijk` of component `a` (between cells
 /// `ijk - e_a` and `ijk`): `ua` (the face's own) along `a`, and along each other axis `b` the
 /// mean over the four `b` faces of those two cells of the fluid faces and the wall faces a
-/// particle reached (the splat is 0 where none did), or, where there is none, of the faces
-/// between two solid cells a particle reached; 0 if none. The faces between solid cells
+/// particle reached (the splat is 0 where none did), or, where there is none, of the other
+/// faces a particle reached (between two solid cells, or two air cells); 0 if none. Those
 /// only then: the particles in a tumbling solid's skin splat velocities there that are not
 /// the liquid's, and taken with the others they made `scripts/fuzz_motion.py --brim
 /// --inside` seed 20 (a sphere and a box tumbling in a brim-full tank) reach 380 m/s for a
