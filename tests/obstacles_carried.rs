@@ -23,7 +23,11 @@
 //!   test ignored as a known deviation): the free faces inside the walls, beyond the
 //!   extrapolation's reach, kept 0, and the particles beside the leading wall, which read them,
 //!   fell behind it every substep (the volume correction then lifted the crowd they made);
-//!   now they keep the wall's normal velocity (`sim::solids::wall_faces`).
+//!   now they keep the wall's free-slip velocity (`sim::solids::wall_faces`).
+//! - The same with a curved wall: water carried in a spherical tank (free slip on faces
+//!   oblique to the grid, session 37).
+//! - Water in the box container accelerated from rest: its surface tilts to `a / g` and it
+//!   stays against the walls (the solids' mean velocity over a substep, session 37).
 
 mod common;
 
