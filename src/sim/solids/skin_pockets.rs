@@ -35,8 +35,8 @@
 //! across gravity, so each cell's own level decides: an empty cell beside liquid and a moving
 //! solid becomes fluid unless air lies beside it at its level (a gap wider than the reach,
 //! where the liquid has fallen away from the solid, stays air). The same container: 0.024 m/s,
-//! the surface 3.5 mm off, a tilt the volume correction leaves (without it 0.0 mm; README,
-//! Known deviations). Without gravity every face counts, as before.
+//! the surface 3.5 mm off; the rest was the faces inside the walls (session 37,
+//! `wall_faces.rs`: now 1.8e-7 m/s, 1.3 mm). Without gravity every face counts, as before.
 //!
 //! The liquid-labelling rule of Batty's reference code and of the FLIP Fluids engine (every
 //! empty cell that the solids partly cover counts as liquid) was tried in session 33 and broke

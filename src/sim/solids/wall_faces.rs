@@ -188,7 +188,7 @@ impl SolidState {
 fn mark_near_liquid(n: [usize; 3], labels: &[CellLabel], near: &mut [u8], tmp: &mut [u8]) {
     let plane = n[0] * n[1];
     // Along x, from the labels.
-    tmp.par_chunks_mut(n[0])
+    near.par_chunks_mut(n[0])
         .zip(labels.par_chunks(n[0]))
         .for_each(|(out, row)| {
             for (i, o) in out.iter_mut().enumerate() {
@@ -210,9 +210,8 @@ fn mark_near_liquid(n: [usize; 3], labels: &[CellLabel], near: &mut [u8], tmp: &
             }
         });
     };
-    widen(tmp, near, n[0], n[1]);
-    widen(near, tmp, plane, n[2]);
-    near.copy_from_slice(tmp);
+    widen(near, tmp, n[0], n[1]);
+    widen(tmp, near, plane, n[2]);
 }
 
 /// For a free face at `p` inside the solids (component `a`): of the solids within half a cell
