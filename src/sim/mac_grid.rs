@@ -241,7 +241,8 @@ pub enum FaceKind {
 
 /// Variational solid boundaries for one projection (Batty, Bertails and Bridson 2007): the
 /// open fraction of every face (`open[a]` on face component `a`'s grid, in [0, 1]) and, for
-/// moving solids, the solid's velocity component on every face (`None`: static, 0).
+/// obstacles, the solid's velocity component on every face (0 for static ones; `None`: no
+/// obstacle, only the domain's walls).
 #[derive(Clone, Copy)]
 pub struct SolidFaces<'a> {
     pub open: &'a [Vec<f32>; 3],

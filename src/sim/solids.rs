@@ -162,7 +162,8 @@ pub struct SolidState {
     node_phi: Vec<f32>,
     /// Open fraction of every face (Batty et al. 2007), for `cell_time`.
     fractions: FaceFractions,
-    /// The moving solids' velocity component on every face they (partly) cover (0 elsewhere).
+    /// The moving solids' velocity component on every face they (partly) cover (0 elsewhere;
+    /// all 0 in shots with static solids only, whose wall faces' fluxes read it too).
     face_vel: [Vec<f32>; 3],
     /// On the covered faces between two solid cells ([`FaceKind::Free`]) beside the liquid,
     /// the free-slip velocity of the moving solids (theirs along their normal, the liquid's
@@ -251,7 +252,7 @@ impl SolidState {
                 cells: d.n,
                 open: std::array::from_fn(|a| vec![1.0; faces(a)]),
             },
-            face_vel: std::array::from_fn(|a| vec![0.0; moving_faces(a)]),
+            face_vel: std::array::from_fn(|a| vec![0.0; faces(a)]),
             inner_vel: std::array::from_fn(|a| vec![0.0; moving_faces(a)]),
             near_liquid: std::array::from_fn(|_| vec![0; if moving { cells } else { 0 }]),
             face_friction: std::array::from_fn(|a| vec![0.0; rough_faces(a)]),
@@ -402,12 +403,12 @@ impl SolidState {
     }
 
     /// The variational boundaries of the last [`Self::label_solid_cells`]: every face's open
-    /// fraction and, for moving solids, their velocity per face (set by
-    /// [`Self::wall_velocities`]). `None` without obstacles.
+    /// fraction and the solids' velocity per face (set by [`Self::wall_velocities`]; 0 for
+    /// static solids). `None` without obstacles.
     pub fn faces(&self) -> Option<SolidFaces<'_>> {
-        self.active().then(|| SolidFaces {
+        self.active().then_some(SolidFaces {
             open: &self.fractions.open,
-            velocity: self.obstacles.animated().then_some(&self.face_vel),
+            velocity: Some(&self.face_vel),
         })
     }
 

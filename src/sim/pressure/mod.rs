@@ -262,9 +262,10 @@ impl PressureSolver {
                 })
                 .reduce(|| 0.0, f64::max)
         };
-        // Only a moving solid can give a pocket that touches no air a net inflow ([`pockets`]).
-        let moving = solid.and_then(|s| Some((s.open, s.velocity?)));
-        let bmax = if let Some((open, sv)) = moving
+        // Only an obstacle (its wall faces' and moving faces' fluxes) can give a pocket that
+        // touches no air a net inflow ([`pockets`]).
+        let obstacles = solid.and_then(|s| Some((s.open, s.velocity?)));
+        let bmax = if let Some((open, sv)) = obstacles
             && (self.pockets).make_compatible(
                 d,
                 &self.sys,

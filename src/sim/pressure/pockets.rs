@@ -2,9 +2,12 @@
 //!
 //! On a connected piece of the liquid that touches no air the pressure equation is a pure
 //! Neumann problem: `A` is singular there (a constant pressure is its null space), and `A q = b`
-//! has a solution only when `b` sums to zero over the piece. With static solids it does: the
-//! sum of a piece's flux divergences is the flux through its boundary, the solid faces', which
-//! is zero (up to rounding). A moving solid that squeezes or widens a sealed pocket gives a net
+//! has a solution only when `b` sums to zero over the piece: the sum of a piece's flux
+//! divergences is the flux through its boundary, the solid faces'. Closed faces and the
+//! domain's walls pass nothing, but a wall face partly inside a solid passes the liquid's
+//! velocity in its open part (static solids too since session 38, whose wall faces keep the
+//! liquid's velocity along the wall, `solids::wall_faces`), and a moving solid that squeezes or
+//! widens a sealed pocket gives a net
 //! flux, the rate at which the pocket's volume changes, and then no pressure can make the
 //! liquid there divergence-free: CG chases the impossible part, and the velocities it leaves
 //! grow without bound (with the nearly closed faces of moving solids closed,
@@ -15,8 +18,8 @@
 //! expands uniformly at the rate the solid forces on it, and the rest of the projection is
 //! exact.
 //!
-//! Only a piece that a moving solid touches can have a net inflow, so only the pieces holding
-//! a row with a face the moving solids cover (a row weight below 1 and a solid velocity on the
+//! Only a piece that an obstacle touches can have a net inflow, so only the pieces holding
+//! a row with a face the solids cover (a row weight below 1 and a solid velocity on the
 //! face, or a wall face only partly inside the solids, whose flux is the liquid's velocity
 //! in its open part: `system::flux_divergence`) are corrected. They are first looked for by
 //! walks from those rows across faces with an open fraction above zero, each given up at the first row beside air (a cell labelled
@@ -123,8 +126,8 @@ impl Pockets {
     /// every connected piece of the rows that touches no air (joined across faces with an open
     /// fraction above zero), whatever shut it in, and returns how many pieces it changed.
     ///
-    /// Unlike the projection's (whose sealed pieces with static walls sum to zero, the flux
-    /// through their closed boundary), the correction's right-hand side is each cell's
+    /// Unlike the projection's (whose sealed pieces sum to the flux through their boundary's
+    /// wall faces, only those pieces' that obstacles touch being corrected), the correction's right-hand side is each cell's
     /// over-density, and a pocket filled above or below the seeding density on average has a
     /// mean no displacement inside it can remove: the pocket's volume cannot change. Without
     /// this the solve chased that mean (session 30: a tank filled to the brim moved particles
