@@ -170,6 +170,9 @@ pub struct SolidState {
     /// across it): what the extrapolation leaves on the faces it does not reach
     /// ([`Self::inner_velocities`], `wall_faces.rs`; 0 elsewhere).
     inner_vel: [Vec<f32>; 3],
+    /// Shots with static solids only: the faces they cover and the solids' normal there,
+    /// found once (`wall_faces.rs`).
+    static_faces: Option<wall_faces::StaticFaces>,
     /// Per cell, 1 where a fluid cell lies within a cell (Chebyshev) of it, and its scratch
     /// (moving obstacles only; [`Self::wall_velocities`]).
     near_liquid: [Vec<u8>; 2],
@@ -254,6 +257,7 @@ impl SolidState {
             },
             face_vel: std::array::from_fn(|a| vec![0.0; faces(a)]),
             inner_vel: std::array::from_fn(|a| vec![0.0; moving_faces(a)]),
+            static_faces: None,
             near_liquid: std::array::from_fn(|_| vec![0; if moving { cells } else { 0 }]),
             face_friction: std::array::from_fn(|a| vec![0.0; rough_faces(a)]),
             prev: Default::default(),
