@@ -14,9 +14,9 @@
 //!   fractions. A face the solids close completely (fraction 0: inside a wall, even one
 //!   thinner than a cell between two liquid cells) becomes a wall face ([`SolidState::close_faces`])
 //!   and keeps the solid's normal velocity through the projection and the extrapolation;
-//!   moving obstacles also give each covered face their velocity ([`SolidState::wall_velocities`];
-//!   a wall face's flux then comes from its open fraction, its value from the liquid:
-//!   [`wall_faces`]).
+//!   moving obstacles also give each covered face their velocity ([`SolidState::wall_velocities`]),
+//!   and a wall face's flux comes from its open fraction, its value from the liquid along
+//!   the solid (free slip; static obstacles too since session 38: [`wall_faces`]).
 //!   A face through which a fluid cell's particles would see air only across a wall thinner
 //!   than a cell is sealed for the substep ([`super::thin_walls`]), and the density correction
 //!   gives cells whose kernel is mostly solid their own rest density ([`super::rest_share`]).
