@@ -6,9 +6,9 @@
 //! divergences is the flux through its boundary, the solid faces'. Closed faces and the
 //! domain's walls pass nothing, but a wall face partly inside a solid passes the liquid's
 //! velocity in its open part (static solids too since session 38, whose wall faces keep the
-//! liquid's velocity along the wall, `solids::wall_faces`), and a moving solid that squeezes or
-//! widens a sealed pocket gives a net
-//! flux, the rate at which the pocket's volume changes, and then no pressure can make the
+//! liquid's velocity along the wall, `solids::wall_faces`), and a moving solid that squeezes
+//! or widens a sealed pocket gives a net flux, the rate at which the pocket's volume changes,
+//! and then no pressure can make the
 //! liquid there divergence-free: CG chases the impossible part, and the velocities it leaves
 //! grow without bound (with the nearly closed faces of moving solids closed,
 //! `solids::MOVING_MIN_OPEN`, four violent test scenes of two or three tumbling solids all
@@ -126,9 +126,9 @@ impl Pockets {
     /// every connected piece of the rows that touches no air (joined across faces with an open
     /// fraction above zero), whatever shut it in, and returns how many pieces it changed.
     ///
-    /// Unlike the projection's (whose sealed pieces sum to the flux through their boundary's
-    /// wall faces, only those pieces' that obstacles touch being corrected), the correction's right-hand side is each cell's
-    /// over-density, and a pocket filled above or below the seeding density on average has a
+    /// Unlike the projection's (a sealed piece's sum is the flux through its wall faces, and
+    /// only the pieces obstacles touch are corrected), the correction's right-hand side is
+    /// each cell's over-density, and a pocket filled above or below the seeding density on average has a
     /// mean no displacement inside it can remove: the pocket's volume cannot change. Without
     /// this the solve chased that mean (session 30: a tank filled to the brim moved particles
     /// by up to 542 m in its first substep, and 17,280 particles became 269 as the crowding

@@ -232,7 +232,8 @@ impl SolidState {
                     let ijk = [f % m[0], (f / m[0]) % m[1], f / (m[0] * m[1])];
                     let u = liquid_at(d, (splat, kinds), ijk, a, splat[a][f]);
                     let g = g.map(|x| x as f64);
-                    // SAFETY: the list holds each face once and in bounds (asserted above).
+                    // SAFETY: in bounds (asserted above); the list holds each face once (one
+                    // entry per face visited, `static_faces`), so the tasks write disjoint faces.
                     unsafe { *v.get(f) = free_slip(u, g, 0.0, a) };
                 }
             });
