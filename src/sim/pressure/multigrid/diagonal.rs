@@ -221,5 +221,32 @@ impl Level {
                     }
                 }
             });
+        if !unit {
+            self.mark_unit_rows(per);
+        }
+    }
+
+    /// [`Level::unit_rows`] from the labels, the spans and the weights: a row is unit where
+    /// every face between a fluid cell of its span and a fluid neighbour has weight 1 (a face
+    /// to an air or solid cell multiplies its `u` of 0, with or without its weight).
+    fn mark_unit_rows(&mut self, per: usize) {
+        let (n, st) = (self.n, self.strides());
+        let (label, w, spans) = (&self.label, &self.w, &self.spans);
+        self.unit_rows[..n[1] * n[2]]
+            .par_iter_mut()
+            .enumerate()
+            .with_min_len(per)
+            .for_each(|(row, unit)| {
+                let [lo, hi] = spans[row].map(|x| x as usize);
+                let o = n[0] * row;
+                *unit = (o + lo..o + hi).all(|c| {
+                    label[c] != FLUID
+                        || (0..3).all(|a| {
+                            let (down, up) = (c - st[a], c + st[a]);
+                            (w[a][c] == 1.0 || label[down] != FLUID)
+                                && (w[a][up] == 1.0 || label[up] != FLUID)
+                        })
+                });
+            });
     }
 }

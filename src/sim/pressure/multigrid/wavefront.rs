@@ -48,6 +48,8 @@ pub(super) struct Sweep<'a> {
     int: bool,
     w: &'a [Vec<f32>; 3],
     unit: bool,
+    /// Per row, whether its loops may read no weights ([`Level::unit_rows`]).
+    unit_rows: &'a [bool],
     pub(super) spans: &'a [[u32; 2]],
     /// The spans cut at their long gaps, which the loops visit, with where their rows and
     /// neighbour rows are stored (`segments.rs`, `layout.rs`).
@@ -77,6 +79,7 @@ impl<'a> Sweep<'a> {
             int: lv.int_diag,
             w: &lv.w,
             unit: lv.unit,
+            unit_rows: &lv.unit_rows,
             spans: &lv.spans,
             seg: &lv.seg,
             avx2: has_avx2(),
@@ -92,13 +95,20 @@ impl<'a> Sweep<'a> {
     /// `sum_f w_f u_nb(f)` for the `L` cells from compact `m` of the neighbour rows `nb`
     /// (natural index of the first `nat`, the others every other cell), in the order of the
     /// natural-layout loops: `(x- + x+) + (y- + y+) + (z- + z+)`, each term weighted unless
-    /// `unit`.
+    /// `unit` (the level's or the row's, [`Self::unit_row`]).
     ///
     /// # Safety
     /// The cells are in a row of the level's interior (not the border layer) and `m0 + L`
     /// lies within the compact row; nothing writes the other colour meanwhile.
     #[inline(always)]
-    unsafe fn sums<const L: usize>(&self, nb: &Nb, m: usize, nat: usize, out: &mut [f32; L]) {
+    unsafe fn sums<const L: usize>(
+        &self,
+        nb: &Nb,
+        m: usize,
+        nat: usize,
+        unit: bool,
+        out: &mut [f32; L],
+    ) {
         let (ny, nx) = (self.n[1], self.n[0]);
         let u = self.up.0 as *const f32;
         // SAFETY: the caller's: the neighbours' compact entries are in the arrays.
@@ -111,7 +121,7 @@ impl<'a> Sweep<'a> {
                 sl(nb.zm, L),
                 sl(nb.zp, L),
             );
-            if self.unit {
+            if unit {
                 for i in 0..L {
                     out[i] = (ux[i] + ux[i + 1]) + (ym[i] + yp[i]) + (zm[i] + zp[i]);
                 }
@@ -130,11 +140,19 @@ impl<'a> Sweep<'a> {
         }
     }
 
+    /// Whether the loops over row `row` may read no weights: the level's are all 1, or every
+    /// face between two of its fluid cells and their neighbours has weight 1 (the others
+    /// multiply a `u` of 0; [`Level::unit_rows`]): the same sums, bit for bit.
+    #[inline(always)]
+    fn unit_row(&self, row: usize) -> bool {
+        self.unit || self.unit_rows[row]
+    }
+
     /// The weights for [`avx`]'s loops from natural cell `nat` (`None` with unit weights).
     #[cfg(target_arch = "x86_64")]
     #[inline(always)]
-    fn avx_weights(&self, nat: usize) -> Option<avx::Weights> {
-        (!self.unit).then(|| avx::Weights {
+    fn avx_weights(&self, nat: usize, unit: bool) -> Option<avx::Weights> {
+        (!unit).then(|| avx::Weights {
             w: [0, 1, 2].map(|a| self.w[a].as_ptr()),
             nx: self.n[0],
             st2: self.n[0] * self.n[1],
@@ -187,6 +205,7 @@ impl<'a> Sweep<'a> {
         let nb = self.nb(1 - colour, st, e);
         let (mut m0, m1) = (lo >> 1, (hi + 1) >> 1);
         let nat = self.n[0] * row + e;
+        let unit = self.unit_row(row);
         #[cfg(target_arch = "x86_64")]
         if AVX {
             // Three loops, so that the unit-weight ones are compiled without the weights and
@@ -222,14 +241,14 @@ impl<'a> Sweep<'a> {
                     chunk!(true, None);
                     m0 += LANES;
                 }
-            } else if self.unit {
+            } else if unit {
                 while m0 < m1 {
                     chunk!(false, None);
                     m0 += LANES;
                 }
             } else {
                 while m0 < m1 {
-                    chunk!(false, self.avx_weights(nat + 2 * m0));
+                    chunk!(false, self.avx_weights(nat + 2 * m0, false));
                     m0 += LANES;
                 }
             }
@@ -242,7 +261,7 @@ impl<'a> Sweep<'a> {
             // inside the row's padding ([`super::level::PAD`]); the caller's for the rest.
             unsafe {
                 if !from_zero {
-                    self.sums(&nb, m0, nat + 2 * m0, &mut s);
+                    self.sums(&nb, m0, nat + 2 * m0, unit, &mut s);
                 }
                 let b = std::slice::from_raw_parts(self.b.as_ptr().add(c), LANES);
                 let inv = std::slice::from_raw_parts(self.invd.as_ptr().add(c), LANES);
@@ -285,6 +304,7 @@ impl<'a> Sweep<'a> {
         let (row, st, [lo, hi]) = (s.row as usize, &s.st(), s.span.map(|x| x as usize));
         let (mut m0, m1) = (lo >> 1, (hi + 1) >> 1);
         let base = self.n[0] * row;
+        let unit = self.unit_row(row);
         // Compact row starts of the row's even and odd natural cells.
         let q = (j + k) & 1;
         let c = [q, 1 - q].map(|c| self.base(c) + st[0]);
@@ -303,7 +323,7 @@ impl<'a> Sweep<'a> {
                     if self.int {
                         avx::residual_chunk::<true>(u, self.b, dg, c, &nb, m0, rp, None);
                     } else {
-                        let w = self.avx_weights(base + 2 * m0);
+                        let w = self.avx_weights(base + 2 * m0, unit);
                         avx::residual_chunk::<false>(u, self.b, dg, c, &nb, m0, rp, w);
                     }
                 }
@@ -315,7 +335,7 @@ impl<'a> Sweep<'a> {
                 let mut s = [0.0f32; LANES];
                 // SAFETY: as in [`Self::row`]; the chunk of `r` is this task's alone.
                 unsafe {
-                    self.sums(&nb[e], m0, base + 2 * m0 + e, &mut s);
+                    self.sums(&nb[e], m0, base + 2 * m0 + e, unit, &mut s);
                     let sl = |p: &[f32]| std::slice::from_raw_parts(p.as_ptr().add(own), LANES);
                     let (bb, dg) = (sl(self.b), sl(self.diag));
                     let uc = std::slice::from_raw_parts(self.up.0.add(own) as *const f32, LANES);
