@@ -52,6 +52,9 @@ use rayon::prelude::*;
 use std::sync::Arc;
 
 pub use crate::geometry::solid::PUSHOUT_CELLS;
+/// Faces per task of [`SolidState::close_faces`].
+const CLOSE_CHUNK: usize = 1 << 16;
+
 /// Largest step (in cells) of the anti-tunnelling path check.
 const PATH_STEP_CELLS: f32 = 0.25;
 
@@ -173,6 +176,9 @@ pub struct SolidState {
     /// Shots with static solids only: the faces they cover and the solids' normal there,
     /// found once (`wall_faces.rs`).
     static_faces: Option<wall_faces::StaticFaces>,
+    /// Shots with static solids only: the faces they close (open fraction 0), found once
+    /// ([`Self::close_faces`]).
+    closed_faces: Option<[Vec<u32>; 3]>,
     /// Per cell, 1 where a fluid cell lies within a cell (Chebyshev) of it, and its scratch
     /// (moving obstacles only; [`Self::wall_velocities`]).
     near_liquid: [Vec<u8>; 2],
@@ -258,6 +264,7 @@ impl SolidState {
             face_vel: std::array::from_fn(|a| vec![0.0; faces(a)]),
             inner_vel: std::array::from_fn(|a| vec![0.0; moving_faces(a)]),
             static_faces: None,
+            closed_faces: None,
             near_liquid: std::array::from_fn(|_| vec![0; if moving { cells } else { 0 }]),
             face_friction: std::array::from_fn(|a| vec![0.0; rough_faces(a)]),
             prev: Default::default(),
@@ -426,17 +433,41 @@ impl SolidState {
     /// Marks every face between two non-solid cells that the solids close completely (open
     /// fraction 0, e.g. inside a wall thinner than a cell) as a wall face: it keeps the
     /// solid's normal velocity through the projection and the extrapolation.
-    pub fn close_faces(&self, kinds: &mut [Vec<FaceKind>; 3]) {
+    pub fn close_faces(&mut self, kinds: &mut [Vec<FaceKind>; 3]) {
         if !self.active() {
             return;
         }
-        for (kind, open) in kinds.iter_mut().zip(&self.fractions.open) {
-            kind.par_iter_mut()
-                .zip(open.par_iter())
-                .with_min_len(4096)
-                .for_each(|(k, &w)| {
-                    if w <= 0.0 && *k == FaceKind::Fluid {
+        if !self.obstacles.animated() {
+            // Static solids: their closed faces, found once, are all there is to visit.
+            let open = &self.fractions.open;
+            let closed = self.closed_faces.get_or_insert_with(|| {
+                std::array::from_fn(|a| {
+                    (open[a].par_iter().enumerate())
+                        .filter(|(_, w)| **w <= 0.0)
+                        .map(|(f, _)| f as u32)
+                        .collect()
+                })
+            });
+            for (kind, list) in kinds.iter_mut().zip(closed.iter()) {
+                for &f in list {
+                    let k = &mut kind[f as usize];
+                    if *k == FaceKind::Fluid {
                         *k = FaceKind::Wall;
+                    }
+                }
+            }
+            return;
+        }
+        for (kind, open) in kinds.iter_mut().zip(&self.fractions.open) {
+            // In chunks, each a plain loop the compiler vectorises (an element at a time
+            // through rayon's zip took 1.4 ms a substep on the 1M dam break's 2M faces).
+            kind.par_chunks_mut(CLOSE_CHUNK)
+                .zip(open.par_chunks(CLOSE_CHUNK))
+                .for_each(|(ks, ws)| {
+                    for (k, &w) in ks.iter_mut().zip(ws) {
+                        if w <= 0.0 && *k == FaceKind::Fluid {
+                            *k = FaceKind::Wall;
+                        }
                     }
                 });
         }
