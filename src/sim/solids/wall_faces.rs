@@ -67,7 +67,53 @@ use crate::sim::mac_grid::{CellLabel, FaceKind, GridDims};
 use crate::sim::sync_ptr::SyncPtr;
 use rayon::prelude::*;
 
+/// Faces per task of [`SolidState::close_faces`].
+const CLOSE_CHUNK: usize = 1 << 16;
+
 impl SolidState {
+    /// Marks every face between two non-solid cells that the solids close completely (open
+    /// fraction 0, e.g. inside a wall thinner than a cell) as a wall face: it keeps the
+    /// solid's normal velocity through the projection and the extrapolation.
+    pub fn close_faces(&mut self, kinds: &mut [Vec<FaceKind>; 3]) {
+        if !self.active() {
+            return;
+        }
+        if !self.obstacles.animated() {
+            // Static solids: their closed faces, found once, are all there is to visit.
+            let open = &self.fractions.open;
+            let closed = self.closed_faces.get_or_insert_with(|| {
+                std::array::from_fn(|a| {
+                    (open[a].par_iter().enumerate())
+                        .filter(|(_, w)| **w <= 0.0)
+                        .map(|(f, _)| f as u32)
+                        .collect()
+                })
+            });
+            for (kind, list) in kinds.iter_mut().zip(closed.iter()) {
+                for &f in list {
+                    let k = &mut kind[f as usize];
+                    if *k == FaceKind::Fluid {
+                        *k = FaceKind::Wall;
+                    }
+                }
+            }
+            return;
+        }
+        for (kind, open) in kinds.iter_mut().zip(&self.fractions.open) {
+            // In chunks, each a plain loop the compiler vectorises (an element at a time
+            // through rayon's zip took 1.4 ms a substep on the 1M dam break's 2M faces).
+            kind.par_chunks_mut(CLOSE_CHUNK)
+                .zip(open.par_chunks(CLOSE_CHUNK))
+                .for_each(|(ks, ws)| {
+                    for (k, &w) in ks.iter_mut().zip(ws) {
+                        if w <= 0.0 && *k == FaceKind::Fluid {
+                            *k = FaceKind::Wall;
+                        }
+                    }
+                });
+        }
+    }
+
     /// For moving obstacles: the solid's velocity component on every face the solids cover at
     /// least partly (open fraction below 1, or a solid cell on either side), kept for the
     /// pressure solve's fluxes `w u + (1 - w) u_solid`, and every such wall face's velocity
