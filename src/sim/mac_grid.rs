@@ -240,11 +240,11 @@ pub enum FaceKind {
 }
 
 /// Variational solid boundaries for one projection (Batty, Bertails and Bridson 2007): the
-/// open fraction of every face (`open[a]` on face component `a`'s grid, in [0, 1]) and, for
-/// obstacles, the solid's velocity component on every face (0 for static ones; `None`: no
-/// obstacle, only the domain's walls).
+/// open fraction of every face (`open[a]` on face component `a`'s grid, in [0, 1]) and the
+/// solids' velocity component on every face (0 for static ones). Without obstacles the
+/// projection takes none (only the domain's walls).
 #[derive(Clone, Copy)]
 pub struct SolidFaces<'a> {
     pub open: &'a [Vec<f32>; 3],
-    pub velocity: Option<&'a [Vec<f32>; 3]>,
+    pub velocity: &'a [Vec<f32>; 3],
 }

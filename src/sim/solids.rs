@@ -416,7 +416,7 @@ impl SolidState {
     pub fn faces(&self) -> Option<SolidFaces<'_>> {
         self.active().then_some(SolidFaces {
             open: &self.fractions.open,
-            velocity: Some(&self.face_vel),
+            velocity: &self.face_vel,
         })
     }
 

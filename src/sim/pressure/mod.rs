@@ -264,7 +264,7 @@ impl PressureSolver {
         };
         // Only an obstacle (its wall faces' and moving faces' fluxes) can give a pocket that
         // touches no air a net inflow ([`pockets`]).
-        let obstacles = solid.and_then(|s| Some((s.open, s.velocity?)));
+        let obstacles = solid.map(|s| (s.open, s.velocity));
         let bmax = if let Some((open, sv)) = obstacles
             && (self.pockets).make_compatible(
                 d,

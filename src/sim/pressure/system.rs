@@ -438,17 +438,14 @@ pub fn flux_divergence(
             let u = v[f] as f64;
             if wt == 0.0
                 && let Some(sf) = solid
-                && let Some(sv) = sf.velocity
             {
                 let o = sf.open[a][f] as f64;
-                return o * u + (1.0 - o) * sv[a][f] as f64;
+                return o * u + (1.0 - o) * sf.velocity[a][f] as f64;
             }
             if wt == 0.0 || wt == 1.0 {
                 return u;
             }
-            let us = solid
-                .and_then(|s| s.velocity)
-                .map_or(0.0, |sv| sv[a][f] as f64);
+            let us = solid.map_or(0.0, |s| s.velocity[a][f] as f64);
             wt as f64 * u + (1.0 - wt as f64) * us
         };
         s += flux(lo + step, w[2 * a + 1]) - flux(lo, w[2 * a]);

@@ -228,10 +228,8 @@ impl SolidState {
                             // The open part of a domain wall's face: the wall, at rest.
                             _ if open[f] > 0.0 && d.is_domain_wall_face(a, ijk[a]) => 0.0,
                             // A static solid's wall: free slip along it, at rest.
-                            None => phi_normal(d, phi, ijk, a).map_or(0.0, |g| {
-                                let u = liquid_at(d, (splat, kinds), ijk, a, sr[i]);
-                                free_slip(u, g, 0.0, a)
-                            }),
+                            None => phi_normal(d, phi, ijk, a)
+                                .map_or(0.0, |g| at_rest(d, (splat, kinds), ijk, a, g)),
                             // Free slip: the solid's velocity along its normal `g`, the
                             // liquid's (splatted) across it.
                             Some((s, v)) => {
@@ -276,11 +274,10 @@ impl SolidState {
                         continue;
                     }
                     let ijk = [f % m[0], (f / m[0]) % m[1], f / (m[0] * m[1])];
-                    let u = liquid_at(d, (splat, kinds), ijk, a, splat[a][f]);
-                    let g = g.map(|x| x as f64);
+                    let x = at_rest(d, (splat, kinds), ijk, a, g.map(|x| x as f64));
                     // SAFETY: in bounds (asserted above); the list holds each face once (one
                     // entry per face visited, `static_faces`), so the tasks write disjoint faces.
-                    unsafe { *v.get(f) = free_slip(u, g, 0.0, a) };
+                    unsafe { *v.get(f) = x };
                 }
             });
         }
@@ -413,6 +410,19 @@ fn inner_normal(
         best = Some((g, g[0] * v[0] + g[1] * v[1] + g[2] * v[2]));
     }
     best
+}
+
+/// The value a wall face `ijk` of component `a` of a static solid keeps: [`free_slip`] of the
+/// liquid's splatted velocity there ([`liquid_at`]) along the solid's unit normal `g`, at rest.
+fn at_rest(
+    d: &GridDims,
+    fields: (&[Vec<f32>; 3], &[Vec<FaceKind>; 3]),
+    ijk: [usize; 3],
+    a: usize,
+    g: [f64; 3],
+) -> f32 {
+    let f = ijk[0] + d.face_n(a)[0] * (ijk[1] + d.face_n(a)[1] * ijk[2]);
+    free_slip(liquid_at(d, fields, ijk, a, fields.0[a][f]), g, 0.0, a)
 }
 
 /// Free slip on a face of component `a`: the liquid's velocity `u` with its part along the

@@ -65,7 +65,7 @@ fn a_squeezed_sealed_pocket_compresses_uniformly() {
         let mut v = vel.clone();
         let faces = SolidFaces {
             open: &open,
-            velocity: Some(&solid_vel),
+            velocity: &solid_vel,
         };
         let st = s.project(
             &d,

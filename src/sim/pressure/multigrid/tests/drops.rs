@@ -153,9 +153,11 @@ pub(super) fn solver(p: &Problem, fractional: bool, drop_cells: usize) -> Pressu
             _ => 0.5 * rnd(78, c as u64) as f32,
         })
         .collect();
+    // Static solids: no velocity on any face (`build` reads the fractions only).
+    let still: [Vec<f32>; 3] = std::array::from_fn(|a| vec![0.0; p.weights[a].len()]);
     let solid = fractional.then_some(SolidFaces {
         open: &p.weights,
-        velocity: None,
+        velocity: &still,
     });
     s.build(&dims(p.n), &p.labels, solid);
     let open = solid.map(|s| s.open);
