@@ -85,6 +85,25 @@ pub fn column(a: f64, cells: u32, fps: f64, frames: u32) -> (Scene, Particles) {
     (s, p)
 }
 
+/// Adds a gate to column scene `s` (column width `a`, m) that holds the column at the start
+/// and is lifted straight up at `speed` (m/s) from t = 0, to model a release that is not
+/// instantaneous: a free-slip box two cells thick against the column's open face, across the
+/// tank's depth, lifted until its lower edge is `3 a` above the floor (a keyframed obstacle).
+pub fn with_gate(s: &mut Scene, a: f64, speed: f64) {
+    let h = s.domain.cell_size;
+    let lift = 3.0 * a;
+    let gate = serde_json::json!({
+        "type": "box", "min": [0.0, -1.0, 0.0], "max": [2.0 * h, 1.0, 2.5 * a],
+        "keyframes": [
+            {"time": 0.0, "translate": [h + a, 0.0, 0.0]},
+            {"time": lift / speed, "translate": [h + a, 0.0, lift]},
+            {"time": lift / speed + 100.0, "translate": [h + a, 0.0, lift]}]
+    });
+    s.obstacles = vec![serde_json::from_value(gate).expect("the gate's obstacle entry")];
+    let here = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/column.json");
+    surge::scene::build_obstacles(s, &here).expect("the gate builds");
+}
+
 /// (front `Z = x / a`, residual height `H* = z / (2 a)`) of the particles of column scene `s`.
 pub fn measure(s: &Scene, a: f64, p: &Particles) -> (f64, f64) {
     let h = s.domain.cell_size;

@@ -20,8 +20,11 @@
 //! whole number of them), `VALIDATE_MIN_SUBSTEPS` `solver.min_substeps`, `VALIDATE_FLIP`
 //! `solver.flip_ratio`, `VALIDATE_TRANSFER`
 //! (`flip` or `apic`) `solver.transfer`, `VALIDATE_FREE_SURFACE` (`staircase` or
-//! `ghost_fluid`) `solver.free_surface` (to compare settings). `VALIDATE_MM_SHIFT` (in T,
-//! default 0.25): the time-origin offset of the column's last printed line.
+//! `ghost_fluid`) `solver.free_surface`, `VALIDATE_FLOOR` (a friction from 0 to 1, `slip` or
+//! `no_slip`) the floor's `domain.friction` (to compare settings). `VALIDATE_MM_SHIFT` (in T,
+//! default 0.25): the time-origin offset of the column's last printed line. `VALIDATE_GATE`
+//! (a number `F`): the column released by a gate lifted at `F sqrt(g a)` instead of at once
+//! (`collapse_column::with_gate`: does a release that takes time explain the early front?).
 
 #[path = "collapse_column.rs"]
 mod collapse_column;
@@ -126,6 +129,12 @@ fn solver_overrides(s: &mut surge::scene::Scene) {
     if let Ok(v) = std::env::var("VALIDATE_FLIP") {
         s.solver.flip_ratio = v.parse().expect("VALIDATE_FLIP");
     }
+    if let Ok(v) = std::env::var("VALIDATE_FLOOR") {
+        // A number, or `slip` / `no_slip`, as a scene's `domain.friction` entry.
+        let v: serde_json::Value = v.parse().unwrap_or(serde_json::Value::String(v));
+        s.domain.friction = serde_json::from_value(serde_json::json!({ "z_min": v }))
+            .expect("VALIDATE_FLOOR: a friction from 0 to 1, slip or no_slip");
+    }
     if let Ok(v) = std::env::var("VALIDATE_TRANSFER") {
         s.solver.transfer =
             serde_json::from_value(v.as_str().into()).expect("VALIDATE_TRANSFER: flip or apic");
@@ -218,14 +227,24 @@ fn column_rates() {
         })
         .collect();
     let g = surge::scene::STANDARD_GRAVITY;
+    let gate = std::env::var("VALIDATE_GATE")
+        .ok()
+        .map(|v| v.parse::<f64>().expect("VALIDATE_GATE: a number"));
     println!(
-        "== collapsing column: a = {a} m, {cells} cells across, to t = {t_end} s, fps {fps:?}"
+        "== collapsing column: a = {a} m, {cells} cells across, to t = {t_end} s, fps {fps:?}{}",
+        gate.map_or(String::new(), |fr| format!(
+            ", released by a gate lifted at {fr} sqrt(g a) = {:.3} m/s",
+            fr * (g * a).sqrt()
+        ))
     );
     let mut runs = Vec::new();
     for &f in &fps {
         let frames = (t_end * f).round() as u32;
         let (mut s, p) = column(a, cells, f, frames);
         solver_overrides(&mut s);
+        if let Some(fr) = gate {
+            with_gate(&mut s, a, fr * (g * a).sqrt());
+        }
         let t = Instant::now();
         let r = run(&s, p, a, every, t_end);
         println!(
