@@ -263,16 +263,16 @@ fn martin_moyce_comparison() -> (Vec<(f64, f64, f64)>, f64, f64) {
 /// KNOWN DEVIATION (README, "Known deviations"): surge's front leads the experiment at every
 /// frame, by 0.05 in Z at T = 0.47 growing to 0.62 (15%) at T = 3.27 (20% at most, at
 /// T = 1.17), and runs at dZ/dT = 1.45 against the measured 1.32 (+10.2%; re-measured after the per-substep volume correction).
-/// Inviscid free-slip simulations run ahead of Martin & Moyce (no resistance at the floor),
-/// but by how much is not something this
-/// band should hide, so the test is ignored rather than widened; `scripts/test.sh` lists it.
+/// Inviscid free-slip simulations run ahead of Martin & Moyce (why is open: not the release
+/// nor the floor's viscous shear, README), but by how much is not something this band should
+/// hide, so the test is ignored rather than widened; `scripts/test.sh` lists it.
 /// Session 9: on the 32-cell column of `cargo bench --bench validate_physics` the lead is a
 /// nearly constant 0.24-0.30 in T from T = 1.1 to 2.8 (when the experiment's front reached the
 /// simulated one, less T), and with Martin & Moyce's time origin moved by 0.25 the front is
 /// within 2.8% of their table at every printed time up to T = 2.77. Session 39: not a late
 /// release, though: the column held by a gate lifted at 1-4 `sqrt(g a)` leads by as much or
-/// more early on (`VALIDATE_GATE`; README, Known deviations). The faster speed measured here is the late tip: the simulated front runs at
-/// dZ/dT 1.27 and 1.43 between those times but 1.60 from T = 2.77 to 3.32, where the
+/// more early on (`VALIDATE_GATE`; README, Known deviations). The faster speed measured here
+/// is the late tip: the simulated front runs at dZ/dT 1.27 and 1.43 between those times but 1.60 from T = 2.77 to 3.32, where the
 /// experiment's keeps about 1.3 (README, Known deviations).
 #[test]
 #[ignore = "known deviation: the front leads Martin & Moyce by up to 0.45 in Z (band 0.21; 0.62 before the leapfrog kicks); its speed is within the band (dZ/dT 1.42 vs 1.32, +7.4%); see README, Known deviations"]
