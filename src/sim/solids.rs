@@ -45,6 +45,7 @@ use super::cell_sort::SortedParticles;
 use super::friction::FrictionFaces;
 use super::mac_grid::{CellLabel, FaceKind, GridDims, SolidFaces};
 use super::rest_share::ShareCells;
+use super::thin_walls;
 use crate::geometry::face_fractions::{FaceFractions, face_fractions_into};
 use crate::geometry::solid::{PosedSolid, Solid};
 use crate::geometry::transform::{Pose, RigidVelocity};
@@ -214,6 +215,8 @@ pub struct SolidState {
     /// Faces sealed this substep ([`super::thin_walls`]): 1 per sealed face.
     sealed: [Vec<u8>; 3],
     sealed_any: bool,
+    /// Static solids only: the faces a thin wall can seal, found once.
+    thin_faces: Option<thin_walls::ThinFaces>,
     /// Each cell's kernel open share ([`super::rest_share`]) and the time it was computed for.
     share: Vec<f32>,
     share_time: Option<f64>,
@@ -277,6 +280,7 @@ impl SolidState {
             poses_time: f64::NAN,
             sealed: std::array::from_fn(|a| vec![0; faces(a)]),
             sealed_any: false,
+            thin_faces: None,
             share: vec![1.0; cells],
             share_time: None,
             surface_share_time: None,
@@ -509,17 +513,24 @@ impl SolidState {
             poses: &self.poses,
         };
         let phi = |p: [f64; 3]| nearest_distance(&posed, p);
-        let n = super::thin_walls::seal(
+        let (cell_phi, node_phi) = (&self.cell_phi[..], &self.node_phi[..]);
+        let w = thin_walls::Walls {
             d,
-            &self.cell_phi,
-            &self.node_phi,
-            &phi,
+            cell_phi,
+            node_phi,
+            phi: &phi,
             sp,
             labels,
-            kinds,
-            &mut self.fractions.open,
-            &mut self.sealed,
-        );
+        };
+        let (open, sealed) = (&mut self.fractions.open, &mut self.sealed);
+        let n = if self.obstacles.animated() {
+            thin_walls::seal(&w, kinds, open, sealed)
+        } else {
+            // Static solids: only the faces beside cells near them can seal, found once.
+            let faces =
+                (self.thin_faces).get_or_insert_with(|| thin_walls::ThinFaces::new(d, cell_phi));
+            faces.seal(&w, kinds, open, sealed)
+        };
         self.sealed_any = n > 0;
     }
 
