@@ -365,7 +365,7 @@ pub fn reconstruct(particles: &Particles, settings: &SurfaceSettings, domain: &D
 
 /// [`reconstruct`] with obstacles: `solids` is their signed distance at the frame's time; the
 /// level set is extended into them and clipped at their surface ([`obstacles`]), so the mesh
-/// meets them without a gap. `None`: exactly [`reconstruct`].
+/// meets them without a gap, and liquid a kernel put beyond a thin wall is dropped. `None`: exactly [`reconstruct`].
 pub fn reconstruct_with_solids(
     particles: &Particles,
     settings: &SurfaceSettings,
@@ -389,6 +389,7 @@ pub fn reconstruct_with_solids(
         let occ = obstacles::occupancy(particles, cells);
         obstacles::fill_interior(&mut ls, &mut class, &p, sd, cells, &occ);
         obstacles::fill_pockets(&mut ls, &mut class, &p, sd);
+        obstacles::drop_films(&mut ls, &mut class, &p, cells, &occ);
     }
     let mut mesh = marching_cubes::extract(&ls);
     // Freed on a worker (about 100 MB at a million particles; unmapping it is a serial step
