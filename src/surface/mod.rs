@@ -365,7 +365,8 @@ pub fn reconstruct(particles: &Particles, settings: &SurfaceSettings, domain: &D
 
 /// [`reconstruct`] with obstacles: `solids` is their signed distance at the frame's time; the
 /// level set is extended into them and clipped at their surface ([`obstacles`]), so the mesh
-/// meets them without a gap, and liquid a kernel put beyond a thin wall is dropped. `None`: exactly [`reconstruct`].
+/// meets them without a gap, and liquid a kernel put beyond a thin wall is dropped. `None`:
+/// exactly [`reconstruct`].
 pub fn reconstruct_with_solids(
     particles: &Particles,
     settings: &SurfaceSettings,

@@ -336,9 +336,9 @@ pub fn fill_pockets(
 /// Removes liquid that a particle's kernel put on the far side of a thin wall (see the module
 /// docs, step 4): every connected set of [`NEAR`] points (26-neighbourhood) none of whose
 /// points touches other liquid ([`LIQUID`]: farther from the solids, or filled) and none of
-/// which lies in or beside (six face neighbours) a simulation cell holding a particle becomes air,
-/// `phi = max(phi, eps)`. Serial, in block order, like [`fill_pockets`]. Returns the number of
-/// points removed.
+/// which lies in or beside (six face neighbours) a simulation cell holding a particle becomes
+/// air, `phi = max(phi, eps)`. Serial, in block order, like [`fill_pockets`]; which points are
+/// removed is a property of the sets, the same for any thread count. Returns how many.
 pub fn drop_films(
     ls: &mut LevelSet,
     class: &mut [u8],
