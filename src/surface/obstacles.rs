@@ -281,56 +281,78 @@ pub fn fill_pockets(
     p: &Params,
     sd: SolidDistance<'_>,
 ) -> usize {
-    use super::sparse_grid::{B, BP, SparseGrid};
     /// A pocket point already queued.
     const SEEN: u8 = 4;
     let eps = 1e-4 * p.cell;
-    let coords = |g: &SparseGrid, i: usize| -> [i64; 3] {
-        let bc = g.coords(g.blocks[i / BP]);
-        let k = i % BP;
-        let l = [k % B, (k / B) % B, k / (B * B)];
-        std::array::from_fn(|a| g.origin[a] + bc[a] * B as i64 + l[a] as i64)
-    };
     let mut filled = 0;
+    let open = |c: Option<u8>| matches!(c, None | Some(OPEN));
+    each_set(
+        ls,
+        class,
+        (POCKET, SEEN),
+        open,
+        |ls, class, members, open| {
+            if open {
+                return;
+            }
+            for &i in members {
+                let q = point_coords(&ls.grid, i).map(|g| g as f64 * p.cell);
+                ls.phi[i] = ls.phi[i].min((eps - sd(q).0) as f32);
+                class[i] = LIQUID;
+            }
+            filled += members.len();
+        },
+    );
+    filled
+}
+
+/// The lattice coordinates of level-set point `i` (block-major, as `phi`).
+fn point_coords(g: &super::sparse_grid::SparseGrid, i: usize) -> [i64; 3] {
+    use super::sparse_grid::{B, BP};
+    let bc = g.coords(g.blocks[i / BP]);
+    let k = i % BP;
+    let l = [k % B, (k / B) % B, k / (B * B)];
+    std::array::from_fn(|a| g.origin[a] + bc[a] * B as i64 + l[a] as i64)
+}
+
+/// Each connected set (26-neighbourhood) of the points of class `kind`, in block order (its
+/// points marked `seen`): `each(ls, class, points, flagged)`, `flagged` whether `flag` holds
+/// for the class of any of the set's neighbours (`None`: outside the allocated blocks). Serial;
+/// the sets, and so what `each` does, are the same for any thread count.
+fn each_set(
+    ls: &mut LevelSet,
+    class: &mut [u8],
+    (kind, seen): (u8, u8),
+    flag: impl Fn(Option<u8>) -> bool,
+    mut each: impl FnMut(&mut LevelSet, &mut [u8], &[usize], bool),
+) {
     let mut stack = Vec::new();
     let mut members = Vec::new();
     for start in 0..class.len() {
-        if class[start] != POCKET {
+        if class[start] != kind {
             continue;
         }
-        class[start] = SEEN;
+        class[start] = seen;
         stack.push(start);
         members.clear();
-        let mut open = false;
+        let mut flagged = false;
         while let Some(i) = stack.pop() {
             members.push(i);
-            let c = coords(&ls.grid, i);
+            let c = point_coords(&ls.grid, i);
             for o in (0..27).filter(|&o| o != 13) {
                 let n = [c[0] + o % 3 - 1, c[1] + (o / 3) % 3 - 1, c[2] + o / 9 - 1];
-                match ls.locate(n) {
-                    None => open = true,
-                    Some(j) => match class[j] {
-                        OPEN => open = true,
-                        POCKET => {
-                            class[j] = SEEN;
-                            stack.push(j);
-                        }
-                        _ => {}
-                    },
+                let j = ls.locate(n);
+                flagged |= flag(j.map(|j| class[j]));
+                if let Some(j) = j
+                    && class[j] == kind
+                {
+                    class[j] = seen;
+                    stack.push(j);
                 }
             }
         }
-        if open {
-            continue;
-        }
-        for &i in &members {
-            let q = coords(&ls.grid, i).map(|g| g as f64 * p.cell);
-            ls.phi[i] = ls.phi[i].min((eps - sd(q).0) as f32);
-            class[i] = LIQUID;
-        }
-        filled += members.len();
+        each(ls, class, &members, flagged);
     }
-    filled
 }
 
 /// Removes liquid that a particle's kernel put on the far side of a thin wall (see the module
@@ -346,22 +368,15 @@ pub fn drop_films(
     cells: SimCells,
     occ: &[AtomicU8],
 ) -> usize {
-    use super::sparse_grid::{B, BP, SparseGrid};
     /// A near-liquid point already queued.
     const SEEN: u8 = 6;
     /// A cell and its six face neighbours, as offsets `o` of the 3 x 3 x 3 block.
     const FACE_NEIGHBOURS: [i64; 7] = [4, 10, 12, 13, 14, 16, 22];
     let eps = (1e-4 * p.cell) as f32;
-    let coords = |g: &SparseGrid, i: usize| -> [i64; 3] {
-        let bc = g.coords(g.blocks[i / BP]);
-        let k = i % BP;
-        let l = [k % B, (k / B) % B, k / (B * B)];
-        std::array::from_fn(|a| g.origin[a] + bc[a] * B as i64 + l[a] as i64)
-    };
-    // Whether the simulation cell holding `q`, or one of its six face neighbours, holds a
-    // particle.
-    let beside_particles = |q: [f64; 3]| {
-        let c = cells.cell_of(q);
+    // Whether the simulation cell holding point `i`, or one of its six face neighbours, holds
+    // a particle.
+    let beside_particles = |ls: &LevelSet, i: usize| {
+        let c = cells.cell_of(point_coords(&ls.grid, i).map(|g| g as f64 * p.cell));
         FACE_NEIGHBOURS.iter().any(|&o| {
             let nb = [c[0] + o % 3 - 1, c[1] + (o / 3) % 3 - 1, c[2] + o / 9 - 1];
             cells
@@ -370,46 +385,25 @@ pub fn drop_films(
         })
     };
     let mut dropped = 0;
-    let mut stack = Vec::new();
-    let mut members = Vec::new();
-    for start in 0..class.len() {
-        if class[start] != NEAR {
-            continue;
-        }
-        class[start] = SEEN;
-        stack.push(start);
-        members.clear();
-        let mut anchored = false;
-        while let Some(i) = stack.pop() {
-            members.push(i);
-            let c = coords(&ls.grid, i);
-            if !anchored && beside_particles(c.map(|g| g as f64 * p.cell)) {
-                anchored = true;
-            }
-            for o in (0..27).filter(|&o| o != 13) {
-                let n = [c[0] + o % 3 - 1, c[1] + (o / 3) % 3 - 1, c[2] + o / 9 - 1];
-                if let Some(j) = ls.locate(n) {
-                    match class[j] {
-                        LIQUID => anchored = true,
-                        NEAR => {
-                            class[j] = SEEN;
-                            stack.push(j);
-                        }
-                        _ => {}
-                    }
+    let liquid = |c: Option<u8>| c == Some(LIQUID);
+    each_set(
+        ls,
+        class,
+        (NEAR, SEEN),
+        liquid,
+        |ls, class, members, touches| {
+            let anchored = touches || members.iter().any(|&i| beside_particles(ls, i));
+            for &i in members {
+                class[i] = if anchored { LIQUID } else { OPEN };
+                if !anchored {
+                    ls.phi[i] = ls.phi[i].max(eps);
                 }
             }
-        }
-        for &i in &members {
-            class[i] = if anchored { LIQUID } else { OPEN };
             if !anchored {
-                ls.phi[i] = ls.phi[i].max(eps);
+                dropped += members.len();
             }
-        }
-        if !anchored {
-            dropped += members.len();
-        }
-    }
+        },
+    );
     dropped
 }
 
