@@ -523,14 +523,11 @@ impl SolidState {
             labels,
         };
         let (open, sealed) = (&mut self.fractions.open, &mut self.sealed);
-        let n = if self.obstacles.animated() {
-            thin_walls::seal(&w, kinds, open, sealed)
-        } else {
-            // Static solids: only the faces beside cells near them can seal, found once.
-            let faces =
-                (self.thin_faces).get_or_insert_with(|| thin_walls::ThinFaces::new(d, cell_phi));
-            faces.seal(&w, kinds, open, sealed)
-        };
+        // Static solids: only the faces beside cells near them can seal, found once.
+        let listed = (!self.obstacles.animated()).then(|| {
+            (self.thin_faces).get_or_insert_with(|| thin_walls::ThinFaces::new(d, cell_phi))
+        });
+        let n = thin_walls::seal(&w, listed, kinds, open, sealed);
         self.sealed_any = n > 0;
     }
 

@@ -162,44 +162,82 @@ impl Walls<'_> {
 }
 
 /// Seals the faces described in the module documentation: kind [`FaceKind::Wall`], `open` 0,
-/// `mask` 1, visiting every face. Returns how many.
+/// `mask` 1. Visits every face, or with `listed` (static solids) only the faces it lists: the
+/// same faces sealed. Returns how many.
 pub fn seal(
     w: &Walls,
+    listed: Option<&mut ThinFaces>,
     kinds: &mut [Vec<FaceKind>; 3],
     open: &mut [Vec<f32>; 3],
     mask: &mut [Vec<u8>; 3],
 ) -> usize {
+    let Some(faces) = listed else {
+        return (0..3)
+            .map(|a| seal_all(w, a, &mut kinds[a], &mut open[a], &mut mask[a]))
+            .sum();
+    };
     let mut total = 0;
     for a in 0..3 {
         let m = w.d.face_n(a);
-        let row = m[0];
-        total += kinds[a]
-            .par_chunks_mut(row)
-            .zip(open[a].par_chunks_mut(row))
-            .zip(mask[a].par_chunks_mut(row))
-            .enumerate()
-            .map(|(r, ((kr, or), mr))| {
-                let (j, k) = (r % m[1], r / m[1]);
-                let mut sealed = 0;
-                for i in 0..m[0] {
-                    if w.seals(a, [i, j, k], kr[i]) {
-                        kr[i] = FaceKind::Wall;
-                        or[i] = 0.0;
-                        mr[i] = 1;
-                        sealed += 1;
-                    }
-                }
-                sealed
-            })
-            .sum::<usize>();
+        let (fl, list, ka) = (&mut faces.flags[a], &faces.list[a], &kinds[a]);
+        fl.resize(list.len(), 0);
+        fl.par_iter_mut()
+            .zip(list.par_iter())
+            .with_min_len(1024)
+            .for_each(|(x, &f)| {
+                let f = f as usize;
+                let ijk = [f % m[0], (f / m[0]) % m[1], f / (m[0] * m[1])];
+                *x = w.seals(a, ijk, ka[f]) as u8;
+            });
+        // Few faces seal: written serially, in face order.
+        for (&x, &f) in fl.iter().zip(list) {
+            if x != 0 {
+                let f = f as usize;
+                kinds[a][f] = FaceKind::Wall;
+                open[a][f] = 0.0;
+                mask[a][f] = 1;
+                total += 1;
+            }
+        }
     }
     total
 }
 
+/// [`seal`] on every face of component `a`, by rows.
+fn seal_all(
+    w: &Walls,
+    a: usize,
+    kinds: &mut [FaceKind],
+    open: &mut [f32],
+    mask: &mut [u8],
+) -> usize {
+    let m = w.d.face_n(a);
+    let row = m[0];
+    kinds
+        .par_chunks_mut(row)
+        .zip(open.par_chunks_mut(row))
+        .zip(mask.par_chunks_mut(row))
+        .enumerate()
+        .map(|(r, ((kr, or), mr))| {
+            let (j, k) = (r % m[1], r / m[1]);
+            let mut sealed = 0;
+            for i in 0..m[0] {
+                if w.seals(a, [i, j, k], kr[i]) {
+                    kr[i] = FaceKind::Wall;
+                    or[i] = 0.0;
+                    mr[i] = 1;
+                    sealed += 1;
+                }
+            }
+            sealed
+        })
+        .sum()
+}
+
 /// The faces [`seal`] can seal while the solids stay where they are (static solids): those
 /// inside the grid beside a cell whose centre is nearer than 0.9 cells to a solid, by
-/// component, in face order, and one byte of scratch each. [`ThinFaces::seal`] visits only
-/// these (a pass over every face took 0.9 ms a substep on the 1M dam break's 2M faces).
+/// component, in face order, and one byte of scratch each, for [`seal`] to visit only these
+/// (a pass over every face took 0.9 ms a substep on the 1M dam break's 2M faces).
 #[derive(Debug, Default)]
 pub struct ThinFaces {
     list: [Vec<u32>; 3],
@@ -213,41 +251,6 @@ impl ThinFaces {
             list: candidates(d, cell_phi),
             flags: Default::default(),
         }
-    }
-
-    /// [`seal`] over the listed faces only: the same faces sealed.
-    pub fn seal(
-        &mut self,
-        w: &Walls,
-        kinds: &mut [Vec<FaceKind>; 3],
-        open: &mut [Vec<f32>; 3],
-        mask: &mut [Vec<u8>; 3],
-    ) -> usize {
-        let mut total = 0;
-        for a in 0..3 {
-            let m = w.d.face_n(a);
-            let (fl, list, ka) = (&mut self.flags[a], &self.list[a], &kinds[a]);
-            fl.resize(list.len(), 0);
-            fl.par_iter_mut()
-                .zip(list.par_iter())
-                .with_min_len(1024)
-                .for_each(|(x, &f)| {
-                    let f = f as usize;
-                    let ijk = [f % m[0], (f / m[0]) % m[1], f / (m[0] * m[1])];
-                    *x = w.seals(a, ijk, ka[f]) as u8;
-                });
-            // Few faces seal: written serially, in face order.
-            for (&x, &f) in fl.iter().zip(list) {
-                if x != 0 {
-                    let f = f as usize;
-                    kinds[a][f] = FaceKind::Wall;
-                    open[a][f] = 0.0;
-                    mask[a][f] = 1;
-                    total += 1;
-                }
-            }
-        }
-        total
     }
 }
 
