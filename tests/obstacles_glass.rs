@@ -108,8 +108,8 @@ fn mesh_volume(l: &LoadedScene, p: &Particles, t: f64, method: Method) -> f64 {
 /// air outside the glass (`sim::thin_walls`) cost 5-9% within 150 frames of water at rest,
 /// mirrored particles beyond the thin wall (`surface::obstacles`) added 3% (Zhu-Bridson) and
 /// 44% (anisotropic) to every frame. Measured: worst 1.48% (Zhu-Bridson) and 1.90%
-/// (anisotropic) below the first frame (session 39; 1.55% and 1.66% in session 7) with the
-/// leapfrog kicks (1.80% and 1.97% with symplectic
+/// (anisotropic) below the first frame (session 39; 1.22% and 1.62% before session 38's free
+/// slip on static walls, 1.55% and 1.66% in session 7) with the leapfrog kicks (1.80% and 1.97% with symplectic
 /// Euler kicks; 1.96% and 1.92% before session 7's mirrors across the simulation's wall and
 /// pocket fill): the margin is small. The
 /// particles keep their volume (their mean height, less what the start's tilt adds to it, is
