@@ -106,6 +106,33 @@ impl GridDims {
         i == 1 || i + 1 == self.n[a]
     }
 
+    /// `keep(ijk, f, c)` of every face of component `a` between two cells of the grid (`ijk`
+    /// its node, `f` its index on the component's grid, `c` the cell above it, the one below
+    /// being `c` less the cell step along `a`), in face order: what a run finds once about
+    /// the faces near static solids (`solids::wall_faces`, `thin_walls`). Parallel by rows.
+    pub fn list_faces<T: Send>(
+        &self,
+        a: usize,
+        keep: impl Fn([usize; 3], usize, usize) -> Option<T> + Sync,
+    ) -> Vec<T> {
+        use rayon::prelude::*;
+        let (n, m) = (self.n, self.face_n(a));
+        (0..m[1] * m[2])
+            .into_par_iter()
+            .flat_map_iter(|row| {
+                let (j, k) = (row % m[1], row / m[1]);
+                let keep = &keep;
+                (0..m[0]).filter_map(move |i| {
+                    let ijk = [i, j, k];
+                    if ijk[a] == 0 || ijk[a] >= n[a] {
+                        return None;
+                    }
+                    keep(ijk, i + m[0] * row, i + n[0] * (j + n[1] * k))
+                })
+            })
+            .collect()
+    }
+
     /// Lowest and highest coordinate a particle may take along each axis: `margin` inside the
     /// wall layer.
     pub fn interior_bounds(&self, margin: f32) -> ([f32; 3], [f32; 3]) {

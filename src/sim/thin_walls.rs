@@ -259,23 +259,10 @@ fn candidates(d: &GridDims, cell_phi: &[f32]) -> [Vec<u32>; 3] {
     let n = d.n;
     let near = NEAR_CELLS * d.h;
     std::array::from_fn(|a| {
-        let m = d.face_n(a);
         let stride = [1, n[0], n[0] * n[1]][a];
-        (0..m[1] * m[2])
-            .into_par_iter()
-            .flat_map_iter(|r| {
-                let (j, k) = (r % m[1], r / m[1]);
-                (0..m[0]).filter_map(move |i| {
-                    let f = [i, j, k];
-                    if f[a] == 0 || f[a] >= n[a] {
-                        return None;
-                    }
-                    let hi = i + n[0] * (j + n[1] * k);
-                    let close = cell_phi[hi] < near || cell_phi[hi - stride] < near;
-                    close.then_some((i + m[0] * r) as u32)
-                })
-            })
-            .collect()
+        d.list_faces(a, |_, f, c| {
+            (cell_phi[c] < near || cell_phi[c - stride] < near).then_some(f as u32)
+        })
     })
 }
 

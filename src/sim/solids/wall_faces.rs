@@ -257,12 +257,8 @@ impl SolidState {
         splat: &[Vec<f32>; 3],
         vel: &mut [Vec<f32>; 3],
     ) {
-        if self.static_faces.is_none() {
-            self.static_faces = Some(static_faces(d, &self.cell_phi, &self.fractions.open));
-        }
-        let Some(list) = &self.static_faces else {
-            return;
-        };
+        let (phi, open) = (&self.cell_phi, &self.fractions.open);
+        let list = (self.static_faces).get_or_insert_with(|| static_faces(d, phi, open));
         for a in 0..3 {
             let m = d.face_n(a);
             let (v, kr) = (SyncPtr(vel[a].as_mut_ptr()), &kinds[a]);
@@ -295,28 +291,16 @@ pub(super) type StaticFaces = [Vec<(u32, [f32; 3])>; 3];
 fn static_faces(d: &GridDims, phi: &[f32], open: &[Vec<f32>; 3]) -> StaticFaces {
     let n = d.n;
     std::array::from_fn(|a| {
-        let m = d.face_n(a);
         let stride = [1, n[0], n[0] * n[1]][a];
-        (0..m[1] * m[2])
-            .into_par_iter()
-            .flat_map_iter(|row| {
-                let (j, k) = (row % m[1], row / m[1]);
-                (0..m[0]).filter_map(move |i| {
-                    let (ijk, f) = ([i, j, k], i + m[0] * row);
-                    if ijk[a] == 0 || ijk[a] >= n[a] {
-                        return None;
-                    }
-                    let c = i + n[0] * (j + n[1] * k);
-                    let o = open[a][f];
-                    let covered = o < 1.0 || phi[c] < 0.0 || phi[c - stride] < 0.0;
-                    if !covered || (o > 0.0 && d.is_domain_wall_face(a, ijk[a])) {
-                        return None;
-                    }
-                    let g = phi_normal(d, phi, ijk, a)?;
-                    Some((f as u32, g.map(|x| x as f32)))
-                })
-            })
-            .collect()
+        d.list_faces(a, |ijk, f, c| {
+            let o = open[a][f];
+            let covered = o < 1.0 || phi[c] < 0.0 || phi[c - stride] < 0.0;
+            if !covered || (o > 0.0 && d.is_domain_wall_face(a, ijk[a])) {
+                return None;
+            }
+            let g = phi_normal(d, phi, ijk, a)?;
+            Some((f as u32, g.map(|x| x as f32)))
+        })
     })
 }
 
