@@ -111,8 +111,8 @@ pub struct SolverSettings {
     #[serde(default = "default_max_particles_per_cell")]
     pub max_particles_per_cell: u32,
     /// Preconditioner of the pressure solve's conjugate gradient: `"mic0"` or `"multigrid"`.
-    /// (default: `"mic0"`; left out of the written scene when it is the default, so the physics
-    /// hash of scenes that do not set it is unchanged)
+    /// (default: `"multigrid"`, since session 8; always written into a run's scene, so that a
+    /// checkpoint of a scene that left it out, which ran MIC(0) before session 8, is told apart)
     #[serde(default)]
     pub pressure_preconditioner: PressurePreconditioner,
     /// Particle/grid transfer: `"flip"` (the PIC/FLIP blend set by `flip_ratio`) or `"apic"`
