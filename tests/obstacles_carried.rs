@@ -340,9 +340,9 @@ fn water_on_a_sliding_floor_stays_at_rest() {
 /// 1% of the surface speed, the rms speed of all the water is below 1% of it, and no particle
 /// ever moves faster than a tenth of it (the faces' open fractions, sampled at the grid's
 /// nodes, change by a little as the cylinder turns: about 0.03 m/s at most, measured, against
-/// 0.0000 with the same cylinder keyframed but not turning). Measured: 0.0000 m/s mean, rms
-/// 0.0013 m/s, fastest 0.033 m/s. Before session 34 bursts of tens of particles reached
-/// 0.57 m/s from 0.5 s on: a cell beside the surface whose centre lies in the push-out skin
+/// 0.0000 with the same cylinder keyframed but not turning). Measured (session 40): 0.0000 m/s
+/// mean, rms 0.0014 m/s, fastest 0.037 m/s (an earlier session: 0.0013 and 0.033). Before
+/// session 34 bursts of tens of particles reached 0.57 m/s from 0.5 s on: a cell beside the surface whose centre lies in the push-out skin
 /// lost its last particle and, labelled air while water and cylinder shut it in, drew the
 /// water in (`sim::solids::skin_pockets` now labels such pockets fluid). Before session 33
 /// the wall faces kept the solid's tangential velocity and the water co-rotated at 0.31 m/s
