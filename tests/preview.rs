@@ -421,3 +421,43 @@ fn preview_command_line_parses() {
     );
     assert!(Cli::try_parse_from(["surge", "preview", "out", "--eye", "1,2"]).is_err());
 }
+
+/// `render.show_domain: false` leaves out the emitters' and sinks' outlines, moving ones too:
+/// a keyframed sink's outline follows the frame's time only where outlines are drawn
+/// (`surge::scene::outlines_at`, which `surge run` and `surge preview` use per frame). Before,
+/// the per-frame path drew a moving sink's box even with `show_domain` off.
+#[test]
+fn moving_region_outlines_follow_show_domain() {
+    let text = |show: bool| {
+        format!(
+            r#"{{
+    "domain": {{ "lower": [0, 0, 0], "cell_size": 0.05, "resolution": [24, 8, 10] }},
+    "sources": [ {{ "type": "box", "min": [0, 0, 0], "max": [0.3, 0.3, 0.2] }} ],
+    "sinks": [ {{ "type": "sphere", "center": [0.6, 0.2, 0.1], "radius": 0.08,
+                 "keyframes": [ {{ "time": 0, "translate": [0, 0, 0] }},
+                                {{ "time": 1, "translate": [0.3, 0, 0] }} ] }} ],
+    "render": {{ "show_domain": {show} }}
+}}"#
+        )
+    };
+    let load = |show: bool| {
+        let p = std::path::Path::new("p.json");
+        surge::scene::load_str(&text(show), p, std::path::Path::new("."))
+            .unwrap()
+            .scene
+    };
+    let on = load(true);
+    let (a, b) = (
+        surge::scene::outlines_at(&on, 0.0).expect("a moving sink is outlined"),
+        surge::scene::outlines_at(&on, 0.5).expect("a moving sink is outlined"),
+    );
+    assert_eq!(a.len(), 1);
+    assert!(
+        (b[0][0][0] - a[0][0][0] - 0.15).abs() < 1e-9,
+        "the outline follows the sink: {a:?} -> {b:?}"
+    );
+    let off = load(false);
+    assert_eq!(surge::scene::outlines_at(&off, 0.5), None);
+    assert!(View::from_scene(&off).unwrap().outlines.is_empty());
+    assert_eq!(View::from_scene(&on).unwrap().outlines.len(), 1);
+}

@@ -308,9 +308,9 @@ impl<'a> Pipeline<'a> {
                 view.and_then(|v| {
                     // Moving emitters and sinks are outlined where they are at the frame's time.
                     let moved;
-                    let v = if crate::scene::regions_move(&self.scene) {
+                    let v = if let Some(o) = crate::scene::outlines_at(&self.scene, pf.time) {
                         let mut m = v.clone();
-                        m.outlines = crate::scene::region_outlines(&self.scene, Some(pf.time));
+                        m.outlines = o;
                         moved = m;
                         &moved
                     } else {

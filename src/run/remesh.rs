@@ -314,9 +314,9 @@ pub fn repreview(
         let frame = output::frame::read(&layout.particles(f))?;
         // Moving emitters and sinks are outlined where they are at the frame's time.
         let moved;
-        let view = if crate::scene::regions_move(&scene) {
+        let view = if let Some(o) = crate::scene::outlines_at(&scene, frame.time) {
             let mut m = view.clone();
-            m.outlines = crate::scene::region_outlines(&scene, Some(frame.time));
+            m.outlines = o;
             moved = m;
             &moved
         } else {

@@ -32,7 +32,7 @@ pub use crate::sim::settings::{
     MAX_SUBSTEPS, PressurePreconditioner, STANDARD_GRAVITY, SimSettings, SolverSettings,
     TimeSettings,
 };
-pub use regions::{EmitterSpec, SinkSpec, region_outlines, regions_move};
+pub use regions::{EmitterSpec, SinkSpec, outlines_at, region_outlines, regions_move};
 pub use tutorial::{TUTORIAL_FPS, tutorial_last_frame};
 
 use crate::particles::Particles;

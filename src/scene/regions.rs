@@ -336,3 +336,11 @@ pub fn regions_move(s: &super::Scene) -> bool {
         |b: &Option<crate::geometry::solid::Solid>| b.as_ref().is_some_and(|b| b.is_animated());
     s.emitters.iter().any(|e| moves(&e.built)) || s.sinks.iter().any(|k| moves(&k.built))
 }
+
+/// The emitters' and sinks' outlines for a preview at time `t` (s) where they must be drawn
+/// anew: some of them move and `render.show_domain` draws outlines. `None` keeps the view's,
+/// resolved once (static regions, or no outlines at all with `show_domain` off, for moving
+/// regions too).
+pub fn outlines_at(s: &super::Scene, t: f64) -> Option<Vec<[[f64; 3]; 2]>> {
+    (s.render.show_domain && regions_move(s)).then(|| region_outlines(s, Some(t)))
+}
