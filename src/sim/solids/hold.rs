@@ -391,7 +391,14 @@ const MAX_PATH_SAMPLES: u32 = 256;
 /// at most [`PATH_STEP_CELLS`] cells (`step`, m) apart when the path is longer than that (and
 /// at most [`MAX_PATH_SAMPLES`] times): its fraction of the path and the sample before it
 /// (`from` for the first).
-fn first_hit(
+///
+/// Where every solid of `set` has its exact distance (1-Lipschitz: [`Posed::exact`]) a sample
+/// at distance `d` from them clears the samples within `d` of it, which are not evaluated
+/// (sphere tracing over the same samples, Hart 1996): the answer is the uniform sampling's,
+/// with `SKIP_MARGIN_CELLS` of a cell kept for the rounding of the `f32` samples. The pillar
+/// shot (`scenes/pillar.json`) samples about 16,000 points on 3,300 paths a substep by its
+/// cylinder and box.
+pub(super) fn first_hit(
     posed: &Posed<'_>,
     set: impl Iterator<Item = usize> + Clone,
     (from, to): ([f32; 3], [f32; 3]),
@@ -403,17 +410,45 @@ fn first_hit(
         return None;
     }
     let steps = ((len / step).ceil() as u32).min(MAX_PATH_SAMPLES);
-    let mut last = from.map(|c| c as f64);
-    for s in 1..=steps {
+    let sample = |s: u32| {
         let f = s as f32 / steps as f32;
-        let q = [0, 1, 2].map(|a| (from[a] + f * dist[a]) as f64);
-        if posed.min_distance(set.clone(), q) < 0.0 {
-            return Some((f, last));
+        [0, 1, 2].map(|a| (from[a] + f * dist[a]) as f64)
+    };
+    // Samples are `len / steps` apart (up to the samples' rounding, which the margin covers).
+    let skip = posed.exact(set.clone()).then(|| {
+        let spacing = len as f64 / steps as f64;
+        (
+            spacing,
+            SKIP_MARGIN_CELLS * step as f64 / PATH_STEP_CELLS as f64,
+        )
+    });
+    let mut s = 1;
+    while s <= steps {
+        let q = sample(s);
+        let d = posed.min_distance(set.clone(), q);
+        if d < 0.0 {
+            let last = if s == 1 {
+                from.map(|c| c as f64)
+            } else {
+                sample(s - 1)
+            };
+            return Some((s as f32 / steps as f32, last));
         }
-        last = q;
+        // The samples within `d - margin` of this one are outside every solid of `set`.
+        let clear = skip.map_or(0.0, |(spacing, margin)| ((d - margin) / spacing).floor());
+        s += 1 + if clear >= 1.0 {
+            clear.min(steps as f64) as u32
+        } else {
+            0
+        };
     }
     None
 }
+
+/// The slack, in cells, that [`first_hit`]'s skipping keeps below a sample's distance: far
+/// above the `f32` rounding of sample positions (about 1e-7 of a coordinate, so 1e-5 of a
+/// 1 cm cell at 1 m from the origin).
+const SKIP_MARGIN_CELLS: f64 = 1e-3;
 
 /// Calls `f(slot)` for every particle slot of the cells whose centre distance `phi` (cell
 /// order, rows of `n0` cells) less `reach` is below `r` (m; `(reach, r)`), in parallel by
