@@ -395,7 +395,7 @@ const MAX_PATH_SAMPLES: u32 = 256;
 /// Where every solid of `set` has its exact distance (1-Lipschitz: [`Posed::exact`]) a sample
 /// at distance `d` from them clears the samples within `d` of it, which are not evaluated
 /// (sphere tracing over the same samples, Hart 1996): the answer is the uniform sampling's,
-/// with `SKIP_MARGIN_CELLS` of a cell kept for the rounding of the `f32` samples. The pillar
+/// with a margin kept for the rounding of the `f32` samples ([`SKIP_MARGIN_CELLS`]). The pillar
 /// shot (`scenes/pillar.json`) samples about 16,000 points on 3,300 paths a substep by its
 /// cylinder and box.
 pub(super) fn first_hit(
@@ -414,13 +414,14 @@ pub(super) fn first_hit(
         let f = s as f32 / steps as f32;
         [0, 1, 2].map(|a| (from[a] + f * dist[a]) as f64)
     };
-    // Samples are `len / steps` apart (up to the samples' rounding, which the margin covers).
+    // Samples are `len / steps` apart, up to the rounding of the `f32` samples (a few units in
+    // the last place of the largest coordinate) and of `len`, which the margin covers.
     let skip = posed.exact(set.clone()).then(|| {
         let spacing = len as f64 / steps as f64;
-        (
-            spacing,
-            SKIP_MARGIN_CELLS * step as f64 / PATH_STEP_CELLS as f64,
-        )
+        let coord = (from.iter().chain(&to)).fold(0.0f32, |m, c| m.max(c.abs())) as f64;
+        let rounding = 16.0 * f32::EPSILON as f64 * (coord + len as f64);
+        let cells = SKIP_MARGIN_CELLS * step as f64 / PATH_STEP_CELLS as f64;
+        (spacing, cells + rounding)
     });
     let mut s = 1;
     while s <= steps {
@@ -445,9 +446,8 @@ pub(super) fn first_hit(
     None
 }
 
-/// The slack, in cells, that [`first_hit`]'s skipping keeps below a sample's distance: far
-/// above the `f32` rounding of sample positions (about 1e-7 of a coordinate, so 1e-5 of a
-/// 1 cm cell at 1 m from the origin).
+/// The slack, in cells, that [`first_hit`]'s skipping keeps below a sample's distance, on top
+/// of the samples' `f32` rounding (16 units in the last place of the largest coordinate).
 const SKIP_MARGIN_CELLS: f64 = 1e-3;
 
 /// Calls `f(slot)` for every particle slot of the cells whose centre distance `phi` (cell

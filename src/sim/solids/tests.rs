@@ -479,14 +479,21 @@ fn blocked_share_sampling_gives_the_bits_of_every_sample() {
 /// [`hold::first_hit`] skips the samples a sample's distance clears where every solid's
 /// distance is exact (sphere tracing): it must give the uniform sampling's answer, the same
 /// first sample in solid and the same sample before it, to the bit. Paths of 0.5 to 40 cells
-/// start near a rotated box and a cylinder on a 1 cm grid, half of them aimed at a solid; the
-/// reference samples every point. Fails when the skip reaches one sample further (tried).
+/// start near a rotated box and a cylinder on a 1 cm grid, half of them aimed at a solid, near
+/// the origin and a kilometre from it; the reference samples every point. Fails when the skip reaches one sample further (tried).
 #[test]
 fn path_check_skipping_matches_every_sample() {
+    // Near the origin and a kilometre from it, where the f32 samples round coarsely.
+    for o in [[0.0; 3], [1000.0, -500.0, 250.0]] {
+        skipping_matches_every_sample(o);
+    }
+}
+
+fn skipping_matches_every_sample(o: [f64; 3]) {
     let cyl = Solid::new(
         Shape::Cylinder {
-            a: [0.3, 0.1, 0.0],
-            b: [0.3, 0.1, 0.5],
+            a: [o[0] + 0.3, o[1] + 0.1, o[2]],
+            b: [o[0] + 0.3, o[1] + 0.1, o[2] + 0.5],
             radius: 0.06,
         },
         [1.0; 3],
@@ -500,7 +507,7 @@ fn path_check_skipping_matches_every_sample() {
             max: [0.05, 0.05, 0.12],
         },
         [1.0; 3],
-        Motion::Static(Pose::new([0.55, 0.3, 0.0], [0.0, 0.0, 45.0])),
+        Motion::Static(Pose::new([o[0] + 0.55, o[1] + 0.3, o[2]], [0.0, 0.0, 45.0])),
         Liquid::Outside,
     )
     .unwrap();
@@ -541,11 +548,15 @@ fn path_check_skipping_matches_every_sample() {
     };
     let (mut hits, mut skipped) = (0, 0);
     for k in 0..20_000 {
-        let centre = if k % 2 == 0 { [0.3, 0.1] } else { [0.55, 0.3] };
+        let centre = if k % 2 == 0 {
+            [o[0] + 0.3, o[1] + 0.1]
+        } else {
+            [o[0] + 0.55, o[1] + 0.3]
+        };
         let from = [
             centre[0] + 0.2 * (rnd() - 0.5),
             centre[1] + 0.2 * (rnd() - 0.5),
-            0.02 + 0.2 * rnd(),
+            o[2] + 0.02 + 0.2 * rnd(),
         ];
         let len = 0.005 + 0.4 * rnd() * rnd();
         let aim = [
@@ -563,7 +574,7 @@ fn path_check_skipping_matches_every_sample() {
         let from = from.map(|c| c as f32);
         let want = every((from, to));
         let got = hold::first_hit(&posed, 0..2, (from, to), step);
-        assert_eq!(got, want, "path {k}: {from:?} -> {to:?}");
+        assert_eq!(got, want, "offset {o:?}, path {k}: {from:?} -> {to:?}");
         hits += want.is_some() as u32;
         skipped += (len > 4.0 * step as f64) as u32;
     }
