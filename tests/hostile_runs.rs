@@ -255,6 +255,67 @@ fn a_flipped_bit_in_a_frame_is_caught_and_verify_says_what_to_rerun() {
     assert_eq!(o.code, Some(0), "{}", o.stderr);
 }
 
+/// A kill while a frame's outputs are written (particles, then mesh, then preview, then the
+/// checkpoint) leaves that newest frame without its last files: `surge verify` reports the run
+/// as incomplete (exit 0, `surge resume`), not as damaged, and the resume completes it; the same
+/// file missing from an earlier frame is damage (exit 1, its `surge preview` command).
+#[test]
+fn a_frame_stopped_while_written_is_incomplete_not_damaged() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let scene = concat!(env!("CARGO_MANIFEST_DIR"), "/scenes/tiny.json");
+    let args = [
+        "run",
+        scene,
+        "--frames",
+        "4",
+        "--checkpoint-every",
+        "2",
+        "-o",
+        "out",
+        "-q",
+    ];
+    let o = run_measured(d, &args, &[]);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    // Frame 3 stopped after its particles: no mesh, preview, stats or checkpoint of its own.
+    let out = d.join("out");
+    for f in [3, 4] {
+        std::fs::remove_file(out.join(format!("previews/frame_{f:04}.png"))).ok();
+        std::fs::remove_file(out.join(format!("stats/frame_{f:04}.json"))).ok();
+        for c in std::fs::read_dir(out.join("checkpoints")).unwrap() {
+            let c = c.unwrap().path();
+            if c.to_string_lossy().contains(&format!("{f:04}")) {
+                std::fs::remove_file(c).unwrap();
+            }
+        }
+    }
+    std::fs::remove_file(out.join("meshes/frame_0003.ply")).unwrap();
+    for f in ["particles/frame_0004.bin", "meshes/frame_0004.ply"] {
+        std::fs::remove_file(out.join(f)).unwrap();
+    }
+    let o = run_measured(d, &["verify", "out"], &[]);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    assert!(
+        o.stderr.contains("incomplete") && o.stderr.contains("surge resume out"),
+        "{}",
+        o.stderr
+    );
+    let o = run_measured(d, &["resume", "out", "-q"], &[]);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    let o = run_measured(d, &["verify", "out"], &[]);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    assert!(!o.stderr.contains("incomplete"), "{}", o.stderr);
+    // An earlier frame's missing preview is damage.
+    std::fs::remove_file(out.join("previews/frame_0001.png")).unwrap();
+    let o = run_measured(d, &["verify", "out"], &[]);
+    assert_eq!(o.code, Some(1), "{}", o.stderr);
+    assert!(
+        o.stderr.contains("surge preview out --frames 1"),
+        "{}",
+        o.stderr
+    );
+}
+
 // ---- locks and checkpoints of another scene ----
 
 /// `surge mesh` and `surge preview` take the run folder's lock shared: refused while a

@@ -99,6 +99,16 @@ pub fn verify(out: &Path, observer: &dyn Observer) -> anyhow::Result<Report> {
         }
     }
     let written = written.unwrap_or(0);
+    // The frame a kill interrupted: its files are written in order (particles, mesh, preview,
+    // then its checkpoint), each whole or absent, so the newest frame without its checkpoint may
+    // lack its last files; `surge resume` writes them (it recomputes every frame after its
+    // checkpoint). Absent there means unfinished; a damaged file is damage anywhere.
+    let unfinished = |f: u32, e: &std::io::Error| {
+        f == written
+            && e.kind() == std::io::ErrorKind::NotFound
+            && !checkpoint::path(&layout, f).is_file()
+    };
+    let mut partial = false;
     for f in 0..=written {
         if o.particles {
             r.checked += 1;
@@ -129,6 +139,7 @@ pub fn verify(out: &Path, observer: &dyn Observer) -> anyhow::Result<Report> {
                     ));
                     r.bad_meshes.push(f);
                 }
+                Err(e) if unfinished(f, &e) => partial = true,
                 Err(e) => {
                     observer.log(&format!("{}: {e}", path.display()));
                     r.bad_meshes.push(f);
@@ -144,6 +155,7 @@ pub fn verify(out: &Path, observer: &dyn Observer) -> anyhow::Result<Report> {
                     observer.log(&format!("{}: damaged (not a whole PNG)", path.display()));
                     r.bad_previews.push(f);
                 }
+                Err(e) if unfinished(f, &e) => partial = true,
                 Err(e) => {
                     observer.log(&format!("{}: {e}", path.display()));
                     r.bad_previews.push(f);
@@ -195,11 +207,16 @@ pub fn verify(out: &Path, observer: &dyn Observer) -> anyhow::Result<Report> {
             crate::error::count(r.bad_checkpoints.len(), "checkpoint is", "checkpoints are")
         ));
     }
-    let complete = written == last;
+    let complete = written == last && !partial;
     if todo.is_empty() {
         observer.log(&format!(
-            "{p}: {} checked, all whole; frames 0..={written} of 0..={last}{}",
+            "{p}: {} checked, all whole; frames 0..={written} of 0..={last}{}{}",
             crate::error::count(r.checked, "file", "files"),
+            if partial {
+                format!(" (frame {written} stopped while its outputs were written)")
+            } else {
+                String::new()
+            },
             if complete {
                 String::new()
             } else {
