@@ -88,8 +88,8 @@ fn a_run_that_does_not_fit_is_refused_before_writing() {
 /// aborts there, as `kill -9` would stop the process): afterwards `surge run` into the same
 /// folder works without `--overwrite` and without the user deleting anything (before and during:
 /// the folder holds only surge's lock and temporaries), and `surge resume` either finishes the
-/// run (after: scene.json is in place) or says how to start it (before, during), and with
-/// `--scene` starts it.
+/// run (after: scene.json is in place; starting it over checks the disk first, as `surge run`
+/// does) or says how to start it (before, during), and with `--scene` starts it.
 #[test]
 fn a_kill_during_start_up_leaves_a_folder_run_and_resume_handle() {
     for point in ["before-scene", "during-scene", "after-scene"] {
@@ -122,7 +122,18 @@ fn a_kill_during_start_up_leaves_a_folder_run_and_resume_handle() {
             point == "after-scene",
             "{point}: {names:?}"
         );
-        // resume
+        // resume (starting over checks the disk as `surge run` does)
+        if point == "after-scene" {
+            let tiny = [("SURGE_TEST_FREE_BYTES", "1")];
+            let o = run_measured(d, &["resume", "out", "-q"], &tiny);
+            assert_eq!(
+                o.code,
+                Some(1),
+                "{point}: resume on a full disk: {}",
+                o.stderr
+            );
+            assert!(o.stderr.contains("free"), "{point}: {}", o.stderr);
+        }
         let o = run_measured(d, &["resume", "out", "-q"], &[]);
         if point == "after-scene" {
             assert_eq!(o.code, Some(0), "{point}: resume: {}", o.stderr);

@@ -61,14 +61,19 @@ pub fn resume(
     {
         // A run stopped while it started (before scene.json was in place): start it over.
         let _lock = lock_run_folder(out)?;
-        let (scene, _) = read_scene(&layout, options)?;
+        let (scene, scene_file) = read_scene(&layout, options)?;
         remove_temp_files(&layout)?;
         observer.say(&format!(
             "{}: no run started there yet; running {}",
             out.display(),
             file.display()
         ));
-        return start_over(layout, scene, "no scene.json yet", stop, observer);
+        let over = StartOver {
+            why: "no scene.json yet",
+            scene_file: &scene_file,
+            ignore_disk_check: options.ignore_disk_check,
+        };
+        return start_over(layout, scene, over, stop, observer);
     }
     check_run_folder(out, &layout)?;
     let _lock = lock_run_folder(out)?;
@@ -92,7 +97,12 @@ pub fn resume(
         for p in &unusable {
             std::fs::remove_file(p).ok();
         }
-        return start_over(layout, scene, &why, stop, observer);
+        let over = StartOver {
+            why: &why,
+            scene_file: &scene_file,
+            ignore_disk_check: options.ignore_disk_check,
+        };
+        return start_over(layout, scene, over, stop, observer);
     };
 
     let c = ckpt.meta.frame;
@@ -322,14 +332,24 @@ fn clean_after(
     Ok(removed)
 }
 
-/// No usable checkpoint: start over from frame 0 with the resolved scene.
+/// Why a resume starts over, and what its checks need.
+struct StartOver<'a> {
+    why: &'a str,
+    /// The scene's file, for the memory check's message.
+    scene_file: &'a Path,
+    ignore_disk_check: bool,
+}
+
+/// No usable checkpoint: start over from frame 0 with the resolved scene, after the memory
+/// and disk checks a `surge run` makes.
 fn start_over(
     layout: RunLayout,
     scene: Scene,
-    why: &str,
+    over: StartOver<'_>,
     stop: &AtomicBool,
     observer: &dyn Observer,
 ) -> anyhow::Result<()> {
+    let why = over.why;
     let particles = match scene::initial_particles(&scene, &layout.scene()) {
         Ok(p) => p,
         Err(seed_err) => {
@@ -352,6 +372,15 @@ fn start_over(
             }
         }
     };
+    check_memory(&scene, particles.len(), over.scene_file, observer)?;
+    super::disk::check_disk(
+        &scene,
+        particles.len(),
+        None,
+        &layout.root,
+        over.ignore_disk_check,
+        &|t| observer.say(t),
+    )?;
     observer.say(&format!(
         "{why}: starting {} over from frame 0 ({} particles)",
         layout.root.display(),
