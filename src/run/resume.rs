@@ -108,14 +108,17 @@ pub fn resume(
     let c = ckpt.meta.frame;
     check_memory(&scene, ckpt.particles.len(), &scene_file, observer)?;
     compare_scenes(&ckpt, &scene, &scene_file, observer)?;
-    super::disk::check_disk(
-        &scene,
-        ckpt.particles.len(),
-        Some(c),
-        out,
-        options.ignore_disk_check,
-        &|t| observer.say(t),
-    )?;
+    if c < last {
+        // (A finished run writes nothing: no disk to check.)
+        super::disk::check_disk(
+            &scene,
+            ckpt.particles.len(),
+            Some(c),
+            out,
+            options.ignore_disk_check,
+            &|t| observer.say(t),
+        )?;
+    }
 
     // Remove what came after the checkpoint (and what a kill left); it is recomputed identically.
     remove_temp_files(&layout)?;
