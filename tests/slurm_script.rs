@@ -33,8 +33,8 @@ fn a_retried_bake_keeps_its_flags() {
             c.env("SURGE_TEST_KILL_AT", k);
         }
         let o = c.output().unwrap();
-        let text = String::from_utf8_lossy(&o.stdout).into_owned()
-            + &String::from_utf8_lossy(&o.stderr);
+        let text =
+            String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr);
         (o.status.code(), text)
     };
     let flags = ["--frames", "2", "--ignore-disk-check", "-q"];
