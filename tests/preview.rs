@@ -349,6 +349,20 @@ fn surge_preview_renders_a_runs_frames_into_previews() {
         e.contains("frame_0003.bin") && e.contains("--frames"),
         "{e}"
     );
+    // An open end stops at the last particle frame present (as `surge mesh` reads it), not at
+    // the scene's last frame: a run stopped early previews what it has.
+    assert!(sc.time.frames > 2, "the scene runs past the frames written");
+    std::fs::remove_file(layout.preview(2)).unwrap();
+    run(
+        &quiet,
+        PreviewArgs {
+            out: dir.path().to_path_buf(),
+            frames: Some("2..".into()),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert!(layout.preview(2).exists());
     // Not a run folder.
     let e = run(
         &quiet,

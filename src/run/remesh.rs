@@ -269,19 +269,21 @@ pub fn repreview(
     let view = View::from_scene(&scene)
         .map_err(|e| anyhow::anyhow!("{e} (from {} and the command line)", scene_path.display()))?;
 
+    let present: Vec<u32> = (0..=scene.time.frames)
+        .filter(|&f| layout.particles(f).exists())
+        .collect();
     let frames: Vec<u32> = match &options.frames {
         Some(spec) => {
-            let (a, b) = parse_preview_frames(spec, scene.time.frames)?;
+            // `A..` ends at the last particle frame present, as `surge mesh` reads it.
+            let last = *present.last().unwrap_or(&scene.time.frames);
+            let (a, b) = parse_preview_frames(spec, last)?;
             (a..=b).collect()
         }
         None => {
-            let all: Vec<u32> = (0..=scene.time.frames)
-                .filter(|&f| layout.particles(f).exists())
-                .collect();
-            if all.is_empty() {
+            if present.is_empty() {
                 return Err(no_particle_frames(&layout, scene.output.particles));
             }
-            all
+            present
         }
     };
     for &f in &frames {
