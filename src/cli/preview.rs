@@ -17,7 +17,7 @@ pub struct PreviewArgs {
     /// The run's output folder (holds scene.json and particles/).
     pub out: PathBuf,
     /// Frames to render: `A..B` is inclusive (`0..4` and `5..9` together cover 0 to 9), `A..`
-    /// runs to the last frame, a single number renders one frame. (default: every particle
+    /// runs to the last particle frame, a single number renders one frame. (default: every particle
     /// frame the run has)
     #[arg(long, value_name = "A..B", value_parser = check_frames)]
     pub frames: Option<String>,
