@@ -50,3 +50,61 @@ fn a_retried_bake_keeps_its_flags() {
     let (code, text) = bake(None, &["--frames", "2", "-q"]);
     assert_eq!(code, Some(0), "retry of a finished bake: {text}");
 }
+
+/// A SIGTERM (preemption) that reaches surge before it has started simulating, while it reads
+/// the scene or its checkpoint, kills it with the default action (status 143): the job asked
+/// for it and nothing but whole files is written, so the script requeues the job as for
+/// surge's own "resume me" (75). A stand-in `surge` (a process that only waits) takes the
+/// forwarded signal, and a stand-in `scontrol` records the requeue.
+#[test]
+fn a_bake_terminated_before_simulating_is_requeued() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let bin = d.join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let put = |name: &str, text: &str| {
+        let p = bin.join(name);
+        std::fs::write(&p, text).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    };
+    put("surge", "#!/bin/sh\nexec sleep 30\n");
+    put(
+        "scontrol",
+        "#!/bin/sh\necho \"$@\" > \"$(dirname \"$0\")/requeued\"\n",
+    );
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut child = Command::new("bash")
+        .arg(repo.join("scripts/slurm/bake.sbatch"))
+        .args(["scene.json", "out"])
+        .current_dir(d)
+        .env("PATH", &path)
+        .env("SURGE", bin.join("surge"))
+        .env("SLURM_JOB_ID", "4242")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let term = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(term.success());
+    let start = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        assert!(start.elapsed().as_secs() < 20, "the script did not end");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let o = child.wait_with_output().unwrap();
+    let text =
+        String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(75), "{text}");
+    let requeued = std::fs::read_to_string(bin.join("requeued")).unwrap_or_default();
+    assert_eq!(requeued.trim(), "requeue 4242", "{text}");
+}

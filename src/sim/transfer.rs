@@ -384,14 +384,14 @@ impl GatherChunk<'_> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
     /// Whether the vector paths can be compared here; when not, the skip is reported as
     /// tests/common's `skip` does (stderr and the `SURGE_SKIP_LOG` file that scripts/test.sh
     /// summarises), since a CPU without AVX2 cannot run the comparison, in CI or not.
     #[cfg(target_arch = "x86_64")]
-    fn has_avx2() -> bool {
+    pub(crate) fn has_avx2() -> bool {
         let yes = std::is_x86_feature_detected!("avx2");
         if !yes {
             let line = format!(
