@@ -171,18 +171,23 @@ def as_box(verts):
     return lo, hi
 
 
-def as_sphere(verts):
+def as_sphere(verts, tris):
     """(centre, radius) when every vertex is at one distance from the bounding box centre
-    (within 1%, a UV sphere's poles and equator) and the box is a cube, else None."""
+    (within 1%, a UV sphere's poles and equator; an ico sphere's box is not a cube) and every
+    triangle's centroid lies at least 0.78 of it out (an icosahedron's faces 0.79; a cylinder
+    as tall as it is wide, whose vertices are also at one distance, 0.75 or less), else None."""
     lo, hi = bounds(verts)
     c = [(a + b) / 2 for a, b in zip(lo, hi)]
-    ext = [b - a for a, b in zip(lo, hi)]
-    if len(verts) < 12 or min(ext) < 0.98 * max(ext):
+    if len(verts) < 12 or not tris:
         return None
     d = [math.dist(v, c) for v in verts]
     r = max(d)
     if r <= 0 or min(d) < 0.99 * r:
         return None
+    for t in tris:
+        g = [sum(verts[i][a] for i in t) / 3 for a in range(3)]
+        if math.dist(g, c) < 0.78 * r:
+            return None
     return c, r
 
 
@@ -273,7 +278,7 @@ class Exporter:
             box = as_box(verts)
             if box:
                 return {"type": "box", "min": r6(box[0]), "max": r6(box[1])}
-            sph = as_sphere(verts)
+            sph = as_sphere(verts, tris)
             if sph:
                 return {"type": "sphere", "center": r6(sph[0]), "radius": r6(sph[1])}
         if not allow_mesh:
@@ -338,8 +343,8 @@ def export_scene(path, only_supported=False, scene=None):
     walls = wall_friction(dom)
     if walls is not None:
         doc["domain"]["friction"] = walls
-    if scene.use_gravity:
-        doc["gravity"] = r6(list(scene.gravity))
+    # Blender's gravity switched off is zero gravity (surge's default is -9.80665 along z).
+    doc["gravity"] = r6(list(scene.gravity)) if scene.use_gravity else [0.0, 0.0, 0.0]
     sources = []
     for obj in objs["liquid"]:
         s = ex.shape(obj, allow_mesh=False)
@@ -380,6 +385,9 @@ def export_scene(path, only_supported=False, scene=None):
         left = [f"{k} ({len(v)})" for k, v in extra.items() if v]
         if left:
             print(f"surge: --liquid-only: left out {', '.join(left)}", file=sys.stderr)
+        # Their mesh files too (liquids are boxes or spheres: every file written is theirs).
+        for name in ex.written:
+            os.remove(os.path.join(ex.out_dir, name))
     else:
         doc.update({k: v for k, v in extra.items() if v})
     with open(path, "w") as f:
@@ -426,7 +434,7 @@ def started_as_script(argv=None):
     `blender -P THIS -- ...`), not run from the Text Editor: other `--` arguments are ignored."""
     argv = sys.argv if argv is None else argv
     here = os.path.realpath(globals().get("__file__") or "")
-    if not os.path.isfile(here) or "--" not in argv:
+    if not os.path.isfile(here):
         return False
     cands = argv[:1] + [argv[i + 1] for i in range(len(argv) - 1)
                         if argv[i] in ("-P", "--python")]
@@ -434,8 +442,14 @@ def started_as_script(argv=None):
 
 
 if __name__ == "__main__" and started_as_script():
+    # The arguments after `--`; without it, Python's own (`python THIS scene.json --blend F`)
+    # or, under Blender, none: a usage error rather than silence.
+    if "--" in sys.argv:
+        args = sys.argv[sys.argv.index("--") + 1:]
+    else:
+        args = [] if bpy.app.binary_path else sys.argv[1:]
     try:
-        code = main(sys.argv[sys.argv.index("--") + 1:])
+        code = main(args)
     except SystemExit as e:  # argparse's usage errors (already printed)
         code = e.code if isinstance(e.code, int) else 1
     sys.stdout.flush()

@@ -142,6 +142,32 @@ fn blender_shot_exports_to_a_scene_surge_runs() {
         let head = std::fs::read(&ply).unwrap();
         assert!(head.starts_with(b"ply\nformat binary_little_endian 1.0\n"));
     }
+    // Blender's gravity off is zero gravity; an ico sphere is a sphere (its box is not a cube);
+    // a cylinder as tall as it is wide, its vertices at one distance from its centre too, is not.
+    let ico = d.path().join("ico/shot.json");
+    ok(&export(
+        &python,
+        &d.path().join("ico_no_gravity.blend"),
+        &ico,
+        false,
+    ));
+    let idoc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&ico).unwrap()).unwrap();
+    assert_eq!(v3(&idoc["gravity"]), [0.0, 0.0, 0.0], "{idoc}");
+    let iball = &idoc["sources"][0];
+    assert_eq!(iball["type"], "sphere", "{iball}");
+    assert!(
+        close(v3(&iball["center"]), [0.75, 0.3, 0.3], 1e-6),
+        "{iball}"
+    );
+    assert!(
+        (iball["radius"].as_f64().unwrap() - 0.12).abs() < 1e-6,
+        "{iball}"
+    );
+    let can = &idoc["obstacles"][0];
+    assert_eq!(can["type"], "mesh", "a cylinder is no sphere: {can}");
+    assert_eq!(can["path"], "Can.ply", "{can}");
+    assert_eq!(v3(&doc["gravity"]), [0.0, 0.0, -9.81], "gravity on: {doc}");
     // Emitters in name order: Inlet (a cube: a box), Tap (a UV sphere: a sphere).
     let inlet = &doc["emitters"][0];
     assert_eq!(inlet["type"], "box", "{inlet}");
@@ -274,6 +300,14 @@ fn blender_shot_exports_to_a_scene_surge_runs() {
     let liquid = d.path().join("liquid.json");
     let o = export(&python, &blend, &liquid, true);
     ok(&o);
+    // Nor are their mesh files written.
+    let plys: Vec<_> = std::fs::read_dir(liquid.parent().unwrap())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "ply"))
+        .map(|e| e.file_name())
+        .collect();
+    assert!(plys.is_empty(), "--liquid-only wrote {plys:?}");
     assert!(
         String::from_utf8_lossy(&o.stderr)
             .contains("left out obstacles (2), emitters (2), sinks (1)")

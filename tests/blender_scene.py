@@ -46,6 +46,11 @@ def mesh_object(name, shape, location, scale=(1, 1, 1), rotation=(0, 0, 0)):
         bmesh.ops.create_cube(bm, size=2.0)
     elif shape == "sphere":
         bmesh.ops.create_uvsphere(bm, u_segments=32, v_segments=16, radius=1.0)
+    elif shape == "ico":  # Blender's default ico sphere (its box is not a cube)
+        bmesh.ops.create_icosphere(bm, subdivisions=2, radius=1.0)
+    elif shape == "cylinder":
+        bmesh.ops.create_cone(bm, cap_ends=True, segments=16, radius1=1.0, radius2=1.0,
+                              depth=2.0)
     elif shape == "cone":
         bmesh.ops.create_cone(bm, cap_ends=True, segments=12, radius1=1.0, radius2=0.0,
                               depth=2.0)
@@ -115,6 +120,16 @@ def build(d):
     bpy.ops.wm.save_as_mainfile(filepath=os.path.join(d, "mesh_emitter.blend"))
     drain.animation_data_clear()
     drain.location.x = 0.9
+    # Zero gravity, the Ball as an ico sphere and a cylinder as tall as it is wide beside it (all
+    # its vertices at one distance from its centre too, but no sphere).
+    bpy.ops.wm.open_mainfile(filepath=os.path.join(d, "shot.blend"), load_ui=False)
+    bpy.context.scene.use_gravity = False
+    ball = bpy.data.objects["Ball"]
+    loc, scale = tuple(ball.location), tuple(ball.scale)
+    bpy.data.objects.remove(ball, do_unlink=True)
+    mesh_object("Ball", "ico", loc, scale)["surge"] = "liquid"
+    mesh_object("Can", "cylinder", (0.3, 0.3, 0.6), (0.05, 0.05, 0.05))["surge"] = "obstacle"
+    bpy.ops.wm.save_as_mainfile(filepath=os.path.join(d, "ico_no_gravity.blend"))
     for name, spoil in bads.items():
         bpy.ops.wm.open_mainfile(filepath=os.path.join(d, "shot.blend"), load_ui=False)
         dom, water, rock, drain, tap = (bpy.data.objects[n] for n in (
