@@ -84,9 +84,11 @@ def main():
             edges[e] = edges.get(e, 0) + 1
     assert all(n == 1 and edges.get((b, a), 0) == 1 for (a, b), n in edges.items())
     vol = signed_volume(verts, tris)
-    # The material: outer cylinder minus the cavity, less the polygon's chord loss.
-    want = math.pi * (a.radius**2 * a.height - (a.radius - a.wall) ** 2 * (a.height - a.base))
-    assert 0.99 * want < vol <= want, (vol, want)
+    # The material: outer prism minus the cavity, each a regular polygon of `segments` sides
+    # inscribed in its circle (area n r^2 sin(2 pi / n) / 2).
+    poly = a.segments * math.sin(2 * math.pi / a.segments) / 2
+    want = poly * (a.radius**2 * a.height - (a.radius - a.wall) ** 2 * (a.height - a.base))
+    assert abs(vol - want) <= 1e-9 * want, (vol, want)
     with open(a.out, "w", newline="\n") as f:
         f.write("# surge glass: open-topped cup, z up, base on z = 0, metres\n")
         f.write(
