@@ -34,6 +34,18 @@ if [[ ${#frames[@]} -eq 0 ]]; then
 fi
 first=$(basename "${frames[0]}" .png)
 first=$((10#${first#frame_}))
+last=$(basename "${frames[${#frames[@]} - 1]}" .png)
+last=$((10#${last#frame_}))
+# ffmpeg's numbered input stops at the first missing number: a gap would end the movie there.
+if ((last - first + 1 != ${#frames[@]})); then
+    for ((f = first; f <= last; f++)); do
+        name=$(printf 'frame_%04d.png' "$f")
+        if [[ ! -f $previews/$name ]]; then
+            echo "error: $previews has no $name (previews run from frame $first to $last): the movie would stop there; render it with 'surge preview $out --frames $f'" >&2
+            exit 1
+        fi
+    done
+fi
 
 if [[ $# -ge 2 ]]; then
     fps=$2

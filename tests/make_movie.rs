@@ -89,6 +89,17 @@ fn make_movie_calls_ffmpeg_with_the_scenes_rate_and_names_a_missing_ffmpeg() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let calls = std::fs::read_to_string(&log).unwrap();
     assert_eq!(calls.matches("-framerate 12 ").count(), 2, "{calls}");
+    // A gap in the previews: refused, naming the missing one (ffmpeg would stop the movie at it).
+    std::fs::write(out.join("previews/frame_0006.png"), b"png").unwrap();
+    std::fs::remove_file(&log).unwrap();
+    let o = run(&[out.to_str().unwrap()], &path);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("frame_0005.png") && err.contains("surge preview") && !log.exists(),
+        "{err}"
+    );
+    std::fs::remove_file(out.join("previews/frame_0006.png")).unwrap();
     // No ffmpeg on PATH: an error naming it and how to install it.
     let empty = d.join("empty");
     std::fs::create_dir_all(&empty).unwrap();
