@@ -246,7 +246,9 @@ pub fn parse_preview_frames(s: &str, last: u32) -> anyhow::Result<(u32, u32)> {
     Ok((a, b))
 }
 
-/// The scene's render settings with the command line's overrides.
+/// `surge preview`: re-renders the sphere previews of a run's particle frames (`options.frames`,
+/// default every one the run has), with the scene's render settings and the command line's
+/// overrides, under the run folder's shared lock.
 pub fn repreview(
     out: &Path,
     options: &PreviewOptions,

@@ -56,7 +56,8 @@ pub struct Scene {
     /// (default: `1000`)
     #[serde(default = "default_density")]
     pub density: f64,
-    /// Where the liquid starts. At least one source.
+    /// Where the liquid starts. At least one source, unless the scene has emitters (its liquid
+    /// may then all come from them).
     pub sources: Vec<Source>,
     /// Seed of the jitter used when seeding sources. (default: `0`)
     #[serde(default)]

@@ -333,7 +333,7 @@ impl SortedParticles {
     /// pass over the keys less), in parallel: fills `cell_start` and the source slot of each
     /// destination, `tmp_u[..n]`. A stable sort by key has one result, so it is
     /// the same for any thread count and any chunking (checked against the sequential
-    /// [`counting_sort_serial`] by a test). Two passes of a most-significant-digit radix
+    /// `counting_sort_serial` by a test). Two passes of a most-significant-digit radix
     /// sort:
     ///
     /// 1. the particles, in [`CHUNK`]-slot chunks, are bucketed by cell *group* (runs of

@@ -20,7 +20,8 @@
 //!   each cell's net outflow of volume equal to its excess `e_c h^3`. Velocities are untouched,
 //!   so the correction adds no momentum or energy.
 //!
-//! The solve reuses the projection's MIC(0) preconditioner and is stopped at a relative
+//! The solve reuses the projection's preconditioner (`solver.pressure_preconditioner`, the
+//! multigrid by default) and is stopped at a relative
 //! residual of [`TOLERANCE`] or after [`MAX_ITERATIONS`]: it is a correction, applied again in
 //! every substep (or every `solver.volume_correction_interval` of simulated time, see
 //! [`correction_due`]), measured and applied where the particles were splatted, before they
@@ -83,8 +84,8 @@ pub const TOLERANCE: f64 = 1e-3;
 /// collapsing column came out the same (`cargo bench --bench validate_physics`).
 pub const MAX_ITERATIONS: u32 = 8;
 
-/// Whether the substep from time `ta` to `tb` (s, absolute simulated time) ends with a volume
-/// correction: every substep when `solver.volume_correction_interval` is 0, otherwise the
+/// Whether the substep from time `ta` to `tb` (s, absolute simulated time) makes a volume
+/// correction (after its projection, where the particles were splatted): every substep when `solver.volume_correction_interval` is 0, otherwise the
 /// substeps that reach a multiple of the interval `every` (so the corrections follow simulated time,
 /// whatever the frame rate); never when the `strength` (`solver.volume_correction`) is 0.
 pub fn correction_due(strength: f64, every: f64, ta: f64, tb: f64) -> bool {

@@ -1,6 +1,7 @@
 //! Body forces and solid boundary conditions on the MAC grid.
 //!
-//! Gravity is added to every face, `u_a += g_a dt` (forward Euler, exact for a constant force).
+//! Gravity is added to every face, `u_a += g_a k` for the substep's kick `k` (the leapfrog's
+//! `(dt_prev + dt) / 2`, half a step at the start: `sim::stepping`; exact for a constant force).
 //! Walls are static and free-slip: a face with a solid cell on exactly one side
 //! ([`FaceKind::Wall`]) gets zero normal velocity, `u . n = 0` (Bridson, *Fluid Simulation for
 //! Computer Graphics*, 2nd ed., sec. 5.1). Tangential velocity is left free; faces inside the
@@ -46,7 +47,7 @@ pub fn classify_faces(d: &GridDims, labels: &[CellLabel], kinds: &mut [Vec<FaceK
 }
 
 /// `out[i]` = the kind of the face between cells labelled `below[i]` and `here[i]`
-/// ([`kind_between`]), as byte arithmetic the compiler vectorises: a wall where exactly one
+/// (`kind_between` (a test's)), as byte arithmetic the compiler vectorises: a wall where exactly one
 /// side is solid, else fluid where either side is, else free.
 #[inline(always)]
 fn kinds_between(below: &[CellLabel], here: &[CellLabel], out: &mut [FaceKind]) {

@@ -41,7 +41,8 @@
 //! on where frames fall): see [`stepping`].
 //!
 //! Determinism: every parallel stage either writes disjoint outputs computed in a fixed order
-//! (the splat runs colour by colour over z-planes of cell-sorted particles; the preconditioner's
+//! (the splat runs colour by colour over blocks of cell rows of cell-sorted particles; the
+//! preconditioner's
 //! blocks are fixed by the data, not by the pool) or reduces in fixed chunks ([`reduce`]). The
 //! result of a frame depends only on the scene, the particles in creation order and the frame
 //! index, for any thread count; `tests/physics.rs` checks 1, 2 and 3 threads and resume.

@@ -97,9 +97,9 @@ pub struct SolverSettings {
     /// `sim::density`). 0 switches it off. (default: `1`)
     #[serde(default = "default_volume_correction")]
     pub volume_correction: f64,
-    /// Physical time between volume corrections, s: a correction runs at the end of every
-    /// substep that reaches a multiple of this time, so it depends on the simulated time only,
-    /// never on the frame rate; 0 corrects after every substep. (default: `0`)
+    /// Physical time between volume corrections, s: a correction runs in every substep that
+    /// reaches a multiple of this time (after its projection), so it depends on the simulated
+    /// time only, never on the frame rate; 0 corrects in every substep. (default: `0`)
     #[serde(default)]
     pub volume_correction_interval: f64,
     /// Most particles a cell may hold at the end of a substep: every substep, the particles of

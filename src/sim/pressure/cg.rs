@@ -1,5 +1,5 @@
 //! The conjugate-gradient loop (Bridson 2015, fig. 5.5; Shewchuk 1994, "An introduction to the
-//! conjugate gradient method without the agonizing pain") on the assembled [`System`], with any
+//! conjugate gradient method without the agonizing pain") on the assembled [`System`](super::system::System), with any
 //! [`super::preconditioner::Preconditioner`]: stops when `max|r| <= tol * max|b|` or after the
 //! iteration cap. Vectors and dot products are f64 (the default tolerance, 1e-6, is close to
 //! f32's resolution); dot products use fixed chunks ([`reduce`]), so results are

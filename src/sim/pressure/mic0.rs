@@ -39,9 +39,9 @@ fn for_each_block<T: Send>(
 }
 
 /// The forward sweep of MIC(0) over rows `s..e` of one block, shared by
-/// [`PressureSolver::apply_precon`] and the fused CG step: `tmp_i = p2_i (r_i + sum tmp_nb)` over
-/// the lower neighbours in the block, with `r_i = rhs(i)` (called once per row, in order, just
-/// before the row is used: the fused step updates the row there).
+/// [`Mic0::apply`](Preconditioner::apply) and the fused CG step: `tmp_i = p2_i (r_i + sum
+/// tmp_nb)` over the lower neighbours in the block, with `r_i = rhs(i)` (called once per row,
+/// in order, just before the row is used: the fused step updates the row there).
 ///
 /// The x neighbour is usually the row just computed: it is taken from a register (`prev`)
 /// rather than reloaded from memory and added last, so the sweep's serial dependency chain is
@@ -141,8 +141,8 @@ unsafe fn forward_rows<const W: bool>(
 }
 
 /// The backward sweep of MIC(0) over rows `s..e` of one block: `z = tmp + precon^2 (U z)`,
-/// shared by [`apply_precon`] and the fused CG step; returns `z . r` over the block, summed
-/// from the last row to the first.
+/// shared by [`Mic0::apply`](Preconditioner::apply) and the fused CG step; returns `z . r` over
+/// the block, summed from the last row to the first.
 ///
 /// # Safety
 /// Rows `s..e` of `tmp`, `z` and `r` belong to the calling block only, and every neighbour
@@ -296,7 +296,7 @@ impl Mic0 {
             };
             for r in s..e {
                 let [xm, _, ym, _, zm, _] = nb[r];
-                // Stored values are precon^2 = 1 / e (see `apply_precon`).
+                // Stored values are precon^2 = 1 / e (see `Mic0::apply`).
                 let (pi2, pj2, pk2) = (get(xm), get(ym), get(zm));
                 let diag = dg[r];
                 if sys.fractional {
@@ -425,7 +425,7 @@ impl Preconditioner for Mic0 {
         let mut sums = [(0.0f64, 0.0f64); BLOCKS];
         for_each_block(blocks, &mut sums, |b, out| {
             let (st, e) = (blocks[b] as usize, blocks[b + 1] as usize);
-            // SAFETY: as in `apply_precon`; rows st..e of `q`, `r`, `tmp` and `z` belong to this
+            // SAFETY: as in `Mic0::apply`; rows st..e of `q`, `r`, `tmp` and `z` belong to this
             // block only, and `z` (holding `A s`) is read at row i before the backward sweep
             // overwrites it.
             let mut rmax = 0.0f64;

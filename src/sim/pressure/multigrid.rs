@@ -131,7 +131,7 @@ pub const COARSEST_INTERIOR: usize = 8;
 /// Rows per task of the scatter and gather (rows of the CG vectors).
 const ROWS_PER_TASK: usize = 16 * 1024;
 
-/// The V-cycle's smoothing.
+/// The cycle's smoothing and shape (a W-cycle by default: `coarse_cycles` 2).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Settings {
     /// Red-black sweeps before the restriction (and as many after the prolongation).

@@ -25,8 +25,8 @@ use rayon::prelude::*;
 /// `ka + 1 .. kb`), then, in parallel over the slab boundaries `B`, the stages left near each
 /// (stage `h` on planes `B - h ..= B + h`), in the wavefront's order. Each half-sweep reads
 /// only the other colour, so every cell gets exactly what the stages one after the other give
-/// (`wavefront::half_sweep`, [`super::kernels::residual`],
-/// [`super::kernels::prolong_add`]), whatever the slabs: the bits do not depend on the thread
+/// (`wavefront::half_sweep`, `kernels::residual`,
+/// `kernels::prolong_add`), whatever the slabs: the bits do not depend on the thread
 /// count. Too few planes for a slab per
 /// thread, or one slab with most of the liquid: groups of stages, each such a wavefront
 /// ([`stage_groups`]), or stage by stage.

@@ -57,7 +57,7 @@ pub(super) const MAX_LEVELS: usize = 16;
 /// Most groups of stages of a slab wavefront (more: rows).
 const MAX_GROUPS: usize = 4;
 
-/// One slab wavefront of a group of stages: its size and slabs ([`slab_plan`]).
+/// One slab wavefront of a group of stages: its size and slabs ([`slab_plan`](super::slabs::slab_plan)).
 #[derive(Clone, Copy)]
 struct Group {
     size: usize,

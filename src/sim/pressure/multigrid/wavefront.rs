@@ -2,8 +2,8 @@
 //! all the half-sweeps of one smoothing in one pass over the level (temporal blocking), and
 //! optionally the residual after the pre-smoothing or the prolongation before the
 //! post-smoothing in the same pass (one pass over the finest grid's planes fewer each). Every
-//! stored value has the bits of the plain loops one after the other ([`half_sweep`],
-//! [`super::kernels::residual`], [`super::kernels::prolong_add`]), whatever the thread count.
+//! stored value has the bits of the plain loops one after the other (`half_sweep`,
+//! `kernels::residual`, `kernels::prolong_add`), whatever the thread count.
 //!
 //! The levels store `u`, `b` and the diagonals by colour (`level.rs`), so a half-sweep runs
 //! over its colour's compact rows in whole vector chunks with every lane a cell it updates
@@ -281,7 +281,7 @@ impl<'a> Sweep<'a> {
 
     /// `r = b - A u` on the span of row `row` (0 on its cells that are not fluid, and on the
     /// cells next to the span that the compact chunks cover): the same operations in the same
-    /// order as [`super::kernels::residual`], computed per colour on compact chunks and stored
+    /// order as `kernels::residual`, computed per colour on compact chunks and stored
     /// by colour, as `u` is.
     ///
     /// # Safety
@@ -355,7 +355,7 @@ impl<'a> Sweep<'a> {
     /// the row (natural `x`, four coarse rows, y and z weights) are first summed into a line
     /// buffer, then fine cell `2m` gets `3/4 L[m] + 1/4 L[m + 1]` and `2m + 1` gets
     /// `3/4 L[m + 1] + 1/4 L[m]` (cell-centred trilinear interpolation), added where the
-    /// inverse diagonal is not 0: the operations of [`super::kernels::prolong_add`].
+    /// inverse diagonal is not 0: the operations of `kernels::prolong_add`.
     ///
     /// # Safety
     /// No other task writes this row's `u` meanwhile.
