@@ -5,7 +5,27 @@
 mod common;
 
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Output};
+
+/// `bash scripts/slurm/bake.sbatch SCENE out` in `dir`, with `surge` as its surge binary and
+/// no SLURM job around it.
+fn bake(dir: &Path, scene: &Path, surge: &Path) -> Command {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/slurm/bake.sbatch");
+    let mut c = Command::new("bash");
+    c.arg(script)
+        .arg(scene)
+        .arg("out")
+        .current_dir(dir)
+        .env("SURGE", surge)
+        .env_remove("SLURM_JOB_ID")
+        .env_remove("SLURM_RESTART_COUNT");
+    c
+}
+
+/// The script's stdout and stderr, one after the other.
+fn text(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr)
+}
 
 /// A bake submitted with `--ignore-disk-check` on a disk that reports no free space, stopped
 /// after its scene was written (as a preemption during start-up would), then started again:
@@ -19,23 +39,13 @@ fn a_retried_bake_keeps_its_flags() {
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
     let scene = repo.join("scenes/tiny.json");
     let bake = |kill: Option<&str>, flags: &[&str]| {
-        let mut c = Command::new("bash");
-        c.arg(repo.join("scripts/slurm/bake.sbatch"))
-            .arg(&scene)
-            .arg("out")
-            .args(flags)
-            .current_dir(d)
-            .env("SURGE", env!("CARGO_BIN_EXE_surge"))
-            .env("SURGE_TEST_FREE_BYTES", "1")
-            .env_remove("SLURM_JOB_ID")
-            .env_remove("SLURM_RESTART_COUNT");
+        let mut c = bake(d, &scene, Path::new(env!("CARGO_BIN_EXE_surge")));
+        c.args(flags).env("SURGE_TEST_FREE_BYTES", "1");
         if let Some(k) = kill {
             c.env("SURGE_TEST_KILL_AT", k);
         }
         let o = c.output().unwrap();
-        let text =
-            String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr);
-        (o.status.code(), text)
+        (o.status.code(), text(&o))
     };
     let flags = ["--frames", "2", "--ignore-disk-check", "-q"];
     let (code, text) = bake(Some("after-scene"), &flags);
@@ -61,7 +71,6 @@ fn a_bake_terminated_before_simulating_is_requeued() {
     use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
     let bin = d.join("bin");
     std::fs::create_dir(&bin).unwrap();
     let put = |name: &str, text: &str| {
@@ -79,12 +88,8 @@ fn a_bake_terminated_before_simulating_is_requeued() {
         bin.display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    let mut child = Command::new("bash")
-        .arg(repo.join("scripts/slurm/bake.sbatch"))
-        .args(["scene.json", "out"])
-        .current_dir(d)
+    let mut child = bake(d, Path::new("scene.json"), &bin.join("surge"))
         .env("PATH", &path)
-        .env("SURGE", bin.join("surge"))
         .env("SLURM_JOB_ID", "4242")
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -102,8 +107,7 @@ fn a_bake_terminated_before_simulating_is_requeued() {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
     let o = child.wait_with_output().unwrap();
-    let text =
-        String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr);
+    let text = text(&o);
     assert_eq!(o.status.code(), Some(75), "{text}");
     let requeued = std::fs::read_to_string(bin.join("requeued")).unwrap_or_default();
     assert_eq!(requeued.trim(), "requeue 4242", "{text}");

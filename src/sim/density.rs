@@ -85,9 +85,10 @@ pub const TOLERANCE: f64 = 1e-3;
 pub const MAX_ITERATIONS: u32 = 8;
 
 /// Whether the substep from time `ta` to `tb` (s, absolute simulated time) makes a volume
-/// correction (after its projection, where the particles were splatted): every substep when `solver.volume_correction_interval` is 0, otherwise the
-/// substeps that reach a multiple of the interval `every` (so the corrections follow simulated time,
-/// whatever the frame rate); never when the `strength` (`solver.volume_correction`) is 0.
+/// correction (after its projection, where the particles were splatted): every substep when
+/// `solver.volume_correction_interval` is 0, otherwise the substeps that reach a multiple of the
+/// interval `every` (so the corrections follow simulated time, whatever the frame rate); never
+/// when the `strength` (`solver.volume_correction`) is 0.
 pub fn correction_due(strength: f64, every: f64, ta: f64, tb: f64) -> bool {
     if strength <= 0.0 {
         return false;

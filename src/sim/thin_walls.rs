@@ -121,6 +121,17 @@ impl Walls<'_> {
         };
         let c4 = [corner(0, 0), corner(1, 0), corner(0, 1), corner(1, 1)];
         let (mut acc, mut cnt) = ([0.0f64; 3], 0);
+        // Adds the point `(x, y)` of the face (in cells along `u` and `v`) to the centroid.
+        let mut add = |x: f64, y: f64| {
+            let mut g = f.map(|x| x as f64);
+            g[u] += x;
+            g[v] += y;
+            for b in 0..3 {
+                acc[b] += lo[b] + g[b] * h;
+            }
+            cnt += 1;
+        };
+        let mut sampled = false;
         for su in 0..4 {
             for sv in 0..4 {
                 let (x, y) = ((su as f32 + 0.5) / 4.0, (sv as f32 + 0.5) / 4.0);
@@ -129,27 +140,16 @@ impl Walls<'_> {
                     + (1.0 - x) * y * c4[2]
                     + x * y * c4[3];
                 if bl > 0.0 {
-                    let mut g = f.map(|x| x as f64);
-                    g[u] += x as f64;
-                    g[v] += y as f64;
-                    for b in 0..3 {
-                        acc[b] += lo[b] + g[b] * h;
-                    }
-                    cnt += 1;
+                    add(x as f64, y as f64);
+                    sampled = true;
                 }
             }
         }
-        if cnt == 0 {
+        if !sampled {
             // Open part smaller than the samples' spacing: its open corners.
             for (q, &cv) in c4.iter().enumerate() {
                 if cv > 0.0 {
-                    let mut g = f.map(|x| x as f64);
-                    g[u] += (q & 1) as f64;
-                    g[v] += (q >> 1) as f64;
-                    for b in 0..3 {
-                        acc[b] += lo[b] + g[b] * h;
-                    }
-                    cnt += 1;
+                    add((q & 1) as f64, (q >> 1) as f64);
                 }
             }
         }
