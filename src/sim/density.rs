@@ -37,8 +37,8 @@
 //! the determinism, and it is the same Poisson matrix as the projection. What it does not stop:
 //! a crowd made within one substep (a splash thrown against a wall, clamped onto the wall
 //! margin) is only spread by the next substeps' corrections, so a frame could still show a few
-//! cells at several times the seeding density; [`super::crowding`] bounds those by removal
-//! (README, "Volume").
+//! cells at several times the seeding density; [`super::crowding`] bounds those (moving the
+//! excess to emptier cells nearby, or removing it; README, "Volume").
 //!
 //! Standing waves (issue 19, session 9): the correction was suspected of damping a small
 //! sloshing wave, since the wave lost more with the multigrid preconditioner (which brings this

@@ -30,7 +30,8 @@
 //!    `C_p = grad v_new(x_p)`; Jiang et al. 2015).
 //! 8. [`crowding`] (with `solver.max_particles_per_cell`, default 24): the particles sorted by
 //!    cell for the next substep, and any cell holding more than the bound thinned to it (which
-//!    particles go: a hash of their creation index; the cell's mean velocity kept).
+//!    particles go: a hash of their creation index; the cell's mean velocity kept; each goes
+//!    to an emptier liquid cell nearby where there is one, otherwise it is removed).
 //!
 //! Advection comes last rather than first so that the particles are the whole state between
 //! substeps (no grid velocity outlives a substep): a simulation rebuilt from a frame's particles
@@ -454,6 +455,7 @@ impl Simulation {
         report.seconds.sort += t.elapsed().as_secs_f64();
         report.particle_cap_reached = ws.emission.take_cap_warning();
         report.crowded_removed = ws.crowding.take_removed();
+        report.crowded_moved = ws.crowding.take_moved();
         report.emission = ws.emission.take_report();
         self.frame += 1;
         report

@@ -86,6 +86,10 @@ pub struct FrameReport {
     /// stats when none).
     #[serde(skip_serializing_if = "is_zero")]
     pub crowded_removed: u64,
+    /// Particles moved from crowded cells to emptier neighbours instead (left out of the
+    /// stats when none).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub crowded_moved: u64,
 }
 
 fn is_zero(n: &u64) -> bool {

@@ -104,8 +104,9 @@ pub struct SolverSettings {
     pub volume_correction_interval: f64,
     /// Most particles a cell may hold at the end of a substep: every substep, the particles of
     /// a cell holding more are thinned to this count (chosen by a hash of their creation
-    /// index, the cell's mean velocity kept; see `sim::crowding`). 0 switches it off; otherwise
-    /// more than the seeding density, 8. (default: `24`, three times the seeding density;
+    /// index, the cell's mean velocity kept; each moved to an emptier liquid cell within two
+    /// cells where there is one, otherwise removed; see `sim::crowding`). 0 switches it off;
+    /// otherwise more than the seeding density, 8. (default: `24`, three times the seeding density;
     /// always written, so that a checkpoint from before the thinning, which ran without it,
     /// is read as `0` and a resume of it under the new default is refused, naming this field)
     #[serde(default = "default_max_particles_per_cell")]

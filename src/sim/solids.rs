@@ -339,6 +339,20 @@ impl SolidState {
         !self.obstacles.is_empty()
     }
 
+    /// Where the crowding thinning may move particles ([`super::crowding::Room`]): any
+    /// interior cell without obstacles, cells clear of static ones, nowhere beside moving
+    /// ones (their distances hold at the substep's start, the particles at its end).
+    pub fn room(&self) -> super::crowding::Room<'_> {
+        use super::crowding::Room;
+        if !self.active() {
+            Room::Anywhere
+        } else if self.obstacles.animated() || self.cell_time.is_none() {
+            Room::None
+        } else {
+            Room::Clear(&self.cell_phi)
+        }
+    }
+
     /// Evaluates the cell-centre distance at `t` (skipped for static obstacles after the first).
     fn update_cells(&mut self, d: &GridDims, t: f64) {
         if self.cell_time.is_some() && (!self.obstacles.animated() || self.cell_time == Some(t)) {

@@ -187,7 +187,8 @@ pub(super) fn substep(
     let t = Instant::now();
     let salt = [scene.seed, end.to_bits()];
     let most = scene.solver.max_particles_per_cell;
-    ws.crowding.thin(&d, &mut ws.sorted, most, salt);
+    ws.crowding
+        .thin(&d, &mut ws.sorted, most, salt, ws.solids.room());
     secs.sort += t.elapsed().as_secs_f64();
 
     ws.last_solve = stats;
