@@ -75,6 +75,12 @@ fn flow_rate_of_a_box_emitter_into_an_open_channel() {
         (removed as f64 / added_last as f64 - 1.0).abs() < 0.15,
         "removed {removed}, added {added_last}"
     );
+    let count = |l: &serde_json::Value| l["particles"].as_u64().unwrap() as f64;
+    let (at_1s, at_2s) = (count(&lines[30]), count(&lines[60]));
+    assert!(
+        (at_2s / at_1s - 1.0).abs() < 0.10,
+        "the count went from {at_1s} at 1 s to {at_2s} at 2 s"
+    );
     // The emitter's region is full: its 0.15 x 0.3 x 0.25 m hold about V / vp particles.
     let f = frame::read(&dir.path().join("out/particles/frame_0060.bin")).unwrap();
     let p = &f.particles;
@@ -497,7 +503,6 @@ fn emitter_far_larger_than_the_domain_is_clipped_to_it() {
         );
     }
     let (near, far) = (dir.path().join("near"), dir.path().join("far"));
-    let mut frames = 0;
     for f in 0..=6 {
         let name = format!("particles/frame_{f:04}.bin");
         let (a, b) = (
@@ -505,18 +510,19 @@ fn emitter_far_larger_than_the_domain_is_clipped_to_it() {
             std::fs::read(far.join(&name)),
         );
         assert!(a.unwrap() == b.unwrap(), "{name} differs");
-        frames += 1;
     }
-    assert_eq!(frames, 7);
     let added: u64 = (stats(&far).iter())
         .filter_map(|l| l["emission"]["added"][0].as_u64())
         .sum();
     assert!(added > 1000, "the clipped emitter added {added}");
-    // The turned cube fills the domain's liquid region at its first substep.
+    // The turned cube fills the domain's liquid region at its first substep: 8 particles in
+    // each of its 22 x 6 x 8 cells, less those its jitter or the walls' margin leave out
+    // (measured 8,390 of 8,448, 99.3%; 98% required).
     let turned = stats(&dir.path().join("turned"));
     let filled = turned[1]["particles"].as_u64().unwrap();
+    eprintln!("the turned cube filled {filled} of the region's 8 x 22 x 6 x 8 = 8448 places");
     assert!(
-        filled > 8 * 22 * 6 * 8 / 2,
+        filled as f64 > 0.98 * (8 * 22 * 6 * 8) as f64,
         "the turned cube filled {filled} particles"
     );
 }

@@ -216,16 +216,28 @@ fn shipped_tutorial_file_resolves_like_the_tutorial() {
         std::fs::read_to_string(out.join("fluid.000.part")).unwrap(),
         std::fs::read_to_string(root.join("inputs/test_particles.in")).unwrap()
     );
-    assert_eq!(surge::scene::tutorial_last_frame(5.0, 0.001111112), 149);
+    // The file's own total time and step, resolved: frames 0..=149.
+    let loaded = surge::scene::load(&root.join("inputs/fluid_incremental1.json")).unwrap();
+    assert_eq!(loaded.scene.time.frames, 149);
 }
 
 #[test]
 fn shipped_scenes_load() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    // README: the dam break has 246,016 particles, tiny "a few hundred".
+    // README: the dam break has 246,016 particles, tiny "a few hundred". The pool of
+    // drop_into_pool fills its box's 48 x 48 x 9 cells inside the wall layer, 8 particles
+    // each (165,888), and its ball of radius 0.12 m holds 4/3 pi 0.12^3 / (0.01 m)^3 = 7,238
+    // particles of (1 cm)^3 on average: within 2% (the jittered lattice's count in a ball of
+    // about 24 spacings across).
+    let ball = 4.0 / 3.0 * std::f64::consts::PI * 0.12f64.powi(3) / 0.01f64.powi(3);
+    let pool = 48 * 48 * 9 * 8;
     for (name, least, most) in [
         ("dam_break", 246_016, 246_016),
-        ("drop_into_pool", 1, usize::MAX),
+        (
+            "drop_into_pool",
+            pool + (0.98 * ball) as usize,
+            pool + (1.02 * ball) as usize,
+        ),
         ("tiny", 100, 999),
     ] {
         let loaded = surge::scene::load(&root.join(format!("scenes/{name}.json")))

@@ -129,9 +129,10 @@ fn carried_drift(l: &LoadedScene) -> (f64, f64) {
         }
         let now = column_tops(p, H, SPEED * f as f64 / 30.0);
         for (c, z0) in &start {
-            if let Some(z) = now.get(c) {
-                worst_surface = worst_surface.max((z - z0).abs());
-            }
+            let z = now
+                .get(c)
+                .unwrap_or_else(|| panic!("frame {f}: column {c:?} holds no liquid any more"));
+            worst_surface = worst_surface.max((z - z0).abs());
         }
     }
     (worst_speed, worst_surface)

@@ -20,8 +20,8 @@ use surge::sim::mac_grid::CellLabel;
 /// fills the kernel's open part at least to 1 - 0.75^2 / 2 = 0.72 of the rest density, well
 /// above the label's threshold of 1/2), and the smallest fill fraction of the fluid ones
 /// outside the solid whose centre is more than a cell under it (where the liquid fills the
-/// whole open kernel: 1 at rest density).
-fn cells_at_obstacle(l: &LoadedScene, sim: &Simulation, top: f64) -> (usize, f32) {
+/// whole open kernel: 1 at rest density); and how many cells were examined for each.
+fn cells_at_obstacle(l: &LoadedScene, sim: &Simulation, top: f64) -> (usize, f32, [usize; 2]) {
     let (n, labels, fill) = sim.ghost_surface().expect("ghost fluid");
     let d = &l.scene.domain;
     let h = d.cell_size;
@@ -32,7 +32,7 @@ fn cells_at_obstacle(l: &LoadedScene, sim: &Simulation, top: f64) -> (usize, f32
         let c: [usize; 3] = std::array::from_fn(|a| ((x[a] as f64 - d.lower[a]) / h) as usize);
         held[c[0] + n[0] * (c[1] + n[1] * c[2])] = true;
     }
-    let (mut air, mut min_fill) = (0, f32::MAX);
+    let (mut air, mut min_fill, mut seen) = (0, f32::MAX, [0, 0]);
     for k in 0..n[2] {
         for j in 0..n[1] {
             for i in 0..n[0] {
@@ -50,16 +50,18 @@ fn cells_at_obstacle(l: &LoadedScene, sim: &Simulation, top: f64) -> (usize, f32
                 if sd >= h {
                     continue;
                 }
+                seen[0] += 1;
                 if labels[c] == CellLabel::Empty {
                     air += 1;
                 }
                 if labels[c] == CellLabel::Fluid && sd > 0.0 && q[2] < top - h {
+                    seen[1] += 1;
                     min_fill = min_fill.min(fill[c]);
                 }
             }
         }
     }
-    (air, min_fill)
+    (air, min_fill, seen)
 }
 
 /// Runs 60 frames (2 s) of `json` with the ghost fluid, checking after every frame that no
@@ -75,7 +77,13 @@ fn at_rest(json: &str, top: f64) -> Vec<f64> {
         sim.advance_frame();
         let p = sim.particles();
         rms_at.push(rms_speed(p));
-        let (air, min_fill) = cells_at_obstacle(&l, &sim, top);
+        let (air, min_fill, seen) = cells_at_obstacle(&l, &sim, top);
+        // Something to check: dozens of liquid cells along the obstacle (a few are enough to
+        // fail on; none would pass any scene).
+        assert!(
+            seen[0] >= 20 && seen[1] >= 10,
+            "frame {f}: only {seen:?} cells at the obstacle examined"
+        );
         worst = (worst.0.max(air), worst.1.min(min_fill));
         assert!(
             air == 0,

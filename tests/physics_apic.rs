@@ -105,6 +105,8 @@ fn apic_keeps_angular_momentum_pic_loses_it() {
     );
     assert!(l0 > 0.0);
     assert!(apic > 0.95, "APIC kept {apic:.4} of L");
+    // The control: the same bound fails PIC, so it tells the transfers apart.
+    assert!(pic < 0.95, "PIC kept {pic:.4} of L: the bound cannot tell");
     assert!(
         (1.0 - apic).abs() < 0.1 * (1.0 - pic),
         "APIC lost {:.4}, PIC {:.4}",

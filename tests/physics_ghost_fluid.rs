@@ -11,7 +11,7 @@ use surge::sim::{Particles, Simulation};
 /// A tank half full "at rest" with the ghost-fluid surface. Unlike the staircase surface
 /// (`tank_at_rest_stays_still` in `tests/physics.rs`: below 1e-4 m/s, since every top cell
 /// holds p = 0 at the same height), the ghost-fluid surface follows the particles, and
-/// jittered particles make a bumpy surface (bumps of a fraction of the 5 mm spacing), whose
+/// jittered particles make a bumpy surface (bumps of a fraction of the 10 mm spacing), whose
 /// hydrostatic pressure differences drive currents that settle only slowly: measured here, the
 /// rms particle speed is 5.2e-3 m/s after the first frame, 4.8e-3 on average over the first
 /// second, 1.4e-3 over the third, 1.3e-3 at 3 s (the largest single particle 0.05-0.13 m/s at
@@ -22,8 +22,10 @@ use surge::sim::{Particles, Simulation};
 /// not match the matrix makes them grow to g dt within frames). Session 9, with the surface
 /// read from the cells' fill fractions (`sim::ghost_fluid`; smoother than the particle level
 /// set it replaced, whose bumps followed single particles): 4.15e-3 m/s after one frame,
-/// 4.21e-3 over the first second, 6.13e-4 over the third, 6.28e-4 at 3 s (ratio 0.15);
-/// bounds unchanged.
+/// 4.21e-3 over the first second, 6.13e-4 over the third, 6.28e-4 at 3 s (ratio 0.15; the same
+/// in session 41). Bounds since session 41, from these figures with margins of about a half and
+/// below the particle level set's (so a return to it fails): under 1e-3 m/s at 3 s (was 2.5e-3)
+/// and the third second's mean under a quarter of the first's (was a half).
 #[test]
 fn ghost_fluid_tank_settles() {
     let h = 0.02;
@@ -52,9 +54,9 @@ fn ghost_fluid_tank_settles() {
         "ghost fluid tank: rms speed {:.2e} m/s after one frame, mean {first:.2e} over the first second, {last:.2e} over the third, {three:.2e} at 3 s",
         rms_at[0]
     );
-    assert!(three < 2.5e-3, "rms speed at 3 s {three:e} m/s");
+    assert!(three < 1e-3, "rms speed at 3 s {three:e} m/s");
     assert!(
-        last < 0.5 * first,
+        last < 0.25 * first,
         "mean rms speed {first:e} in the first second, {last:e} in the third"
     );
 }

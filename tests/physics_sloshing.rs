@@ -23,10 +23,12 @@ use surge::sim::settings::FreeSurface;
 /// as before): +15.01% / 89.2% and +1.53% / 29.3%.
 /// Session 9, this test's `--nocapture` line with the multigrid default: +5.92% / 92.8% and
 /// +1.37% / 27.2% (the staircase does not use the ghost fluid's fill fractions).
-/// The test holds what is measured, with margins of about a third: at 128 cells the period
-/// within 4.5% of theory and the loss under 35% per period (kept from the one-substep figures,
-/// which the new ones meet); the error shrinks by at least a factor of 3 from 64 to 128 cells
-/// (measured 21; 4.2 at one substep: converging, faster than first order here); at least
+/// Session 40 (README, "Sloshing"): +5.53% / 93.0% and +0.94% / 28.5%.
+/// The bounds were set from the one-substep figures with margins of about a third, and the
+/// later figures meet them: at 128 cells the period within 4.5% of theory and the loss under
+/// 35% per period; the error shrinks by at least a factor of 3 from 64 to 128 cells (measured
+/// 5.9 in session 40, 4.3 in session 9, 4.2 at one substep: converging, faster than first
+/// order here); at least
 /// five zero crossings (the wave oscillates, not merely settles). A wrong gravity or a lost
 /// free-surface condition moves the period by far more (the period goes as g^-1/2: 4.5% is a
 /// 9% error in g).

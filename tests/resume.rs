@@ -42,19 +42,16 @@ fn assert_same_but(a: &Path, b: &Path, skip: &[&str]) {
 
 /// An uninterrupted reference run of the tiny scene to `last`.
 fn reference(dir: &Path, last: u32) -> PathBuf {
+    reference_with(dir, last, &[])
+}
+
+/// [`reference`] with `extra` arguments to `surge run`.
+fn reference_with(dir: &Path, last: u32, extra: &[&str]) -> PathBuf {
     let out = dir.join("reference");
-    ok(&surge(
-        dir,
-        &[
-            "-q",
-            "run",
-            &tiny(),
-            "-o",
-            "reference",
-            "--frames",
-            &last.to_string(),
-        ],
-    ));
+    let (last, scene) = (last.to_string(), tiny());
+    let mut args = vec!["-q", "run", &scene, "-o", "reference", "--frames", &last];
+    args.extend_from_slice(extra);
+    ok(&surge(dir, &args));
     out
 }
 
@@ -106,6 +103,8 @@ fn sigkill_at_five_moments_then_resume_is_identical() {
     let reference = reference(dir.path(), last);
     let out = dir.path().join("k");
     let kill_after = [1u32, 6, 11, 17, 24];
+    // The newest checkpoint after the previous kill: each resume must have passed a new one.
+    let mut newest_before: Option<u32> = None;
     for (i, &frame) in kill_after.iter().enumerate() {
         let args: Vec<String> = if i == 0 {
             [
@@ -148,6 +147,20 @@ fn sigkill_at_five_moments_then_resume_is_identical() {
         let done: Vec<String> = checkpoints(&out);
         eprintln!("kill {i} after frame {frame}: {files} whole files, checkpoints {done:?}");
         assert!(!done.is_empty(), "kill {i}: no checkpoint left");
+        let newest = (done.iter())
+            .filter_map(|n| {
+                n.strip_prefix("checkpoint_")?
+                    .strip_suffix(".bin")?
+                    .parse()
+                    .ok()
+            })
+            .max()
+            .unwrap_or_else(|| panic!("kill {i}: no numbered checkpoint in {done:?}"));
+        assert!(
+            newest_before.is_none_or(|b| newest > b),
+            "kill {i}: the newest checkpoint is still frame {newest} ({newest_before:?} before)"
+        );
+        newest_before = Some(newest);
     }
     ok(&surge(dir.path(), &["-q", "resume", "k"]));
     assert_same(&reference, &dir.path().join("k"));
@@ -157,7 +170,10 @@ fn sigkill_at_five_moments_then_resume_is_identical() {
 fn sigterm_writes_a_checkpoint_and_resume_is_identical() {
     let dir = tempfile::tempdir().unwrap();
     let last = 60;
-    let reference = reference(dir.path(), last);
+    // No scheduled checkpoint before frame 1000 (only the signal's and the run's last): the
+    // checkpoint found after the stop can only be the signal's.
+    let every = ["--checkpoint-every", "1000"];
+    let reference = reference_with(dir.path(), last, &every);
     let out = dir.path().join("t");
     // Retried if the run happens to finish before the signal arrives.
     let mut interrupted = false;
@@ -173,6 +189,8 @@ fn sigterm_writes_a_checkpoint_and_resume_is_identical() {
                 "--overwrite",
                 "--frames",
                 &last.to_string(),
+                every[0],
+                every[1],
             ])
             .stderr(Stdio::piped())
             .spawn()
@@ -217,7 +235,14 @@ fn sigterm_writes_a_checkpoint_and_resume_is_identical() {
         "the run always finished before SIGTERM arrived"
     );
     ok(&surge(dir.path(), &["-q", "resume", "t"]));
-    assert_same(&reference, &out);
+    // The checkpoints differ by the signal's; the last one is the same.
+    assert_same_but(&reference, &out, &["checkpoints"]);
+    let last_checkpoint = format!("checkpoints/checkpoint_{last:04}.bin");
+    assert!(
+        std::fs::read(reference.join(&last_checkpoint)).unwrap()
+            == std::fs::read(out.join(&last_checkpoint)).unwrap(),
+        "{last_checkpoint} differs"
+    );
 }
 
 #[test]

@@ -27,7 +27,9 @@ fn newest_frame(out: &Path) -> Option<u32> {
 
 /// The exit contract `bake.sbatch` relies on, without SLURM: SIGTERM (even twice, as a job
 /// script forwarding the scheduler's signal and the scheduler itself both send it) finishes the
-/// frame, writes its checkpoint and exits 75; Ctrl-C (SIGINT) does the same with 130.
+/// frame, writes its checkpoint and exits 75; Ctrl-C (SIGINT) does the same with 130. The run
+/// writes no scheduled checkpoint before frame 1000 (`--checkpoint-every 1000`), so the one
+/// found can only be the signal's.
 #[test]
 fn sigterm_exits_75_with_a_checkpoint_and_sigint_130() {
     let dir = tempfile::tempdir().unwrap();
@@ -51,6 +53,8 @@ fn sigterm_exits_75_with_a_checkpoint_and_sigint_130() {
                 &name,
                 "--frames",
                 "400",
+                "--checkpoint-every",
+                "1000",
             ])
             .stderr(std::process::Stdio::piped())
             .spawn()

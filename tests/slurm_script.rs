@@ -57,8 +57,18 @@ fn a_retried_bake_keeps_its_flags() {
     assert!(d.join("out/particles/frame_0002.bin").is_file(), "{text}");
     common::assert_all_whole(&d.join("out"));
     // Finished: a retry without the flag changes nothing and is not refused.
+    let before = common::snapshot(&d.join("out"));
     let (code, text) = bake(None, &["--frames", "2", "-q"]);
     assert_eq!(code, Some(0), "retry of a finished bake: {text}");
+    let after = common::snapshot(&d.join("out"));
+    assert_eq!(
+        before.keys().collect::<Vec<_>>(),
+        after.keys().collect::<Vec<_>>(),
+        "the retry changed the run's files: {text}"
+    );
+    for (k, v) in &before {
+        assert!(after[k] == *v, "the retry rewrote {}: {text}", k.display());
+    }
 }
 
 /// A SIGTERM (preemption) that reaches surge before it has started simulating, while it reads

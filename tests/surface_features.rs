@@ -204,7 +204,7 @@ fn pool_scene() -> Scene {
 }
 
 /// A pool simulated for one second (at rest: the physics tests bound its speed) meshes to a
-/// flat top: RMS height and mean normal deviation of the upward faces 3 cells from the walls,
+/// flat top: RMS height and mean normal deviation of the upward faces 2 cells from the walls,
 /// and the mean deviation of the vertices' normal attribute (what a renderer shades with).
 /// Issue 14's target: 0.01 cell and 0.5 degree, for both methods, with the default calm-water
 /// flattening (`surface.calm_flattening`, 50 passes; measured: `zhu_bridson` 0.0038 cell, 0.15

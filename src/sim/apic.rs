@@ -218,8 +218,11 @@ mod tests {
                 lo[b] -= e;
                 hi[b] += e;
                 let fd = (d.sample(a, &wavy, hi) - d.sample(a, &wavy, lo)) / (2.0 * e);
+                // The field is linear along `b` within the cell (`p +- e` stays in it), so the
+                // central difference is exact but for the `f32` rounding of the two samples
+                // (values up to 3: about 4e-7 each, 4e-4 in the difference quotient).
                 assert!(
-                    (g[b] - fd).abs() < 2e-2 * (1.0 + fd.abs()),
+                    (g[b] - fd).abs() < 1e-3 * (1.0 + fd.abs()),
                     "{a} {b}: {g:?} vs {fd}"
                 );
             }

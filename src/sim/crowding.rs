@@ -130,6 +130,7 @@ impl Crowding {
         Self {
             order: Vec::with_capacity(cap),
             gaps: Vec::with_capacity(cap),
+            added: Vec::with_capacity(cap),
             ..Self::default()
         }
     }

@@ -422,9 +422,6 @@ mod tests {
         }
     }
 
-    /// Band-limited extrapolation gives the reference's values on every face a particle can
-    /// read (within `layers + 1` cells of the liquid), for a liquid with a pool, a column and a
-    /// lone droplet, at several layer counts.
     /// A closed grid of `n` cells (0.1 m), its wall layer solid, the other cells labelled
     /// fluid where `fluid(i, j, k)` holds, solid where `solid` does, else empty.
     fn labelled(
@@ -455,6 +452,9 @@ mod tests {
         (d, labels)
     }
 
+    /// Band-limited extrapolation gives the reference's values on every face a particle can
+    /// read (within `layers + 1` cells of the liquid), for a liquid with a pool, a column and a
+    /// lone droplet, at several layer counts.
     #[test]
     fn band_matches_full_grid_extrapolation() {
         let pool = |i, j, k| k <= 2 || (i <= 3 && j <= 4 && k <= 9) || (i, j, k) == (9, 7, 12);

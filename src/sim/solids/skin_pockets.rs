@@ -258,7 +258,7 @@ mod tests {
 
     /// Without gravity: a one-cell pocket and a two-cell one against the wall, shut in by
     /// water and wall, must become fluid; a column of empty cells up the wall that reaches the
-    /// air above the water, and an empty cell in the open water 0.17 m from the wall, must stay
+    /// air above the water, and an empty cell in the open water 0.37 m from the wall, must stay
     /// air. Before session 34 every one of them stayed air.
     #[test]
     fn pockets_shut_in_by_a_moving_wall_become_fluid() {

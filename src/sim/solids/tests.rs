@@ -343,7 +343,7 @@ fn a_particle_moving_down_an_advancing_face_slides_down_it() {
 }
 
 /// A plate 1.6 cm thick moving a whole 5 cm cell in the substep sweeps the particles 1.5 cm
-/// ahead of it along (they stand still; at the substep's end the plate lies beyond them, 2.2
+/// ahead of it along (they stand still; at the substep's end the plate lies beyond them, 1.9
 /// cm from them): their path carried with the plate crosses it. The same with the cells
 /// near the plate only (their bound widened by the plate's shift) and with the cells' and the
 /// world boxes' bounds on the distance: fails if a bound skipped them (a path carried with a

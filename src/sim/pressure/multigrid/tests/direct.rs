@@ -74,8 +74,9 @@ fn direct_solve_inverts_the_level_operator() {
             Some(w),
         ));
     }
-    let mut tested = 0;
     for (name, n, labels, weights) in &cases {
+        // Levels of this case tested: every case must test one at least.
+        let mut tested = 0;
         let mut mg = Multigrid::new(*n, Settings::default());
         mg.setup(labels, weights.as_ref());
         for l in 1..mg.levels() {
@@ -150,9 +151,6 @@ fn direct_solve_inverts_the_level_operator() {
                 (ac - ca).abs() / scale
             );
         }
+        assert!(tested >= 1, "{name}: no level fit the budgets");
     }
-    assert!(
-        tested >= cases.len(),
-        "only {tested} levels fit the budgets"
-    );
 }
