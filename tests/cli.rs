@@ -345,7 +345,8 @@ fn default_scene_runs_without_arguments() {
     assert_eq!(s["name"], "dam_break");
     assert_eq!(s["time"]["frames"], 1);
     let f1 = surge::output::frame::read(&out.join("particles/frame_0001.bin")).unwrap();
-    // The README's figure for the default scene.
+    // The README's figure for the default scene: its column fills 31 x 32 x 31 cells, 8
+    // particles each.
     assert_eq!(f1.particles.len(), 246_016);
     // Running again refuses to overwrite.
     let o = surge(dir.path(), &["-q", "run", "--frames", "1"], None);

@@ -53,7 +53,7 @@ fn inflow(out: &Path, spacing: f64) -> f64 {
 /// 2.5 cm cells, so the disc is 16 particle spacings across): particles added per second x
 /// particle volume = v pi r^2 within 2% (the analytic flow through the cross-section).
 /// Tolerance: the jittered lattice samples the disc's edge (its expected count is 0.4% above
-/// pi r^2 / spacing^2 for this placement), about 14,000 points enter in 1.7 s, and the
+/// pi r^2 / spacing^2 for this placement), about 27,000 points enter in 1.7 s (v pi r^2 / (1.25 cm)^3 per second), and the
 /// substeps cut the lattice layers unevenly from frame to frame (the box test's 2%).
 #[test]
 fn cylinder_flow_rate_is_v_pi_r_squared() {
@@ -210,7 +210,8 @@ fn keyframed_emitter_moves_and_adds_its_motion() {
             "frame {f}: {inside} particles inside the region"
         );
     }
-    // From frame 3 (the first refill of the region is over) to 30.
+    // Frames 4 to 30 (`added[0]` is frame 1's; by frame 3 the first refill of the region is
+    // over): 27 frames.
     let n: u64 = added[3..].iter().sum();
     let rate = n as f64 * 0.025f64.powi(3) / (27.0 / 30.0);
     assert!(

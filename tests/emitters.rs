@@ -326,7 +326,8 @@ fn bad_max_particles() {
 }
 
 /// An emitter faster than the CFL limit at the smallest substep runs, with a warning that
-/// gives the number.
+/// gives the number: 2000 m/s over the shortest substep, a 30 fps frame cut into the
+/// `max_substeps` 64 (1 / 1920 s), is 1.042 m, 10.42 of the 0.1 m cells.
 #[test]
 fn emitter_velocity_beyond_cfl_warns_with_the_number() {
     let dir = tempfile::tempdir().unwrap();

@@ -1,7 +1,9 @@
 //! Hostile runs (issue 16): a disk too small for the run, a kill during start-up, a flipped bit
 //! in a frame, locks and foreign checkpoints, and the command-line conventions. Each case runs a
-//! `surge` child measured like the hostile-input cases of `tests/hostile.rs` (exit status, clean
-//! message, peak RSS; `cargo test --release --test hostile_runs -- --nocapture`).
+//! `surge` child through `common::measured::run_measured`, as the hostile-input cases of
+//! `tests/hostile.rs` do: its exit status and message are checked, and a run past
+//! `common::measured::MAX_SECONDS` fails (its peak RSS is not bounded here: these are
+//! hostile states of a run folder, not hostile inputs sized to exhaust memory).
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -161,10 +163,16 @@ fn a_kill_during_start_up_leaves_a_folder_run_and_resume_handle() {
         );
         common::assert_all_whole(&d.join("out"));
         // and resume --scene on a fresh killed folder
-        let _ = run_measured(
+        let o = run_measured(
             d,
             &["run", "--frames", "1", "-o", "again", "-q"],
             &[("SURGE_TEST_KILL_AT", point)],
+        );
+        assert_eq!(
+            o.signal,
+            Some(6),
+            "{point}: the hook did not abort the second run: {}",
+            o.stderr
         );
         let scene = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/dam_break.json");
         let o = run_measured(

@@ -508,7 +508,7 @@ fn scene_larger_than_the_machine_is_refused_before_writing() {
     // `surge run` estimates 64 bytes per grid cell (src/cli/run.rs) and refuses a scene that
     // needs more than MemTotal; without the check the allocation would abort the process
     // mid-run. The scene is sized from this machine's memory: a cube of cells needing about
-    // 1.5 x MemTotal (on the project's 23 GB machine: 823^3 cells, about 35 GB).
+    // 1.5 x MemTotal (on the project's 24,683,656 kB machine: 840^3 cells, 35.3 GiB).
     // Scene validation caps a domain at 2^30 cells (about 69 GB of need), so on a machine with
     // more than ~46 GB the refusal cannot be reached with cells alone and the test skips,
     // visibly (common::skip), even in CI: it cannot run there.

@@ -50,13 +50,38 @@ fn crate_paths(text: &str) -> Vec<(usize, String)> {
                 out.push((n + 1, name));
             }
         }
-        // `use crate::{a, b}`: each name in the braces.
-        if let Some(i) = code.find("crate::{") {
-            let inner = &code[i + "crate::{".len()..];
-            for part in inner.split([',', '}']) {
-                let name: String = part
-                    .trim()
-                    .chars()
+    }
+    // `use crate::{a, b::{c, d}}`, on one line or several (as rustfmt wraps long ones): the
+    // first name of each part at the braces' top level, at the line of `crate::{`.
+    let code: Vec<&str> = (text.lines())
+        .map(|l| l.split("//").next().unwrap_or(""))
+        .collect();
+    for (n, line) in code.iter().enumerate() {
+        let mut from = 0;
+        while let Some(i) = line[from..].find("crate::{") {
+            let start = from + i + "crate::{".len();
+            from = start;
+            let (mut depth, mut part, mut parts) = (1u32, String::new(), Vec::new());
+            let rest = std::iter::once(&line[start..]).chain(code[n + 1..].iter().copied());
+            'scan: for l in rest {
+                for c in l.chars() {
+                    match c {
+                        '{' => depth += 1,
+                        '}' | ',' if depth == 1 => {
+                            parts.push(std::mem::take(&mut part));
+                            if c == '}' {
+                                break 'scan;
+                            }
+                        }
+                        '}' => depth -= 1,
+                        _ if depth == 1 => part.push(c),
+                        _ => {}
+                    }
+                }
+                part.push(' ');
+            }
+            for p in parts {
+                let name: String = (p.trim().chars())
                     .take_while(|c| c.is_alphanumeric() || *c == '_')
                     .collect();
                 if !name.is_empty() {
@@ -142,19 +167,35 @@ fn no_module_imports_its_own_or_a_higher_layer() {
 fn every_top_level_module_is_in_the_table() {
     let lib =
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/lib.rs")).unwrap();
+    // Every module declaration, whatever its visibility or indentation.
+    let mut declared = 0;
     for line in lib.lines() {
-        if let Some(m) = line.strip_prefix("pub mod ") {
-            let m = m.trim_end_matches(';');
+        let t = line.trim_start();
+        let t = t
+            .strip_prefix("pub(crate) ")
+            .or(t.strip_prefix("pub "))
+            .unwrap_or(t);
+        if let Some(m) = t.strip_prefix("mod ") {
+            let m = m.trim_end_matches(';').trim();
+            declared += 1;
             assert!(
                 layer(m).is_some(),
                 "src/lib.rs declares `{m}`, missing from LAYERS"
             );
         }
     }
+    // And the table names no module that is not declared (nor was the scan blind).
+    assert_eq!(
+        declared,
+        LAYERS.len(),
+        "src/lib.rs declares {declared} modules, LAYERS lists {}",
+        LAYERS.len()
+    );
 }
 
 /// The checker itself catches what it must: an upward import, a sideways one between two L2
-/// stages, an unknown module, and a path inside braces; and ignores comments and `$crate`.
+/// stages, an unknown module, and a path inside braces, also nested and wrapped over lines as
+/// rustfmt writes long ones; and ignores comments and `$crate`.
 #[test]
 fn the_checker_flags_upward_and_sideways_imports() {
     let up = "use crate::scene::Scene;\n";
@@ -164,6 +205,11 @@ fn the_checker_flags_upward_and_sideways_imports() {
     let braces = "use crate::{geometry::Domain, checkpoint};\n";
     assert_eq!(violations("output", "output/x.rs", braces).len(), 1);
     assert_eq!(violations("scene", "scene/x.rs", braces).len(), 0);
+    let wrapped = "use crate::{\n    geometry::{Domain, solid::Solid},\n    sim::Simulation,\n};\n";
+    let found = violations("geometry", "geometry/x.rs", wrapped);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].contains("geometry/x.rs:1") && found[0].contains("crate::sim"));
+    assert_eq!(violations("scene", "scene/x.rs", wrapped).len(), 0);
     let unknown = "use crate::nowhere::X;\n";
     assert_eq!(violations("run", "run/x.rs", unknown).len(), 1);
     let fine = "use crate::particles::Particles; // crate::cli in a comment\n/// [`crate::run`]\nmacro_rules! m { () => { $crate::sim::x() } }\n";

@@ -198,7 +198,9 @@ fn half_full_box_rotated_30_degrees_settles_flat() {
     );
 }
 
-/// scenes/paddle.json at a coarse grid: a box swept through a tank at 0.33 m/s. Reference: the
+/// A paddle at the speed of scenes/paddle.json's, on a coarse grid: a box swept through a
+/// tank at 0.33 m/s (one way, 0.15 to 0.65 m in 1.5 s; the shipped scene goes 0.15 to 0.45 m
+/// and back). Reference: the
 /// paddle's own motion. No particle may be inside the paddle at the frame's time (1e-6 m: f32
 /// rounding), and the liquid must move: after 1 s the mean x velocity is positive and above a
 /// tenth of the paddle's speed (a still tank has mean velocity zero up to FLIP noise of mm/s).
@@ -399,8 +401,8 @@ fn obstacles_are_deterministic_and_resume_exactly() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let r = common::outputs(&dir.path().join("res"));
     for (k, v) in &a {
-        if k.starts_with("particles") {
-            assert_eq!(Some(v), r.get(k), "{} differs after resume", k.display());
+        if !k.starts_with("checkpoints") {
+            assert!(Some(v) == r.get(k), "{} differs after resume", k.display());
         }
     }
 }
@@ -439,7 +441,8 @@ fn wedge_between_obstacle_and_floor_holds_no_particle() {
             "frame {f}: particle {i} at {:?} is {d} m inside the cylinder",
             sim.particles().position(i)
         );
-        // Particles in the wedge itself (within 2 cm of the contact line, under the cylinder).
+        // Particles in the wedge (within 6 cm of the contact line along x and 7 cm above the
+        // floor, under the cylinder).
         let p = sim.particles();
         wedged = wedged.max(
             (0..p.len())

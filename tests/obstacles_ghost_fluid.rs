@@ -105,8 +105,9 @@ fn at_rest(json: &str, top: f64) -> Vec<f64> {
     rms_at
 }
 
-/// A tank half full around a box that pierces the surface (16 cells of 2 cm, liquid 15 cm
-/// deep, the box 8 cm square in the middle), "at rest" with the ghost fluid. Reference:
+/// A tank half full around a box that pierces the surface (16 cells of 2 cm, the liquid's top
+/// at z = 0.15 m, 13 cm above the floor's wall layer; the box 8 cm square, centred at x = y =
+/// 0.15 m), "at rest" with the ghost fluid. Reference:
 /// hydrostatic rest. As in `ghost_fluid_tank_settles` (`tests/physics_ghost_fluid.rs`, the
 /// same kind of tank without the box), the ghost-fluid surface follows the jittered particles,
 /// whose bumps drive currents that settle slowly, so the bound is that test's: rms speed below

@@ -105,6 +105,8 @@ fn tank_drains_through_a_floor_orifice_as_torricelli_says() {
     let o = surge(dir.path(), &["-q", "run", "drain.json", "-o", "out"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let all = heads(&dir.path().join("out"), h);
+    // The measure reads the seeded column: 0.2995 m at frame 0 (session 41, 0.17% under the
+    // seeded 0.30 m); 1% is the check that it reads the column, not a bound on its accuracy.
     assert!(
         (all[0].1 / HEAD - 1.0).abs() < 0.01,
         "initial head {} m, seeded {HEAD} m",
