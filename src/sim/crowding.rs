@@ -84,7 +84,7 @@ pub struct Crowding {
     removed: u64,
     /// Particles moved since the last [`Crowding::take_moved`].
     moved: u64,
-    /// (cell, particles moved into it) in the current thinning.
+    /// (cell, particles moved into it) in the current thinning, ascending by cell.
     added: Vec<(u32, u32)>,
 }
 
@@ -211,9 +211,10 @@ impl Crowding {
         n
     }
 
-    /// The neighbour of cell `c` (of the 26) that receives a particle, if any: an interior
-    /// cell `room` allows holding [`RECEIVE_FROM`]`..`[`RECEIVE_BELOW`] particles (counting
-    /// those this thinning moved there), the emptiest, the first in (z, y, x) order on a tie.
+    /// The cell within [`REACH`] cells of cell `c` per axis that receives a particle, if any:
+    /// an interior cell `room` allows holding [`RECEIVE_FROM`]`..`[`RECEIVE_BELOW`] particles
+    /// (counting those this thinning moved there); the emptiest, then the nearest, then the
+    /// first in (z, y, x) order.
     fn receiver(
         &self,
         d: &GridDims,
@@ -246,9 +247,9 @@ impl Crowding {
                     if !ok {
                         continue;
                     }
-                    let extra = (self.added.iter())
-                        .find(|&&(x, _)| x as usize == e)
-                        .map_or(0, |&(_, k)| k);
+                    let extra = (self.added)
+                        .binary_search_by_key(&(e as u32), |&(x, _)| x)
+                        .map_or(0, |i| self.added[i].1);
                     let held = sp.cell_start[e + 1] - sp.cell_start[e];
                     let count = held + extra;
                     if held < RECEIVE_FROM || count >= RECEIVE_BELOW {
@@ -264,9 +265,10 @@ impl Crowding {
         best.map(|(_, e)| e)
     }
 
-    /// Removes (appends to `gaps`, ascending) the `s1 - s0 - max` particles of slots
-    /// `s0..s1` with the largest hashes, and shifts the kept particles' velocities so that
-    /// their mean is the mean of all `s1 - s0`.
+    /// Takes the `s1 - s0 - max` particles of slots `s0..s1` (cell `c`) with the largest
+    /// hashes out of the cell: each moves to the cell [`Self::receiver`] finds, or, where none,
+    /// is removed (appended to `gaps`, ascending within the cell); shifts the kept particles'
+    /// velocities so that their mean is the mean of all `s1 - s0`. Returns the particles moved.
     #[allow(clippy::too_many_arguments)]
     fn thin_cell(
         &mut self,
@@ -298,9 +300,9 @@ impl Crowding {
             match self.receiver(d, sp, c, room) {
                 Some(e) => {
                     move_to(d, sp, s as usize, e, salt);
-                    match self.added.iter_mut().find(|(x, _)| *x as usize == e) {
-                        Some(a) => a.1 += 1,
-                        None => self.added.push((e as u32, 1)),
+                    match self.added.binary_search_by_key(&(e as u32), |&(x, _)| x) {
+                        Ok(i) => self.added[i].1 += 1,
+                        Err(i) => self.added.insert(i, (e as u32, 1)),
                     }
                     moved += 1;
                 }
