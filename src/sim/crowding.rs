@@ -344,16 +344,21 @@ mod tests {
     use crate::geometry::Domain;
     use crate::particles::Particles;
 
-    /// A 6^3 grid (h = 0.1 m) with 40 particles in cell (2, 2, 2), 8 in cell (3, 2, 2) and
-    /// 25 in cell (2, 3, 2), each with its own velocity.
-    fn crowd() -> (GridDims, SortedParticles) {
-        let d = GridDims::new(&Domain {
+    /// The tests' closed 6^3 grid of 0.1 m cells from the origin.
+    fn grid() -> GridDims {
+        GridDims::new(&Domain {
             lower: [0.0; 3],
             cell_size: 0.1,
             resolution: [6, 6, 6],
             boundaries: Default::default(),
             friction: Default::default(),
-        });
+        })
+    }
+
+    /// A 6^3 grid (h = 0.1 m) with 40 particles in cell (2, 2, 2), 8 in cell (3, 2, 2) and
+    /// 25 in cell (2, 3, 2), each with its own velocity.
+    fn crowd() -> (GridDims, SortedParticles) {
+        let d = grid();
         let mut p = Particles::default();
         let mut k = 0u32;
         for (cell, n) in [([2, 2, 2], 40), ([3, 2, 2], 8), ([2, 3, 2], 25)] {
@@ -440,13 +445,7 @@ mod tests {
     /// receive (5, 6, 7 and 5 particles: room for 3 + 2 + 1 + 3) and cells that cannot (8:
     /// full; 2: too few to be liquid).
     fn crowd_with_room() -> (GridDims, SortedParticles, Vec<([usize; 3], u32)>) {
-        let d = GridDims::new(&Domain {
-            lower: [0.0; 3],
-            cell_size: 0.1,
-            resolution: [6, 6, 6],
-            boundaries: Default::default(),
-            friction: Default::default(),
-        });
+        let d = grid();
         let cells = vec![
             ([2, 2, 2], 40),
             ([1, 2, 2], 5),
