@@ -1,5 +1,5 @@
 //! `surge mesh OUT [--frames A..B] [surface options]`: re-mesh a run's particle frames
-//! ([`crate::run::remesh`]).
+//! ([`crate::run::remesh()`]).
 //!
 //! Reads `OUT/scene.json` and `OUT/particles/frame_NNNN.bin`, writes `OUT/meshes/frame_NNNN.ply`
 //! atomically. Frames are independent and the output of a frame depends only on its particle

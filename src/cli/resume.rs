@@ -1,5 +1,5 @@
 //! `surge resume OUT`: continue a killed, interrupted or finished run from its newest valid
-//! checkpoint, byte-identically to an uninterrupted run ([`crate::run::resume`]).
+//! checkpoint, byte-identically to an uninterrupted run ([`crate::run::resume()`]).
 //!
 //! 1. Read the scene: `OUT/scene.json` (or `--scene FILE`), with `--frames` /
 //!    `--checkpoint-every` applied.

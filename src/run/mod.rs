@@ -1,5 +1,5 @@
 //! The library entry points of a shot: [`run()`] (simulate a scene into a run folder),
-//! [`resume()`] (continue a run from its newest valid checkpoint), and [`remesh`] /
+//! [`resume()`] (continue a run from its newest valid checkpoint), and [`remesh()`] /
 //! [`repreview`] (re-make meshes or previews from a run's particle frames).
 //!
 //! Layer 5: imports every layer below (scene, checkpoint, the stages, geometry, error) and is
@@ -209,7 +209,7 @@ fn fixed_dt_note(scene: &Scene) -> Option<String> {
 
 /// The PLY file of one frame's surface mesh: the surface stage, then `output::ply`. Checks the
 /// scene's surface settings first (a loop over frames checks them once and calls the stage
-/// directly, as [`remesh`] does).
+/// directly, as [`remesh()`] does).
 pub fn frame_ply_bytes(frame: &ParticleFrame, scene: &Scene) -> anyhow::Result<Vec<u8>> {
     scene
         .surface
