@@ -164,37 +164,7 @@ fn apic_tank_at_rest_stays_still() {
 /// Five frames, all with the ball far above the floor.
 #[test]
 fn apic_free_fall_follows_parabola() {
-    let h = 0.02;
-    let mut s = scene([-0.15, -0.15, -0.1], h, [15, 15, 50], 30.0, 5);
-    let dt = 1.0 / 900.0;
-    s.solver.fixed_dt = Some(dt);
-    s.solver.volume_correction = 0.0;
-    s.solver.transfer = Transfer::Apic;
-    let p = seeded(
-        &mut s,
-        vec![Source::Sphere {
-            center: [0.0, 0.0, 0.7],
-            radius: 0.06,
-            velocity: [0.0; 3],
-        }],
-    );
-    let c0 = mean_position(&p);
-    let mut sim = Simulation::new(&s, p, 0).unwrap();
-    let mut checked = 0;
-    run(&mut sim, s.time.frames, |sim, _| {
-        let n = (sim.frame() * s.steps_per_frame()) as f64;
-        let c = mean_position(sim.particles());
-        let expect = c0[2] - G * dt * dt * n * n / 2.0;
-        assert!(
-            (c[2] - expect).abs() < 1e-4,
-            "frame {}: centre z = {:.6}, free fall gives {expect:.6}",
-            sim.frame(),
-            c[2]
-        );
-        assert!((c[0] - c0[0]).abs() < 1e-3 && (c[1] - c0[1]).abs() < 1e-3);
-        checked += 1;
-    });
-    assert_eq!(checked, 5);
+    ball_falls_on_the_parabola(|s| s.solver.transfer = Transfer::Apic);
 }
 
 fn bytes(p: &Particles) -> Vec<u8> {

@@ -181,3 +181,44 @@ pub fn column_tops(
     }
     tops
 }
+
+/// A ball of radius 6 cm falling from 0.7 m for five 1/30 s frames at a fixed 1/900 s step,
+/// far above the floor, with the volume correction off (`free_fall_follows_parabola` in
+/// `tests/physics.rs` says why) and `configure` applied to the scene: every frame, its centre
+/// must follow the parabola `z0 - g t^2 / 2` (exact for the fixed-step leapfrog) within 0.1 mm
+/// (that test's bound and reason) and stay within 1 mm of its start across. Shared by the
+/// options' versions of that test (APIC, the ghost fluid).
+#[allow(dead_code)]
+pub fn ball_falls_on_the_parabola(configure: impl FnOnce(&mut Scene)) {
+    let h = 0.02;
+    let mut s = scene([-0.15, -0.15, -0.1], h, [15, 15, 50], 30.0, 5);
+    let dt = 1.0 / 900.0;
+    s.solver.fixed_dt = Some(dt);
+    s.solver.volume_correction = 0.0;
+    configure(&mut s);
+    let p = seeded(
+        &mut s,
+        vec![Source::Sphere {
+            center: [0.0, 0.0, 0.7],
+            radius: 0.06,
+            velocity: [0.0; 3],
+        }],
+    );
+    let c0 = mean_position(&p);
+    let mut sim = Simulation::new(&s, p, 0).unwrap();
+    let mut checked = 0;
+    run(&mut sim, s.time.frames, |sim, _| {
+        let n = (sim.frame() * s.steps_per_frame()) as f64;
+        let c = mean_position(sim.particles());
+        let expect = c0[2] - G * dt * dt * n * n / 2.0;
+        assert!(
+            (c[2] - expect).abs() < 1e-4,
+            "frame {}: centre z = {:.6}, free fall gives {expect:.6}",
+            sim.frame(),
+            c[2]
+        );
+        assert!((c[0] - c0[0]).abs() < 1e-3 && (c[1] - c0[1]).abs() < 1e-3);
+        checked += 1;
+    });
+    assert_eq!(checked, 5);
+}
