@@ -432,11 +432,18 @@ fn blender_shot_exports_to_a_scene_surge_runs() {
         );
     }
     let last = surge::output::frame::read(&RunLayout::new(&out).particles(frames)).unwrap();
+    let lines = surge::output::stats::read(&out.join("stats.jsonl")).unwrap();
+    let sunk: u64 = (lines.iter())
+        .filter_map(|l| l["emission"]["removed_sinks"][0].as_u64())
+        .sum();
     eprintln!(
-        "particles: frame 0 {n0}, frame 1 {}, frame {frames} {}",
+        "particles: frame 0 {n0}, frame 1 {}, frame {frames} {}; the Drain took {sunk}",
         q.len(),
         last.particles.len()
     );
+    // The sink acts: the Ball (reaching x = 0.87 m) lands on the Drain's box (from x = 0.85 m,
+    // z 0.05-0.15 m) by frame 4 (a 0.13 m fall, 0.16 s; 3 particles taken, session 41).
+    assert!(sunk > 0, "the Drain took nothing in {frames} frames");
 }
 
 #[test]
