@@ -49,12 +49,12 @@ fn inflow(out: &Path, spacing: f64) -> f64 {
     added as f64 * spacing.powi(3) / (steady.len() as f64 / 30.0)
 }
 
-/// A cylinder emitter of radius r = 10 cm along x at v = 1 m/s into the open channel (here at
-/// 2.5 cm cells, so the disc is 16 particle spacings across): particles added per second x
-/// particle volume = v pi r^2 within 2% (the analytic flow through the cross-section).
-/// Tolerance: the jittered lattice samples the disc's edge (its expected count is 0.4% above
-/// pi r^2 / spacing^2 for this placement), about 27,000 points enter in 1.7 s (v pi r^2 / (1.25 cm)^3 per second), and the
-/// substeps cut the lattice layers unevenly from frame to frame (the box test's 2%).
+/// A cylinder emitter of radius r = 10 cm along x at v = 1 m/s into the open channel (here at 2.5
+/// cm cells, so the disc is 16 particle spacings across): particles added per second x particle
+/// volume = v pi r^2 within 2% (the analytic flow through the cross-section). Tolerance: the
+/// jittered lattice samples the disc's edge (its expected count is 0.4% above pi r^2 / spacing^2
+/// for this placement), about 27,000 points enter in 1.7 s (v pi r^2 / (1.25 cm)^3 per second), and
+/// the substeps cut the lattice layers unevenly from frame to frame (the box test's 2%).
 #[test]
 fn cylinder_flow_rate_is_v_pi_r_squared() {
     let dir = tempfile::tempdir().unwrap();

@@ -333,24 +333,23 @@ fn water_on_a_sliding_floor_stays_at_rest() {
     }
 }
 
-/// A vertical cylinder (radius 6.37 cm, not aligned with the 1.25 cm cells) spinning in place
-/// about its axis at 2 revolutions per second (0.80 m/s at its surface) in water at rest, for
-/// one second. Its shape does not change as it turns, so with free slip (the default) it
-/// exerts no tangential force and the water must stay at rest (inviscid: no boundary layer).
-/// Bounds: the water within 2.5 cm of the surface co-rotates at a mean tangential speed below
-/// 1% of the surface speed, the rms speed of all the water is below 1% of it, and no particle
-/// ever moves faster than a tenth of it (the faces' open fractions, sampled at the grid's
-/// nodes, change by a little as the cylinder turns: about 0.03 m/s at most, measured, against
-/// 0.0000 with the same cylinder keyframed but not turning). Measured (session 40): 0.0000 m/s
-/// mean, rms 0.0014 m/s, fastest 0.037 m/s (an earlier session: 0.0013 and 0.033). Before
-/// session 34 bursts of tens of particles reached 0.57 m/s from 0.5 s on: a cell beside the surface whose centre lies in the push-out skin
-/// lost its last particle and, labelled air while water and cylinder shut it in, drew the
-/// water in (`sim::solids::skin_pockets` now labels such pockets fluid). Before session 33
-/// the wall faces kept the solid's tangential velocity and the water co-rotated at 0.31 m/s
-/// mean (rms 0.12 m/s, about 1 m/s at most); with the solid's velocity along each face's axis
-/// weighted by `n_a^2` (the first form of session 33's change, commit a378c3d) 0.24 m/s (rms
-/// 0.10), and with that weighting on closed faces too 0.19 m/s (a temporary change, failing
-/// this test).
+/// A vertical cylinder (radius 6.37 cm, not aligned with the 1.25 cm cells) spinning in place about
+/// its axis at 2 revolutions per second (0.80 m/s at its surface) in water at rest, for one second.
+/// Its shape does not change as it turns, so with free slip (the default) it exerts no tangential
+/// force and the water must stay at rest (inviscid: no boundary layer). Bounds: the water within
+/// 2.5 cm of the surface co-rotates at a mean tangential speed below 1% of the surface speed, the
+/// rms speed of all the water is below 1% of it, and no particle ever moves faster than a tenth of
+/// it (the faces' open fractions, sampled at the grid's nodes, change by a little as the cylinder
+/// turns: about 0.03 m/s at most, measured, against 0.0000 with the same cylinder keyframed but not
+/// turning). Measured (session 40): 0.0000 m/s mean, rms 0.0014 m/s, fastest 0.037 m/s (an earlier
+/// session: 0.0013 and 0.033). Before session 34 bursts of tens of particles reached 0.57 m/s from
+/// 0.5 s on: a cell beside the surface whose centre lies in the push-out skin lost its last
+/// particle and, labelled air while water and cylinder shut it in, drew the water in
+/// (`sim::solids::skin_pockets` now labels such pockets fluid). Before session 33 the wall faces
+/// kept the solid's tangential velocity and the water co-rotated at 0.31 m/s mean (rms 0.12 m/s,
+/// about 1 m/s at most); with the solid's velocity along each face's axis weighted by `n_a^2` (the
+/// first form of session 33's change, commit a378c3d) 0.24 m/s (rms 0.10), and with that weighting
+/// on closed faces too 0.19 m/s (a temporary change, failing this test).
 #[test]
 fn spinning_cylinder_drags_no_water() {
     let (c, r, omega) = (0.2, 0.0637, 4.0 * std::f64::consts::PI);

@@ -4,16 +4,16 @@
 use surge::surface::Method;
 use surge::surface::SurfaceSettings;
 
-/// The shipped `scenes/glass.json` (a block of water dropped into the glass of
-/// `inputs/glass.obj`: inner radius 7 cm, wall 1 cm, base 1 cm, rim at 15 cm; 5 mm cells),
-/// meshed with the glass at frames 4, 8, 12 and 24 with each surface method. Reference: every
-/// particle is inside the glass (checked first: radius under 7 cm), so the liquid's surface is
-/// too: no mesh vertex lies in the wall or beyond it below the rim, nor in the base or under
-/// it (z under 1 cm). Tolerance: 2 mm into the 10 mm wall or base (the snap puts contact vertices on the inner surface to within a small fraction
-/// of a surface cell). Until session 39 a particle's kernel (its reach 3 cm with the default
-/// `anisotropic` method, 3 times the wall) put liquid on the outside of the wall, which the clip
-/// at the glass's surface leaves alone (it is outside the solid) and the snap then laid onto the
-/// outer surface: with the default method 528 vertices in or beyond the wall at frame 4 (583 at
+/// The shipped `scenes/glass.json` (a block of water dropped into the glass of `inputs/glass.obj`:
+/// inner radius 7 cm, wall 1 cm, base 1 cm, rim at 15 cm; 5 mm cells), meshed with the glass at
+/// frames 4, 8, 12 and 24 with each surface method. Reference: every particle is inside the glass
+/// (checked first: radius under 7 cm), so the liquid's surface is too: no mesh vertex lies in the
+/// wall or beyond it below the rim, nor in the base or under it (z under 1 cm). Tolerance: 2 mm
+/// into the 10 mm wall or base (the snap puts contact vertices on the inner surface to within a
+/// small fraction of a surface cell). Until session 39 a particle's kernel (its reach 3 cm with the
+/// default `anisotropic` method, 3 times the wall) put liquid on the outside of the wall, which the
+/// clip at the glass's surface leaves alone (it is outside the solid) and the snap then laid onto
+/// the outer surface: with the default method 528 vertices in or beyond the wall at frame 4 (583 at
 /// frame 24, at 8 cm from the axis), flecks of water on the glass's outside in a render
 /// (`scripts/blender_import.py`).
 #[test]

@@ -12,17 +12,16 @@ use surge::sim::{Particles, Simulation};
 
 // ---------------------------------------------------------------------------------------------
 
-/// A ball of liquid in a tall box falls as a rigid body until it nears the floor. Fixed dt
-/// (the tutorial's mode) of 1/900 s, 30 steps a frame: for a uniform velocity field the
-/// stepper's update (gravity on the grid, then the particles move by the new velocity, the
-/// first kick half a step: leapfrog) is exact for a constant acceleration: the parabola
-/// `z_n = z0 - g (n dt)^2 / 2` (symplectic Euler, a full first kick, gave
-/// `z0 - g dt^2 n (n + 1) / 2`, off by `g t dt / 2`, 1.6 mm at t = 0.3 s). Every frame's
-/// centre must match it within 0.1 mm: f32
-/// positions near 0.7 m round to 0.06 um (the volume correction is off: see below); a ball that does not fall, or falls with another g or dt, misses by millimetres
-/// from frame 1 on. Every frame until the ball's bottom is within two cells of the floor is
-/// checked, and their number must be the one free fall predicts. No sideways drift: mean
-/// horizontal velocity below 0.1 mm/s and centre within 1 mm.
+/// A ball of liquid in a tall box falls as a rigid body until it nears the floor. Fixed dt (the
+/// tutorial's mode) of 1/900 s, 30 steps a frame: for a uniform velocity field the stepper's update
+/// (gravity on the grid, then the particles move by the new velocity, the first kick half a step:
+/// leapfrog) is exact for a constant acceleration: the parabola `z_n = z0 - g (n dt)^2 / 2`
+/// (symplectic Euler, a full first kick, gave `z0 - g dt^2 n (n + 1) / 2`, off by `g t dt / 2`, 1.6
+/// mm at t = 0.3 s). Every frame's centre must match it within 0.1 mm: f32 positions near 0.7 m
+/// round to 0.06 um (the volume correction is off: see below); a ball that does not fall, or falls
+/// with another g or dt, misses by millimetres from frame 1 on. Every frame until the ball's bottom
+/// is within two cells of the floor is checked, and their number must be the one free fall
+/// predicts. No sideways drift: mean horizontal velocity below 0.1 mm/s and centre within 1 mm.
 #[test]
 fn free_fall_follows_parabola() {
     let h = 0.02;

@@ -198,8 +198,8 @@ fn frames_after_the_first_do_not_allocate_in_substeps() {
                     "{pc:?}: frames allocated more than their report: {counts:?}"
                 );
             } else {
-                // Two threads: the report's list plus the one job that keeps the other worker
-                // awake during the frame (rayon::scope boxes a spawned job), once per frame; rayon's
+                // Two threads: the report's list plus the one job that keeps the other worker awake
+                // during the frame (rayon::scope boxes a spawned job), once per frame; rayon's
                 // work-stealing deques and epoch collector may add an allocation now and then, so
                 // the claim is checked on the quietest frame, which must have none in its substeps.
                 let least = counts.iter().map(|&(_, a)| a).min().unwrap();

@@ -341,12 +341,12 @@ fn dam_break_front_between_martin_moyce_and_ritter() {
     );
 }
 
-/// Issue 19's targets on the shipped dam break (`scenes/dam_break.json`, 246,016 particles,
-/// 30 fps, 3 s), measured as `cargo bench --bench validate_physics` measures them: no bulk cell
-/// ever holds more than 3 times the seeding density (24 particles; before the thinning of
-/// crowded cells one cell held 55), and the particle volume stays within 1% of the start at
-/// every frame (the density correction's stated accuracy; -0.19% measured with the leapfrog kicks, 24 particles at most). Slow (about 15 s
-/// of CPU).
+/// Issue 19's targets on the shipped dam break (`scenes/dam_break.json`, 246,016 particles, 30 fps,
+/// 3 s), measured as `cargo bench --bench validate_physics` measures them: no bulk cell ever holds
+/// more than 3 times the seeding density (24 particles; before the thinning of crowded cells one
+/// cell held 55), and the particle volume stays within 1% of the start at every frame (the density
+/// correction's stated accuracy; -0.19% measured with the leapfrog kicks, 24 particles at most).
+/// Slow (about 15 s of CPU).
 #[test]
 fn shipped_dam_break_never_crowds_and_keeps_volume() {
     let path = std::path::Path::new(concat!(

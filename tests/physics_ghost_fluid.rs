@@ -61,10 +61,10 @@ fn ghost_fluid_tank_settles() {
     );
 }
 
-/// A ball in free fall with the ghost-fluid surface: all of it is surface, and in free fall
-/// the pressure is zero, so the ghost terms must leave the fall alone: the centre follows the
-/// parabola `z0 - g t^2 / 2` (exact for the fixed-step leapfrog) within 0.1 mm (`free_fall_follows_parabola` in
-/// `tests/physics.rs` says why that bound), five frames far above the floor.
+/// A ball in free fall with the ghost-fluid surface: all of it is surface, and in free fall the
+/// pressure is zero, so the ghost terms must leave the fall alone: the centre follows the parabola
+/// `z0 - g t^2 / 2` (exact for the fixed-step leapfrog) within 0.1 mm (`free_fall_follows_parabola`
+/// in `tests/physics.rs` says why that bound), five frames far above the floor.
 #[test]
 fn ghost_fluid_free_fall_follows_parabola() {
     ball_falls_on_the_parabola(|s| s.solver.free_surface = FreeSurface::GhostFluid);
@@ -78,9 +78,9 @@ fn bytes(p: &Particles) -> Vec<u8> {
         .collect()
 }
 
-/// 1, 2 and 3 threads give the same bytes with the ghost-fluid surface (the fill fractions
-/// come from the density splat, summed in a fixed order; the air terms are per row), a resume from frame 4 continues
-/// them exactly, and the result differs from the staircase surface's (the option acts).
+/// 1, 2 and 3 threads give the same bytes with the ghost-fluid surface (the fill fractions come
+/// from the density splat, summed in a fixed order; the air terms are per row), a resume from frame
+/// 4 continues them exactly, and the result differs from the staircase surface's (the option acts).
 #[test]
 fn ghost_fluid_deterministic_across_threads_and_resume() {
     let h = 0.02;

@@ -3,17 +3,16 @@
 use surge::scene::{Domain, Scene, SolverSettings, TimeSettings};
 use surge::sim::Simulation;
 
-/// The tutorial input run for its 5 s settles into a still pool on the floor (inner floor
-/// z = -0.115) whose depth matches the ball's volume spread over the floor,
-/// 4/3 pi 0.1^3 / (0.23 x 0.48) = 0.038 m (inputs/README.md: "about 0.04 m deep"). The depth is
-/// measured as twice the particles' mean height above the floor (a uniform pool of depth D has
-/// mean height D / 2), so a compressed (volume-losing) pool fails it; tolerance 5% (the
-/// density correction keeps the volume within 1%; the pool's edges are rounded over a cell or
-/// two of its 23 x 48 cm, a few percent of its area). Settled means still: at 5 s, about 4.9 s
-/// after the ball's impact, the sloshing has decayed, so the largest particle speed must be below 0.05 m/s
-/// (a 3.8 cm pool's gravity wave speed is sqrt(g D) = 0.6 m/s; 0.05 m/s is a ripple of a
-/// twelfth of that). Measured when written: mean height 0.0191 m against 0.0190, max speed
-/// 6.5 mm/s.
+/// The tutorial input run for its 5 s settles into a still pool on the floor (inner floor z =
+/// -0.115) whose depth matches the ball's volume spread over the floor, 4/3 pi 0.1^3 / (0.23 x
+/// 0.48) = 0.038 m (inputs/README.md: "about 0.04 m deep"). The depth is measured as twice the
+/// particles' mean height above the floor (a uniform pool of depth D has mean height D / 2), so a
+/// compressed (volume-losing) pool fails it; tolerance 5% (the density correction keeps the volume
+/// within 1%; the pool's edges are rounded over a cell or two of its 23 x 48 cm, a few percent of
+/// its area). Settled means still: at 5 s, about 4.9 s after the ball's impact, the sloshing has
+/// decayed, so the largest particle speed must be below 0.05 m/s (a 3.8 cm pool's gravity wave
+/// speed is sqrt(g D) = 0.6 m/s; 0.05 m/s is a ripple of a twelfth of that). Measured when written:
+/// mean height 0.0191 m against 0.0190, max speed 6.5 mm/s.
 #[test]
 fn tutorial_settles_into_pool() {
     let mut s = Scene {

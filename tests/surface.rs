@@ -229,11 +229,11 @@ fn every_mesh_of_a_short_dam_break_is_closed() {
         let m = reconstruct(sim.particles(), &set, &s.domain);
         assert_closed(&m, &format!("dam break frame {f}"));
         let v = m.volume();
-        // Not just a non-negative volume (an empty mesh has that): the mesh holds the liquid.
-        // The particles keep their volume within 1% (tests/physics_dam_break.rs); the mesh loses what the
-        // README says it may, sheets thinner than a mesh cell and lone droplets, which here is
-        // the thinning front of a 0.05 m-cell dam break: measured 2.5% at frame 0 growing to
-        // 7.8% at frame 12, so a mesh missing a tenth of the liquid fails.
+        // Not just a non-negative volume (an empty mesh has that): the mesh holds the liquid. The
+        // particles keep their volume within 1% (tests/physics_dam_break.rs); the mesh loses what
+        // the README says it may, sheets thinner than a mesh cell and lone droplets, which here is
+        // the thinning front of a 0.05 m-cell dam break: measured 2.5% at frame 0 growing to 7.8%
+        // at frame 12, so a mesh missing a tenth of the liquid fails.
         let ratio = v / particle_volume(&s, sim.particles());
         assert!(
             ratio > 0.9 && ratio < 1.01,
@@ -484,12 +484,12 @@ fn vertex_velocities_follow_the_particles() {
     }
 }
 
-/// The wall caps of deep water carry the liquid's velocity: a pool seeded moving at 0.5 m/s
-/// along x, meshed with `anisotropic`, whose floor cap runs through blocks deep inside the
-/// liquid that are set without a splat. Every floor vertex in the strip 0.35 < x < 0.45 m (the
-/// pool's middle, well over a reach from the x walls) must have vx = 0.5 (mirrors across the floor keep vx; f32 rounding only); they had 0 when
-/// deep blocks carried no velocity (45% of the wall-cap vertices of the 1M dam break's frame
-/// 20).
+/// The wall caps of deep water carry the liquid's velocity: a pool seeded moving at 0.5 m/s along
+/// x, meshed with `anisotropic`, whose floor cap runs through blocks deep inside the liquid that
+/// are set without a splat. Every floor vertex in the strip 0.35 < x < 0.45 m (the pool's middle,
+/// well over a reach from the x walls) must have vx = 0.5 (mirrors across the floor keep vx; f32
+/// rounding only); they had 0 when deep blocks carried no velocity (45% of the wall-cap vertices of
+/// the 1M dam break's frame 20).
 #[test]
 fn wall_caps_carry_the_liquid_velocity() {
     let s = pool_scene();

@@ -488,9 +488,9 @@ fn dam_break_flicker(method: Method) -> (usize, usize) {
 }
 
 /// Target 0 (no tolerance: any persisting body is the mesh's flicker) with `anisotropic`, the
-/// default method (measured: 0, and no body of more than 4 particles appears or vanishes; up
-/// to 12 bodies a frame in session 41, 16 when written). The dam break must break up (more than one body in some frame) or
-/// the test shows nothing.
+/// default method (measured: 0, and no body of more than 4 particles appears or vanishes; up to 12
+/// bodies a frame in session 41, 16 when written). The dam break must break up (more than one body
+/// in some frame) or the test shows nothing.
 #[test]
 fn anisotropic_dam_break_bodies_do_not_flicker() {
     assert_eq!(Method::default(), Method::Anisotropic, "the default method");

@@ -476,11 +476,12 @@ fn blocked_share_sampling_gives_the_bits_of_every_sample() {
     );
 }
 
-/// [`hold::first_hit`] skips the samples a sample's distance clears where every solid's
-/// distance is exact (sphere tracing): it must give the uniform sampling's answer, the same
-/// first sample in solid and the same sample before it, to the bit. Paths of 0.5 to 40 cells
-/// start near a rotated box and a cylinder on a 1 cm grid, half of them aimed at a solid, near
-/// the origin and a kilometre from it; the reference samples every point. Fails when the skip reaches one sample further (tried).
+/// [`hold::first_hit`] skips the samples a sample's distance clears where every solid's distance is
+/// exact (sphere tracing): it must give the uniform sampling's answer, the same first sample in
+/// solid and the same sample before it, to the bit. Paths of 0.5 to 40 cells start near a rotated
+/// box and a cylinder on a 1 cm grid, half of them aimed at a solid, near the origin and a
+/// kilometre from it; the reference samples every point. Fails when the skip reaches one sample
+/// further (tried).
 #[test]
 fn path_check_skipping_matches_every_sample() {
     // Near the origin and a kilometre from it, where the f32 samples round coarsely.
