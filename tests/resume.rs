@@ -27,17 +27,7 @@ fn assert_same(a: &Path, b: &Path) {
 
 /// [`assert_same`], leaving out files under the `skip` prefixes.
 fn assert_same_but(a: &Path, b: &Path, skip: &[&str]) {
-    let (mut x, mut y) = (outputs(a), outputs(b));
-    x.retain(|k, _| !skip.iter().any(|s| k.starts_with(s)));
-    y.retain(|k, _| !skip.iter().any(|s| k.starts_with(s)));
-    assert_eq!(
-        x.keys().collect::<Vec<_>>(),
-        y.keys().collect::<Vec<_>>(),
-        "different files"
-    );
-    for (k, v) in &x {
-        assert!(v == &y[k], "{} differs", k.display());
-    }
+    common::assert_same_outputs(a, b, skip, "resume");
 }
 
 /// An uninterrupted reference run of the tiny scene to `last`.

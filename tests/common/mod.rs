@@ -49,6 +49,24 @@ pub fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     out
 }
 
+/// Asserts that two runs' [`outputs`] hold the same files with the same bytes, but for the
+/// files under the `skip` prefixes (such as `checkpoints`, whose set depends on where a run
+/// stopped); `what` names the comparison in the messages.
+#[allow(dead_code)]
+pub fn assert_same_outputs(a: &Path, b: &Path, skip: &[&str], what: &str) {
+    let (mut x, mut y) = (outputs(a), outputs(b));
+    x.retain(|k, _| !skip.iter().any(|s| k.starts_with(s)));
+    y.retain(|k, _| !skip.iter().any(|s| k.starts_with(s)));
+    assert_eq!(
+        x.keys().collect::<Vec<_>>(),
+        y.keys().collect::<Vec<_>>(),
+        "{what}: different files"
+    );
+    for (k, v) in &x {
+        assert!(v == &y[k], "{what}: {} differs", k.display());
+    }
+}
+
 /// [`snapshot`] of a run folder where stats lines (`stats.jsonl`, `stats/`) lose their timing
 /// part, so that two runs of one scene compare equal.
 pub fn outputs(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
