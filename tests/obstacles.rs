@@ -496,11 +496,7 @@ fn crowding_moves_beside_a_static_obstacle_are_deterministic_and_stay_out_of_it(
             "time": {"fps": 30, "frames": 8}}"#,
     );
     let go = |threads: usize| {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap();
-        pool.install(|| {
+        common::in_pool(threads, || {
             let mut sim = Simulation::new(&l.scene, l.particles.clone(), 0).unwrap();
             let mut moved = 0;
             for f in 1..=8u32 {

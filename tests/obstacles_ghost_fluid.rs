@@ -165,11 +165,7 @@ fn ghost_fluid_paddle_is_deterministic_and_never_entered() {
             "time": {"fps": 30, "frames": 30}}"#,
     );
     let go = |threads: usize| {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap();
-        pool.install(|| {
+        common::in_pool(threads, || {
             let mut sim = Simulation::new(&l.scene, l.particles.clone(), 0).unwrap();
             for f in 1..=30u32 {
                 sim.advance_frame();

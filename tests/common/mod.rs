@@ -49,6 +49,16 @@ pub fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     out
 }
 
+/// Runs `f` in a rayon pool of `threads` threads (the determinism tests' 1-vs-N runs).
+#[allow(dead_code)]
+pub fn in_pool<R: Send>(threads: usize, f: impl FnOnce() -> R + Send) -> R {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap()
+        .install(f)
+}
+
 /// Asserts that two runs' [`outputs`] hold the same files with the same bytes, but for the
 /// files under the `skip` prefixes (such as `checkpoints`, whose set depends on where a run
 /// stopped); `what` names the comparison in the messages.
