@@ -4,6 +4,7 @@
 use super::*;
 use crate::geometry::solid::{Liquid, Shape};
 use crate::geometry::transform::{Motion, Pose};
+use rand_chacha::rand_core::{Rng, SeedableRng};
 
 /// A grid of `n` cells of `h` m from the origin, every face a wall.
 pub(super) fn closed_grid(n: [usize; 3], h: f32) -> GridDims {
@@ -540,13 +541,9 @@ fn skipping_matches_every_sample(o: [f64; 3]) {
         }
         None
     };
-    let mut seed = 12345u64;
-    let mut rnd = || {
-        seed = seed
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (seed >> 11) as f64 / (1u64 << 53) as f64
-    };
+    // The project's seeded generator (as the seeding's jitter), uniform in [0, 1).
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(12345);
+    let mut rnd = || (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
     let (mut hits, mut skipped) = (0, 0);
     for k in 0..20_000 {
         let centre = if k % 2 == 0 {
