@@ -7,7 +7,13 @@
 //! register), so the results are bit-identical to the scalar path; a unit test checks this on
 //! random particles and fields. The eight corner values of each trilinear interpolation are
 //! fetched with gathers, which is where the time of the scalar loop went: nine interpolations
-//! of eight values per particle.
+//! of eight values per particle. The corners come in pairs of x neighbours, adjacent in memory,
+//! so each pair is one 8-byte element of a four-lane gather ([`gather_pair`]): half the gathered
+//! elements, the same values. On the 1M-particle dam break that took the grid-to-particle stage
+//! from 12.6-13.2 to 10.0-10.2 ms per substep on 2 threads (24.0-25.3 to 19.0-19.2 on 1; the
+//! same result checksums; session 42, `BENCH_SKIP_TUTORIAL=1 BENCH_DAM_PEER=0
+//! BENCH_COMPARE_PRECONDITIONERS=0 BENCH_REPLAY_FRAMES=0 BENCH_PEERS=0 cargo bench --bench
+//! bench_stepper`, the binaries before and after alternated).
 
 use super::mac_grid::GridDims;
 use std::arch::x86_64::*;
@@ -101,14 +107,47 @@ pub(super) unsafe fn interp8(d: &GridDims, st: &Stencil8, a: usize, f: &[f32]) -
     let b = st.base[a];
     let [fx, fy, fz] = st.frac[a];
     // SAFETY: the stencil's corners lie inside component a's grid, which `f` covers.
-    let g = |off: i32| unsafe {
-        _mm256_i32gather_ps::<4>(f.as_ptr(), _mm256_add_epi32(b, _mm256_set1_epi32(off)))
-    };
-    let c00 = lerp(g(0), g(1), fx);
-    let c10 = lerp(g(sy), g(sy + 1), fx);
-    let c01 = lerp(g(sz), g(sz + 1), fx);
-    let c11 = lerp(g(sz + sy), g(sz + sy + 1), fx);
+    let g = |off: i32| unsafe { gather_pair(f, _mm256_add_epi32(b, _mm256_set1_epi32(off))) };
+    let c00 = lerp_pair(g(0), fx);
+    let c10 = lerp_pair(g(sy), fx);
+    let c01 = lerp_pair(g(sz), fx);
+    let c11 = lerp_pair(g(sz + sy), fx);
     lerp(lerp(c00, c10, fy), lerp(c01, c11, fy), fz)
+}
+
+/// `lerp` of a pair from [`gather_pair`].
+#[inline]
+#[target_feature(enable = "avx2")]
+fn lerp_pair((a0, a1): (__m256, __m256), t: __m256) -> __m256 {
+    lerp(a0, a1, t)
+}
+
+/// `(f[i], f[i + 1])` for the eight lanes' indices `i`: each pair of neighbours along x is one
+/// 8-byte element of two four-lane gathers (half the elements of two eight-lane gathers of
+/// `f[i]` and `f[i + 1]`), then sorted into lane order. The same values, so the same bits.
+///
+/// # Safety
+/// `f[i]` and `f[i + 1]` are in bounds for every lane.
+#[inline]
+#[target_feature(enable = "avx2")]
+unsafe fn gather_pair(f: &[f32], i: __m256i) -> (__m256, __m256) {
+    let p = f.as_ptr() as *const f64;
+    // SAFETY: each lane reads the 8 bytes of f[i], f[i + 1] (the caller's contract); gathers
+    // need no alignment.
+    let (lo, hi) = unsafe {
+        (
+            _mm256_i32gather_pd::<4>(p, _mm256_castsi256_si128(i)),
+            _mm256_i32gather_pd::<4>(p, _mm256_extracti128_si256::<1>(i)),
+        )
+    };
+    // lo = a0 b0 a1 b1 | a2 b2 a3 b3 and hi = a4 b4 a5 b5 | a6 b6 a7 b7 (a = f[i], b = f[i+1]).
+    let (lo, hi) = (_mm256_castpd_ps(lo), _mm256_castpd_ps(hi));
+    // a0 a1 a4 a5 | a2 a3 a6 a7, then the middle 8-byte pairs swapped: a0 .. a7.
+    let a = _mm256_shuffle_ps::<0b10_00_10_00>(lo, hi);
+    let b = _mm256_shuffle_ps::<0b11_01_11_01>(lo, hi);
+    let order =
+        |v: __m256| _mm256_castpd_ps(_mm256_permute4x64_pd::<0b11_01_10_00>(_mm256_castps_pd(v)));
+    (order(a), order(b))
 }
 
 /// `x.clamp(lo, hi)` per lane, with `f32::clamp`'s NaN behaviour (a NaN stays NaN).
