@@ -1,6 +1,7 @@
-//! The grid-to-particle transfer and RK2 advection of [`super::transfer`], eight particles at a
-//! time with AVX2 (x86_64 only, chosen at run time), and the stencils and weights of its
-//! particle-to-grid splat ([`splat8`]).
+//! The grid-to-particle transfer and RK2 advection of [`super::transfer`] and of
+//! [`super::apic`] ([`apic_gather_and_advect8`]), eight particles at a time with AVX2 (x86_64
+//! only, chosen at run time), and the stencils and weights of their particle-to-grid splat
+//! ([`splat8`]).
 //!
 //! Every lane performs exactly the operations of the scalar loop, in the same order, with no
 //! fused multiply-adds (an IEEE add or multiply rounds the same in a vector lane as in a scalar
@@ -182,6 +183,45 @@ pub(super) fn reflect8(x: __m256, lo: f32, hi: f32, open: [bool; 2]) -> __m256 {
     _mm256_blendv_ps(_mm256_blendv_ps(x, ra, above), rb, below)
 }
 
+/// The RK2 (midpoint) step of eight particles at `p` whose velocity there is `vn`: the
+/// midpoint `p + h vn` clamped into `[lo, hi]`, the velocity there, and the end point
+/// `p + dt u_mid` mirrored off walls (clamped on open faces), as the scalar loops do;
+/// `[h, dt]` are `dt / 2` and `dt` in every lane.
+///
+/// # Safety
+/// `vel_new` fits the grid ([`fits`]).
+#[inline]
+#[target_feature(enable = "avx2")]
+pub(super) unsafe fn rk2_step8(
+    d: &GridDims,
+    vel_new: &[Vec<f32>; 3],
+    p: [__m256; 3],
+    vn: [__m256; 3],
+    [h, dtv]: [__m256; 2],
+    lo: [f32; 3],
+    hi: [f32; 3],
+) -> [__m256; 3] {
+    let mid: [__m256; 3] =
+        std::array::from_fn(|a| clamp8(_mm256_add_ps(p[a], _mm256_mul_ps(h, vn[a])), lo[a], hi[a]));
+    let sm = stencil8(d, mid);
+    // SAFETY: `vel_new` fits the grid (the caller's contract).
+    let um = unsafe {
+        [
+            interp8(d, &sm, 0, &vel_new[0]),
+            interp8(d, &sm, 1, &vel_new[1]),
+            interp8(d, &sm, 2, &vel_new[2]),
+        ]
+    };
+    std::array::from_fn(|a| {
+        reflect8(
+            _mm256_add_ps(p[a], _mm256_mul_ps(dtv, um[a])),
+            lo[a],
+            hi[a],
+            d.open[a],
+        )
+    })
+}
+
 /// The blend and RK2 step of [`super::transfer::gather_and_advect`] for the first whole groups
 /// of [`LANES`] particles (of the shortest slice); returns how many it did (the caller does
 /// the rest with the scalar loop).
@@ -237,23 +277,7 @@ pub unsafe fn gather_and_advect8(
             _mm256_storeu_ps(vx.as_mut_ptr().add(i), v[0]);
             _mm256_storeu_ps(vy.as_mut_ptr().add(i), v[1]);
             _mm256_storeu_ps(vz.as_mut_ptr().add(i), v[2]);
-            let mid: [__m256; 3] = std::array::from_fn(|a| {
-                clamp8(_mm256_add_ps(p[a], _mm256_mul_ps(h, vn[a])), lo[a], hi[a])
-            });
-            let sm = stencil8(d, mid);
-            let um = [
-                interp8(d, &sm, 0, &vel_new[0]),
-                interp8(d, &sm, 1, &vel_new[1]),
-                interp8(d, &sm, 2, &vel_new[2]),
-            ];
-            let q: [__m256; 3] = std::array::from_fn(|a| {
-                reflect8(
-                    _mm256_add_ps(p[a], _mm256_mul_ps(dtv, um[a])),
-                    lo[a],
-                    hi[a],
-                    d.open[a],
-                )
-            });
+            let q = rk2_step8(d, vel_new, p, vn, [h, dtv], lo, hi);
             _mm256_storeu_ps(px.as_mut_ptr().add(i), q[0]);
             _mm256_storeu_ps(py.as_mut_ptr().add(i), q[1]);
             _mm256_storeu_ps(pz.as_mut_ptr().add(i), q[2]);
@@ -277,12 +301,17 @@ pub unsafe fn splat8(
     d: &GridDims,
     pos: &[Vec<f32>; 3],
     vel: &[Vec<f32>; 3],
+    aff: Option<&[Vec<f32>; 9]>,
     s0: usize,
     s1: usize,
     acc: [super::sync_ptr::SyncPtr<[f32; 2]>; 3],
 ) -> usize {
     let n = (s1 - s0) / LANES * LANES;
-    let one = _mm256_set1_ps(1.0);
+    let (one, zero, hv) = (
+        _mm256_set1_ps(1.0),
+        _mm256_setzero_ps(),
+        _mm256_set1_ps(d.h),
+    );
     // Per component: corner weights and weighted velocities, lane-major for the scalar adds.
     let mut w = [[[0.0f32; LANES]; 8]; 3];
     let mut wv = [[[0.0f32; LANES]; 8]; 3];
@@ -300,11 +329,36 @@ pub unsafe fn splat8(
                 let wz = [_mm256_sub_ps(one, fz), fz];
                 let wy = [_mm256_sub_ps(one, fy), fy];
                 let wx = [_mm256_sub_ps(one, fx), fx];
+                // APIC: corner (x, y, z)'s velocity `v0 + u_x + u_y + u_z`, `v0 = v - c . frac`
+                // and `u_b` 0 or `c_b = h C[a][b]` (as `apic::splat_particles`, op by op);
+                // PIC/FLIP: `v` at every corner.
+                let affine = aff.map(|m| {
+                    let c = [0, 1, 2].map(|b| {
+                        let row = _mm256_loadu_ps(m[3 * a + b][s..s + LANES].as_ptr());
+                        _mm256_mul_ps(hv, row)
+                    });
+                    let v0 = _mm256_sub_ps(
+                        _mm256_sub_ps(
+                            _mm256_sub_ps(v, _mm256_mul_ps(c[0], fx)),
+                            _mm256_mul_ps(c[1], fy),
+                        ),
+                        _mm256_mul_ps(c[2], fz),
+                    );
+                    (v0, [[zero, c[0]], [zero, c[1]], [zero, c[2]]])
+                });
                 for c in 0..8 {
                     // Corner c = (z, y, x) bits, in the scalar loop's nesting order.
-                    let wc = _mm256_mul_ps(_mm256_mul_ps(wx[c & 1], wy[(c >> 1) & 1]), wz[c >> 2]);
+                    let (x, y, z) = (c & 1, (c >> 1) & 1, c >> 2);
+                    let wc = _mm256_mul_ps(_mm256_mul_ps(wx[x], wy[y]), wz[z]);
+                    let vc = match affine {
+                        Some((v0, u)) => _mm256_add_ps(
+                            _mm256_add_ps(_mm256_add_ps(v0, u[0][x]), u[1][y]),
+                            u[2][z],
+                        ),
+                        None => v,
+                    };
                     _mm256_storeu_ps(w[a][c].as_mut_ptr(), wc);
-                    _mm256_storeu_ps(wv[a][c].as_mut_ptr(), _mm256_mul_ps(wc, v));
+                    _mm256_storeu_ps(wv[a][c].as_mut_ptr(), _mm256_mul_ps(wc, vc));
                 }
                 _mm256_storeu_si256(base[a].as_mut_ptr().cast(), st.base[a]);
             }
@@ -329,6 +383,93 @@ pub unsafe fn splat8(
             }
         }
         s += LANES;
+    }
+    n
+}
+
+/// [`super::apic::interp_grad`] of component `a` (values `f`) at eight points: the value and
+/// its gradient, the scalar function's operations lane by lane.
+///
+/// # Safety
+/// As [`interp8`].
+#[inline]
+#[target_feature(enable = "avx2")]
+unsafe fn interp_grad8(d: &GridDims, st: &Stencil8, a: usize, f: &[f32]) -> (__m256, [__m256; 3]) {
+    let m = d.face_n(a);
+    let (sy, sz) = (m[0] as i32, (m[0] * m[1]) as i32);
+    let b = st.base[a];
+    let [fx, fy, fz] = st.frac[a];
+    // SAFETY: the stencil's corners lie inside component a's grid, which `f` covers.
+    let g = |off: i32| unsafe { gather_pair(f, _mm256_add_epi32(b, _mm256_set1_epi32(off))) };
+    let ((g000, g100), (g010, g110)) = (g(0), g(sy));
+    let ((g001, g101), (g011, g111)) = (g(sz), g(sz + sy));
+    let c00 = lerp(g000, g100, fx);
+    let c10 = lerp(g010, g110, fx);
+    let c01 = lerp(g001, g101, fx);
+    let c11 = lerp(g011, g111, fx);
+    let c0 = lerp(c00, c10, fy);
+    let c1 = lerp(c01, c11, fy);
+    let value = lerp(c0, c1, fz);
+    let inv = _mm256_set1_ps(1.0 / d.h);
+    let sub = |x, y| _mm256_sub_ps(x, y);
+    let gx = lerp(
+        lerp(sub(g100, g000), sub(g110, g010), fy),
+        lerp(sub(g101, g001), sub(g111, g011), fy),
+        fz,
+    );
+    let gy = lerp(sub(c10, c00), sub(c11, c01), fz);
+    let gz = sub(c1, c0);
+    let scale = |x| _mm256_mul_ps(x, inv);
+    (value, [scale(gx), scale(gy), scale(gz)])
+}
+
+/// The APIC gather and RK2 step of [`super::apic::gather_and_advect`] for the first whole
+/// groups of [`LANES`] particles (of the shortest slice): `v = v_new(x)`, the affine rows
+/// `aff[3 a + b] = d v_a / d x_b` there, then the step; returns how many it did (the caller
+/// does the rest with the scalar loop).
+///
+/// # Safety
+/// The CPU has AVX2 and [`fits`]`(d, [vel_new, vel_new])`.
+#[allow(clippy::too_many_arguments)]
+#[target_feature(enable = "avx2")]
+pub unsafe fn apic_gather_and_advect8(
+    d: &GridDims,
+    vel_new: &[Vec<f32>; 3],
+    dt: f32,
+    lo: [f32; 3],
+    hi: [f32; 3],
+    pos: [&mut [f32]; 3],
+    vel: [&mut [f32]; 3],
+    aff: [&mut [f32]; 9],
+) -> usize {
+    let lens = pos.iter().chain(&vel).chain(&aff).map(|s| s.len());
+    let n = lens.min().unwrap_or(0) / LANES * LANES;
+    let steps = [_mm256_set1_ps(0.5 * dt), _mm256_set1_ps(dt)];
+    let mut i = 0;
+    while i < n {
+        // SAFETY: i + LANES <= len of every slice; `vel_new` fits (the caller's contract).
+        unsafe {
+            let p = [0, 1, 2].map(|a| _mm256_loadu_ps(pos[a].as_ptr().add(i)));
+            let st = stencil8(d, p);
+            // Written out (see `gather_and_advect8`).
+            let g = [
+                interp_grad8(d, &st, 0, &vel_new[0]),
+                interp_grad8(d, &st, 1, &vel_new[1]),
+                interp_grad8(d, &st, 2, &vel_new[2]),
+            ];
+            for a in 0..3 {
+                _mm256_storeu_ps(vel[a].as_mut_ptr().add(i), g[a].0);
+                for b in 0..3 {
+                    _mm256_storeu_ps(aff[3 * a + b].as_mut_ptr().add(i), g[a].1[b]);
+                }
+            }
+            let vn = [g[0].0, g[1].0, g[2].0];
+            let q = rk2_step8(d, vel_new, p, vn, steps, lo, hi);
+            for a in 0..3 {
+                _mm256_storeu_ps(pos[a].as_mut_ptr().add(i), q[a]);
+            }
+        }
+        i += LANES;
     }
     n
 }

@@ -78,9 +78,8 @@ pub fn splat_sums(d: &GridDims, sp: &SortedParticles, scratch: &mut [Vec<f32>; 3
     // The vector path computes face indices in 32-bit lanes.
     // (APIC's affine splat, `super::apic`, runs scalar.)
     #[cfg(target_arch = "x86_64")]
-    let vector = !sp.affine
-        && std::is_x86_feature_detected!("avx2")
-        && (0..3).all(|a| d.faces(a) < i32::MAX as usize);
+    let vector =
+        std::is_x86_feature_detected!("avx2") && (0..3).all(|a| d.faces(a) < i32::MAX as usize);
     // Tasks are blocks of 2 x 2 cell rows: block (bj, bk) holds the rows j in 2bj..2bj+2,
     // k in 2bk..2bk+2, whose particles reach face rows 2bj-1..=2bj+2 and face planes
     // 2bk-1..=2bk+2 of every component. Blocks of one colour (bj mod 2, bk mod 2) are two
@@ -152,8 +151,10 @@ impl SplatBlock<'_> {
             // SAFETY: AVX2 is enabled; the block's writes are its own (see `run`); `splat`
             // checked the accumulators' sizes and two cells per axis.
             unsafe {
+                let sp = self.sp;
+                let aff = sp.affine.then_some(&sp.aff);
                 let done =
-                    super::gather_avx2::splat8(self.d, &self.sp.pos, &self.sp.vel, s0, s1, self.ap);
+                    super::gather_avx2::splat8(self.d, &sp.pos, &sp.vel, aff, s0, s1, self.ap);
                 self.particles(s0 + done, s1);
             }
         }
@@ -413,7 +414,7 @@ pub(super) mod tests {
     }
 
     /// A small deterministic generator of numbers in [0, 1) (so the tests need no RNG set-up).
-    fn uniform(seed: u32) -> impl FnMut() -> f32 {
+    pub(crate) fn uniform(seed: u32) -> impl FnMut() -> f32 {
         let mut x = seed;
         move || {
             x = x.wrapping_mul(1664525).wrapping_add(1013904223);
@@ -443,9 +444,25 @@ pub(super) mod tests {
             let vel = std::array::from_fn(|_| 6.0 * rnd() - 3.0);
             p.push(pos, vel);
         }
-        let mut sp = SortedParticles::default();
-        sp.load(&p, d.cells());
-        sp.sort(&d);
+        // PIC/FLIP, then APIC with random affine matrices (the same particles).
+        let mut sums = Vec::new();
+        for affine in [false, true] {
+            let mut sp = SortedParticles::default();
+            sp.affine = affine;
+            sp.load(&p, d.cells());
+            for c in sp.aff.iter_mut() {
+                c.iter_mut().for_each(|x| *x = 40.0 * rnd() - 20.0);
+            }
+            sp.sort(&d);
+            sums.push(splat_both_ways(&d, &sp));
+        }
+        assert_ne!(sums[0], sums[1], "the affine terms changed nothing");
+    }
+
+    /// The accumulators' bits after the scalar splat and after the AVX2 one (asserted equal),
+    /// every block in turn.
+    #[cfg(target_arch = "x86_64")]
+    fn splat_both_ways(d: &GridDims, sp: &SortedParticles) -> Vec<u32> {
         let zero = || -> [Vec<[f32; 2]>; 3] { std::array::from_fn(|a| vec![[0.0; 2]; d.faces(a)]) };
         let (mut acc1, mut acc2) = (zero(), zero());
         for (acc, vector) in [(&mut acc1, false), (&mut acc2, true)] {
@@ -453,8 +470,8 @@ pub(super) mod tests {
             for bk in 0..d.n[2].div_ceil(2) {
                 for bj in 0..d.n[1].div_ceil(2) {
                     let block = SplatBlock {
-                        d: &d,
-                        sp: &sp,
+                        d,
+                        sp,
                         ap,
                         j0: 2 * bj,
                         k0: 2 * bk,
@@ -476,10 +493,11 @@ pub(super) mod tests {
                 .flat_map(|c| [c[0].to_bits(), c[1].to_bits()])
                 .collect()
         };
-        assert_eq!(bits(&acc1), bits(&acc2));
+        assert_eq!(bits(&acc1), bits(&acc2), "affine: {}", sp.affine);
         // Real work was compared: most faces near the particles got weight.
         let touched = acc1.iter().flatten().filter(|c| c[1] > 0.0).count();
         assert!(touched > 1000, "only {touched} faces got weight");
+        bits(&acc1)
     }
 
     /// The AVX2 path (vector groups of eight plus the scalar remainder) gives the same bits as
