@@ -280,27 +280,19 @@ mod tests {
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn avx2_gather_matches_scalar_bits() {
-        use crate::sim::transfer::tests::{has_avx2, uniform};
+        use crate::sim::transfer::tests::*;
         if !has_avx2() {
             return;
         }
-        let d = GridDims {
-            n: [9, 7, 11],
-            h: 0.05,
-            lower: [-0.2, 0.1, 0.3],
-            open: [[false, true], [false; 2], [true, false]],
-        };
+        let d = gather_grid([[false, true], [false; 2], [true, false]]);
         let mut rnd = uniform(5);
-        let vel_new: [Vec<f32>; 3] =
-            std::array::from_fn(|a| (0..d.faces(a)).map(|_| 8.0 * rnd() - 4.0).collect());
+        let vel_new = random_faces(&d, &mut rnd);
         let count = 8 * 150 + 3;
-        let mut p = crate::sim::Particles::default();
-        for _ in 0..count {
-            let pos = std::array::from_fn(|a| {
-                d.lower[a] + (d.n[a] as f32 * 1.2 * rnd() - 0.1 * d.n[a] as f32) * d.h
-            });
-            p.push(pos, [0.0; 3]);
-        }
+        let mut p = crate::sim::Particles {
+            pos: scattered(&d, &mut rnd, count),
+            vel: std::array::from_fn(|_| vec![0.0; count]),
+            ..Default::default()
+        };
         p.pos[0][3] = f32::NAN;
         p.pos[1][20] = f32::INFINITY;
         let load = || {

@@ -422,6 +422,34 @@ pub(super) mod tests {
         }
     }
 
+    /// The small grid of the AVX2 gathers' bit comparisons, with the given open faces.
+    pub(crate) fn gather_grid(open: [[bool; 2]; 3]) -> GridDims {
+        GridDims {
+            n: [9, 7, 11],
+            h: 0.05,
+            lower: [-0.2, 0.1, 0.3],
+            open,
+        }
+    }
+
+    /// Face values in [-4, 4) on every face grid of `d`.
+    pub(crate) fn random_faces(d: &GridDims, rnd: &mut impl FnMut() -> f32) -> [Vec<f32>; 3] {
+        std::array::from_fn(|a| (0..d.faces(a)).map(|_| 8.0 * rnd() - 4.0).collect())
+    }
+
+    /// `count` positions spread over the domain and a tenth of it beyond each side.
+    pub(crate) fn scattered(
+        d: &GridDims,
+        rnd: &mut impl FnMut() -> f32,
+        count: usize,
+    ) -> [Vec<f32>; 3] {
+        std::array::from_fn(|a| {
+            (0..count)
+                .map(|_| d.lower[a] + (d.n[a] as f32 * 1.2 * rnd() - 0.1 * d.n[a] as f32) * d.h)
+                .collect()
+        })
+    }
+
     /// The AVX2 splat (vector stencils and weights for groups of eight, scalar adds in the
     /// scalar order) gives the same accumulator bits as the scalar splat, block by block.
     #[cfg(target_arch = "x86_64")]
@@ -510,24 +538,12 @@ pub(super) mod tests {
         if !has_avx2() {
             return;
         }
-        let d = GridDims {
-            n: [9, 7, 11],
-            h: 0.05,
-            lower: [-0.2, 0.1, 0.3],
-            open: [[false; 2]; 3],
-        };
+        let d = gather_grid([[false; 2]; 3]);
         let mut rnd = uniform(11);
-        let grid = |rnd: &mut dyn FnMut() -> f32| -> [Vec<f32>; 3] {
-            std::array::from_fn(|a| (0..d.faces(a)).map(|_| 8.0 * rnd() - 4.0).collect())
-        };
-        let (vel_new, delta) = (grid(&mut rnd), grid(&mut rnd));
+        let (vel_new, delta) = (random_faces(&d, &mut rnd), random_faces(&d, &mut rnd));
         let (lo, hi) = d.interior_bounds(0.01 * d.h);
         let count = 8 * 40 + 5;
-        let mut pos: [Vec<f32>; 3] = std::array::from_fn(|a| {
-            (0..count)
-                .map(|_| d.lower[a] + (d.n[a] as f32 * 1.2 * rnd() - 0.1 * d.n[a] as f32) * d.h)
-                .collect()
-        });
+        let mut pos = scattered(&d, &mut rnd, count);
         pos[0][3] = lo[0];
         pos[1][4] = hi[1];
         pos[2][9] = f32::NAN;
