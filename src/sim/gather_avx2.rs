@@ -301,6 +301,7 @@ pub unsafe fn gather_and_advect8(
 /// # Safety
 /// The CPU has AVX2; every grid axis has at least two cells and `acc[a]` covers component
 /// `a`'s faces; no other task writes the faces these particles reach while this runs.
+#[allow(clippy::needless_range_loop)]
 #[target_feature(enable = "avx2")]
 pub unsafe fn splat8(
     d: &GridDims,
