@@ -376,9 +376,23 @@ impl SortedParticles {
                     let [px, py, pz] = pos.each_ref().map(|p| &p[r.clone()]);
                     cell_keys(d, px, py, pz, ks);
                 }
+                // Four tallies, one per slot mod 4, summed at the end: nearly sorted keys
+                // (every sort but a frame's first) fall in one group for thousands of slots
+                // in a row, and with one tally every increment would wait on the one before.
+                let mut more = [[0u32; MAX_GROUPS]; 3];
                 h.fill(0);
-                for &k in ks.iter() {
+                let mut quads = ks.chunks_exact(4);
+                for q in &mut quads {
+                    h[group_of(q[0])] += 1;
+                    more[0][group_of(q[1])] += 1;
+                    more[1][group_of(q[2])] += 1;
+                    more[2][group_of(q[3])] += 1;
+                }
+                for &k in quads.remainder() {
                     h[group_of(k)] += 1;
+                }
+                for (g, t) in h.iter_mut().enumerate() {
+                    *t += more[0][g] + more[1][g] + more[2][g];
                 }
             });
         let (keys, hist) = (&self.key[..n], &mut self.hist[..chunks * groups]);
@@ -438,14 +452,23 @@ impl SortedParticles {
             .for_each(|(g, (cs, cur))| {
                 let (a, b) = (gs[g] as usize, gs[g + 1] as usize);
                 let c0 = g * group_cells;
+                // Two tallies (even and odd bucket slots; the second in the cell starts, which
+                // are written after), for the reason of pass 1's four.
                 cur.fill(0);
-                for k in &bkeys[a..b] {
+                cs.fill(0);
+                let mut pairs = bkeys[a..b].chunks_exact(2);
+                for p in &mut pairs {
+                    cur[p[0] as usize - c0] += 1;
+                    cs[p[1] as usize - c0] += 1;
+                }
+                for k in pairs.remainder() {
                     cur[*k as usize - c0] += 1;
                 }
                 let mut at = a as u32;
                 for (s, c) in cs.iter_mut().zip(cur.iter_mut()) {
+                    let count = *c + *s;
                     *s = at;
-                    at += *c;
+                    at += count;
                     *c = *s;
                 }
                 for (&slot, k) in slots[a..b].iter().zip(&bkeys[a..b]) {
@@ -521,80 +544,4 @@ fn cell_keys(d: &GridDims, x: &[f32], y: &[f32], z: &[f32], out: &mut [u32]) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The parallel counting sort against the sequential one (a stable sort has one result):
-    /// several chunks of slots and groups of cells, keys spread, clustered in one cell and in
-    /// the last cell, no particles, and 1 and 3 threads.
-    #[test]
-    fn parallel_counting_sort_matches_serial() {
-        let mut seed = 12345u64;
-        let mut rnd = move || {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (seed >> 33) as u32
-        };
-        let cases: Vec<(usize, Vec<u32>)> = vec![
-            (5000, (0..200_000).map(|_| rnd() % 5000).collect()),
-            (3_000_000, (0..150_001).map(|_| rnd() % 3_000_000).collect()),
-            (
-                70_000,
-                (0..140_000)
-                    .map(|i| if i % 3 == 0 { 69_999 } else { 7 })
-                    .collect(),
-            ),
-            (1, vec![0; 70_000]),
-            (900, Vec::new()),
-        ];
-        for (cells, keys) in cases {
-            let (cs, src) = counting_sort_serial(&keys, cells);
-            for threads in [1, 3] {
-                let pool = rayon::ThreadPoolBuilder::new()
-                    .num_threads(threads)
-                    .build()
-                    .unwrap();
-                let mut sp = SortedParticles::default();
-                let n = keys.len();
-                sp.ids = (0..n as u32).collect();
-                sp.tmp = vec![0.0; n];
-                sp.tmp_u = vec![0; n];
-                sp.key = keys.clone();
-                sp.cursor = vec![0; cells + 1];
-                sp.cell_start = vec![0; cells + 1];
-                pool.install(|| sp.counting_sort(None));
-                assert_eq!(
-                    sp.cell_start, cs,
-                    "{cells} cells, {n} keys, {threads} threads"
-                );
-                assert_eq!(sp.tmp_u, src, "{cells} cells, {n} keys, {threads} threads");
-            }
-        }
-    }
-
-    #[test]
-    fn vectorised_keys_match_cell_of_everywhere() {
-        let d = GridDims {
-            n: [7, 5, 9],
-            h: 0.1,
-            lower: [-0.3, 0.2, 1.0],
-            open: [[false; 2]; 3],
-        };
-        // Inside, on cell boundaries, outside on both sides, and non-finite values.
-        let mut pts = Vec::new();
-        for i in -30..=110 {
-            let t = i as f32 * 0.0137;
-            pts.push([d.lower[0] + t, d.lower[1] + 0.51 * t, d.lower[2] + 1.3 * t]);
-        }
-        pts.push([d.lower[0] + 0.2, d.lower[1] + 0.1, d.lower[2] + 0.3]);
-        pts.push([f32::NAN, f32::INFINITY, f32::NEG_INFINITY]);
-        pts.push([1e30, -1e30, 0.0]);
-        let col = |a: usize| pts.iter().map(|p| p[a]).collect::<Vec<f32>>();
-        let mut keys = vec![0u32; pts.len()];
-        cell_keys(&d, &col(0), &col(1), &col(2), &mut keys);
-        for (p, k) in pts.iter().zip(&keys) {
-            assert_eq!(*k as usize, d.cell_of(*p), "position {p:?}");
-        }
-    }
-}
+mod tests;
