@@ -30,7 +30,7 @@
 //! runs eight particles at a time (`super::gather_avx2::apic_gather_and_advect8`, the
 //! scalar loop's operations lane by lane: the same bits, checked by a test). No allocation:
 //! the particle arrays are written in place, chunk by chunk. With both vectorised (session
-//! 42) APIC costs 1.15-1.17x PIC/FLIP's CPU time per substep on the 1M-particle dam break (1
+//! 42) APIC costs 1.19-1.21x PIC/FLIP's CPU time per substep on the 1M-particle dam break (1
 //! thread, `BENCH_SKIP_TUTORIAL=1 BENCH_COMPARE_TRANSFERS=1 BENCH_DAM_FRAMES=8 cargo bench
 //! --bench bench_stepper`, two runs; 1.78-1.80x with them scalar).
 
