@@ -192,7 +192,7 @@ pub(super) fn reflect8(x: __m256, lo: f32, hi: f32, open: [bool; 2]) -> __m256 {
 /// `vel_new` fits the grid ([`fits`]).
 #[inline]
 #[target_feature(enable = "avx2")]
-pub(super) unsafe fn rk2_step8(
+unsafe fn rk2_step8(
     d: &GridDims,
     vel_new: &[Vec<f32>; 3],
     p: [__m256; 3],
